@@ -1,0 +1,136 @@
+// Package db is the only place in pactd that knows SQL exists. It holds the
+// record types the services work with, the Store contract both engines
+// fulfil, and the two engines: embedded SQLite (the default) and PostgreSQL.
+//
+// Invariants every engine keeps (held by the contract suite in dbtest):
+//   - times are stored as integer unix seconds, UTC, and come back as
+//     time.Time in UTC;
+//   - a missing row is ErrNotFound and a unique-key clash is ErrConflict,
+//     whatever the driver said;
+//   - bearer credentials are stored only as hashes.
+package db
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound means the requested row does not exist.
+var ErrNotFound = errors.New("db: not found")
+
+// ErrConflict means a row with the same unique key already exists.
+var ErrConflict = errors.New("db: conflict")
+
+// Agent is a registered personal agent.
+type Agent struct {
+	ID          string
+	Issuer      string
+	JWKSURI     string
+	DisplayName string
+	// Audience is the per-agent override; empty means the Provider audience.
+	Audience   string
+	Enabled    bool
+	CreateTime time.Time
+	UpdateTime time.Time
+}
+
+// Brand is a Brand the Provider hosts.
+type Brand struct {
+	ID          string
+	DisplayName string
+	Description string
+	Skills      []Skill
+	Delegation  Delegation
+	CreateTime  time.Time
+	UpdateTime  time.Time
+}
+
+// Skill is one Agent Card skill of a Brand.
+type Skill struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+	Examples    []string `json:"examples,omitempty"`
+}
+
+// Delegation holds a Brand's PACT Delegated settings.
+type Delegation struct {
+	Enabled          bool    `json:"enabled"`
+	Scopes           []Scope `json:"scopes,omitempty"`
+	LoginURL         string  `json:"login_url,omitempty"`
+	LoginMode        string  `json:"login_mode,omitempty"`
+	AssertionIssuer  string  `json:"assertion_issuer,omitempty"`
+	AssertionJWKSURI string  `json:"assertion_jwks_uri,omitempty"`
+}
+
+// Scope is a permission a Brand defines.
+type Scope struct {
+	ID          string `json:"id"`
+	Description string `json:"description"`
+}
+
+// Role is what a caller credential may do.
+type Role string
+
+// The caller roles.
+const (
+	RoleAdmin    Role = "admin"
+	RoleFrontend Role = "frontend"
+)
+
+// Credential is a caller's bearer credential, stored as a SHA-256 hash.
+type Credential struct {
+	ID         string
+	Role       Role
+	TokenHash  []byte
+	Label      string
+	CreateTime time.Time
+}
+
+// Store is the full storage contract. Open returns it and dbtest judges both
+// engines through it; services declare the narrow subsets they use.
+type Store interface {
+	// CreateAgent inserts an agent; ErrConflict when the id or issuer exists.
+	CreateAgent(ctx context.Context, a Agent) (Agent, error)
+	// GetAgent returns the agent with the id.
+	GetAgent(ctx context.Context, id string) (Agent, error)
+	// GetAgentByIssuer returns the agent with the exact issuer.
+	GetAgentByIssuer(ctx context.Context, issuer string) (Agent, error)
+	// ListAgents returns up to limit agents with ids after afterID, by id.
+	ListAgents(ctx context.Context, afterID string, limit int) ([]Agent, error)
+	// UpdateAgent writes JWKSURI, DisplayName, Audience, Enabled and
+	// UpdateTime of the agent with a.ID.
+	UpdateAgent(ctx context.Context, a Agent) (Agent, error)
+	// DeleteAgent removes the agent with the id.
+	DeleteAgent(ctx context.Context, id string) error
+
+	// CreateBrand inserts a Brand; ErrConflict when the id exists.
+	CreateBrand(ctx context.Context, b Brand) (Brand, error)
+	// GetBrand returns the Brand with the id.
+	GetBrand(ctx context.Context, id string) (Brand, error)
+	// ListBrands returns up to limit Brands with ids after afterID, by id.
+	ListBrands(ctx context.Context, afterID string, limit int) ([]Brand, error)
+	// UpdateBrand writes every mutable field of the Brand with b.ID.
+	UpdateBrand(ctx context.Context, b Brand) (Brand, error)
+
+	// CreateCredential stores a credential; created is false when one with
+	// the same hash already exists (nothing is changed then).
+	CreateCredential(ctx context.Context, c Credential) (created bool, err error)
+	// GetCredentialByHash returns the credential with the token hash.
+	GetCredentialByHash(ctx context.Context, hash []byte) (Credential, error)
+	// CountCredentials counts the credentials of a role.
+	CountCredentials(ctx context.Context, role Role) (int64, error)
+
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+	// Engine names the engine: "sqlite" or "postgres".
+	Engine() string
+	// Close releases the connections.
+	Close() error
+}
+
+func unix(t time.Time) int64 { return t.UTC().Unix() }
+
+func fromUnix(s int64) time.Time { return time.Unix(s, 0).UTC() }

@@ -1,0 +1,174 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"pactd/db/internal/liteq"
+)
+
+// sqliteStore is the embedded engine: one database file in WAL mode, every
+// transaction BEGIN IMMEDIATE so read-then-write never deadlocks on upgrade.
+type sqliteStore struct {
+	db *sql.DB
+	q  *liteq.Queries
+}
+
+// OpenSQLite opens (creating if needed) the SQLite database at path and
+// applies pending migrations.
+func OpenSQLite(ctx context.Context, path string) (Store, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create data directory: %w", err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	sdb, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	sdb.SetMaxOpenConns(8)
+	if err := sdb.PingContext(ctx); err != nil {
+		_ = sdb.Close()
+		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
+	}
+	if err := migrateSQLite(ctx, sdb); err != nil {
+		_ = sdb.Close()
+		return nil, err
+	}
+	return &sqliteStore{db: sdb, q: liteq.New(sdb)}, nil
+}
+
+// liteErr turns driver errors into the package's sentinels.
+func liteErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return fmt.Errorf("%w: %v", ErrConflict, err)
+		}
+	}
+	return err
+}
+
+func (s *sqliteStore) Engine() string { return "sqlite" }
+
+func (s *sqliteStore) Close() error { return s.db.Close() }
+
+func (s *sqliteStore) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+func (s *sqliteStore) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
+	r, err := s.q.CreateAgent(ctx, createAgentParams(a))
+	return agentFromRow(r), liteErr(err)
+}
+
+func (s *sqliteStore) GetAgent(ctx context.Context, id string) (Agent, error) {
+	r, err := s.q.GetAgentByID(ctx, id)
+	return agentFromRow(r), liteErr(err)
+}
+
+func (s *sqliteStore) GetAgentByIssuer(ctx context.Context, issuer string) (Agent, error) {
+	r, err := s.q.GetAgentByIssuer(ctx, issuer)
+	return agentFromRow(r), liteErr(err)
+}
+
+func (s *sqliteStore) ListAgents(ctx context.Context, afterID string, limit int) ([]Agent, error) {
+	rows, err := s.q.ListAgents(ctx, liteq.ListAgentsParams{AfterID: afterID, PageLimit: int64(limit)})
+	if err != nil {
+		return nil, liteErr(err)
+	}
+	return agentsFromRows(rows, agentFromRow), nil
+}
+
+func (s *sqliteStore) UpdateAgent(ctx context.Context, a Agent) (Agent, error) {
+	r, err := s.q.UpdateAgent(ctx, updateAgentParams(a))
+	return agentFromRow(r), liteErr(err)
+}
+
+func (s *sqliteStore) DeleteAgent(ctx context.Context, id string) error {
+	n, err := s.q.DeleteAgent(ctx, id)
+	if err != nil {
+		return liteErr(err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+func (s *sqliteStore) CreateBrand(ctx context.Context, b Brand) (Brand, error) {
+	p, err := createBrandParams(b)
+	if err != nil {
+		return Brand{}, err
+	}
+	r, err := s.q.CreateBrand(ctx, p)
+	if err != nil {
+		return Brand{}, liteErr(err)
+	}
+	return brandFromRow(r)
+}
+
+func (s *sqliteStore) GetBrand(ctx context.Context, id string) (Brand, error) {
+	r, err := s.q.GetBrand(ctx, id)
+	if err != nil {
+		return Brand{}, liteErr(err)
+	}
+	return brandFromRow(r)
+}
+
+func (s *sqliteStore) ListBrands(ctx context.Context, afterID string, limit int) ([]Brand, error) {
+	rows, err := s.q.ListBrands(ctx, liteq.ListBrandsParams{AfterID: afterID, PageLimit: int64(limit)})
+	if err != nil {
+		return nil, liteErr(err)
+	}
+	return brandsFromRows(rows, brandFromRow)
+}
+
+func (s *sqliteStore) UpdateBrand(ctx context.Context, b Brand) (Brand, error) {
+	p, err := updateBrandParams(b)
+	if err != nil {
+		return Brand{}, err
+	}
+	r, err := s.q.UpdateBrand(ctx, p)
+	if err != nil {
+		return Brand{}, liteErr(err)
+	}
+	return brandFromRow(r)
+}
+
+func (s *sqliteStore) CreateCredential(ctx context.Context, c Credential) (bool, error) {
+	_, err := s.q.CreateCredential(ctx, createCredentialParams(c))
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, liteErr(err)
+}
+
+func (s *sqliteStore) GetCredentialByHash(ctx context.Context, hash []byte) (Credential, error) {
+	r, err := s.q.GetCredentialByHash(ctx, hash)
+	return credentialFromRow(r), liteErr(err)
+}
+
+func (s *sqliteStore) CountCredentials(ctx context.Context, role Role) (int64, error) {
+	n, err := s.q.CountCredentialsByRole(ctx, string(role))
+	return n, liteErr(err)
+}

@@ -1,0 +1,268 @@
+// Package config loads pactd's configuration once, from flags and PACT_*
+// environment variables (flags win over the environment, which wins over the
+// defaults), and validates it. Unknown PACT_* variables are refused so a typo
+// never silently falls back to a default.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the complete, validated configuration of one pactd process.
+type Config struct {
+	// Listen is the host:port that serves Connect, gRPC, gRPC-Web, health,
+	// reflection and /metrics.
+	Listen string
+	// MetricsListen, when set, serves /metrics on its own host:port instead.
+	MetricsListen string
+	// DataDir holds the embedded SQLite database and other local state.
+	DataDir string
+	// DatabaseURL selects the store: empty for embedded SQLite in DataDir, a
+	// postgres:// or postgresql:// URL for PostgreSQL, or sqlite:PATH.
+	DatabaseURL string
+	// AdminToken is a bootstrap admin bearer credential (stored hashed).
+	AdminToken Secret
+	// FrontendToken is a bootstrap frontend bearer credential (stored hashed).
+	FrontendToken Secret
+	// Audience is the Provider-wide audience PAs put in aud.
+	Audience string
+	// PublicURL is the Provider's public base URL; interface URLs are
+	// {PublicURL}/a2a/{brandId}.
+	PublicURL string
+	// Dev allows plain-HTTP JWKS URIs on loopback hosts. Never in production.
+	Dev bool
+	// TLSCert and TLSKey are PEM file paths; when both are set pactd serves
+	// TLS (HTTP/2 and HTTP/1.1) instead of h2c.
+	TLSCert, TLSKey string
+	// KeyEncryptionKey encrypts Provider private keys at rest.
+	KeyEncryptionKey Secret
+	// LogLevel is debug, info, warn or error.
+	LogLevel string
+	// LogFormat is json or text.
+	LogFormat string
+	// ShutdownTimeout bounds graceful shutdown.
+	ShutdownTimeout time.Duration
+	// RateAgent is the sustained requests per second allowed per agent in
+	// VerifyAgentRequest; 0 disables the limit.
+	RateAgent float64
+	// RateSubject is the sustained requests per second allowed per
+	// (agent, sub); 0 disables the limit.
+	RateSubject float64
+}
+
+// Secret is a configuration value that must never be printed or logged.
+type Secret string
+
+// String redacts the secret.
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// Reveal returns the secret's value.
+func (s Secret) Reveal() string { return string(s) }
+
+// option describes one setting: its flag, its environment variable, its
+// default and where it goes.
+type option struct {
+	flag, env, def, usage string
+	set                   func(c *Config, v string) error
+}
+
+func options() []option {
+	str := func(p func(*Config) *string) func(*Config, string) error {
+		return func(c *Config, v string) error { *p(c) = v; return nil }
+	}
+	secret := func(p func(*Config) *Secret) func(*Config, string) error {
+		return func(c *Config, v string) error { *p(c) = Secret(v); return nil }
+	}
+	rate := func(p func(*Config) *float64) func(*Config, string) error {
+		return func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || f < 0 || f > 1e9 {
+				return fmt.Errorf("must be a non-negative number of requests per second")
+			}
+			*p(c) = f
+			return nil
+		}
+	}
+	return []option{
+		{"listen", "PACT_LISTEN", "127.0.0.1:7070", "host:port to serve Connect, gRPC and gRPC-Web on", str(func(c *Config) *string { return &c.Listen })},
+		{"metrics-listen", "PACT_METRICS_LISTEN", "", "separate host:port for /metrics (default: the main port)", str(func(c *Config) *string { return &c.MetricsListen })},
+		{"data-dir", "PACT_DATA_DIR", ".pactd", "directory for the embedded database and local state", str(func(c *Config) *string { return &c.DataDir })},
+		{"database-url", "PACT_DATABASE_URL", "", "postgres://… for PostgreSQL; empty for embedded SQLite in the data directory", str(func(c *Config) *string { return &c.DatabaseURL })},
+		{"admin-token", "PACT_ADMIN_TOKEN", "", "bootstrap admin bearer token (prefer the environment variable)", secret(func(c *Config) *Secret { return &c.AdminToken })},
+		{"frontend-token", "PACT_FRONTEND_TOKEN", "", "bootstrap frontend bearer token (prefer the environment variable)", secret(func(c *Config) *Secret { return &c.FrontendToken })},
+		{"audience", "PACT_AUDIENCE", "", "Provider-wide audience PAs put in aud (default: {public-url}/a2a)", str(func(c *Config) *string { return &c.Audience })},
+		{"public-url", "PACT_PUBLIC_URL", "http://localhost:3000", "the Provider's public base URL", str(func(c *Config) *string { return &c.PublicURL })},
+		{"dev", "PACT_DEV", "false", "allow plain-HTTP JWKS URIs on loopback hosts (never in production)", func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("must be true or false")
+			}
+			c.Dev = b
+			return nil
+		}},
+		{"tls-cert", "PACT_TLS_CERT", "", "PEM certificate file; with --tls-key serves TLS", str(func(c *Config) *string { return &c.TLSCert })},
+		{"tls-key", "PACT_TLS_KEY", "", "PEM private key file", str(func(c *Config) *string { return &c.TLSKey })},
+		{"key-encryption-key", "PACT_KEY_ENCRYPTION_KEY", "", "base64 32-byte key that encrypts Provider private keys at rest", secret(func(c *Config) *Secret { return &c.KeyEncryptionKey })},
+		{"log-level", "PACT_LOG_LEVEL", "info", "debug, info, warn or error", str(func(c *Config) *string { return &c.LogLevel })},
+		{"log-format", "PACT_LOG_FORMAT", "json", "json or text", str(func(c *Config) *string { return &c.LogFormat })},
+		{"shutdown-timeout", "PACT_SHUTDOWN_TIMEOUT", "15s", "how long graceful shutdown may take", func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 || d > 10*time.Minute {
+				return fmt.Errorf("must be a duration between 0s and 10m, e.g. 15s")
+			}
+			c.ShutdownTimeout = d
+			return nil
+		}},
+		{"rate-agent", "PACT_RATE_AGENT", "0", "requests/s allowed per agent (0: unlimited)", rate(func(c *Config) *float64 { return &c.RateAgent })},
+		{"rate-subject", "PACT_RATE_SUBJECT", "0", "requests/s allowed per (agent, sub) (0: unlimited)", rate(func(c *Config) *float64 { return &c.RateSubject })},
+	}
+}
+
+// ErrHelp is returned by Load when -h or --help was given; usage has been
+// written to the output.
+var ErrHelp = flag.ErrHelp
+
+// Load builds the configuration from command-line arguments (without the
+// program name or subcommand) and an environment lookup. Usage and flag
+// errors are written to out.
+func Load(args []string, environ []string, out io.Writer) (Config, error) {
+	var c Config
+	opts := options()
+	known := map[string]bool{}
+	for _, o := range opts {
+		known[o.env] = true
+	}
+	env := map[string]string{}
+	var unknown []string
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "PACT_") {
+			continue
+		}
+		if !known[k] {
+			// Test harness variables are not pactd settings.
+			if strings.HasPrefix(k, "PACT_TEST_") {
+				continue
+			}
+			unknown = append(unknown, k)
+			continue
+		}
+		env[k] = v
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return c, fmt.Errorf("unknown environment variable(s) %s (known: see pactd --help)", strings.Join(unknown, ", "))
+	}
+
+	fs := flag.NewFlagSet("pactd", flag.ContinueOnError)
+	fs.SetOutput(out)
+	flagVals := map[string]*string{}
+	for _, o := range opts {
+		flagVals[o.flag] = fs.String(o.flag, "", fmt.Sprintf("%s (env %s, default %q)", o.usage, o.env, o.def))
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+
+	var errs []error
+	for _, o := range opts {
+		v, source := o.def, "default"
+		if ev, ok := env[o.env]; ok {
+			v, source = ev, o.env
+		}
+		if given[o.flag] {
+			v, source = *flagVals[o.flag], "--"+o.flag
+		}
+		if err := o.set(&c, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", source, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, err
+	}
+	if err := c.validate(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		errs = append(errs, fmt.Errorf("listen: must be host:port: %w", err))
+	}
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			errs = append(errs, fmt.Errorf("metrics-listen: must be host:port: %w", err))
+		}
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data-dir: must not be empty"))
+	} else {
+		c.DataDir = filepath.Clean(c.DataDir)
+	}
+	if c.DatabaseURL != "" && !IsPostgresURL(c.DatabaseURL) && !strings.HasPrefix(c.DatabaseURL, "sqlite:") {
+		errs = append(errs, errors.New("database-url: must start with postgres://, postgresql:// or sqlite:"))
+	}
+	pu, err := url.Parse(c.PublicURL)
+	switch {
+	case err != nil || !pu.IsAbs() || pu.Host == "":
+		errs = append(errs, errors.New("public-url: must be an absolute http(s) URL"))
+	case pu.Scheme != "https" && pu.Scheme != "http":
+		errs = append(errs, errors.New("public-url: scheme must be http or https"))
+	case pu.RawQuery != "" || pu.Fragment != "":
+		errs = append(errs, errors.New("public-url: must not have a query or fragment"))
+	default:
+		c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	}
+	if c.Audience == "" && err == nil {
+		c.Audience = c.PublicURL + "/a2a"
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, errors.New("tls-cert, tls-key: give both or neither"))
+	}
+	for name, tok := range map[string]Secret{"admin-token": c.AdminToken, "frontend-token": c.FrontendToken} {
+		if tok != "" && len(tok) < 16 {
+			errs = append(errs, fmt.Errorf("%s: must be at least 16 characters", name))
+		}
+	}
+	if c.AdminToken != "" && c.AdminToken == c.FrontendToken {
+		errs = append(errs, errors.New("admin-token, frontend-token: must differ"))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		errs = append(errs, errors.New("log-level: must be debug, info, warn or error"))
+	}
+	switch c.LogFormat {
+	case "json", "text":
+	default:
+		errs = append(errs, errors.New("log-format: must be json or text"))
+	}
+	return errors.Join(errs...)
+}
+
+// IsPostgresURL reports whether a database URL selects PostgreSQL.
+func IsPostgresURL(u string) bool {
+	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
