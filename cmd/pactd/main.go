@@ -1,0 +1,148 @@
+// Command pactd is the trust-and-token backend of a PACT Provider. With no
+// subcommand it serves; see "pactd help".
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"pactd/db"
+	"pactd/internal/auth"
+	"pactd/internal/config"
+	"pactd/internal/server"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, config.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "pactd:", err)
+		}
+		stop()
+		os.Exit(2)
+	}
+}
+
+const usage = `usage: pactd [serve] [flags]      serve the PACT trust API (the default)
+       pactd migrate [flags]        apply database migrations and exit
+       pactd token create --role admin|frontend [flags]
+                                    store a new caller credential and print it once
+       pactd help                   this text; "pactd serve -h" lists the flags
+`
+
+func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		cfg, err := config.Load(args, env, stderr)
+		if err != nil {
+			return err
+		}
+		return serve(ctx, cfg, stdout, stderr)
+	case "migrate":
+		cfg, err := config.Load(args, env, stderr)
+		if err != nil {
+			return err
+		}
+		s, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		v, err := db.LatestVersion(s.Engine())
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "pactd: %s schema at version %d\n", s.Engine(), v)
+		return err
+	case "token":
+		return tokenCmd(ctx, args, env, stdout, stderr)
+	case "help", "-h", "--help":
+		_, err := io.WriteString(stdout, usage)
+		return err
+	default:
+		_, _ = io.WriteString(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error {
+	log := newLogger(cfg, stderr)
+	start := time.Now()
+	srv, err := server.New(ctx, cfg, log, stdout)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	log.Info("pactd ready", slog.Duration("startup", time.Since(start)))
+	return srv.Serve(ctx, ln)
+}
+
+func tokenCmd(ctx context.Context, args, env []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return errors.New("usage: pactd token create --role admin|frontend")
+	}
+	args = args[1:]
+	role := ""
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--role" || a == "-role":
+			if i+1 < len(args) {
+				role = args[i+1]
+				i++
+			}
+		case len(a) > 7 && (a[:7] == "--role=" || a[:6] == "-role="):
+			role = a[len("--role="):]
+			if a[1] != '-' {
+				role = a[len("-role="):]
+			}
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if role != string(db.RoleAdmin) && role != string(db.RoleFrontend) {
+		return errors.New("--role must be admin or frontend")
+	}
+	cfg, err := config.Load(rest, env, stderr)
+	if err != nil {
+		return err
+	}
+	s, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	tok, err := auth.Create(ctx, s, db.Role(role), "created by pactd token create", time.Now())
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, tok)
+	return err
+}
+
+func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}

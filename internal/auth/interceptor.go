@@ -1,0 +1,97 @@
+package auth
+
+import (
+	"context"
+
+	"connectrpc.com/connect"
+
+	"pactd/db"
+	pactv1 "pactd/gen/pact/v1"
+	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/rpcerr"
+)
+
+// frontendProcedures are the procedures a frontend credential may call; an
+// admin credential may call every procedure. Anything not listed here is
+// admin-only, so a new RPC is closed until someone opens it.
+var frontendProcedures = map[string]bool{
+	pactv1connect.VerificationServiceVerifyAgentRequestProcedure:      true,
+	pactv1connect.BrandServiceGetAgentCardProcedure:                   true,
+	pactv1connect.ConversationServiceBeginTurnProcedure:               true,
+	pactv1connect.ConversationServiceCompleteTurnProcedure:            true,
+	pactv1connect.ConversationServiceAbandonTurnProcedure:             true,
+	pactv1connect.ConversationServiceCloseContextProcedure:            true,
+	pactv1connect.DelegationServiceStartDeviceAuthorizationProcedure:  true,
+	pactv1connect.DelegationServiceDescribeConsentProcedure:           true,
+	pactv1connect.DelegationServiceApproveConsentProcedure:            true,
+	pactv1connect.DelegationServiceDenyConsentProcedure:               true,
+	pactv1connect.DelegationServiceIssueDelegationProcedure:           true,
+	pactv1connect.DelegationServiceRevokeGrantProcedure:               true,
+	pactv1connect.DelegationServiceListGrantsProcedure:                true,
+	pactv1connect.DelegationServiceStartStepUpProcedure:               true,
+	pactv1connect.TokenServiceIntrospectTokenProcedure:                true,
+	pactv1connect.TokenServiceSignReceiptProcedure:                    true,
+	pactv1connect.TokenServiceGetJwksProcedure:                        true,
+	pactv1connect.TokenServiceGetAuthorizationServerMetadataProcedure: true,
+}
+
+// Allowed reports whether a role may call a procedure.
+func Allowed(role db.Role, procedure string) bool {
+	switch role {
+	case db.RoleAdmin:
+		return true
+	case db.RoleFrontend:
+		return frontendProcedures[procedure]
+	}
+	return false
+}
+
+type roleKey struct{}
+
+// RoleFrom returns the authenticated caller's role, or "".
+func RoleFrom(ctx context.Context) db.Role {
+	r, _ := ctx.Value(roleKey{}).(db.Role)
+	return r
+}
+
+// Interceptor authenticates every call and checks its role against the
+// procedure. Health and reflection are mounted without it.
+func (a *Authenticator) Interceptor() connect.Interceptor { return interceptor{a} }
+
+type interceptor struct{ a *Authenticator }
+
+func (i interceptor) admit(ctx context.Context, procedure, header string) (context.Context, error) {
+	role, err := i.a.Authenticate(ctx, header)
+	if err != nil {
+		return nil, err
+	}
+	if !Allowed(role, procedure) {
+		return nil, rpcerr.New(connect.CodePermissionDenied, pactv1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,
+			"the caller's role ("+string(role)+") may not call "+procedure)
+	}
+	return context.WithValue(ctx, roleKey{}, role), nil
+}
+
+func (i interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		ctx, err := i.admit(ctx, req.Spec().Procedure, req.Header().Get("Authorization"))
+		if err != nil {
+			return nil, err
+		}
+		return next(ctx, req)
+	}
+}
+
+func (i interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (i interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		ctx, err := i.admit(ctx, conn.Spec().Procedure, conn.RequestHeader().Get("Authorization"))
+		if err != nil {
+			return err
+		}
+		return next(ctx, conn)
+	}
+}

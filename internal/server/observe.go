@@ -1,0 +1,88 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// rpcMetrics are the per-procedure RPC metrics.
+type rpcMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newRPCMetrics(reg prometheus.Registerer) *rpcMetrics {
+	m := &rpcMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pactd_rpc_requests_total",
+			Help: "RPCs handled, by procedure and result code.",
+		}, []string{"procedure", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "pactd_rpc_duration_seconds",
+			Help:    "RPC handling time, by procedure.",
+			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5},
+		}, []string{"procedure"}),
+	}
+	reg.MustRegister(m.requests, m.duration)
+	return m
+}
+
+// observer logs each failed RPC once, at the boundary, and records metrics
+// for every RPC. It runs outside authentication so refused calls count too.
+type observer struct {
+	log *slog.Logger
+	m   *rpcMetrics
+}
+
+func (o observer) record(ctx context.Context, procedure string, start time.Time, err error) {
+	d := time.Since(start)
+	code := "ok"
+	if err != nil {
+		code = connect.CodeOf(err).String()
+	}
+	o.m.requests.WithLabelValues(procedure, code).Inc()
+	o.m.duration.WithLabelValues(procedure).Observe(d.Seconds())
+	if err == nil {
+		return
+	}
+	level := slog.LevelInfo
+	switch connect.CodeOf(err) {
+	case connect.CodeInternal, connect.CodeUnavailable, connect.CodeUnknown, connect.CodeDataLoss:
+		level = slog.LevelError
+	}
+	msg := err.Error()
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		msg = ce.Message()
+	}
+	o.log.LogAttrs(ctx, level, "rpc failed",
+		slog.String("procedure", procedure), slog.String("code", code),
+		slog.Duration("duration", d), slog.String("error", msg))
+}
+
+func (o observer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		start := time.Now()
+		resp, err := next(ctx, req)
+		o.record(ctx, req.Spec().Procedure, start, err)
+		return resp, err
+	}
+}
+
+func (o observer) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (o observer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		start := time.Now()
+		err := next(ctx, conn)
+		o.record(ctx, conn.Spec().Procedure, start, err)
+		return err
+	}
+}

@@ -1,0 +1,226 @@
+// Package server builds pactd: it opens the store, builds every service with
+// the dependencies it needs, mounts them with health, reflection and metrics
+// on one port, and runs until its context ends, then shuts down gracefully.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"pactd/db"
+	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/auth"
+	"pactd/internal/config"
+	"pactd/services/agent"
+	"pactd/services/brand"
+)
+
+// MaxRequestBytes bounds every RPC request message.
+const MaxRequestBytes = 256 << 10
+
+// Server is a built, not yet running, pactd.
+type Server struct {
+	cfg     config.Config
+	log     *slog.Logger
+	store   db.Store
+	handler http.Handler
+	metrics http.Handler
+}
+
+// New opens the store (applying migrations), bootstraps credentials (writing
+// a generated admin token to out, once) and builds the handler.
+func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) (*Server, error) {
+	store, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	now := time.Now
+	if err := auth.Bootstrap(ctx, store, cfg.AdminToken.Reveal(), cfg.FrontendToken.Reveal(), now(), out); err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("bootstrap credentials: %w", err)
+	}
+	s := &Server{cfg: cfg, log: log, store: store}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	authn := auth.NewAuthenticator(store, cfg.AdminToken.Reveal(), cfg.FrontendToken.Reveal(), now)
+	s.handler = s.mux(Services{
+		Agent: agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, Logger: log}),
+		Brand: brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Logger: log}),
+	}, authn, reg)
+	return s, nil
+}
+
+// Services are the handlers pactd mounts; a nil handler is served by the
+// generated Unimplemented handler, so its RPCs answer Unimplemented.
+type Services struct {
+	Agent        pactv1connect.AgentServiceHandler
+	Brand        pactv1connect.BrandServiceHandler
+	Verification pactv1connect.VerificationServiceHandler
+	Conversation pactv1connect.ConversationServiceHandler
+	Delegation   pactv1connect.DelegationServiceHandler
+	Token        pactv1connect.TokenServiceHandler
+}
+
+// serviceNames are the fully qualified names health and reflection report.
+var serviceNames = []string{
+	pactv1connect.AgentServiceName,
+	pactv1connect.BrandServiceName,
+	pactv1connect.VerificationServiceName,
+	pactv1connect.ConversationServiceName,
+	pactv1connect.DelegationServiceName,
+	pactv1connect.TokenServiceName,
+}
+
+func (s *Server) mux(svc Services, authn *auth.Authenticator, reg prometheus.Registerer) http.Handler {
+	// Interceptors, outermost first: observe (log + metrics) sees every
+	// call, including refused ones; then authentication and role checks.
+	opts := []connect.HandlerOption{
+		connect.WithInterceptors(observer{log: s.log, m: newRPCMetrics(reg)}, authn.Interceptor()),
+		connect.WithReadMaxBytes(MaxRequestBytes),
+		connect.WithRecover(func(ctx context.Context, spec connect.Spec, _ http.Header, p any) error {
+			s.log.ErrorContext(ctx, "panic in handler", slog.String("procedure", spec.Procedure), slog.Any("panic", p))
+			return connect.NewError(connect.CodeInternal, errors.New("internal error"))
+		}),
+	}
+	if svc.Agent == nil {
+		svc.Agent = pactv1connect.UnimplementedAgentServiceHandler{}
+	}
+	if svc.Brand == nil {
+		svc.Brand = pactv1connect.UnimplementedBrandServiceHandler{}
+	}
+	if svc.Verification == nil {
+		svc.Verification = pactv1connect.UnimplementedVerificationServiceHandler{}
+	}
+	if svc.Conversation == nil {
+		svc.Conversation = pactv1connect.UnimplementedConversationServiceHandler{}
+	}
+	if svc.Delegation == nil {
+		svc.Delegation = pactv1connect.UnimplementedDelegationServiceHandler{}
+	}
+	if svc.Token == nil {
+		svc.Token = pactv1connect.UnimplementedTokenServiceHandler{}
+	}
+	mux := http.NewServeMux()
+	mux.Handle(pactv1connect.NewAgentServiceHandler(svc.Agent, opts...))
+	mux.Handle(pactv1connect.NewBrandServiceHandler(svc.Brand, opts...))
+	mux.Handle(pactv1connect.NewVerificationServiceHandler(svc.Verification, opts...))
+	mux.Handle(pactv1connect.NewConversationServiceHandler(svc.Conversation, opts...))
+	mux.Handle(pactv1connect.NewDelegationServiceHandler(svc.Delegation, opts...))
+	mux.Handle(pactv1connect.NewTokenServiceHandler(svc.Token, opts...))
+
+	checker := &storeChecker{store: s.store, services: serviceNames}
+	mux.Handle(grpchealth.NewHandler(checker))
+	reflector := grpcreflect.NewStaticReflector(serviceNames...)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	if s.cfg.MetricsListen == "" {
+		mux.Handle("GET /metrics", s.metrics)
+	}
+	return mux
+}
+
+// storeChecker answers grpc.health.v1: SERVING while the store answers.
+type storeChecker struct {
+	store    db.Store
+	services []string
+}
+
+func (c *storeChecker) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
+	known := req.Service == ""
+	for _, n := range c.services {
+		known = known || n == req.Service
+	}
+	if !known {
+		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %s", req.Service))
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := c.store.Ping(pctx); err != nil {
+		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
+	}
+	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+}
+
+// Handler is the root HTTP handler (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Close releases the store.
+func (s *Server) Close() error { return s.store.Close() }
+
+// Serve serves on ln until ctx ends, then shuts down gracefully within the
+// configured timeout. It closes the store when it returns.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	defer s.Close()
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	protocols.SetHTTP2(true)
+	srv := &http.Server{
+		Handler:           s.handler,
+		Protocols:         protocols,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	servers := []*http.Server{srv}
+	errc := make(chan error, 2)
+	if s.cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
+		if err != nil {
+			return fmt.Errorf("load TLS certificate: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	if s.cfg.MetricsListen != "" {
+		mln, err := net.Listen("tcp", s.cfg.MetricsListen)
+		if err != nil {
+			_ = srv.Close()
+			return fmt.Errorf("listen for metrics: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", s.metrics)
+		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, msrv)
+		go func() { errc <- msrv.Serve(mln) }()
+	}
+	s.log.Info("pactd serving", slog.String("addr", ln.Addr().String()), slog.String("store", s.store.Engine()),
+		slog.Bool("tls", s.cfg.TLSCert != ""), slog.Bool("dev", s.cfg.Dev))
+	select {
+	case err := <-errc:
+		for _, x := range servers {
+			_ = x.Close()
+		}
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("pactd shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	var errs []error
+	for _, x := range servers {
+		if err := x.Shutdown(sctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,127 @@
+// Package urlrule holds the rules pactd applies to URLs it is given at
+// onboarding: agent issuers, JWKS URIs and Brand URLs. The rules are checked
+// before anything is stored; the JWKS client enforces the address rules again
+// at dial time, so a name that later resolves somewhere private still fails.
+package urlrule
+
+import (
+	"errors"
+	"net/netip"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxURLLength bounds every URL pactd stores.
+const MaxURLLength = 2048
+
+// Errors name the rule a URL broke.
+var (
+	ErrEmpty         = errors.New("is required")
+	ErrTooLong       = errors.New("must be at most 2048 bytes")
+	ErrNotAbsolute   = errors.New("must be an absolute URL with a host")
+	ErrScheme        = errors.New("must use https (http only to a loopback host when pactd runs with PACT_DEV=true)")
+	ErrQueryFragment = errors.New("must not have a query or fragment")
+	ErrUserinfo      = errors.New("must not contain user info")
+	ErrPrivateHost   = errors.New("must not name a private, loopback, link-local or internal host")
+	ErrControl       = errors.New("must not contain control characters or spaces")
+)
+
+// Policy says which relaxations are in force.
+type Policy struct {
+	// Dev allows http:// to loopback hosts (127.0.0.0/8, ::1, localhost).
+	Dev bool
+}
+
+// Check validates an https URL that pactd will fetch from or hand out: an
+// absolute URL with a public host, https (or http to loopback under Dev), no
+// user info. allowQuery permits a query string (never a fragment).
+func (p Policy) Check(raw string, allowQuery bool) (*url.URL, error) {
+	if raw == "" {
+		return nil, ErrEmpty
+	}
+	if len(raw) > MaxURLLength {
+		return nil, ErrTooLong
+	}
+	if !utf8.ValidString(raw) || strings.ContainsFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return nil, ErrControl
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "" || u.Opaque != "" {
+		return nil, ErrNotAbsolute
+	}
+	if u.User != nil {
+		return nil, ErrUserinfo
+	}
+	if u.Fragment != "" || u.RawFragment != "" || strings.Contains(raw, "#") || (!allowQuery && (u.RawQuery != "" || u.ForceQuery)) {
+		return nil, ErrQueryFragment
+	}
+	loop := IsLoopbackHost(u.Hostname())
+	switch u.Scheme {
+	case "https":
+		if loop && !p.Dev {
+			return nil, ErrPrivateHost
+		}
+	case "http":
+		if !(p.Dev && loop) {
+			return nil, ErrScheme
+		}
+	default:
+		return nil, ErrScheme
+	}
+	if !loop && !IsPublicHost(u.Hostname()) {
+		return nil, ErrPrivateHost
+	}
+	return u, nil
+}
+
+// IsLoopbackHost reports whether host is localhost or a loopback address.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+// IsPublicHost reports whether a host name or address may be a public
+// destination: IP literals must be public unicast, and names under .local,
+// .internal, .localhost, .home.arpa or without a dot are refused.
+func IsPublicHost(host string) bool {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return IsPublicAddr(a)
+	}
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	if !strings.Contains(h, ".") {
+		return false
+	}
+	for _, suffix := range []string{".local", ".internal", ".localhost", ".home.arpa", ".lan"} {
+		if strings.HasSuffix(h, suffix) {
+			return false
+		}
+	}
+	return true
+}
+
+// cgnat is the carrier-grade NAT range 100.64.0.0/10 (RFC 6598).
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// IsPublicAddr reports whether an address is a public unicast destination:
+// not private (RFC 1918, fc00::/7), loopback, link-local, CGNAT,
+// unspecified, multicast, 0.0.0.0/8, or broadcast. IPv4-mapped IPv6
+// addresses are judged as IPv4.
+func IsPublicAddr(a netip.Addr) bool {
+	a = a.Unmap()
+	switch {
+	case !a.IsValid(), a.IsLoopback(), a.IsPrivate(), a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(),
+		a.IsInterfaceLocalMulticast(), a.IsMulticast(), a.IsUnspecified():
+		return false
+	}
+	if a.Is4() {
+		b := a.As4()
+		if b[0] == 0 || b == [4]byte{255, 255, 255, 255} || cgnat.Contains(a) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,69 @@
+package urlrule
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+)
+
+func TestCheck(t *testing.T) {
+	prod, dev := Policy{}, Policy{Dev: true}
+	cases := []struct {
+		name  string
+		p     Policy
+		raw   string
+		query bool
+		want  error
+	}{
+		{"ok/https", prod, "https://pa.example/.well-known/jwks.json", false, nil},
+		{"ok/https-port", prod, "https://pa.example:8443/jwks", false, nil},
+		{"ok/dev-http-loopback", dev, "http://127.0.0.1:9999/jwks", false, nil},
+		{"ok/dev-http-localhost", dev, "http://localhost:9999/jwks", false, nil},
+		{"ok/query-allowed", prod, "https://brand.example/login?x=1", true, nil},
+		{"fail/empty", prod, "", false, ErrEmpty},
+		{"fail/relative", prod, "/jwks.json", false, ErrNotAbsolute},
+		{"fail/no-host", prod, "https:///x", false, ErrNotAbsolute},
+		{"fail/opaque", prod, "https:pa.example", false, ErrNotAbsolute},
+		{"fail/http-public", prod, "http://pa.example/jwks", false, ErrScheme},
+		{"fail/http-public-dev", dev, "http://pa.example/jwks", false, ErrScheme},
+		{"fail/http-loopback-prod", prod, "http://127.0.0.1/jwks", false, ErrScheme},
+		{"fail/https-loopback-prod", prod, "https://127.0.0.1/jwks", false, ErrPrivateHost},
+		{"fail/ftp", prod, "ftp://pa.example/jwks", false, ErrScheme},
+		{"fail/query", prod, "https://pa.example/jwks?x=1", false, ErrQueryFragment},
+		{"fail/empty-query", prod, "https://pa.example/jwks?", false, ErrQueryFragment},
+		{"fail/fragment", prod, "https://pa.example/jwks#k", false, ErrQueryFragment},
+		{"fail/userinfo", prod, "https://u:p@pa.example/jwks", false, ErrUserinfo},
+		{"fail/private-ip", prod, "https://10.1.2.3/jwks", false, ErrPrivateHost},
+		{"fail/metadata-ip", prod, "https://169.254.169.254/latest", false, ErrPrivateHost},
+		{"fail/cgnat", prod, "https://100.64.1.1/jwks", false, ErrPrivateHost},
+		{"fail/v6-ula", prod, "https://[fd00::1]/jwks", false, ErrPrivateHost},
+		{"fail/v4-mapped-private", prod, "https://[::ffff:10.0.0.1]/jwks", false, ErrPrivateHost},
+		{"fail/dot-local", prod, "https://pa.local/jwks", false, ErrPrivateHost},
+		{"fail/dot-internal", prod, "https://pa.internal/jwks", false, ErrPrivateHost},
+		{"fail/single-label", prod, "https://intranet/jwks", false, ErrPrivateHost},
+		{"fail/space", prod, "https://pa.example/a b", false, ErrControl},
+		{"fail/newline", prod, "https://pa.example/\njwks", false, ErrControl},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := tc.p.Check(tc.raw, tc.query)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Check(%q) = %v, want %v", tc.raw, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestIsPublicAddr(t *testing.T) {
+	for s, want := range map[string]bool{
+		"93.184.216.34": true, "2606:2800:220:1::1": true,
+		"10.0.0.1": false, "172.16.0.1": false, "192.168.1.1": false, "127.0.0.1": false,
+		"169.254.169.254": false, "100.64.0.1": false, "100.127.255.255": false, "0.1.2.3": false,
+		"::1": false, "fe80::1": false, "fc00::1": false, "::": false, "ff02::1": false,
+		"::ffff:127.0.0.1": false, "255.255.255.255": false, "224.0.0.1": false,
+	} {
+		if got := IsPublicAddr(netip.MustParseAddr(s)); got != want {
+			t.Errorf("IsPublicAddr(%s) = %v, want %v", s, got, want)
+		}
+	}
+}
