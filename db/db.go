@@ -123,6 +123,11 @@ type Store interface {
 	// CountCredentials counts the credentials of a role.
 	CountCredentials(ctx context.Context, role Role) (int64, error)
 
+	// DelegationStore holds PACT Delegated state (delegation.go).
+	DelegationStore
+	// ConversationStore holds A2A conversation state (conversation.go).
+	ConversationStore
+
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Engine names the engine: "sqlite" or "postgres".
