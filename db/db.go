@@ -123,6 +123,8 @@ type Store interface {
 	// CountCredentials counts the credentials of a role.
 	CountCredentials(ctx context.Context, role Role) (int64, error)
 
+	// KeyStore holds the Provider's signing keys (keys.go).
+	KeyStore
 	// DelegationStore holds PACT Delegated state (delegation.go).
 	DelegationStore
 	// ConversationStore holds A2A conversation state (conversation.go).

@@ -1,5 +1,5 @@
 package db
 
-// DelegationStore is the storage of PACT Delegated: Provider signing keys,
+// DelegationStore is the storage of PACT Delegated:
 // device authorizations, grants and refresh tokens.
 type DelegationStore interface{}
