@@ -158,4 +158,3 @@ func (s *pgStore) CountCredentials(ctx context.Context, role Role) (int64, error
 	n, err := s.q.CountCredentialsByRole(ctx, string(role))
 	return n, pgErr(err)
 }
-

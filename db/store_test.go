@@ -55,7 +55,9 @@ func TestMigrationsDownUpWithData(t *testing.T) {
 		}
 		defer sdb.Close()
 		checkRoundTrip(t, ctx, func(v int64) error { return db.MigrateSQLiteTo(ctx, sdb, v) },
-			func() (int64, error) { return countTables(ctx, sdb.QueryRowContext, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='agents'") })
+			func() (int64, error) {
+				return countTables(ctx, sdb.QueryRowContext, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='agents'")
+			})
 	})
 	t.Run("postgres", func(t *testing.T) {
 		u := dbtest.PostgresURL(t)

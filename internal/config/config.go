@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -71,6 +72,15 @@ func (s Secret) String() string {
 	return "[redacted]"
 }
 
+// GoString redacts the secret in %#v, which does not call String.
+func (s Secret) GoString() string { return strconv.Quote(s.String()) }
+
+// MarshalText redacts the secret in encoding/json, slog and other encoders.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// LogValue redacts the secret when it is logged on its own.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
 // Reveal returns the secret's value.
 func (s Secret) Reveal() string { return string(s) }
 
@@ -91,7 +101,7 @@ func options() []option {
 	rate := func(p func(*Config) *float64) func(*Config, string) error {
 		return func(c *Config, v string) error {
 			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || f < 0 || f > 1e9 {
+			if err != nil || !(f >= 0 && f <= 1e9) { // NaN fails both comparisons
 				return fmt.Errorf("must be a non-negative number of requests per second")
 			}
 			*p(c) = f
@@ -230,7 +240,7 @@ func (c *Config) validate() error {
 		errs = append(errs, errors.New("public-url: must be an absolute http(s) URL"))
 	case pu.Scheme != "https" && pu.Scheme != "http":
 		errs = append(errs, errors.New("public-url: scheme must be http or https"))
-	case pu.RawQuery != "" || pu.Fragment != "":
+	case strings.ContainsAny(c.PublicURL, "?#"): // an empty query or fragment too
 		errs = append(errs, errors.New("public-url: must not have a query or fragment"))
 	default:
 		c.PublicURL = strings.TrimRight(c.PublicURL, "/")

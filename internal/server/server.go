@@ -23,10 +23,15 @@ import (
 
 	"pactd/db"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/agentdir"
 	"pactd/internal/auth"
 	"pactd/internal/config"
+	"pactd/internal/jose"
+	"pactd/internal/pajwt"
+	"pactd/internal/ratelimit"
 	"pactd/services/agent"
 	"pactd/services/brand"
+	"pactd/services/verification"
 )
 
 // MaxRequestBytes bounds every RPC request message.
@@ -58,12 +63,35 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	authn := auth.NewAuthenticator(store, cfg.AdminToken.Reveal(), cfg.FrontendToken.Reveal(), now)
+
+	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev})
+	if err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("jwks client: %w", err)
+	}
+	paVerifier, err := pajwt.New(pajwt.Config{Keys: jwks, Now: now})
+	if err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("PA JWT verifier: %w", err)
+	}
+	agents := agentdir.New(store, cfg.Audience, agentdir.DefaultTTL, now)
+	pa := agentdir.PAVerifier{Verifier: paVerifier, Directory: agents}
+	verifier := verification.New(verification.Deps{
+		PA: pa, Brands: store, Now: now, Logger: log, Registerer: reg,
+		AgentLimit:   ratelimit.New(cfg.RateAgent, burst(cfg.RateAgent), now),
+		SubjectLimit: ratelimit.New(cfg.RateSubject, burst(cfg.RateSubject), now),
+	})
+
 	s.handler = s.mux(Services{
-		Agent: agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, Logger: log}),
-		Brand: brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Logger: log}),
+		Agent:        agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, Logger: log, OnChange: agents.Changed}),
+		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Logger: log, OnChange: verifier.BrandChanged}),
+		Verification: verifier,
 	}, authn, reg)
 	return s, nil
 }
+
+// burst is the bucket size for a rate: one second's worth, at least 1.
+func burst(rate float64) int { return max(1, int(rate)) }
 
 // Services are the handlers pactd mounts; a nil handler is served by the
 // generated Unimplemented handler, so its RPCs answer Unimplemented.

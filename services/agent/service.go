@@ -37,9 +37,9 @@ type Deps struct {
 	Now func() time.Time
 	// Logger receives one line per unexpected fault.
 	Logger *slog.Logger
-	// OnChange, when set, is called after an agent is updated or deleted, so
-	// caches (the verifier's) drop what they hold for it.
-	OnChange func(a db.Agent)
+	// OnChange, when set, is called after an agent is created, updated or
+	// deleted, so caches (the verifier's) hold its new state at once.
+	OnChange func(a db.Agent, deleted bool)
 }
 
 // Service implements pactv1connect.AgentServiceHandler.
@@ -57,7 +57,7 @@ func New(d Deps) *Service {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	if d.OnChange == nil {
-		d.OnChange = func(db.Agent) {}
+		d.OnChange = func(db.Agent, bool) {}
 	}
 	return &Service{d: d}
 }
@@ -92,6 +92,7 @@ func (s *Service) RegisterAgent(ctx context.Context, req *pactv1.RegisterAgentRe
 	if err != nil {
 		return nil, s.fault(ctx, "register agent", err)
 	}
+	s.d.OnChange(created, false)
 	return &pactv1.RegisterAgentResponse{Agent: s.toProto(created), Created: true}, nil
 }
 
@@ -189,7 +190,7 @@ func (s *Service) UpdateAgent(ctx context.Context, req *pactv1.UpdateAgentReques
 	if err != nil {
 		return nil, s.storeErr(ctx, "update agent", err)
 	}
-	s.d.OnChange(a)
+	s.d.OnChange(a, false)
 	return &pactv1.UpdateAgentResponse{Agent: s.toProto(a)}, nil
 }
 
@@ -205,8 +206,7 @@ func (s *Service) DeleteAgent(ctx context.Context, req *pactv1.DeleteAgentReques
 	if err := s.d.Store.DeleteAgent(ctx, req.GetId()); err != nil {
 		return nil, s.storeErr(ctx, "delete agent", err)
 	}
-	a.Enabled = false
-	s.d.OnChange(a)
+	s.d.OnChange(a, true)
 	return &pactv1.DeleteAgentResponse{}, nil
 }
 

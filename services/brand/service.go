@@ -47,6 +47,9 @@ type Deps struct {
 	Now func() time.Time
 	// Logger receives one line per unexpected fault.
 	Logger *slog.Logger
+	// OnChange, when set, is called after a Brand is created or updated, so
+	// caches (the verifier's) drop what they hold for it.
+	OnChange func(brandID string)
 }
 
 // Service implements pactv1connect.BrandServiceHandler.
@@ -62,6 +65,9 @@ func New(d Deps) *Service {
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.OnChange == nil {
+		d.OnChange = func(string) {}
 	}
 	return &Service{d: d}
 }
@@ -100,6 +106,7 @@ func (s *Service) CreateBrand(ctx context.Context, req *pactv1.CreateBrandReques
 	if err != nil {
 		return nil, s.fault(ctx, "create brand", err)
 	}
+	s.d.OnChange(created.ID)
 	return &pactv1.CreateBrandResponse{Brand: s.toProto(created)}, nil
 }
 
@@ -180,6 +187,7 @@ func (s *Service) UpdateBrand(ctx context.Context, req *pactv1.UpdateBrandReques
 	if err != nil {
 		return nil, s.storeErr(ctx, "update brand", err)
 	}
+	s.d.OnChange(b.ID)
 	return &pactv1.UpdateBrandResponse{Brand: s.toProto(b)}, nil
 }
 

@@ -1,0 +1,102 @@
+// Package agentdir is the directory of registered agents as the verifier
+// sees it: lookups by exact issuer, cached briefly (found and not found) so
+// the hot path and unauthenticated floods of made-up issuers do not reach the
+// store on every request.
+//
+// Freshness: a change made through this replica's AgentService (register,
+// update, delete) is applied to the cache at once, so disabling an agent
+// takes effect on the very next call here. Other replicas see it within
+// TTL (default 2 s).
+package agentdir
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"pactd/db"
+	"pactd/internal/pajwt"
+	"pactd/internal/ttlcache"
+)
+
+// DefaultTTL bounds how long a replica may act on an agent's old state.
+const DefaultTTL = 2 * time.Second
+
+// Store is what the directory reads.
+type Store interface {
+	GetAgentByIssuer(ctx context.Context, issuer string) (db.Agent, error)
+}
+
+// Directory looks agents up by issuer.
+type Directory struct {
+	store    Store
+	audience string
+	cache    *ttlcache.Cache[string, entry]
+}
+
+type entry struct {
+	agent pajwt.Agent
+	found bool
+}
+
+// New returns a directory. audience is the Provider-wide audience given to
+// agents without an override.
+func New(s Store, audience string, ttl time.Duration, now func() time.Time) *Directory {
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	return &Directory{store: s, audience: audience, cache: ttlcache.New[string, entry](ttl, 100_000, now)}
+}
+
+// Lookup implements pajwt.AgentLookup.
+func (d *Directory) Lookup(ctx context.Context, issuer string) (pajwt.Agent, error) {
+	if e, ok := d.cache.Get(issuer); ok {
+		if !e.found {
+			return pajwt.Agent{}, pajwt.ErrUnknownAgent
+		}
+		return e.agent, nil
+	}
+	a, err := d.store.GetAgentByIssuer(ctx, issuer)
+	if errors.Is(err, db.ErrNotFound) {
+		d.cache.Put(issuer, entry{})
+		return pajwt.Agent{}, pajwt.ErrUnknownAgent
+	}
+	if err != nil {
+		return pajwt.Agent{}, fmt.Errorf("look up agent: %w", err)
+	}
+	pa := d.toAgent(a)
+	d.cache.Put(issuer, entry{agent: pa, found: true})
+	return pa, nil
+}
+
+// Changed applies an agent's new state (after register, update or delete;
+// a deleted agent is passed with Enabled false and is forgotten).
+func (d *Directory) Changed(a db.Agent, deleted bool) {
+	if deleted {
+		d.cache.Delete(a.Issuer)
+		return
+	}
+	d.cache.Put(a.Issuer, entry{agent: d.toAgent(a), found: true})
+}
+
+func (d *Directory) toAgent(a db.Agent) pajwt.Agent {
+	aud := a.Audience
+	if aud == "" {
+		aud = d.audience
+	}
+	return pajwt.Agent{ID: a.ID, Issuer: a.Issuer, JWKSURI: a.JWKSURI, Audience: aud, DisplayName: a.DisplayName, Enabled: a.Enabled}
+}
+
+// PAVerifier checks a PA JWT against the directory: what the OAuth endpoints
+// use to authenticate the PA as a client.
+type PAVerifier struct {
+	Verifier  *pajwt.Verifier
+	Directory *Directory
+}
+
+// VerifyPA verifies the raw Authorization header value. A refused token is
+// a *pajwt.Error; any other error is an infrastructure fault.
+func (p PAVerifier) VerifyPA(ctx context.Context, authorization string) (pajwt.Result, error) {
+	return p.Verifier.Verify(ctx, authorization, p.Directory.Lookup)
+}

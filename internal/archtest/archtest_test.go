@@ -1,0 +1,707 @@
+package archtest
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+// module is the main module's path; every package of the repository is under it.
+const module = "pactd"
+
+// ---------------------------------------------------------------------------
+// Walking the repository
+
+// repoRoot returns the directory of pactd's go.mod, found upwards from the
+// test's working directory (the package directory).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil {
+			if !regexp.MustCompile(`(?m)^module\s+` + module + `\s*$`).Match(b) {
+				t.Fatalf("%s/go.mod is not module %s", dir, module)
+			}
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// goFile is one .go file of the main module.
+type goFile struct {
+	rel    string // slash path from the repository root, e.g. "db/open.go"
+	pkg    string // import path of its directory, e.g. "pactd/db"
+	isTest bool
+}
+
+// goFiles lists the .go files the go command sees as part of the main module:
+// it skips testdata, vendor, directories starting with "." or "_", and nested
+// modules (tools/ has its own go.mod).
+func goFiles(t *testing.T, root string) []goFile {
+	t.Helper()
+	var out []goFile
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path == root {
+				return nil
+			}
+			name := d.Name()
+			if name == "testdata" || name == "vendor" || name == "node_modules" ||
+				strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		pkg := module
+		if dir := filepath.ToSlash(filepath.Dir(rel)); dir != "." {
+			pkg += "/" + dir
+		}
+		out = append(out, goFile{rel: rel, pkg: pkg, isTest: strings.HasSuffix(rel, "_test.go")})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// under reports whether the slash path p is dir or inside it.
+func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+// ---------------------------------------------------------------------------
+// Layering
+
+// classify returns a package's rank and its tree: the unit inside which
+// imports are free (one service, one leaf helper, gen/, ...). ok is false
+// for a package the rank table does not know.
+//
+//	0  pactd/gen/..., pactd/db/internal/..., pactd/internal/<leaf>/...
+//	1  pactd/db, pactd/db/dbtest
+//	2  pactd/internal/<store helper>/... (listed in storeHelpers)
+//	3  pactd/services/<name>/...
+//	4  pactd/internal/server/...
+//	5  pactd/cmd/<name>/...
+func classify(importPath string) (rank int, tree string, ok bool) {
+	rel, found := strings.CutPrefix(importPath, module+"/")
+	if !found {
+		return 0, "", false
+	}
+	first2 := func() string {
+		parts := strings.SplitN(rel, "/", 3)
+		if len(parts) < 2 {
+			return rel
+		}
+		return parts[0] + "/" + parts[1]
+	}
+	switch {
+	case under(rel, "gen"):
+		return 0, "gen", true
+	case under(rel, "db/internal"):
+		return 0, "db/internal", true
+	case under(rel, "internal/server"):
+		return 4, "internal/server", true
+	case storeHelpers[first2()] != "":
+		return 2, first2(), true
+	case strings.HasPrefix(rel, "internal/"):
+		return 0, first2(), true
+	case rel == "db":
+		return 1, "db", true
+	case under(rel, "db/dbtest"):
+		return 1, "db/dbtest", true
+	case strings.HasPrefix(rel, "services/"):
+		return 3, first2(), true
+	case strings.HasPrefix(rel, "cmd/"):
+		return 5, first2(), true
+	}
+	return 0, "", false
+}
+
+// storeHelpers are the internal helpers that consume the store (their
+// narrow store interfaces are written in db records), so they rank above db
+// and below the services that use them; each entry says why it needs db.
+var storeHelpers = map[string]string{
+	"internal/auth":     "caller credentials are db.Credential rows with a db.Role",
+	"internal/agentdir": "the agent directory reads db.Agent rows by issuer",
+	"internal/provkeys": "the key ring keeps its sealed keys through db.KeyStore",
+}
+
+// sameRankAllowed are the imports between two trees of the same rank that
+// are allowed, each with why. It lists what existed when the rule was written
+// (2026-12); add an entry only with a reason. Inside one tree (a leaf helper
+// and its subpackages, one service) imports are free, and every leaf helper
+// may import gen/, the floor of rank 0; neither needs an entry.
+var sameRankAllowed = map[string]string{
+	"pactd/db/dbtest -> pactd/db": "the store contract suite judges engines through db.Store",
+
+	"pactd/internal/paging -> pactd/internal/rpcerr": "a bad page token is an InvalidArgument with a field violation",
+	"pactd/internal/pajwt -> pactd/internal/jose":    "PA-JWT verification runs on the jose key set and JWKS client",
+}
+
+// knownExceptions are imports that break the rule today and are to be
+// removed, each with why it is still here. The list only shrinks: an entry
+// that no longer occurs fails the test.
+var knownExceptions = map[string]string{}
+
+// edgeProblem returns why from may not import to, or "" when it may.
+// Exceptions are not consulted here.
+func edgeProblem(from, to string) string {
+	fr, ftree, ok := classify(from)
+	if !ok {
+		return from + " has no rank: place it in the rank table (classify)"
+	}
+	tr, ttree, ok := classify(to)
+	if !ok {
+		return to + " has no rank: place it in the rank table (classify)"
+	}
+	edge := from + " -> " + to
+	relFrom := strings.TrimPrefix(from, module+"/")
+	relTo := strings.TrimPrefix(to, module+"/")
+	switch {
+	case ftree == ttree:
+		return ""
+	case under(relTo, "cmd") || strings.HasPrefix(relTo, "cmd/"):
+		return edge + ": nothing imports cmd/"
+	case under(relFrom, "cmd/pact-a2a") && !under(relTo, "gen"):
+		return edge + ": cmd/pact-a2a sees pactd only through the generated clients in gen/"
+	case under(relTo, "db/internal") && from != module+"/db":
+		return edge + ": db/internal (sqlc output) is imported only by pactd/db"
+	case from == module+"/db" && (under(relTo, "gen") || strings.HasPrefix(relTo, "services/")):
+		return edge + ": pactd/db stays free of protobuf and of services"
+	case strings.HasPrefix(relFrom, "services/") && strings.HasPrefix(relTo, "services/"):
+		return edge + ": a service never imports another service; move what they share into internal/"
+	case tr < fr:
+		return ""
+	case fr == 0 && ttree == "gen":
+		return "" // gen/ is the floor of rank 0
+	case fr == tr:
+		if _, ok := sameRankAllowed[edge]; ok {
+			return ""
+		}
+		return fmt.Sprintf("%s: both rank %d; an import between two trees of one rank needs an entry in sameRankAllowed", edge, fr)
+	}
+	return fmt.Sprintf("%s: rank %d imports rank %d; an import may only point to a lower rank", edge, fr, tr)
+}
+
+// imports returns the pactd imports of every non-test file outside gen/ and
+// db/internal/ (generated code is not held to the rule), by importing
+// package, and how many files it parsed.
+func imports(t *testing.T, root string) (graph map[string]map[string]string, files int) {
+	t.Helper()
+	graph = map[string]map[string]string{} // importer -> imported -> first file
+	fset := token.NewFileSet()
+	for _, f := range goFiles(t, root) {
+		if f.isTest || under(f.rel, "gen") || under(f.rel, "db/internal") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, filepath.Join(root, f.rel), nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatalf("parse %s: %v", f.rel, err)
+		}
+		files++
+		if graph[f.pkg] == nil {
+			graph[f.pkg] = map[string]string{}
+		}
+		for _, imp := range af.Imports {
+			p, err := strconv.Unquote(imp.Path.Value)
+			if err != nil {
+				t.Fatalf("%s: import %s: %v", f.rel, imp.Path.Value, err)
+			}
+			if p != module && !strings.HasPrefix(p, module+"/") {
+				continue
+			}
+			if _, seen := graph[f.pkg][p]; !seen {
+				graph[f.pkg][p] = f.rel
+			}
+		}
+	}
+	return graph, files
+}
+
+func TestImportsPointDownTheRanks(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	graph, files := imports(t, root)
+
+	// The control: a guard that reads nothing passes everything.
+	edges := 0
+	for _, to := range graph {
+		edges += len(to)
+	}
+	if files < 20 || len(graph) < 10 || edges < 15 {
+		t.Fatalf("read %d files in %d packages with %d pactd imports; the repository has more, so the walk is broken", files, len(graph), edges)
+	}
+	if _, ok := graph[module+"/cmd/pactd"][module+"/internal/server"]; !ok {
+		t.Fatalf("did not see cmd/pactd import internal/server; the import reader is broken")
+	}
+
+	var problems []string
+	used := map[string]bool{}
+	for from, tos := range graph {
+		if _, _, ok := classify(from); !ok {
+			problems = append(problems, from+" has no rank: place it in the rank table (classify)")
+			continue
+		}
+		for to, file := range tos {
+			p := edgeProblem(from, to)
+			edge := from + " -> " + to
+			if _, ok := sameRankAllowed[edge]; ok {
+				used["allow:"+edge] = true
+			}
+			if p == "" {
+				continue
+			}
+			if _, ok := knownExceptions[edge]; ok {
+				used["exception:"+edge] = true
+				continue
+			}
+			problems = append(problems, p+" (in "+file+")")
+		}
+	}
+	for edge, why := range knownExceptions {
+		if strings.TrimSpace(why) == "" {
+			problems = append(problems, "knownExceptions["+edge+"] has no reason")
+		}
+		if !used["exception:"+edge] {
+			problems = append(problems, edge+" is a known exception but no longer happens: remove it from knownExceptions")
+		}
+	}
+	for edge, why := range sameRankAllowed {
+		if strings.TrimSpace(why) == "" {
+			problems = append(problems, "sameRankAllowed["+edge+"] has no reason")
+		}
+		if !used["allow:"+edge] {
+			problems = append(problems, edge+" is allowed but no longer happens: remove it from sameRankAllowed")
+		}
+	}
+	sort.Strings(problems)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	t.Logf("checked %d pactd imports of %d packages (%d files); %d known exception(s)", edges, len(graph), files, len(knownExceptions))
+}
+
+// TestEdgeProblem holds the rule itself to account, so a broken rule cannot
+// pass a repository that happens to be clean.
+func TestEdgeProblem(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, from, to string
+		ok             bool
+	}{
+		{"ok/server-service", "pactd/internal/server", "pactd/services/agent", true},
+		{"ok/server-db", "pactd/internal/server", "pactd/db", true},
+		{"ok/cmd-server", "pactd/cmd/pactd", "pactd/internal/server", true},
+		{"ok/cmd-config", "pactd/cmd/pactd", "pactd/internal/config", true},
+		{"ok/service-db", "pactd/services/brand", "pactd/db", true},
+		{"ok/service-gen", "pactd/services/brand", "pactd/gen/pact/v1/pactv1connect", true},
+		{"ok/service-leaf", "pactd/services/brand", "pactd/internal/rpcerr", true},
+		{"ok/service-own-subpackage", "pactd/services/verification", "pactd/services/verification/internal/x", true},
+		{"ok/leaf-gen", "pactd/internal/rpcerr", "pactd/gen/pact/v1", true},
+		{"ok/leaf-own-subpackage", "pactd/internal/jose", "pactd/internal/jose/jwk", true},
+		{"ok/leaf-leaf-allowed", "pactd/internal/paging", "pactd/internal/rpcerr", true},
+		{"ok/db-generated", "pactd/db", "pactd/db/internal/pgq", true},
+		{"ok/dbtest-db", "pactd/db/dbtest", "pactd/db", true},
+		{"ok/a2a-gen", "pactd/cmd/pact-a2a", "pactd/gen/pact/v1/pactv1connect", true},
+
+		{"fail/db-gen", "pactd/db", "pactd/gen/pact/v1", false},
+		{"fail/db-service", "pactd/db", "pactd/services/agent", false},
+		{"fail/db-server", "pactd/db", "pactd/internal/server", false},
+		{"fail/service-service", "pactd/services/verification", "pactd/services/agent", false},
+		{"fail/service-server", "pactd/services/agent", "pactd/internal/server", false},
+		{"fail/service-db-internal", "pactd/services/agent", "pactd/db/internal/pgq", false},
+		{"fail/server-db-internal", "pactd/internal/server", "pactd/db/internal/liteq", false},
+		{"fail/dbtest-db-internal", "pactd/db/dbtest", "pactd/db/internal/pgq", false},
+		{"fail/leaf-db", "pactd/internal/rpcerr", "pactd/db", false},
+		{"fail/leaf-service", "pactd/internal/jose", "pactd/services/agent", false},
+		{"fail/leaf-server", "pactd/internal/config", "pactd/internal/server", false},
+		{"fail/leaf-leaf-unlisted", "pactd/internal/ids", "pactd/internal/jose", false},
+		{"fail/leaf-db-internal", "pactd/internal/jose", "pactd/db/internal/pgq", false},
+		{"fail/server-cmd", "pactd/internal/server", "pactd/cmd/pactd", false},
+		{"fail/cmd-cmd", "pactd/cmd/pact-a2a", "pactd/cmd/pactd", false},
+		{"fail/a2a-server", "pactd/cmd/pact-a2a", "pactd/internal/server", false},
+		{"fail/a2a-leaf", "pactd/cmd/pact-a2a", "pactd/internal/rpcerr", false},
+		{"fail/a2a-db", "pactd/cmd/pact-a2a", "pactd/db", false},
+		{"fail/unranked-importer", "pactd/tools/x", "pactd/db", false},
+		{"fail/unranked-imported", "pactd/services/agent", "pactd/misc", false},
+		{"fail/root-package", "pactd/internal/server", "pactd", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := edgeProblem(tc.from, tc.to)
+			if tc.ok && p != "" {
+				t.Errorf("%s -> %s refused: %s", tc.from, tc.to, p)
+			}
+			if !tc.ok && p == "" {
+				t.Errorf("%s -> %s allowed; want it refused", tc.from, tc.to)
+			}
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// No SQL and no database driver outside db/
+
+// driverImports are refused outside db/ (prefix match on the import path).
+var driverImports = []string{
+	"database/sql",
+	"github.com/jackc/pgx",
+	"github.com/jackc/pgconn",
+	"github.com/jackc/pgtype",
+	"github.com/lib/pq",
+	"modernc.org/sqlite",
+	"github.com/mattn/go-sqlite3",
+	"github.com/ncruces/go-sqlite3",
+}
+
+// sqlStatement matches a string literal that is a SQL statement, after any
+// leading "-- ..." comment lines (sqlc prefixes its queries with one). It is
+// narrower than "starts with a SQL verb" so that error text such as
+// "delete brand %s: %w" is not taken for SQL.
+var (
+	sqlLeadingComments = regexp.MustCompile(`^(\s*--[^\n]*\n)*`)
+	sqlStatement       = regexp.MustCompile(`(?is)^\s*(` +
+		`SELECT\s.*\bFROM\s|SELECT\s+\d+\s*;?\s*$|` +
+		`INSERT\s+(OR\s+\w+\s+)?INTO\s|` +
+		`UPDATE\s+\S+\s+SET\s|` +
+		`DELETE\s+FROM\s|` +
+		`WITH\s+(RECURSIVE\s+)?\w+\s+AS\s*\(|` +
+		`(CREATE|ALTER|DROP)\s+(UNIQUE\s+)?(TABLE|INDEX|VIEW|SCHEMA|DATABASE|SEQUENCE|TYPE|TRIGGER)\s|` +
+		`TRUNCATE\s)`)
+)
+
+func isSQL(s string) bool {
+	return sqlStatement.MatchString(sqlLeadingComments.ReplaceAllString(s, ""))
+}
+
+// sqlFinding is one driver import or SQL string found in a file.
+type sqlFinding struct{ pos, what string }
+
+// scanSQL parses one file and returns its driver imports and SQL string
+// literals, and how many string literals it looked at.
+func scanSQL(t *testing.T, fset *token.FileSet, path, rel string) (found []sqlFinding, literals int) {
+	t.Helper()
+	af, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("parse %s: %v", rel, err)
+	}
+	for _, imp := range af.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		for _, d := range driverImports {
+			if p == d || strings.HasPrefix(p, d+"/") {
+				found = append(found, sqlFinding{fset.Position(imp.Pos()).String(), "imports " + p})
+			}
+		}
+	}
+	ast.Inspect(af, func(n ast.Node) bool {
+		lit, ok := n.(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return true
+		}
+		if importPathLit(af, lit) {
+			return true
+		}
+		literals++
+		s, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			return true
+		}
+		if isSQL(s) {
+			short := s
+			if len(short) > 60 {
+				short = short[:60] + "…"
+			}
+			found = append(found, sqlFinding{fset.Position(lit.Pos()).String(), "SQL string " + strconv.Quote(short)})
+		}
+		return true
+	})
+	return found, literals
+}
+
+func importPathLit(f *ast.File, lit *ast.BasicLit) bool {
+	for _, imp := range f.Imports {
+		if imp.Path == lit {
+			return true
+		}
+	}
+	return false
+}
+
+func TestNoSQLOutsideDB(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	fset := token.NewFileSet()
+	var problems []string
+	outsideFiles, outsideLits := 0, 0
+	insideSQL := 0
+	for _, f := range goFiles(t, root) {
+		if f.isTest {
+			continue
+		}
+		found, lits := scanSQL(t, fset, filepath.Join(root, f.rel), f.rel)
+		if under(f.rel, "db") {
+			// The positive control: the scanner must recognise db's own SQL.
+			for _, fd := range found {
+				if strings.HasPrefix(fd.what, "SQL string") {
+					insideSQL++
+				}
+			}
+			continue
+		}
+		outsideFiles++
+		outsideLits += lits
+		for _, fd := range found {
+			problems = append(problems, fmt.Sprintf("%s: %s outside db/; statements belong in db/queries and drivers in db/", fd.pos, fd.what))
+		}
+	}
+	// .sql files outside db/ would be SQL by another door (go:embed).
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || rel == "db") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".sql") {
+			problems = append(problems, rel+": a .sql file outside db/")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if outsideFiles < 20 || outsideLits < 100 {
+		t.Fatalf("read %d files and %d string literals outside db/; the repository has more, so the walk is broken", outsideFiles, outsideLits)
+	}
+	if insideSQL < 5 {
+		t.Fatalf("found %d SQL strings inside db/; the generated queries alone have more, so the SQL matcher is broken", insideSQL)
+	}
+	sort.Strings(problems)
+	for _, p := range problems {
+		t.Error(p)
+	}
+	t.Logf("no SQL in %d files (%d string literals) outside db/; %d SQL strings recognised inside db/", outsideFiles, outsideLits, insideSQL)
+}
+
+func TestIsSQL(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, s string
+		sql     bool
+	}{
+		{"sql/select", "SELECT id, name FROM brands WHERE id = $1", true},
+		{"sql/select-lowercase-multiline", "\n  select id\n  from agents\n  where issuer = ?", true},
+		{"sql/select-1", "SELECT 1", true},
+		{"sql/insert", "INSERT INTO agents (id) VALUES ($1)", true},
+		{"sql/insert-or-ignore", "insert or ignore into agents (id) values (?)", true},
+		{"sql/update", "UPDATE agents SET name = $2 WHERE id = $1", true},
+		{"sql/delete", "DELETE FROM brands WHERE id = ?", true},
+		{"sql/cte", "WITH x AS (SELECT 1) SELECT * FROM x", true},
+		{"sql/create-table", "CREATE TABLE t (id TEXT)", true},
+		{"sql/create-unique-index", "create unique index t_i on t (id)", true},
+		{"sql/alter-table", "ALTER TABLE t ADD COLUMN x INT", true},
+		{"sql/drop-table", "DROP TABLE t", true},
+		{"sql/create-database", "CREATE DATABASE pactd_test_1", true},
+		{"sql/sqlc-comment", "-- name: GetAgent :one\nSELECT id FROM agents WHERE id = $1\n", true},
+		{"text/error-delete", "delete brand %s: %w", false},
+		{"text/error-update", "update agent: %w", false},
+		{"text/error-insert", "insert credential: %w", false},
+		{"text/select-word", "select a brand first", false},
+		{"text/create", "create token for %s", false},
+		{"text/drop", "drop the connection", false},
+		{"text/procedure", "/pact.v1.AgentService/DeleteAgent", false},
+		{"text/empty", "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := isSQL(tc.s); got != tc.sql {
+				t.Errorf("isSQL(%q) = %v, want %v", tc.s, got, tc.sql)
+			}
+		})
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Every fuzz target runs under -fuzz
+
+// fuzzTargets returns "./dir FuzzName" for every fuzz target the go command
+// knows: a top-level func FuzzXxx(*testing.F) in a _test.go file. It also
+// returns how many test files it parsed.
+func fuzzTargets(t *testing.T, root string) (targets []string, testFiles int) {
+	t.Helper()
+	fset := token.NewFileSet()
+	for _, f := range goFiles(t, root) {
+		if !f.isTest {
+			continue
+		}
+		af, err := parser.ParseFile(fset, filepath.Join(root, f.rel), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatalf("parse %s: %v", f.rel, err)
+		}
+		testFiles++
+		for _, decl := range af.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !isFuzzName(fn.Name.Name) || !takesTestingF(af, fn) {
+				continue
+			}
+			targets = append(targets, "./"+filepath.ToSlash(filepath.Dir(f.rel))+" "+fn.Name.Name)
+		}
+	}
+	sort.Strings(targets)
+	return targets, testFiles
+}
+
+// isFuzzName reports whether name is Fuzz or FuzzXxx with Xxx not starting
+// with a lower-case letter, as the go command requires.
+func isFuzzName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "Fuzz")
+	if !ok {
+		return false
+	}
+	if rest == "" {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(rest)
+	return !unicode.IsLower(r)
+}
+
+// takesTestingF reports whether fn has the one parameter *testing.F.
+func takesTestingF(f *ast.File, fn *ast.FuncDecl) bool {
+	params := fn.Type.Params.List
+	if len(params) != 1 || len(params[0].Names) > 1 {
+		return false
+	}
+	star, ok := params[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := star.X.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "F" {
+		return false
+	}
+	pkg, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return false
+	}
+	for _, imp := range f.Imports {
+		if imp.Path.Value == `"testing"` {
+			name := "testing"
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+			return pkg.Name == name
+		}
+	}
+	return false
+}
+
+func TestEveryFuzzTargetRunsInTheFuzzSmoke(t *testing.T) {
+	t.Parallel()
+	root := repoRoot(t)
+	want, testFiles := fuzzTargets(t, root)
+
+	// The control: the walk must have seen the repository's test files.
+	if testFiles < 5 {
+		t.Fatalf("parsed %d _test.go files; the repository has more, so the walk is broken", testFiles)
+	}
+
+	// The script must run what its discovery finds, not a list of its own.
+	script, err := os.ReadFile(filepath.Join(root, "scripts", "test.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, must := range []string{
+		`grep -rl '^func Fuzz' --include='*_test.go'`,
+		`targets=$(discover_fuzz)`,
+		`-fuzz "^${name}\$"`,
+	} {
+		if !bytes.Contains(script, []byte(must)) {
+			t.Errorf("scripts/test.sh no longer contains %q: the fuzz smoke must run every target its discovery finds", must)
+		}
+	}
+	if m := regexp.MustCompile(`-fuzz[= ]+['"]?\^?Fuzz\w`).Find(script); m != nil {
+		t.Errorf("scripts/test.sh names a fuzz target itself (%q); let the discovery find them", m)
+	}
+
+	// Run the script's own discovery and compare it with the parsed targets.
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Fatalf("bash is needed to run the discovery of scripts/test.sh: %v", err)
+	}
+	cmd := exec.CommandContext(t.Context(), bash, filepath.Join(root, "scripts", "test.sh"), "--list-fuzz")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bash scripts/test.sh --list-fuzz: %v\n%s", err, stderr.Bytes())
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if line != "" {
+			got = append(got, line)
+		}
+	}
+	sort.Strings(got)
+	gotSet := map[string]bool{}
+	for _, g := range got {
+		gotSet[g] = true
+	}
+	wantSet := map[string]bool{}
+	for _, w := range want {
+		wantSet[w] = true
+		if !gotSet[w] {
+			t.Errorf("fuzz target %q is not found by scripts/test.sh's discovery, so it never runs under -fuzz", w)
+		}
+	}
+	for _, g := range got {
+		if !wantSet[g] {
+			t.Errorf("scripts/test.sh's discovery lists %q, which is not a fuzz target (func FuzzXxx(*testing.F) in a _test.go file)", g)
+		}
+	}
+	if len(want) == 0 {
+		t.Logf("no fuzz targets yet (%d test files parsed)", testFiles)
+		return
+	}
+	t.Logf("%d fuzz target(s), all in the fuzz smoke: %s", len(want), strings.Join(want, ", "))
+}

@@ -1,0 +1,9 @@
+// Package archtest holds the repository's guard tests and nothing else: the
+// dependency rule between package ranks (gen and leaf helpers, db, services,
+// internal/server, cmd), no SQL and no database driver outside db/, and every
+// fuzz target in the fuzz run of scripts/test.sh. Each guard also checks that
+// it read enough files, so a broken walk cannot pass by checking nothing.
+//
+// Whether generated code was edited by hand cannot be seen in the source; the
+// regenerate-and-diff step of scripts/test.sh holds that rule.
+package archtest

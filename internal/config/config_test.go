@@ -1,0 +1,406 @@
+package config_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"pactd/internal/config"
+)
+
+// Tokens long enough to pass validation, distinct, and easy to spot if they
+// ever leak into output.
+const (
+	adminTok    = "admin-SECRET-0123456789abcdef"
+	frontendTok = "frontend-SECRET-0123456789abcdef"
+	kekVal      = "kek-SECRET-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+)
+
+func TestLoadDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(nil, nil, io.Discard)
+	if err != nil {
+		t.Fatalf("Load with nothing set: %v", err)
+	}
+	want := config.Config{
+		Listen:          "127.0.0.1:7070",
+		DataDir:         ".pactd",
+		PublicURL:       "http://localhost:3000",
+		Audience:        "http://localhost:3000/a2a",
+		LogLevel:        "info",
+		LogFormat:       "json",
+		ShutdownTimeout: 15 * time.Second,
+	}
+	if c != want {
+		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
+	}
+}
+
+// TestLoad holds the precedence (flag, then PACT_* environment, then
+// default) and the derived values, with ok/... cases that must load.
+func TestLoad(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		args  []string
+		env   []string
+		check func(t *testing.T, c config.Config)
+	}{
+		{
+			name: "ok/env-beats-default",
+			env:  []string{"PACT_LISTEN=127.0.0.1:8080", "PACT_LOG_LEVEL=debug"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "Listen", c.Listen, "127.0.0.1:8080")
+				eq(t, "LogLevel", c.LogLevel, "debug")
+			},
+		},
+		{
+			name: "ok/flag-beats-env",
+			args: []string{"--listen", "127.0.0.1:9090", "-log-level=warn"},
+			env:  []string{"PACT_LISTEN=127.0.0.1:8080", "PACT_LOG_LEVEL=debug"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "Listen", c.Listen, "127.0.0.1:9090")
+				eq(t, "LogLevel", c.LogLevel, "warn")
+			},
+		},
+		{
+			name: "ok/flag-beats-default",
+			args: []string{"--data-dir", "/var/lib/pactd/", "--log-format", "text"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "DataDir", c.DataDir, "/var/lib/pactd")
+				eq(t, "LogFormat", c.LogFormat, "text")
+			},
+		},
+		{
+			name: "ok/env-and-flag-for-different-settings",
+			args: []string{"--log-format=text"},
+			env:  []string{"PACT_LOG_LEVEL=error"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "LogFormat", c.LogFormat, "text")
+				eq(t, "LogLevel", c.LogLevel, "error")
+				eq(t, "Listen", c.Listen, "127.0.0.1:7070")
+			},
+		},
+		{
+			name: "ok/public-url-trailing-slash-trimmed",
+			env:  []string{"PACT_PUBLIC_URL=https://provider.example/"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "PublicURL", c.PublicURL, "https://provider.example")
+				eq(t, "Audience", c.Audience, "https://provider.example/a2a")
+			},
+		},
+		{
+			name: "ok/public-url-with-path",
+			args: []string{"--public-url", "https://provider.example/pact/"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "PublicURL", c.PublicURL, "https://provider.example/pact")
+				eq(t, "Audience", c.Audience, "https://provider.example/pact/a2a")
+			},
+		},
+		{
+			name: "ok/audience-derived-from-flag-public-url-over-env",
+			args: []string{"--public-url=https://flag.example"},
+			env:  []string{"PACT_PUBLIC_URL=https://env.example"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "PublicURL", c.PublicURL, "https://flag.example")
+				eq(t, "Audience", c.Audience, "https://flag.example/a2a")
+			},
+		},
+		{
+			name: "ok/audience-given",
+			env:  []string{"PACT_PUBLIC_URL=https://provider.example", "PACT_AUDIENCE=https://aud.example"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "Audience", c.Audience, "https://aud.example")
+			},
+		},
+		{
+			name: "ok/postgres-url",
+			env:  []string{"PACT_DATABASE_URL=postgres://u@127.0.0.1:5432/pactd"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "DatabaseURL", c.DatabaseURL, "postgres://u@127.0.0.1:5432/pactd")
+			},
+		},
+		{
+			name: "ok/postgresql-url",
+			args: []string{"--database-url", "postgresql://u@db/pactd"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "DatabaseURL", c.DatabaseURL, "postgresql://u@db/pactd")
+			},
+		},
+		{
+			name: "ok/sqlite-url",
+			env:  []string{"PACT_DATABASE_URL=sqlite:/tmp/pactd.db"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "DatabaseURL", c.DatabaseURL, "sqlite:/tmp/pactd.db")
+			},
+		},
+		{
+			name: "ok/tokens-tls-kek",
+			env: []string{
+				"PACT_ADMIN_TOKEN=" + adminTok, "PACT_FRONTEND_TOKEN=" + frontendTok,
+				"PACT_KEY_ENCRYPTION_KEY=" + kekVal,
+				"PACT_TLS_CERT=/etc/pactd/cert.pem", "PACT_TLS_KEY=/etc/pactd/key.pem",
+			},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "AdminToken", c.AdminToken.Reveal(), adminTok)
+				eq(t, "FrontendToken", c.FrontendToken.Reveal(), frontendTok)
+				eq(t, "KeyEncryptionKey", c.KeyEncryptionKey.Reveal(), kekVal)
+				eq(t, "TLSCert", c.TLSCert, "/etc/pactd/cert.pem")
+				eq(t, "TLSKey", c.TLSKey, "/etc/pactd/key.pem")
+			},
+		},
+		{
+			name: "ok/admin-token-only",
+			args: []string{"--admin-token", adminTok},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "AdminToken", c.AdminToken.Reveal(), adminTok)
+				eq(t, "FrontendToken", c.FrontendToken.Reveal(), "")
+			},
+		},
+		{
+			name: "ok/numbers-and-dev",
+			env:  []string{"PACT_SHUTDOWN_TIMEOUT=2m", "PACT_RATE_AGENT=12.5", "PACT_DEV=true"},
+			args: []string{"--rate-subject", "3"},
+			check: func(t *testing.T, c config.Config) {
+				if c.ShutdownTimeout != 2*time.Minute {
+					t.Errorf("ShutdownTimeout = %v, want 2m", c.ShutdownTimeout)
+				}
+				if c.RateAgent != 12.5 || c.RateSubject != 3 {
+					t.Errorf("RateAgent, RateSubject = %v, %v; want 12.5, 3", c.RateAgent, c.RateSubject)
+				}
+				if !c.Dev {
+					t.Error("Dev = false, want true")
+				}
+			},
+		},
+		{
+			name: "ok/flag-false-beats-env-true",
+			args: []string{"--dev=false"},
+			env:  []string{"PACT_DEV=true"},
+			check: func(t *testing.T, c config.Config) {
+				if c.Dev {
+					t.Error("Dev = true, want false (the flag wins)")
+				}
+			},
+		},
+		{
+			name: "ok/metrics-listen",
+			env:  []string{"PACT_METRICS_LISTEN=127.0.0.1:9100"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "MetricsListen", c.MetricsListen, "127.0.0.1:9100")
+			},
+		},
+		{
+			name: "ok/test-harness-and-foreign-variables-ignored",
+			env:  []string{"PACT_TEST_POSTGRES_URL=postgres://x@y/z", "PACT_TEST_ANYTHING=1", "HOME=/root", "PATH=/bin", "NOEQUALS"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "Listen", c.Listen, "127.0.0.1:7070")
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := config.Load(tc.args, tc.env, io.Discard)
+			if err != nil {
+				t.Fatalf("Load(%q, %q): %v", tc.args, tc.env, err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+// TestLoadRefuses holds every rule: each failing case must name the setting
+// (or the variable or flag it came from) in the error.
+func TestLoadRefuses(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		args []string
+		env  []string
+		want []string // substrings of the error
+	}{
+		{"fail/unknown-env", nil, []string{"PACT_LISTN=127.0.0.1:1"}, []string{"PACT_LISTN", "unknown"}},
+		{"fail/unknown-env-all-named", nil, []string{"PACT_ZZZ=1", "PACT_AAA=2", "PACT_LISTEN=127.0.0.1:1"}, []string{"PACT_AAA", "PACT_ZZZ"}},
+		{"fail/unknown-env-prefix-only", nil, []string{"PACT_=1"}, []string{"PACT_"}},
+		{"fail/unknown-flag", []string{"--listne=x"}, nil, []string{"listne"}},
+		{"fail/extra-argument", []string{"serve"}, nil, []string{"serve"}},
+
+		{"fail/listen-no-port", []string{"--listen", "127.0.0.1"}, nil, []string{"listen"}},
+		{"fail/listen-empty-env", nil, []string{"PACT_LISTEN="}, []string{"listen"}},
+		{"fail/metrics-listen", nil, []string{"PACT_METRICS_LISTEN=9100"}, []string{"metrics-listen"}},
+		{"fail/data-dir-empty", []string{"--data-dir="}, nil, []string{"data-dir"}},
+
+		{"fail/database-url-mysql", nil, []string{"PACT_DATABASE_URL=mysql://u@h/db"}, []string{"database-url"}},
+		{"fail/database-url-no-scheme", []string{"--database-url", "/var/lib/pactd.db"}, nil, []string{"database-url"}},
+		{"fail/database-url-postgres-no-slashes", nil, []string{"PACT_DATABASE_URL=postgres:db"}, []string{"database-url"}},
+
+		{"fail/public-url-relative", nil, []string{"PACT_PUBLIC_URL=/pact"}, []string{"public-url"}},
+		{"fail/public-url-no-host", nil, []string{"PACT_PUBLIC_URL=https://"}, []string{"public-url"}},
+		{"fail/public-url-ftp", []string{"--public-url", "ftp://provider.example"}, nil, []string{"public-url"}},
+		{"fail/public-url-query", nil, []string{"PACT_PUBLIC_URL=https://provider.example/?a=b"}, []string{"public-url"}},
+		{"fail/public-url-empty-query", nil, []string{"PACT_PUBLIC_URL=https://provider.example/?"}, []string{"public-url"}},
+		{"fail/public-url-fragment", nil, []string{"PACT_PUBLIC_URL=https://provider.example/#x"}, []string{"public-url"}},
+		{"fail/public-url-empty-fragment", nil, []string{"PACT_PUBLIC_URL=https://provider.example/#"}, []string{"public-url"}},
+		{"fail/public-url-unparsable", nil, []string{"PACT_PUBLIC_URL=http://[::1"}, []string{"public-url"}},
+
+		{"fail/tls-cert-without-key", nil, []string{"PACT_TLS_CERT=/c.pem"}, []string{"tls-cert", "tls-key"}},
+		{"fail/tls-key-without-cert", []string{"--tls-key", "/k.pem"}, nil, []string{"tls-cert", "tls-key"}},
+
+		{"fail/admin-token-short", nil, []string{"PACT_ADMIN_TOKEN=short"}, []string{"admin-token"}},
+		{"fail/frontend-token-short", []string{"--frontend-token", "0123456789abcde"}, nil, []string{"frontend-token"}},
+		{"fail/admin-equals-frontend", nil, []string{"PACT_ADMIN_TOKEN=" + adminTok, "PACT_FRONTEND_TOKEN=" + adminTok}, []string{"admin-token", "frontend-token"}},
+
+		{"fail/log-level", nil, []string{"PACT_LOG_LEVEL=verbose"}, []string{"log-level"}},
+		{"fail/log-level-case", []string{"--log-level", "INFO"}, nil, []string{"log-level"}},
+		{"fail/log-format", nil, []string{"PACT_LOG_FORMAT=xml"}, []string{"log-format"}},
+
+		{"fail/shutdown-timeout-garbage", nil, []string{"PACT_SHUTDOWN_TIMEOUT=soon"}, []string{"PACT_SHUTDOWN_TIMEOUT"}},
+		{"fail/shutdown-timeout-zero", []string{"--shutdown-timeout", "0s"}, nil, []string{"--shutdown-timeout"}},
+		{"fail/shutdown-timeout-negative", nil, []string{"PACT_SHUTDOWN_TIMEOUT=-5s"}, []string{"PACT_SHUTDOWN_TIMEOUT"}},
+		{"fail/shutdown-timeout-too-long", nil, []string{"PACT_SHUTDOWN_TIMEOUT=11m"}, []string{"PACT_SHUTDOWN_TIMEOUT"}},
+		{"fail/shutdown-timeout-no-unit", nil, []string{"PACT_SHUTDOWN_TIMEOUT=15"}, []string{"PACT_SHUTDOWN_TIMEOUT"}},
+
+		{"fail/rate-agent-negative", nil, []string{"PACT_RATE_AGENT=-1"}, []string{"PACT_RATE_AGENT"}},
+		{"fail/rate-subject-negative-flag", []string{"--rate-subject=-0.5"}, nil, []string{"--rate-subject"}},
+		{"fail/rate-agent-garbage", nil, []string{"PACT_RATE_AGENT=fast"}, []string{"PACT_RATE_AGENT"}},
+		{"fail/rate-agent-nan", nil, []string{"PACT_RATE_AGENT=NaN"}, []string{"PACT_RATE_AGENT"}},
+		{"fail/rate-subject-inf", nil, []string{"PACT_RATE_SUBJECT=+Inf"}, []string{"PACT_RATE_SUBJECT"}},
+
+		{"fail/dev-not-bool", nil, []string{"PACT_DEV=yes"}, []string{"PACT_DEV"}},
+		{"fail/flag-source-named", []string{"--dev=maybe"}, []string{"PACT_DEV=true"}, []string{"--dev"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var out bytes.Buffer
+			_, err := config.Load(tc.args, tc.env, &out)
+			if err == nil {
+				t.Fatalf("Load(%q, %q) succeeded; want an error naming %q", tc.args, tc.env, tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not name %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadReportsEveryBrokenRule(t *testing.T) {
+	t.Parallel()
+	_, err := config.Load([]string{"--listen=nope", "--log-format=xml"}, []string{"PACT_LOG_LEVEL=loud"}, io.Discard)
+	if err == nil {
+		t.Fatal("Load succeeded; want three errors")
+	}
+	for _, w := range []string{"listen", "log-format", "log-level"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not name %q", err, w)
+		}
+	}
+}
+
+func TestLoadHelp(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	_, err := config.Load([]string{"-h"}, nil, &out)
+	if !errors.Is(err, config.ErrHelp) || !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("Load(-h) error = %v, want ErrHelp", err)
+	}
+	for _, w := range []string{"-listen", "PACT_LISTEN", "127.0.0.1:7070", "-admin-token", "PACT_ADMIN_TOKEN"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("usage does not mention %q:\n%s", w, out.String())
+		}
+	}
+}
+
+func TestSecretString(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		secret config.Secret
+		want   string
+	}{
+		{"ok/empty", "", ""},
+		{"ok/short", "x", "[redacted]"},
+		{"ok/token", adminTok, "[redacted]"},
+		{"ok/redacted-lookalike", "[redacted]", "[redacted]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tc.secret.String(); got != tc.want {
+				t.Errorf("String() = %q, want %q", got, tc.want)
+			}
+			if got := tc.secret.Reveal(); got != string(tc.secret) {
+				t.Errorf("Reveal() = %q, want the value", got)
+			}
+		})
+	}
+}
+
+// TestSecretsNeverPrinted loads a configuration with every secret set and
+// prints it in the ways a careless caller might: no output may hold a value.
+func TestSecretsNeverPrinted(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(
+		[]string{"--frontend-token", frontendTok},
+		[]string{"PACT_ADMIN_TOKEN=" + adminTok, "PACT_KEY_ENCRYPTION_KEY=" + kekVal},
+		io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logJSON, logText bytes.Buffer
+	slog.New(slog.NewJSONHandler(&logJSON, nil)).Info("config", "config", c, "admin", c.AdminToken)
+	slog.New(slog.NewTextHandler(&logText, nil)).Info("config", "config", c, "admin", c.AdminToken)
+	js, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs := map[string]string{
+		"%v":        fmt.Sprintf("%v", c),
+		"%+v":       fmt.Sprintf("%+v", c),
+		"%#v":       fmt.Sprintf("%#v", c),
+		"%v-ptr":    fmt.Sprintf("%v", &c),
+		"%v-secret": fmt.Sprintf("%v %s %q %#v", c.AdminToken, c.AdminToken, c.AdminToken, c.AdminToken),
+		"json":      string(js),
+		"slog-json": logJSON.String(),
+		"slog-text": logText.String(),
+	}
+	for how, s := range outputs {
+		for _, secret := range []string{adminTok, frontendTok, kekVal, "SECRET"} {
+			if strings.Contains(s, secret) {
+				t.Errorf("%s output reveals a secret: %s", how, s)
+				break
+			}
+		}
+	}
+	if !strings.Contains(outputs["%v"], "[redacted]") {
+		t.Errorf("%%v output has no [redacted] marker, so the check above saw no secret field: %s", outputs["%v"])
+	}
+}
+
+func TestErrorsDoNotEchoSecrets(t *testing.T) {
+	t.Parallel()
+	_, err := config.Load(nil, []string{"PACT_DATABASE_URL=mysql://user:SECRET-pw@host/db", "PACT_ADMIN_TOKEN=SECRET"}, io.Discard)
+	if err == nil {
+		t.Fatal("Load succeeded; want errors")
+	}
+	if strings.Contains(err.Error(), "SECRET") {
+		t.Errorf("error reveals a secret value: %v", err)
+	}
+}
+
+func eq(t *testing.T, field, got, want string) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %q, want %q", field, got, want)
+	}
+}
