@@ -1,5 +1,267 @@
 package db
 
-// DelegationStore is the storage of PACT Delegated:
-// device authorizations, grants and refresh tokens.
-type DelegationStore interface{}
+import (
+	"context"
+	"strings"
+	"time"
+
+	"pactd/db/internal/liteq"
+	"pactd/db/internal/pgq"
+)
+
+// DeviceStatus is the state of a device authorization (RFC 8628). The only
+// transitions are pending → approved → consumed and pending → denied; each
+// is one guarded statement, so a second decision or redemption matches no
+// row and changes nothing.
+type DeviceStatus string
+
+// The device authorization states.
+const (
+	DevicePending  DeviceStatus = "pending"
+	DeviceApproved DeviceStatus = "approved"
+	DeviceDenied   DeviceStatus = "denied"
+	DeviceConsumed DeviceStatus = "consumed"
+)
+
+// DeviceAuthorization is one RFC 8628 device authorization: a PA asked for
+// scopes at a Brand and waits for the User's decision.
+type DeviceAuthorization struct {
+	// ID is pactd's id of the authorization.
+	ID string
+	// BrandID is the Brand the PA asked.
+	BrandID string
+	// AgentID is pactd's id of the PA.
+	AgentID string
+	// ClientID is the OAuth client_id, the PA's issuer.
+	ClientID string
+	// DeviceCodeHash is the SHA-256 of the device code; the code itself is
+	// never stored.
+	DeviceCodeHash []byte
+	// UserCodeHash is a hash of the normalized user code (the caller
+	// chooses the hash); the code itself is never stored.
+	UserCodeHash []byte
+	// Scopes are the requested scope ids, in request order.
+	Scopes []string
+	// Status is the authorization's state.
+	Status DeviceStatus
+	// BrandUser is the User's id at the Brand, set on approval.
+	BrandUser string
+	// GrantID is the grant made on approval.
+	GrantID string
+	// Interval is the minimum time between token polls; slow_down
+	// lengthens it.
+	Interval time.Duration
+	// LastPolledAt is the last token poll; zero before the first.
+	LastPolledAt time.Time
+	// ExpiresAt is when the codes stop working.
+	ExpiresAt time.Time
+	// CreateTime is when the PA asked.
+	CreateTime time.Time
+}
+
+// Grant is a User's standing permission for one PA at one Brand.
+type Grant struct {
+	// ID is "a2agrant_" + ULID.
+	ID string
+	// BrandID is the Brand.
+	BrandID string
+	// AgentID is pactd's id of the PA.
+	AgentID string
+	// ClientID is the PA's issuer.
+	ClientID string
+	// BrandUser is the User's id at the Brand.
+	BrandUser string
+	// Scopes are the granted scope ids.
+	Scopes []string
+	// CreateTime is when the User approved.
+	CreateTime time.Time
+	// ExpireTime is when the grant (and its refresh tokens) expire.
+	ExpireTime time.Time
+	// RevokeTime is when the grant was revoked; zero while live.
+	RevokeTime time.Time
+	// AgentDisplayName is the PA's display name; filled by ListGrants only.
+	AgentDisplayName string
+}
+
+// RefreshToken is a stored refresh token: only its hash is kept.
+type RefreshToken struct {
+	// TokenHash is the SHA-256 of the token.
+	TokenHash []byte
+	// GrantID is the grant the token renews.
+	GrantID string
+	// ExpiresAt is when the token expires (with its grant).
+	ExpiresAt time.Time
+	// UsedAt is when the token was used (rotated); zero while unused.
+	UsedAt time.Time
+	// CreateTime is when it was issued.
+	CreateTime time.Time
+}
+
+// PollOutcome is what a token poll of a pending authorization found.
+type PollOutcome int
+
+// The poll outcomes of PollDeviceAuthorization.
+const (
+	// PollPending: the poll came on time and was recorded
+	// (authorization_pending).
+	PollPending PollOutcome = iota + 1
+	// PollSlowDown: the poll came before the interval had passed; the poll
+	// was recorded and the interval lengthened (slow_down).
+	PollSlowDown
+)
+
+// DelegationStore is the storage of PACT Delegated: device authorizations,
+// grants and refresh tokens. Every state change is one guarded statement
+// (or one transaction of them); a guard that matches nothing is ErrNotFound
+// and changes nothing, so the caller re-reads to learn why.
+type DelegationStore interface {
+	// CreateDeviceAuthorization stores a pending authorization (Status,
+	// BrandUser, GrantID and LastPolledAt are ignored). ErrConflict when the
+	// id or either code hash exists: the caller draws new codes.
+	CreateDeviceAuthorization(ctx context.Context, d DeviceAuthorization) (DeviceAuthorization, error)
+	// GetDeviceAuthorizationByDeviceCode finds an authorization by Brand and
+	// device code hash.
+	GetDeviceAuthorizationByDeviceCode(ctx context.Context, brandID string, hash []byte) (DeviceAuthorization, error)
+	// GetDeviceAuthorizationByUserCode finds an authorization by Brand and
+	// user code hash.
+	GetDeviceAuthorizationByUserCode(ctx context.Context, brandID string, hash []byte) (DeviceAuthorization, error)
+	// PollDeviceAuthorization records a token poll of a pending
+	// authorization: on time (PollPending) or too early (PollSlowDown, and
+	// the interval grows by slowDownStep). ErrNotFound when it is not
+	// pending.
+	PollDeviceAuthorization(ctx context.Context, id string, now time.Time, slowDownStep time.Duration) (DeviceAuthorization, PollOutcome, error)
+	// ApproveDeviceAuthorization, in one transaction, moves a pending,
+	// unexpired authorization to approved (recording g.BrandUser and g.ID)
+	// and stores the grant g. ErrNotFound when it is not pending or has
+	// expired; nothing is stored then.
+	ApproveDeviceAuthorization(ctx context.Context, id string, g Grant, now time.Time) (DeviceAuthorization, Grant, error)
+	// DenyDeviceAuthorization moves a pending, unexpired authorization to
+	// denied. ErrNotFound when it is not pending or has expired.
+	DenyDeviceAuthorization(ctx context.Context, id string, now time.Time) (DeviceAuthorization, error)
+	// RedeemDeviceAuthorization, in one transaction, moves an approved,
+	// unexpired authorization to consumed and stores the first refresh
+	// token rt of its grant (rt.GrantID is taken from the authorization).
+	// ErrNotFound when it is not approved or has expired: exactly one of
+	// any number of concurrent redemptions succeeds.
+	RedeemDeviceAuthorization(ctx context.Context, id string, now time.Time, rt RefreshToken) (DeviceAuthorization, error)
+
+	// GetGrant returns a grant by id.
+	GetGrant(ctx context.Context, id string) (Grant, error)
+	// RevokeGrant revokes a live grant; revoked is false when it was
+	// revoked already. ErrNotFound when there is no such grant.
+	RevokeGrant(ctx context.Context, id string, now time.Time) (revoked bool, err error)
+	// ListGrants returns up to limit grants of a Brand user, newest first,
+	// with ids before beforeID ("" for the newest), live or not, with
+	// AgentDisplayName filled.
+	ListGrants(ctx context.Context, brandID, brandUser, beforeID string, limit int) ([]Grant, error)
+	// GrantLive reports whether the grant exists for this Brand, client and
+	// Brand user and is neither revoked nor expired at the current wall-clock
+	// time. Use GrantLiveAt with an injected clock where one exists.
+	GrantLive(ctx context.Context, grantID, brandID, clientID, brandUser string) (bool, error)
+	// GrantLiveAt is GrantLive at the given time.
+	GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error)
+
+	// GetRefreshToken returns a refresh token by hash, used or not.
+	GetRefreshToken(ctx context.Context, hash []byte) (RefreshToken, error)
+	// RotateRefreshToken, in one transaction, marks the refresh token with
+	// hash old used (only if unused, unexpired, and its grant is live and
+	// belongs to brandID and clientID) and stores next for the same grant.
+	// ErrNotFound when the guard fails: exactly one of any number of
+	// concurrent rotations succeeds, and nothing else changes.
+	RotateRefreshToken(ctx context.Context, old []byte, brandID, clientID string, now time.Time, next RefreshToken) (RefreshToken, error)
+
+	// PurgeExpiredDelegation deletes device authorizations and refresh
+	// tokens that expired at or before now, returning how many rows went.
+	PurgeExpiredDelegation(ctx context.Context, now time.Time) (int64, error)
+}
+
+// delegFromUnix0 reads 0 (never) back as the zero time.
+func delegFromUnix0(s int64) time.Time {
+	if s == 0 {
+		return time.Time{}
+	}
+	return fromUnix(s)
+}
+
+func delegJoinScopes(s []string) string { return strings.Join(s, " ") }
+
+func delegSplitScopes(s string) []string {
+	out := strings.Fields(s)
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+func deviceFromRow(r liteq.DeviceAuthorization) DeviceAuthorization {
+	return DeviceAuthorization{
+		ID: r.ID, BrandID: r.BrandID, AgentID: r.AgentID, ClientID: r.ClientID,
+		DeviceCodeHash: r.DeviceCodeHash, UserCodeHash: r.UserCodeHash, Scopes: delegSplitScopes(r.Scopes),
+		Status: DeviceStatus(r.Status), BrandUser: r.BrandUser, GrantID: r.GrantID,
+		Interval: time.Duration(r.IntervalSeconds) * time.Second, LastPolledAt: delegFromUnix0(r.LastPolledAt),
+		ExpiresAt: fromUnix(r.ExpiresAt), CreateTime: fromUnix(r.CreateTime),
+	}
+}
+
+func deviceFromPG(r pgq.DeviceAuthorization) DeviceAuthorization {
+	return deviceFromRow(liteq.DeviceAuthorization(r))
+}
+
+func createDeviceParams(d DeviceAuthorization) liteq.CreateDeviceAuthorizationParams {
+	return liteq.CreateDeviceAuthorizationParams{
+		ID: d.ID, BrandID: d.BrandID, AgentID: d.AgentID, ClientID: d.ClientID,
+		DeviceCodeHash: d.DeviceCodeHash, UserCodeHash: d.UserCodeHash, Scopes: delegJoinScopes(d.Scopes),
+		IntervalSeconds: int64(d.Interval / time.Second), ExpiresAt: unix(d.ExpiresAt), CreateTime: unix(d.CreateTime),
+	}
+}
+
+func grantFromRow(r liteq.Grant) Grant {
+	return Grant{
+		ID: r.ID, BrandID: r.BrandID, AgentID: r.AgentID, ClientID: r.ClientID, BrandUser: r.BrandUser,
+		Scopes: delegSplitScopes(r.Scopes), CreateTime: fromUnix(r.CreateTime), ExpireTime: fromUnix(r.ExpireTime),
+		RevokeTime: delegFromUnix0(r.RevokeTime),
+	}
+}
+
+func grantFromPG(r pgq.Grant) Grant { return grantFromRow(liteq.Grant(r)) }
+
+func grantFromListRow(r liteq.ListGrantsByUserRow) Grant {
+	g := grantFromRow(liteq.Grant{
+		ID: r.ID, BrandID: r.BrandID, AgentID: r.AgentID, ClientID: r.ClientID, BrandUser: r.BrandUser,
+		Scopes: r.Scopes, CreateTime: r.CreateTime, ExpireTime: r.ExpireTime, RevokeTime: r.RevokeTime,
+	})
+	g.AgentDisplayName = r.AgentDisplayName
+	return g
+}
+
+func grantFromPGListRow(r pgq.ListGrantsByUserRow) Grant {
+	return grantFromListRow(liteq.ListGrantsByUserRow(r))
+}
+
+func createGrantParams(g Grant) liteq.CreateGrantParams {
+	return liteq.CreateGrantParams{
+		ID: g.ID, BrandID: g.BrandID, AgentID: g.AgentID, ClientID: g.ClientID, BrandUser: g.BrandUser,
+		Scopes: delegJoinScopes(g.Scopes), CreateTime: unix(g.CreateTime), ExpireTime: unix(g.ExpireTime),
+	}
+}
+
+func refreshFromRow(r liteq.RefreshToken) RefreshToken {
+	return RefreshToken{
+		TokenHash: r.TokenHash, GrantID: r.GrantID, ExpiresAt: fromUnix(r.ExpiresAt),
+		UsedAt: delegFromUnix0(r.UsedAt), CreateTime: fromUnix(r.CreateTime),
+	}
+}
+
+func refreshFromPG(r pgq.RefreshToken) RefreshToken { return refreshFromRow(liteq.RefreshToken(r)) }
+
+func createRefreshParams(rt RefreshToken) liteq.CreateRefreshTokenParams {
+	return liteq.CreateRefreshTokenParams{
+		TokenHash: rt.TokenHash, GrantID: rt.GrantID, ExpiresAt: unix(rt.ExpiresAt), CreateTime: unix(rt.CreateTime),
+	}
+}
+
+// normRefresh gives a refresh token the precision it has once stored.
+func normRefresh(rt RefreshToken) RefreshToken {
+	p := createRefreshParams(rt)
+	return refreshFromRow(liteq.RefreshToken{TokenHash: p.TokenHash, GrantID: p.GrantID, ExpiresAt: p.ExpiresAt, CreateTime: p.CreateTime})
+}

@@ -22,6 +22,9 @@ func Run(t *testing.T, newStore Factory) {
 	t.Run("agents/paging", func(t *testing.T) { t.Parallel(); testAgentPaging(t, newStore(t)) })
 	t.Run("brands", func(t *testing.T) { t.Parallel(); testBrands(t, newStore(t)) })
 	t.Run("credentials", func(t *testing.T) { t.Parallel(); testCredentials(t, newStore(t)) })
+	t.Run("conversations", func(t *testing.T) { runConversations(t, newStore) })
+	runKeys(t, newStore)
+	runDelegation(t, newStore)
 }
 
 // at is a fixed instant with a sub-second part that the store must drop.
@@ -200,4 +203,3 @@ func testCredentials(t *testing.T, s db.Store) {
 		}
 	}
 }
-

@@ -27,6 +27,7 @@ var frontendProcedures = map[string]bool{
 	pactv1connect.DelegationServiceDenyConsentProcedure:               true,
 	pactv1connect.DelegationServiceIssueDelegationProcedure:           true,
 	pactv1connect.DelegationServiceRevokeGrantProcedure:               true,
+	pactv1connect.DelegationServiceRevokeTokenProcedure:               true,
 	pactv1connect.DelegationServiceListGrantsProcedure:                true,
 	pactv1connect.DelegationServiceStartStepUpProcedure:               true,
 	pactv1connect.TokenServiceIntrospectTokenProcedure:                true,

@@ -26,11 +26,17 @@ import (
 	"pactd/internal/agentdir"
 	"pactd/internal/auth"
 	"pactd/internal/config"
+	"pactd/internal/delegtoken"
 	"pactd/internal/jose"
+	"pactd/internal/oauthhttp"
 	"pactd/internal/pajwt"
+	"pactd/internal/provkeys"
 	"pactd/internal/ratelimit"
 	"pactd/services/agent"
 	"pactd/services/brand"
+	"pactd/services/conversation"
+	"pactd/services/delegation"
+	"pactd/services/token"
 	"pactd/services/verification"
 )
 
@@ -49,6 +55,13 @@ type Server struct {
 // New opens the store (applying migrations), bootstraps credentials (writing
 // a generated admin token to out, once) and builds the handler.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) (*Server, error) {
+	// The key-encryption key first: without one on PostgreSQL pactd refuses
+	// to start (unless PACT_DEV=true) before touching the database.
+	kek, err := provkeys.LoadKEK(provkeys.KEKSource{Configured: cfg.KeyEncryptionKey.Reveal(), DataDir: cfg.DataDir,
+		SharedStore: config.IsPostgresURL(cfg.DatabaseURL), Dev: cfg.Dev, Logger: log})
+	if err != nil {
+		return nil, err
+	}
 	store, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
@@ -63,6 +76,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	authn := auth.NewAuthenticator(store, cfg.AdminToken.Reveal(), cfg.FrontendToken.Reveal(), now)
+	keyRing, err := provkeys.Open(ctx, provkeys.Config{Store: store, KEK: kek, Now: now, Logger: log})
+	if err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("signing keys: %w", err)
+	}
+	tokenSigner := delegtoken.NewSigner(keyRing, now) // also the delegation service's Minter
 
 	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev})
 	if err != nil {
@@ -76,16 +95,22 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	}
 	agents := agentdir.New(store, cfg.Audience, agentdir.DefaultTTL, now)
 	pa := agentdir.PAVerifier{Verifier: paVerifier, Directory: agents}
+	tokenVerifier := delegtoken.NewVerifier(keyRing, now)
 	verifier := verification.New(verification.Deps{
 		PA: pa, Brands: store, Now: now, Logger: log, Registerer: reg,
+		Delegation:   verification.DelegationTokens{Tokens: tokenVerifier, Grants: store, PublicURL: cfg.PublicURL, Now: now},
 		AgentLimit:   ratelimit.New(cfg.RateAgent, burst(cfg.RateAgent), now),
 		SubjectLimit: ratelimit.New(cfg.RateSubject, burst(cfg.RateSubject), now),
 	})
 
 	s.handler = s.mux(Services{
 		Agent:        agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, Logger: log, OnChange: agents.Changed}),
-		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Logger: log, OnChange: verifier.BrandChanged}),
+		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: verifier.BrandChanged}),
 		Verification: verifier,
+		Conversation: conversation.New(conversation.Deps{Store: store, Now: now, Logger: log}),
+		Delegation:   delegation.New(delegation.Deps{Store: store, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
+		Token: token.New(token.Deps{Brands: store, Grants: store, Keys: keyRing, Verifier: tokenVerifier,
+			Signer: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
 	}, authn, reg)
 	return s, nil
 }
@@ -144,6 +169,9 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, reg prometheus.Reg
 		svc.Token = pactv1connect.UnimplementedTokenServiceHandler{}
 	}
 	mux := http.NewServeMux()
+	// The OAuth endpoints in RFC wire form; the PA JWT is their client
+	// authentication, so they sit outside the caller-credential interceptor.
+	oauthhttp.New(svc.Delegation, svc.Token, s.log).Register(mux)
 	mux.Handle(pactv1connect.NewAgentServiceHandler(svc.Agent, opts...))
 	mux.Handle(pactv1connect.NewBrandServiceHandler(svc.Brand, opts...))
 	mux.Handle(pactv1connect.NewVerificationServiceHandler(svc.Verification, opts...))

@@ -55,7 +55,8 @@ func testConfig(t *testing.T, dbURL, dataDir string, env ...string) config.Confi
 	t.Helper()
 	base := []string{"PACT_ADMIN_TOKEN=" + adminToken, "PACT_FRONTEND_TOKEN=" + frontendToken,
 		"PACT_DATA_DIR=" + dataDir, "PACT_DATABASE_URL=" + dbURL, "PACT_LISTEN=127.0.0.1:0",
-		"PACT_PUBLIC_URL=https://provider.example", "PACT_DEV=true"}
+		"PACT_PUBLIC_URL=https://provider.example", "PACT_DEV=true",
+		"PACT_KEY_ENCRYPTION_KEY=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="}
 	cfg, err := config.Load(nil, append(base, env...), io.Discard)
 	if err != nil {
 		t.Fatalf("config: %v", err)
@@ -299,7 +300,7 @@ func TestRegisterAgentRefusesBadInputAndWritesNothing(t *testing.T) {
 	})
 }
 
-func TestHealthReflectionAndUnimplemented(t *testing.T) {
+func TestHealthReflectionAndMetrics(t *testing.T) {
 	inst := start(t, testConfig(t, "", t.TempDir()))
 	ctx := t.Context()
 	conn, err := grpc.NewClient(inst.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -349,10 +350,11 @@ func TestHealthReflectionAndUnimplemented(t *testing.T) {
 		t.Fatalf("grpc-go ListAgents without token: %v, want Unauthenticated", err)
 	}
 
-	// An RPC of a later milestone answers Unimplemented, never a fake result.
-	tc := pactv1connect.NewTokenServiceClient(h2c(), inst.url, withToken(adminToken))
-	if _, err := tc.GetJwks(ctx, &pactv1.GetJwksRequest{}); connect.CodeOf(err) != connect.CodeUnimplemented {
-		t.Fatalf("GetJwks err = %v, want Unimplemented", err)
+	// The Provider JWKS is published from the first start: one ES256 key.
+	tc := pactv1connect.NewTokenServiceClient(h2c(), inst.url, withToken(frontendToken))
+	jwks, err := tc.GetJwks(ctx, &pactv1.GetJwksRequest{})
+	if err != nil || !strings.Contains(jwks.GetJwksJson(), `"alg":"ES256"`) {
+		t.Fatalf("GetJwks = %v, %v; want a JWKS with an ES256 key", jwks, err)
 	}
 
 	// Metrics are served and count RPCs.
@@ -424,8 +426,8 @@ func TestBrandsAndAgentCard(t *testing.T) {
 			t.Fatalf("a refused CreateBrand stored a row: %v", err)
 		}
 		_, err = bc.CreateBrand(ctx, &pactv1.CreateBrandRequest{BrandId: "deleg", DisplayName: "D", Delegation: &pactv1.DelegationSettings{Enabled: true}})
-		if connect.CodeOf(err) != connect.CodeUnimplemented {
-			t.Fatalf("delegation settings err = %v, want Unimplemented until delegation lands", err)
+		if connect.CodeOf(err) != connect.CodeInvalidArgument || !slices.Contains(rpcerr.FieldViolations(err), "delegation.scopes") {
+			t.Fatalf("incomplete delegation settings err = %v (%v), want InvalidArgument", err, rpcerr.FieldViolations(err))
 		}
 
 		fc := pactv1connect.NewBrandServiceClient(h2c(), inst.url, withToken(frontendToken), connect.WithGRPC())
@@ -465,4 +467,3 @@ func TestBrandsAndAgentCard(t *testing.T) {
 		}
 	})
 }
-

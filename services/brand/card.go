@@ -16,6 +16,9 @@ const (
 	// paJwt, but the conformance suite and the reference read platformJwt;
 	// the spec does not fix the key, so platformJwt is conformant for both.
 	schemeName = "platformJwt"
+	// delegationSchemeName is the key of the OAuth 2.0 device-code scheme
+	// of PACT Delegated (§5.1).
+	delegationSchemeName = "userDelegation"
 	// cardVersion is the version of the card format pactd emits.
 	cardVersion = "1.0.0"
 )
@@ -49,6 +52,23 @@ type cardCapabilities struct {
 
 type securityScheme struct {
 	HTTPAuthSecurityScheme *httpAuthScheme `json:"httpAuthSecurityScheme,omitempty"`
+	OAuth2SecurityScheme   *oauth2Scheme   `json:"oauth2SecurityScheme,omitempty"`
+}
+
+type oauth2Scheme struct {
+	Flows             oauthFlows `json:"flows"`
+	OAuth2MetadataURL string     `json:"oauth2MetadataUrl"`
+}
+
+type oauthFlows struct {
+	DeviceCode deviceCodeFlow `json:"deviceCode"`
+}
+
+type deviceCodeFlow struct {
+	DeviceAuthorizationURL string            `json:"deviceAuthorizationUrl"`
+	TokenURL               string            `json:"tokenUrl"`
+	RefreshURL             string            `json:"refreshUrl"`
+	Scopes                 map[string]string `json:"scopes"`
 }
 
 type httpAuthScheme struct {
@@ -75,7 +95,12 @@ type cardSkill struct {
 // BuildCard renders a Brand's Agent Card (PACT §2.1): the HTTP+JSON 1.0
 // interface first with the exact interface URL, the platformJwt bearer
 // scheme alone in one requirement, every capability false, and lists that
-// are [] rather than null.
+// are [] rather than null. When the Brand offers delegation (§5.1) the card
+// adds the userDelegation OAuth 2.0 device-code scheme (issuer
+// {interfaceUrl}/oauth; device authorization, token and refresh URLs and
+// the path-appended RFC 8414 metadata URL under it; the Brand's scopes) and
+// a second requirement naming both schemes, after the identity-only one,
+// which stays.
 func BuildCard(b db.Brand, interfaceURL string) ([]byte, error) {
 	skills := make([]cardSkill, 0, len(b.Skills))
 	for _, s := range b.Skills {
@@ -101,6 +126,25 @@ func BuildCard(b db.Brand, interfaceURL string) ([]byte, error) {
 		DefaultInputModes:  []string{"text/plain"},
 		DefaultOutputModes: []string{"text/plain"},
 		Skills:             skills,
+	}
+	if b.Delegation.Enabled {
+		issuer := interfaceURL + "/oauth"
+		scopes := make(map[string]string, len(b.Delegation.Scopes))
+		for _, sc := range b.Delegation.Scopes {
+			scopes[sc.ID] = sc.Description
+		}
+		card.SecuritySchemes[delegationSchemeName] = securityScheme{OAuth2SecurityScheme: &oauth2Scheme{
+			Flows: oauthFlows{DeviceCode: deviceCodeFlow{
+				DeviceAuthorizationURL: issuer + "/device_authorization",
+				TokenURL:               issuer + "/token",
+				RefreshURL:             issuer + "/token",
+				Scopes:                 scopes,
+			}},
+			OAuth2MetadataURL: issuer + "/.well-known/oauth-authorization-server",
+		}}
+		card.SecurityRequirements = append(card.SecurityRequirements, securityRequirement{Schemes: map[string]stringList{
+			schemeName: {List: []string{}}, delegationSchemeName: {List: []string{}},
+		}})
 	}
 	return json.Marshal(card)
 }

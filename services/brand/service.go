@@ -12,7 +12,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"pactd/db"
@@ -47,6 +46,9 @@ type Deps struct {
 	Now func() time.Time
 	// Logger receives one line per unexpected fault.
 	Logger *slog.Logger
+	// Dev allows http:// delegation URLs (login, assertion issuer and JWKS)
+	// on loopback hosts, as PACT_DEV does for agents. Never in production.
+	Dev bool
 	// OnChange, when set, is called after a Brand is created or updated, so
 	// caches (the verifier's) drop what they hold for it.
 	OnChange func(brandID string)
@@ -85,14 +87,13 @@ func (s *Service) CreateBrand(ctx context.Context, req *pactv1.CreateBrandReques
 	}
 	b := db.Brand{
 		ID: id, DisplayName: req.GetDisplayName(), Description: req.GetDescription(),
-		Skills: skillsFromProto(req.GetSkills()), CreateTime: now, UpdateTime: now,
+		Skills: skillsFromProto(req.GetSkills()), Delegation: delegationFromProto(req.GetDelegation()),
+		CreateTime: now, UpdateTime: now,
 	}
 	checkDisplayName(&v, "display_name", b.DisplayName)
 	checkText(&v, "description", b.Description, MaxDescription)
 	checkSkills(&v, "skills", req.GetSkills())
-	if err := checkDelegation(&v, "delegation", req.GetDelegation()); err != nil {
-		return nil, err
-	}
+	s.checkDelegation(&v, "delegation", req.GetDelegation())
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -156,9 +157,7 @@ func (s *Service) UpdateBrand(ctx context.Context, req *pactv1.UpdateBrandReques
 		case "skills":
 			checkSkills(&v, "brand.skills", in.GetSkills())
 		case "delegation":
-			if err := checkDelegation(&v, "brand.delegation", in.GetDelegation()); err != nil {
-				return nil, err
-			}
+			s.checkDelegation(&v, "brand.delegation", in.GetDelegation())
 		default:
 			v.Add("update_mask", "path %q cannot be updated (allowed: display_name, description, skills, delegation)", p)
 		}
@@ -256,15 +255,6 @@ func delegationFromProto(d *pactv1.DelegationSettings) db.Delegation {
 		out.Scopes = append(out.Scopes, db.Scope{ID: s.GetId(), Description: s.GetDescription()})
 	}
 	return out
-}
-
-// checkDelegation refuses delegation settings until PACT Delegated is built:
-// storing them would promise a feature this version does not serve.
-func checkDelegation(_ *rpcerr.Violations, _ string, d *pactv1.DelegationSettings) error {
-	if d == nil || (!d.GetEnabled() && len(d.GetScopes()) == 0 && d.GetLoginUrl() == "" && d.GetAssertionIssuer() == "" && d.GetAssertionJwksUri() == "") {
-		return nil
-	}
-	return connect.NewError(connect.CodeUnimplemented, errors.New("delegation settings are not supported by this version of pactd yet"))
 }
 
 func checkDisplayName(v *rpcerr.Violations, field, name string) {

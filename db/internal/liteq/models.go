@@ -25,10 +25,81 @@ type Brand struct {
 	UpdateTime     int64
 }
 
+type Context struct {
+	ID         string
+	BrandID    string
+	AgentID    string
+	Subject    string
+	BrandUser  string
+	CloseTime  int64
+	CreateTime int64
+	UpdateTime int64
+}
+
 type Credential struct {
 	ID         string
 	Role       string
 	TokenHash  []byte
 	Label      string
 	CreateTime int64
+}
+
+type DeviceAuthorization struct {
+	ID              string
+	BrandID         string
+	AgentID         string
+	ClientID        string
+	DeviceCodeHash  []byte
+	UserCodeHash    []byte
+	Scopes          string
+	Status          string
+	BrandUser       string
+	GrantID         string
+	IntervalSeconds int64
+	LastPolledAt    int64
+	ExpiresAt       int64
+	CreateTime      int64
+}
+
+type Grant struct {
+	ID         string
+	BrandID    string
+	AgentID    string
+	ClientID   string
+	BrandUser  string
+	Scopes     string
+	CreateTime int64
+	ExpireTime int64
+	RevokeTime int64
+}
+
+type RefreshToken struct {
+	TokenHash  []byte
+	GrantID    string
+	ExpiresAt  int64
+	UsedAt     int64
+	CreateTime int64
+}
+
+type SigningKey struct {
+	Kid              string
+	Seq              int64
+	Alg              string
+	PublicJwk        string
+	SealedPrivateKey []byte
+	CreateTime       int64
+	ActivateTime     int64
+	RetireTime       int64
+	ExpireTime       int64
+}
+
+type Turn struct {
+	ContextID      string
+	MessageID      string
+	Role           string
+	State          string
+	ReplyMessageID string
+	ReplyJson      string
+	CreateTime     int64
+	UpdateTime     int64
 }

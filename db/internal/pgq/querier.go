@@ -9,19 +9,60 @@ import (
 )
 
 type Querier interface {
+	AbandonTurn(ctx context.Context, arg AbandonTurnParams) (int64, error)
+	ApproveDeviceAuthorization(ctx context.Context, arg ApproveDeviceAuthorizationParams) (DeviceAuthorization, error)
+	BindContextUser(ctx context.Context, arg BindContextUserParams) (Context, error)
+	ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, error)
+	CloseContext(ctx context.Context, arg CloseContextParams) (int64, error)
+	CompleteTurn(ctx context.Context, arg CompleteTurnParams) (int64, error)
+	ConsumeDeviceAuthorization(ctx context.Context, arg ConsumeDeviceAuthorizationParams) (DeviceAuthorization, error)
 	CountCredentialsByRole(ctx context.Context, role string) (int64, error)
+	CountLiveGrants(ctx context.Context, arg CountLiveGrantsParams) (int64, error)
 	CreateAgent(ctx context.Context, arg CreateAgentParams) (Agent, error)
 	CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error)
+	CreateContext(ctx context.Context, arg CreateContextParams) (Context, error)
 	CreateCredential(ctx context.Context, arg CreateCredentialParams) (Credential, error)
+	// PACT Delegated: device authorizations, grants and refresh tokens.
+	// Every state change is one guarded statement (update-where-state), never
+	// read-then-write; a guard that matches nothing returns no row.
+	CreateDeviceAuthorization(ctx context.Context, arg CreateDeviceAuthorizationParams) (DeviceAuthorization, error)
+	CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant, error)
+	CreateRefreshToken(ctx context.Context, arg CreateRefreshTokenParams) error
+	CreateSigningKey(ctx context.Context, arg CreateSigningKeyParams) error
 	DeleteAgent(ctx context.Context, id string) (int64, error)
+	DeleteExpiredDeviceAuthorizations(ctx context.Context, now int64) (int64, error)
+	DeleteExpiredRefreshTokens(ctx context.Context, now int64) (int64, error)
+	DeleteExpiredSigningKeys(ctx context.Context, now int64) (int64, error)
+	DenyDeviceAuthorization(ctx context.Context, arg DenyDeviceAuthorizationParams) (DeviceAuthorization, error)
 	GetAgentByID(ctx context.Context, id string) (Agent, error)
 	GetAgentByIssuer(ctx context.Context, issuer string) (Agent, error)
 	GetBrand(ctx context.Context, id string) (Brand, error)
+	GetContext(ctx context.Context, id string) (Context, error)
 	GetCredentialByHash(ctx context.Context, tokenHash []byte) (Credential, error)
+	GetDeviceAuthorizationByDeviceCode(ctx context.Context, arg GetDeviceAuthorizationByDeviceCodeParams) (DeviceAuthorization, error)
+	GetDeviceAuthorizationByUserCode(ctx context.Context, arg GetDeviceAuthorizationByUserCodeParams) (DeviceAuthorization, error)
+	GetGrant(ctx context.Context, id string) (Grant, error)
+	GetRefreshToken(ctx context.Context, tokenHash []byte) (RefreshToken, error)
+	GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error)
 	ListAgents(ctx context.Context, arg ListAgentsParams) ([]Agent, error)
 	ListBrands(ctx context.Context, arg ListBrandsParams) ([]Brand, error)
+	// Newest first (ids are ULIDs); before_id '' starts at the newest.
+	ListGrantsByUser(ctx context.Context, arg ListGrantsByUserParams) ([]ListGrantsByUserRow, error)
+	ListPublishedSigningKeys(ctx context.Context, now int64) ([]SigningKey, error)
+	// An on-time poll of a pending authorization: records the poll time.
+	PollDeviceAuthorization(ctx context.Context, arg PollDeviceAuthorizationParams) (DeviceAuthorization, error)
+	ReserveReplyID(ctx context.Context, arg ReserveReplyIDParams) (string, error)
+	RetireSigningKeysBefore(ctx context.Context, arg RetireSigningKeysBeforeParams) (int64, error)
+	RevokeGrant(ctx context.Context, arg RevokeGrantParams) (int64, error)
+	// A too-early poll of a pending authorization: records the poll time and
+	// lengthens the interval (RFC 8628 section 3.5, slow_down).
+	SlowDownDeviceAuthorization(ctx context.Context, arg SlowDownDeviceAuthorizationParams) (DeviceAuthorization, error)
+	TouchContext(ctx context.Context, arg TouchContextParams) (int64, error)
 	UpdateAgent(ctx context.Context, arg UpdateAgentParams) (Agent, error)
 	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (Brand, error)
+	// Marks an unused, unexpired refresh token used, only when its grant is
+	// live and belongs to this Brand and client (so nobody else can burn it).
+	UseRefreshToken(ctx context.Context, arg UseRefreshTokenParams) (RefreshToken, error)
 }
 
 var _ Querier = (*Queries)(nil)

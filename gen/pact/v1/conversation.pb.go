@@ -149,11 +149,18 @@ type BeginTurnRequest struct {
 	// Who is calling, from the allowed VerifyAgentRequest.
 	Owner *Owner `protobuf:"bytes,1,opt,name=owner,proto3" json:"owner,omitempty"`
 	// The contextId from the message; empty to start a new conversation.
+	// Anything that is not a context of this owner (another Brand, agent or
+	// sub, a random UUID, a non-UUID, longer than 64 bytes) gets the same
+	// INVALID_PARAMS "Unknown contextId" error, byte for byte.
 	ContextId string `protobuf:"bytes,2,opt,name=context_id,json=contextId,proto3" json:"context_id,omitempty"`
-	// The messageId from the message (1 to 256 characters).
+	// The messageId from the message: required. Longer than 256 bytes gets an
+	// INVALID_PARAMS A2A error.
 	MessageId string `protobuf:"bytes,3,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
 	// The Brand user of the delegation token, when one was verified; empty
-	// otherwise. A context bound to one Brand user refuses another.
+	// otherwise (at most 256 bytes). The first delegated turn binds the
+	// context to it; a context bound to one Brand user refuses another with
+	// INVALID_PARAMS. An identity-only turn (empty) may continue a bound
+	// context.
 	BrandUser     string `protobuf:"bytes,4,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -226,7 +233,8 @@ type BeginTurnResponse struct {
 	ContextId string `protobuf:"bytes,2,opt,name=context_id,json=contextId,proto3" json:"context_id,omitempty"`
 	// True when this call created the context.
 	ContextCreated bool `protobuf:"varint,3,opt,name=context_created,json=contextCreated,proto3" json:"context_created,omitempty"`
-	// For TURN_OUTCOME_REPLAY: the stored reply message JSON.
+	// For TURN_OUTCOME_REPLAY: the stored response body, to be sent with
+	// status 200 and Content-Type application/a2a+json byte for byte.
 	ReplyJson string `protobuf:"bytes,4,opt,name=reply_json,json=replyJson,proto3" json:"reply_json,omitempty"`
 	// For TURN_OUTCOME_ERROR: the A2A error ("Unknown contextId", a pending
 	// duplicate, a messageId colliding with an agent message, a closed
@@ -310,11 +318,14 @@ type CompleteTurnRequest struct {
 	ContextId string `protobuf:"bytes,2,opt,name=context_id,json=contextId,proto3" json:"context_id,omitempty"`
 	// The messageId of the User's message.
 	MessageId string `protobuf:"bytes,3,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
-	// The agent reply's messageId; it may not equal any User messageId in
-	// the context.
+	// The agent reply's messageId (1 to 256 bytes); it may not equal any
+	// messageId already used in the context (ALREADY_EXISTS). From then on a
+	// User message with this id gets INVALID_PARAMS.
 	ReplyMessageId string `protobuf:"bytes,4,opt,name=reply_message_id,json=replyMessageId,proto3" json:"reply_message_id,omitempty"`
-	// The reply message as the frontend will send it (A2A Message JSON,
-	// up to 256 KiB). Retries return it byte for byte.
+	// The complete 200 response body as the frontend sends it, for example
+	// {"message":{...}}: a JSON object of at most 256 KiB. Retries of the
+	// messageId get it back byte for byte (BeginTurn's reply_json). Calling
+	// CompleteTurn again with the same reply is a no-op.
 	ReplyJson     string `protobuf:"bytes,5,opt,name=reply_json,json=replyJson,proto3" json:"reply_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

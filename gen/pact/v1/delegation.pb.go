@@ -33,8 +33,11 @@ type StartDeviceAuthorizationRequest struct {
 	ClientId string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	// The form's scope: space-separated scope ids.
 	Scope string `protobuf:"bytes,4,opt,name=scope,proto3" json:"scope,omitempty"`
-	// The form's authorization_details (RFC 9396 JSON array); empty when absent.
-	AuthorizationDetails string `protobuf:"bytes,5,opt,name=authorization_details,json=authorizationDetails,proto3" json:"authorization_details,omitempty"`
+	// The form's authorization_details (RFC 9396 JSON array); unset when the
+	// form has no such field. pactd does not support resource-bound
+	// delegation (§5.7) yet, so any value, even an empty one, is refused with
+	// invalid_authorization_details rather than silently dropped.
+	AuthorizationDetails *string `protobuf:"bytes,5,opt,name=authorization_details,json=authorizationDetails,proto3,oneof" json:"authorization_details,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
 }
@@ -98,8 +101,8 @@ func (x *StartDeviceAuthorizationRequest) GetScope() string {
 }
 
 func (x *StartDeviceAuthorizationRequest) GetAuthorizationDetails() string {
-	if x != nil {
-		return x.AuthorizationDetails
+	if x != nil && x.AuthorizationDetails != nil {
+		return *x.AuthorizationDetails
 	}
 	return ""
 }
@@ -120,9 +123,14 @@ type StartDeviceAuthorizationResponse struct {
 	ExpiresIn int32 `protobuf:"varint,5,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
 	// Minimum seconds between token polls.
 	Interval int32 `protobuf:"varint,6,opt,name=interval,proto3" json:"interval,omitempty"`
-	// Set instead of the fields above when the request is refused.
+	// Set instead of the fields above when the request is refused: bare 401
+	// (bad PA JWT), 401 invalid_client, bare 404 (unknown Brand), 400
+	// unauthorized_client (Brand without delegation), 400 invalid_scope, 400
+	// invalid_authorization_details.
 	Error *OAuthError `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
-	// The complete RFC 8628 JSON body on success.
+	// The complete RFC 8628 JSON body on success, to send with status 200,
+	// Content-Type: application/json, Cache-Control: no-store and
+	// Pragma: no-cache.
 	BodyJson      string `protobuf:"bytes,8,opt,name=body_json,json=bodyJson,proto3" json:"body_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -693,9 +701,15 @@ type IssueDelegationResponse struct {
 	ExpiresIn int32 `protobuf:"varint,4,opt,name=expires_in,json=expiresIn,proto3" json:"expires_in,omitempty"`
 	// Space-separated granted scope ids.
 	Scope string `protobuf:"bytes,5,opt,name=scope,proto3" json:"scope,omitempty"`
-	// Set instead of the fields above when the request is refused.
+	// Set instead of the fields above when the request is refused: bare 401
+	// (bad PA JWT), 401 invalid_client, bare 404 (unknown Brand), or 400 with
+	// unauthorized_client, invalid_request, unsupported_grant_type,
+	// invalid_grant, authorization_pending, slow_down, access_denied or
+	// expired_token.
 	Error *OAuthError `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
-	// The complete RFC 6749 JSON body on success.
+	// The complete RFC 6749 JSON body on success, to send with status 200,
+	// Content-Type: application/json, Cache-Control: no-store and
+	// Pragma: no-cache.
 	BodyJson      string `protobuf:"bytes,7,opt,name=body_json,json=bodyJson,proto3" json:"body_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -904,7 +918,11 @@ type RevokeGrantRequest struct {
 	// The Brand id.
 	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
 	// The grant id.
-	GrantId       string `protobuf:"bytes,2,opt,name=grant_id,json=grantId,proto3" json:"grant_id,omitempty"`
+	GrantId string `protobuf:"bytes,2,opt,name=grant_id,json=grantId,proto3" json:"grant_id,omitempty"`
+	// Optional: the Brand user the grant must belong to (a "connected apps"
+	// page passes the signed-in user, so it can only revoke that user's
+	// grants). A grant of another user is NOT_FOUND.
+	BrandUser     string `protobuf:"bytes,3,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -953,6 +971,13 @@ func (x *RevokeGrantRequest) GetGrantId() string {
 	return ""
 }
 
+func (x *RevokeGrantRequest) GetBrandUser() string {
+	if x != nil {
+		return x.BrandUser
+	}
+	return ""
+}
+
 // RevokeGrantResponse is empty.
 type RevokeGrantResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -990,6 +1015,138 @@ func (*RevokeGrantResponse) Descriptor() ([]byte, []int) {
 	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{12}
 }
 
+// RevokeTokenRequest is an RFC 7009 revocation request from a PA.
+type RevokeTokenRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Brand id from the request path.
+	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
+	// The raw Authorization header (the PA JWT).
+	Authorization string `protobuf:"bytes,2,opt,name=authorization,proto3" json:"authorization,omitempty"`
+	// The form's client_id; must equal the PA JWT's iss.
+	ClientId string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// The form's token: a refresh token or a delegation token.
+	Token string `protobuf:"bytes,4,opt,name=token,proto3" json:"token,omitempty"`
+	// The form's token_type_hint ("refresh_token" or "access_token"); only a
+	// hint, pactd recognizes the token by its form.
+	TokenTypeHint string `protobuf:"bytes,5,opt,name=token_type_hint,json=tokenTypeHint,proto3" json:"token_type_hint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeTokenRequest) Reset() {
+	*x = RevokeTokenRequest{}
+	mi := &file_pact_v1_delegation_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeTokenRequest) ProtoMessage() {}
+
+func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_delegation_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
+func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *RevokeTokenRequest) GetBrandId() string {
+	if x != nil {
+		return x.BrandId
+	}
+	return ""
+}
+
+func (x *RevokeTokenRequest) GetAuthorization() string {
+	if x != nil {
+		return x.Authorization
+	}
+	return ""
+}
+
+func (x *RevokeTokenRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *RevokeTokenRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *RevokeTokenRequest) GetTokenTypeHint() string {
+	if x != nil {
+		return x.TokenTypeHint
+	}
+	return ""
+}
+
+// RevokeTokenResponse is an RFC 7009 answer.
+type RevokeTokenResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Set when the request is refused: bare 401 (bad PA JWT), 401
+	// invalid_client, bare 404 (unknown Brand), 400 invalid_request (no
+	// token). Unset means HTTP 200 with an empty body, which RFC 7009 also
+	// requires for unknown, expired or foreign tokens.
+	Error         *OAuthError `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeTokenResponse) Reset() {
+	*x = RevokeTokenResponse{}
+	mi := &file_pact_v1_delegation_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeTokenResponse) ProtoMessage() {}
+
+func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_delegation_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
+func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *RevokeTokenResponse) GetError() *OAuthError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 // ListGrantsRequest asks for a Brand user's grants.
 type ListGrantsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1005,7 +1162,7 @@ type ListGrantsRequest struct {
 
 func (x *ListGrantsRequest) Reset() {
 	*x = ListGrantsRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[13]
+	mi := &file_pact_v1_delegation_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1017,7 +1174,7 @@ func (x *ListGrantsRequest) String() string {
 func (*ListGrantsRequest) ProtoMessage() {}
 
 func (x *ListGrantsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[13]
+	mi := &file_pact_v1_delegation_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1030,7 +1187,7 @@ func (x *ListGrantsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGrantsRequest.ProtoReflect.Descriptor instead.
 func (*ListGrantsRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{13}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListGrantsRequest) GetBrandId() string {
@@ -1067,7 +1224,7 @@ type ListGrantsResponse struct {
 
 func (x *ListGrantsResponse) Reset() {
 	*x = ListGrantsResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[14]
+	mi := &file_pact_v1_delegation_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1079,7 +1236,7 @@ func (x *ListGrantsResponse) String() string {
 func (*ListGrantsResponse) ProtoMessage() {}
 
 func (x *ListGrantsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[14]
+	mi := &file_pact_v1_delegation_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1092,7 +1249,7 @@ func (x *ListGrantsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGrantsResponse.ProtoReflect.Descriptor instead.
 func (*ListGrantsResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{14}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListGrantsResponse) GetGrants() []*Grant {
@@ -1126,7 +1283,7 @@ type StartStepUpRequest struct {
 
 func (x *StartStepUpRequest) Reset() {
 	*x = StartStepUpRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[15]
+	mi := &file_pact_v1_delegation_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1138,7 +1295,7 @@ func (x *StartStepUpRequest) String() string {
 func (*StartStepUpRequest) ProtoMessage() {}
 
 func (x *StartStepUpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[15]
+	mi := &file_pact_v1_delegation_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1151,7 +1308,7 @@ func (x *StartStepUpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartStepUpRequest.ProtoReflect.Descriptor instead.
 func (*StartStepUpRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{15}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StartStepUpRequest) GetBrandId() string {
@@ -1189,15 +1346,23 @@ type StartStepUpResponse struct {
 	TaskId string `protobuf:"bytes,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// pact.missingScopes.
 	MissingScopes []string `protobuf:"bytes,2,rep,name=missing_scopes,json=missingScopes,proto3" json:"missing_scopes,omitempty"`
-	// pact.verificationUriComplete: the Brand login link.
+	// pact.verificationUriComplete: the Brand login link,
+	// {login_url}/login?return_to={consent URL}. It carries no user_code:
+	// pactd creates no device authorization for a step-up (a device_code
+	// nobody receives would make an unredeemable grant), so the PA repeats
+	// the device authorization request (§5.3) and the User enters the code it
+	// shows on the consent page this link leads to.
 	VerificationUriComplete string `protobuf:"bytes,3,opt,name=verification_uri_complete,json=verificationUriComplete,proto3" json:"verification_uri_complete,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// The missing scopes with their descriptions, for the task's status
+	// message ("I need permission to ...").
+	Scopes        []*Scope `protobuf:"bytes,4,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StartStepUpResponse) Reset() {
 	*x = StartStepUpResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[16]
+	mi := &file_pact_v1_delegation_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1209,7 +1374,7 @@ func (x *StartStepUpResponse) String() string {
 func (*StartStepUpResponse) ProtoMessage() {}
 
 func (x *StartStepUpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[16]
+	mi := &file_pact_v1_delegation_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1222,7 +1387,7 @@ func (x *StartStepUpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartStepUpResponse.ProtoReflect.Descriptor instead.
 func (*StartStepUpResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{16}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StartStepUpResponse) GetTaskId() string {
@@ -1246,17 +1411,25 @@ func (x *StartStepUpResponse) GetVerificationUriComplete() string {
 	return ""
 }
 
+func (x *StartStepUpResponse) GetScopes() []*Scope {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
 var File_pact_v1_delegation_proto protoreflect.FileDescriptor
 
 const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\n" +
-	"\x18pact/v1/delegation.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13pact/v1/brand.proto\x1a\x14pact/v1/common.proto\"\xca\x01\n" +
+	"\x18pact/v1/delegation.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13pact/v1/brand.proto\x1a\x14pact/v1/common.proto\"\xe9\x01\n" +
 	"\x1fStartDeviceAuthorizationRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12$\n" +
 	"\rauthorization\x18\x02 \x01(\tR\rauthorization\x12\x1b\n" +
 	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12\x14\n" +
-	"\x05scope\x18\x04 \x01(\tR\x05scope\x123\n" +
-	"\x15authorization_details\x18\x05 \x01(\tR\x14authorizationDetails\"\xca\x02\n" +
+	"\x05scope\x18\x04 \x01(\tR\x05scope\x128\n" +
+	"\x15authorization_details\x18\x05 \x01(\tH\x00R\x14authorizationDetails\x88\x01\x01B\x18\n" +
+	"\x16_authorization_details\"\xca\x02\n" +
 	" StartDeviceAuthorizationResponse\x12\x1f\n" +
 	"\vdevice_code\x18\x01 \x01(\tR\n" +
 	"deviceCode\x12\x1b\n" +
@@ -1325,11 +1498,21 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\vexpire_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"expireTime\x12;\n" +
 	"\vrevoke_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"revokeTime\"J\n" +
+	"revokeTime\"i\n" +
 	"\x12RevokeGrantRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x19\n" +
-	"\bgrant_id\x18\x02 \x01(\tR\agrantId\"\x15\n" +
-	"\x13RevokeGrantResponse\"w\n" +
+	"\bgrant_id\x18\x02 \x01(\tR\agrantId\x12\x1d\n" +
+	"\n" +
+	"brand_user\x18\x03 \x01(\tR\tbrandUser\"\x15\n" +
+	"\x13RevokeGrantResponse\"\xb0\x01\n" +
+	"\x12RevokeTokenRequest\x12\x19\n" +
+	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12$\n" +
+	"\rauthorization\x18\x02 \x01(\tR\rauthorization\x12\x1b\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12\x14\n" +
+	"\x05token\x18\x04 \x01(\tR\x05token\x12&\n" +
+	"\x0ftoken_type_hint\x18\x05 \x01(\tR\rtokenTypeHint\"@\n" +
+	"\x13RevokeTokenResponse\x12)\n" +
+	"\x05error\x18\x01 \x01(\v2\x13.pact.v1.OAuthErrorR\x05error\"w\n" +
 	"\x11ListGrantsRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1d\n" +
 	"\n" +
@@ -1343,18 +1526,20 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\bagent_id\x18\x02 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
 	"context_id\x18\x03 \x01(\tR\tcontextId\x12%\n" +
-	"\x0emissing_scopes\x18\x04 \x03(\tR\rmissingScopes\"\x91\x01\n" +
+	"\x0emissing_scopes\x18\x04 \x03(\tR\rmissingScopes\"\xb9\x01\n" +
 	"\x13StartStepUpResponse\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12%\n" +
 	"\x0emissing_scopes\x18\x02 \x03(\tR\rmissingScopes\x12:\n" +
-	"\x19verification_uri_complete\x18\x03 \x01(\tR\x17verificationUriComplete2\xb8\x05\n" +
+	"\x19verification_uri_complete\x18\x03 \x01(\tR\x17verificationUriComplete\x12&\n" +
+	"\x06scopes\x18\x04 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes2\x84\x06\n" +
 	"\x11DelegationService\x12q\n" +
 	"\x18StartDeviceAuthorization\x12(.pact.v1.StartDeviceAuthorizationRequest\x1a).pact.v1.StartDeviceAuthorizationResponse\"\x00\x12V\n" +
 	"\x0fDescribeConsent\x12\x1f.pact.v1.DescribeConsentRequest\x1a .pact.v1.DescribeConsentResponse\"\x00\x12S\n" +
 	"\x0eApproveConsent\x12\x1e.pact.v1.ApproveConsentRequest\x1a\x1f.pact.v1.ApproveConsentResponse\"\x00\x12J\n" +
 	"\vDenyConsent\x12\x1b.pact.v1.DenyConsentRequest\x1a\x1c.pact.v1.DenyConsentResponse\"\x00\x12V\n" +
 	"\x0fIssueDelegation\x12\x1f.pact.v1.IssueDelegationRequest\x1a .pact.v1.IssueDelegationResponse\"\x00\x12J\n" +
-	"\vRevokeGrant\x12\x1b.pact.v1.RevokeGrantRequest\x1a\x1c.pact.v1.RevokeGrantResponse\"\x00\x12G\n" +
+	"\vRevokeGrant\x12\x1b.pact.v1.RevokeGrantRequest\x1a\x1c.pact.v1.RevokeGrantResponse\"\x00\x12J\n" +
+	"\vRevokeToken\x12\x1b.pact.v1.RevokeTokenRequest\x1a\x1c.pact.v1.RevokeTokenResponse\"\x00\x12G\n" +
 	"\n" +
 	"ListGrants\x12\x1a.pact.v1.ListGrantsRequest\x1a\x1b.pact.v1.ListGrantsResponse\"\x00\x12J\n" +
 	"\vStartStepUp\x12\x1b.pact.v1.StartStepUpRequest\x1a\x1c.pact.v1.StartStepUpResponse\"\x00Bu\n" +
@@ -1372,7 +1557,7 @@ func file_pact_v1_delegation_proto_rawDescGZIP() []byte {
 	return file_pact_v1_delegation_proto_rawDescData
 }
 
-var file_pact_v1_delegation_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_pact_v1_delegation_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_pact_v1_delegation_proto_goTypes = []any{
 	(*StartDeviceAuthorizationRequest)(nil),  // 0: pact.v1.StartDeviceAuthorizationRequest
 	(*StartDeviceAuthorizationResponse)(nil), // 1: pact.v1.StartDeviceAuthorizationResponse
@@ -1387,46 +1572,52 @@ var file_pact_v1_delegation_proto_goTypes = []any{
 	(*Grant)(nil),                            // 10: pact.v1.Grant
 	(*RevokeGrantRequest)(nil),               // 11: pact.v1.RevokeGrantRequest
 	(*RevokeGrantResponse)(nil),              // 12: pact.v1.RevokeGrantResponse
-	(*ListGrantsRequest)(nil),                // 13: pact.v1.ListGrantsRequest
-	(*ListGrantsResponse)(nil),               // 14: pact.v1.ListGrantsResponse
-	(*StartStepUpRequest)(nil),               // 15: pact.v1.StartStepUpRequest
-	(*StartStepUpResponse)(nil),              // 16: pact.v1.StartStepUpResponse
-	(*OAuthError)(nil),                       // 17: pact.v1.OAuthError
-	(*Scope)(nil),                            // 18: pact.v1.Scope
-	(*timestamppb.Timestamp)(nil),            // 19: google.protobuf.Timestamp
-	(*PageRequest)(nil),                      // 20: pact.v1.PageRequest
+	(*RevokeTokenRequest)(nil),               // 13: pact.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),              // 14: pact.v1.RevokeTokenResponse
+	(*ListGrantsRequest)(nil),                // 15: pact.v1.ListGrantsRequest
+	(*ListGrantsResponse)(nil),               // 16: pact.v1.ListGrantsResponse
+	(*StartStepUpRequest)(nil),               // 17: pact.v1.StartStepUpRequest
+	(*StartStepUpResponse)(nil),              // 18: pact.v1.StartStepUpResponse
+	(*OAuthError)(nil),                       // 19: pact.v1.OAuthError
+	(*Scope)(nil),                            // 20: pact.v1.Scope
+	(*timestamppb.Timestamp)(nil),            // 21: google.protobuf.Timestamp
+	(*PageRequest)(nil),                      // 22: pact.v1.PageRequest
 }
 var file_pact_v1_delegation_proto_depIdxs = []int32{
-	17, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
-	18, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
-	19, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
-	17, // 3: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
-	19, // 4: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
-	19, // 5: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
-	19, // 6: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
-	20, // 7: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
-	10, // 8: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
-	0,  // 9: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
-	2,  // 10: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
-	4,  // 11: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
-	6,  // 12: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
-	8,  // 13: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
-	11, // 14: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
-	13, // 15: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
-	15, // 16: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
-	1,  // 17: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
-	3,  // 18: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
-	5,  // 19: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
-	7,  // 20: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
-	9,  // 21: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
-	12, // 22: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
-	14, // 23: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
-	16, // 24: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
-	17, // [17:25] is the sub-list for method output_type
-	9,  // [9:17] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	19, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
+	20, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
+	21, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 3: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
+	21, // 4: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
+	21, // 5: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
+	21, // 6: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
+	19, // 7: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
+	22, // 8: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
+	10, // 9: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
+	20, // 10: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
+	0,  // 11: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
+	2,  // 12: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
+	4,  // 13: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
+	6,  // 14: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
+	8,  // 15: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
+	11, // 16: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
+	13, // 17: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
+	15, // 18: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
+	17, // 19: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
+	1,  // 20: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
+	3,  // 21: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
+	5,  // 22: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
+	7,  // 23: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
+	9,  // 24: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
+	12, // 25: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
+	14, // 26: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
+	16, // 27: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
+	18, // 28: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
+	20, // [20:29] is the sub-list for method output_type
+	11, // [11:20] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_delegation_proto_init() }
@@ -1436,13 +1627,14 @@ func file_pact_v1_delegation_proto_init() {
 	}
 	file_pact_v1_brand_proto_init()
 	file_pact_v1_common_proto_init()
+	file_pact_v1_delegation_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pact_v1_delegation_proto_rawDesc), len(file_pact_v1_delegation_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

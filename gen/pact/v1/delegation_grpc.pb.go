@@ -25,6 +25,7 @@ const (
 	DelegationService_DenyConsent_FullMethodName              = "/pact.v1.DelegationService/DenyConsent"
 	DelegationService_IssueDelegation_FullMethodName          = "/pact.v1.DelegationService/IssueDelegation"
 	DelegationService_RevokeGrant_FullMethodName              = "/pact.v1.DelegationService/RevokeGrant"
+	DelegationService_RevokeToken_FullMethodName              = "/pact.v1.DelegationService/RevokeToken"
 	DelegationService_ListGrants_FullMethodName               = "/pact.v1.DelegationService/ListGrants"
 	DelegationService_StartStepUp_FullMethodName              = "/pact.v1.DelegationService/StartStepUp"
 )
@@ -36,14 +37,32 @@ const (
 // DelegationService is the OAuth 2.0 device-grant authorization server of
 // PACT Delegated (§5): device authorization, consent, the token endpoint,
 // grants and step-up. Frontend role; RevokeGrant and ListGrants also admin.
+//
+// The PA-facing RPCs (StartDeviceAuthorization, IssueDelegation,
+// RevokeToken) answer every protocol refusal as a normal response carrying an
+// OAuthError with the exact HTTP status, WWW-Authenticate and body the
+// frontend must send: a missing or bad PA JWT is a bare 401
+// (WWW-Authenticate: Bearer realm="a2a", no body); a client_id other than the
+// PA JWT's iss is 401 invalid_client; an unknown Brand is a bare 404; a Brand
+// without delegation is 400 unauthorized_client. RPC errors are kept for
+// malformed calls (INVALID_ARGUMENT) and infrastructure (UNAVAILABLE). pactd
+// also serves these three endpoints itself in RFC wire form under
+// /a2a/{brandId}/oauth/, for frontends that mount them by reverse proxy.
 type DelegationServiceClient interface {
 	// StartDeviceAuthorization is the device authorization endpoint
 	// (RFC 8628 §3.1), authenticated by the PA JWT.
 	StartDeviceAuthorization(ctx context.Context, in *StartDeviceAuthorizationRequest, opts ...grpc.CallOption) (*StartDeviceAuthorizationResponse, error)
 	// DescribeConsent returns what the consent page shows for a pending
-	// user_code.
+	// user_code. Errors (shared by ApproveConsent and DenyConsent): NOT_FOUND
+	// for an unknown Brand or user code; FAILED_PRECONDITION when the Brand
+	// has no delegation or the code was decided, consumed or has expired;
+	// RESOURCE_EXHAUSTED (with RetryInfo) while the Brand is over its limit of
+	// failed user-code lookups.
 	DescribeConsent(ctx context.Context, in *DescribeConsentRequest, opts ...grpc.CallOption) (*DescribeConsentResponse, error)
-	// ApproveConsent records the User's approval: granted = requested ∩ chosen.
+	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
+	// nothing granted is a deny. Only a pending authorization can be decided,
+	// once. BRAND_LOGIN_MODE_SIGNED_ASSERTION is not implemented yet
+	// (UNIMPLEMENTED).
 	ApproveConsent(ctx context.Context, in *ApproveConsentRequest, opts ...grpc.CallOption) (*ApproveConsentResponse, error)
 	// DenyConsent records the User's refusal.
 	DenyConsent(ctx context.Context, in *DenyConsentRequest, opts ...grpc.CallOption) (*DenyConsentResponse, error)
@@ -51,8 +70,15 @@ type DelegationServiceClient interface {
 	// grants, authenticated by the PA JWT.
 	IssueDelegation(ctx context.Context, in *IssueDelegationRequest, opts ...grpc.CallOption) (*IssueDelegationResponse, error)
 	// RevokeGrant revokes a grant; its tokens stop verifying on the next call.
+	// Revoking a revoked grant succeeds; NOT_FOUND for a grant of another
+	// Brand (or of another brand_user, when given).
 	RevokeGrant(ctx context.Context, in *RevokeGrantRequest, opts ...grpc.CallOption) (*RevokeGrantResponse, error)
-	// ListGrants lists a Brand user's grants, for a "connected apps" page.
+	// RevokeToken is the PA's token revocation endpoint (RFC 7009),
+	// authenticated by the PA JWT: revoking a refresh token or delegation
+	// token of the PA's own grant revokes the whole grant.
+	RevokeToken(ctx context.Context, in *RevokeTokenRequest, opts ...grpc.CallOption) (*RevokeTokenResponse, error)
+	// ListGrants lists a Brand user's grants, newest first, live, revoked and
+	// expired alike, for a "connected apps" page.
 	ListGrants(ctx context.Context, in *ListGrantsRequest, opts ...grpc.CallOption) (*ListGrantsResponse, error)
 	// StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 	// the caller lacks (§5.5).
@@ -127,6 +153,16 @@ func (c *delegationServiceClient) RevokeGrant(ctx context.Context, in *RevokeGra
 	return out, nil
 }
 
+func (c *delegationServiceClient) RevokeToken(ctx context.Context, in *RevokeTokenRequest, opts ...grpc.CallOption) (*RevokeTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeTokenResponse)
+	err := c.cc.Invoke(ctx, DelegationService_RevokeToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *delegationServiceClient) ListGrants(ctx context.Context, in *ListGrantsRequest, opts ...grpc.CallOption) (*ListGrantsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListGrantsResponse)
@@ -154,14 +190,32 @@ func (c *delegationServiceClient) StartStepUp(ctx context.Context, in *StartStep
 // DelegationService is the OAuth 2.0 device-grant authorization server of
 // PACT Delegated (§5): device authorization, consent, the token endpoint,
 // grants and step-up. Frontend role; RevokeGrant and ListGrants also admin.
+//
+// The PA-facing RPCs (StartDeviceAuthorization, IssueDelegation,
+// RevokeToken) answer every protocol refusal as a normal response carrying an
+// OAuthError with the exact HTTP status, WWW-Authenticate and body the
+// frontend must send: a missing or bad PA JWT is a bare 401
+// (WWW-Authenticate: Bearer realm="a2a", no body); a client_id other than the
+// PA JWT's iss is 401 invalid_client; an unknown Brand is a bare 404; a Brand
+// without delegation is 400 unauthorized_client. RPC errors are kept for
+// malformed calls (INVALID_ARGUMENT) and infrastructure (UNAVAILABLE). pactd
+// also serves these three endpoints itself in RFC wire form under
+// /a2a/{brandId}/oauth/, for frontends that mount them by reverse proxy.
 type DelegationServiceServer interface {
 	// StartDeviceAuthorization is the device authorization endpoint
 	// (RFC 8628 §3.1), authenticated by the PA JWT.
 	StartDeviceAuthorization(context.Context, *StartDeviceAuthorizationRequest) (*StartDeviceAuthorizationResponse, error)
 	// DescribeConsent returns what the consent page shows for a pending
-	// user_code.
+	// user_code. Errors (shared by ApproveConsent and DenyConsent): NOT_FOUND
+	// for an unknown Brand or user code; FAILED_PRECONDITION when the Brand
+	// has no delegation or the code was decided, consumed or has expired;
+	// RESOURCE_EXHAUSTED (with RetryInfo) while the Brand is over its limit of
+	// failed user-code lookups.
 	DescribeConsent(context.Context, *DescribeConsentRequest) (*DescribeConsentResponse, error)
-	// ApproveConsent records the User's approval: granted = requested ∩ chosen.
+	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
+	// nothing granted is a deny. Only a pending authorization can be decided,
+	// once. BRAND_LOGIN_MODE_SIGNED_ASSERTION is not implemented yet
+	// (UNIMPLEMENTED).
 	ApproveConsent(context.Context, *ApproveConsentRequest) (*ApproveConsentResponse, error)
 	// DenyConsent records the User's refusal.
 	DenyConsent(context.Context, *DenyConsentRequest) (*DenyConsentResponse, error)
@@ -169,8 +223,15 @@ type DelegationServiceServer interface {
 	// grants, authenticated by the PA JWT.
 	IssueDelegation(context.Context, *IssueDelegationRequest) (*IssueDelegationResponse, error)
 	// RevokeGrant revokes a grant; its tokens stop verifying on the next call.
+	// Revoking a revoked grant succeeds; NOT_FOUND for a grant of another
+	// Brand (or of another brand_user, when given).
 	RevokeGrant(context.Context, *RevokeGrantRequest) (*RevokeGrantResponse, error)
-	// ListGrants lists a Brand user's grants, for a "connected apps" page.
+	// RevokeToken is the PA's token revocation endpoint (RFC 7009),
+	// authenticated by the PA JWT: revoking a refresh token or delegation
+	// token of the PA's own grant revokes the whole grant.
+	RevokeToken(context.Context, *RevokeTokenRequest) (*RevokeTokenResponse, error)
+	// ListGrants lists a Brand user's grants, newest first, live, revoked and
+	// expired alike, for a "connected apps" page.
 	ListGrants(context.Context, *ListGrantsRequest) (*ListGrantsResponse, error)
 	// StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 	// the caller lacks (§5.5).
@@ -202,6 +263,9 @@ func (UnimplementedDelegationServiceServer) IssueDelegation(context.Context, *Is
 }
 func (UnimplementedDelegationServiceServer) RevokeGrant(context.Context, *RevokeGrantRequest) (*RevokeGrantResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RevokeGrant not implemented")
+}
+func (UnimplementedDelegationServiceServer) RevokeToken(context.Context, *RevokeTokenRequest) (*RevokeTokenResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeToken not implemented")
 }
 func (UnimplementedDelegationServiceServer) ListGrants(context.Context, *ListGrantsRequest) (*ListGrantsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListGrants not implemented")
@@ -338,6 +402,24 @@ func _DelegationService_RevokeGrant_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DelegationService_RevokeToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DelegationServiceServer).RevokeToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DelegationService_RevokeToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DelegationServiceServer).RevokeToken(ctx, req.(*RevokeTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _DelegationService_ListGrants_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListGrantsRequest)
 	if err := dec(in); err != nil {
@@ -404,6 +486,10 @@ var DelegationService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RevokeGrant",
 			Handler:    _DelegationService_RevokeGrant_Handler,
+		},
+		{
+			MethodName: "RevokeToken",
+			Handler:    _DelegationService_RevokeToken_Handler,
 		},
 		{
 			MethodName: "ListGrants",

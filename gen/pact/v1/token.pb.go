@@ -27,8 +27,12 @@ type IntrospectTokenRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The delegation token.
 	Token string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
-	// Optional: require the token to be for this Brand.
-	BrandId       string `protobuf:"bytes,2,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
+	// Optional: require the token to be for this Brand (aud = its interface
+	// URL, iss = aud + "/oauth"). Without it the Brand is taken from aud.
+	BrandId string `protobuf:"bytes,2,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
+	// Optional: require the token's client_id to be this PA issuer, for
+	// example the iss of the PA JWT the token arrived with.
+	ClientId      string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -77,6 +81,13 @@ func (x *IntrospectTokenRequest) GetBrandId() string {
 	return ""
 }
 
+func (x *IntrospectTokenRequest) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
 // IntrospectTokenResponse follows RFC 7662 §2.2.
 type IntrospectTokenResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -99,9 +110,13 @@ type IntrospectTokenResponse struct {
 	// The grant id.
 	GrantId string `protobuf:"bytes,9,opt,name=grant_id,json=grantId,proto3" json:"grant_id,omitempty"`
 	// Always "Bearer" when active.
-	TokenType     string `protobuf:"bytes,10,opt,name=token_type,json=tokenType,proto3" json:"token_type,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	TokenType string `protobuf:"bytes,10,opt,name=token_type,json=tokenType,proto3" json:"token_type,omitempty"`
+	// The approved RFC 9396 authorization_details JSON array (§5.7) when the
+	// grant is resource-bound; empty otherwise. A resource server must
+	// enforce it as well as scope.
+	AuthorizationDetailsJson string `protobuf:"bytes,11,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *IntrospectTokenResponse) Reset() {
@@ -204,6 +219,13 @@ func (x *IntrospectTokenResponse) GetTokenType() string {
 	return ""
 }
 
+func (x *IntrospectTokenResponse) GetAuthorizationDetailsJson() string {
+	if x != nil {
+		return x.AuthorizationDetailsJson
+	}
+	return ""
+}
+
 // SignReceiptRequest carries the receipt claims (§5.6).
 type SignReceiptRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -216,7 +238,15 @@ type SignReceiptRequest struct {
 	// The actions taken (may be empty).
 	Actions []*ReceiptAction `protobuf:"bytes,4,rep,name=actions,proto3" json:"actions,omitempty"`
 	// The time to put in ts; now when absent.
-	Ts            *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=ts,proto3" json:"ts,omitempty"`
+	Ts *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=ts,proto3" json:"ts,omitempty"`
+	// The PA's issuer (receipt claim pa): the iss of the verified PA JWT,
+	// which is the grant's client_id. Required. Once grants can be looked up
+	// pactd checks it against the grant.
+	PaIssuer string `protobuf:"bytes,6,opt,name=pa_issuer,json=paIssuer,proto3" json:"pa_issuer,omitempty"`
+	// The User's id at the Brand (receipt claim user): the verified
+	// delegation token's sub. Required; checked against the grant like
+	// pa_issuer.
+	BrandUser     string `protobuf:"bytes,7,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -284,6 +314,20 @@ func (x *SignReceiptRequest) GetTs() *timestamppb.Timestamp {
 		return x.Ts
 	}
 	return nil
+}
+
+func (x *SignReceiptRequest) GetPaIssuer() string {
+	if x != nil {
+		return x.PaIssuer
+	}
+	return ""
+}
+
+func (x *SignReceiptRequest) GetBrandUser() string {
+	if x != nil {
+		return x.BrandUser
+	}
+	return ""
 }
 
 // ReceiptAction is one tool call recorded in a receipt.
@@ -694,10 +738,11 @@ var File_pact_v1_token_proto protoreflect.FileDescriptor
 
 const file_pact_v1_token_proto_rawDesc = "" +
 	"\n" +
-	"\x13pact/v1/token.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"I\n" +
+	"\x13pact/v1/token.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"f\n" +
 	"\x16IntrospectTokenRequest\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x19\n" +
-	"\bbrand_id\x18\x02 \x01(\tR\abrandId\"\xb0\x02\n" +
+	"\bbrand_id\x18\x02 \x01(\tR\abrandId\x12\x1b\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\"\xee\x02\n" +
 	"\x17IntrospectTokenResponse\x12\x16\n" +
 	"\x06active\x18\x01 \x01(\bR\x06active\x12\x14\n" +
 	"\x05scope\x18\x02 \x01(\tR\x05scope\x12\x1b\n" +
@@ -710,14 +755,18 @@ const file_pact_v1_token_proto_rawDesc = "" +
 	"\bgrant_id\x18\t \x01(\tR\agrantId\x12\x1d\n" +
 	"\n" +
 	"token_type\x18\n" +
-	" \x01(\tR\ttokenType\"\xc9\x01\n" +
+	" \x01(\tR\ttokenType\x12<\n" +
+	"\x1aauthorization_details_json\x18\v \x01(\tR\x18authorizationDetailsJson\"\x85\x02\n" +
 	"\x12SignReceiptRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x19\n" +
 	"\bgrant_id\x18\x02 \x01(\tR\agrantId\x12\x1f\n" +
 	"\vscopes_used\x18\x03 \x03(\tR\n" +
 	"scopesUsed\x120\n" +
 	"\aactions\x18\x04 \x03(\v2\x16.pact.v1.ReceiptActionR\aactions\x12*\n" +
-	"\x02ts\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02ts\"@\n" +
+	"\x02ts\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02ts\x12\x1b\n" +
+	"\tpa_issuer\x18\x06 \x01(\tR\bpaIssuer\x12\x1d\n" +
+	"\n" +
+	"brand_user\x18\a \x01(\tR\tbrandUser\"@\n" +
 	"\rReceiptAction\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1b\n" +
 	"\targs_hash\x18\x02 \x01(\tR\bargsHash\"k\n" +

@@ -51,6 +51,9 @@ const (
 	// DelegationServiceRevokeGrantProcedure is the fully-qualified name of the DelegationService's
 	// RevokeGrant RPC.
 	DelegationServiceRevokeGrantProcedure = "/pact.v1.DelegationService/RevokeGrant"
+	// DelegationServiceRevokeTokenProcedure is the fully-qualified name of the DelegationService's
+	// RevokeToken RPC.
+	DelegationServiceRevokeTokenProcedure = "/pact.v1.DelegationService/RevokeToken"
 	// DelegationServiceListGrantsProcedure is the fully-qualified name of the DelegationService's
 	// ListGrants RPC.
 	DelegationServiceListGrantsProcedure = "/pact.v1.DelegationService/ListGrants"
@@ -65,9 +68,16 @@ type DelegationServiceClient interface {
 	// (RFC 8628 §3.1), authenticated by the PA JWT.
 	StartDeviceAuthorization(context.Context, *v1.StartDeviceAuthorizationRequest) (*v1.StartDeviceAuthorizationResponse, error)
 	// DescribeConsent returns what the consent page shows for a pending
-	// user_code.
+	// user_code. Errors (shared by ApproveConsent and DenyConsent): NOT_FOUND
+	// for an unknown Brand or user code; FAILED_PRECONDITION when the Brand
+	// has no delegation or the code was decided, consumed or has expired;
+	// RESOURCE_EXHAUSTED (with RetryInfo) while the Brand is over its limit of
+	// failed user-code lookups.
 	DescribeConsent(context.Context, *v1.DescribeConsentRequest) (*v1.DescribeConsentResponse, error)
-	// ApproveConsent records the User's approval: granted = requested ∩ chosen.
+	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
+	// nothing granted is a deny. Only a pending authorization can be decided,
+	// once. BRAND_LOGIN_MODE_SIGNED_ASSERTION is not implemented yet
+	// (UNIMPLEMENTED).
 	ApproveConsent(context.Context, *v1.ApproveConsentRequest) (*v1.ApproveConsentResponse, error)
 	// DenyConsent records the User's refusal.
 	DenyConsent(context.Context, *v1.DenyConsentRequest) (*v1.DenyConsentResponse, error)
@@ -75,8 +85,15 @@ type DelegationServiceClient interface {
 	// grants, authenticated by the PA JWT.
 	IssueDelegation(context.Context, *v1.IssueDelegationRequest) (*v1.IssueDelegationResponse, error)
 	// RevokeGrant revokes a grant; its tokens stop verifying on the next call.
+	// Revoking a revoked grant succeeds; NOT_FOUND for a grant of another
+	// Brand (or of another brand_user, when given).
 	RevokeGrant(context.Context, *v1.RevokeGrantRequest) (*v1.RevokeGrantResponse, error)
-	// ListGrants lists a Brand user's grants, for a "connected apps" page.
+	// RevokeToken is the PA's token revocation endpoint (RFC 7009),
+	// authenticated by the PA JWT: revoking a refresh token or delegation
+	// token of the PA's own grant revokes the whole grant.
+	RevokeToken(context.Context, *v1.RevokeTokenRequest) (*v1.RevokeTokenResponse, error)
+	// ListGrants lists a Brand user's grants, newest first, live, revoked and
+	// expired alike, for a "connected apps" page.
 	ListGrants(context.Context, *v1.ListGrantsRequest) (*v1.ListGrantsResponse, error)
 	// StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 	// the caller lacks (§5.5).
@@ -130,6 +147,12 @@ func NewDelegationServiceClient(httpClient connect.HTTPClient, baseURL string, o
 			connect.WithSchema(delegationServiceMethods.ByName("RevokeGrant")),
 			connect.WithClientOptions(opts...),
 		),
+		revokeToken: connect.NewClient[v1.RevokeTokenRequest, v1.RevokeTokenResponse](
+			httpClient,
+			baseURL+DelegationServiceRevokeTokenProcedure,
+			connect.WithSchema(delegationServiceMethods.ByName("RevokeToken")),
+			connect.WithClientOptions(opts...),
+		),
 		listGrants: connect.NewClient[v1.ListGrantsRequest, v1.ListGrantsResponse](
 			httpClient,
 			baseURL+DelegationServiceListGrantsProcedure,
@@ -153,6 +176,7 @@ type delegationServiceClient struct {
 	denyConsent              *connect.Client[v1.DenyConsentRequest, v1.DenyConsentResponse]
 	issueDelegation          *connect.Client[v1.IssueDelegationRequest, v1.IssueDelegationResponse]
 	revokeGrant              *connect.Client[v1.RevokeGrantRequest, v1.RevokeGrantResponse]
+	revokeToken              *connect.Client[v1.RevokeTokenRequest, v1.RevokeTokenResponse]
 	listGrants               *connect.Client[v1.ListGrantsRequest, v1.ListGrantsResponse]
 	startStepUp              *connect.Client[v1.StartStepUpRequest, v1.StartStepUpResponse]
 }
@@ -211,6 +235,15 @@ func (c *delegationServiceClient) RevokeGrant(ctx context.Context, req *v1.Revok
 	return nil, err
 }
 
+// RevokeToken calls pact.v1.DelegationService.RevokeToken.
+func (c *delegationServiceClient) RevokeToken(ctx context.Context, req *v1.RevokeTokenRequest) (*v1.RevokeTokenResponse, error) {
+	response, err := c.revokeToken.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // ListGrants calls pact.v1.DelegationService.ListGrants.
 func (c *delegationServiceClient) ListGrants(ctx context.Context, req *v1.ListGrantsRequest) (*v1.ListGrantsResponse, error) {
 	response, err := c.listGrants.CallUnary(ctx, connect.NewRequest(req))
@@ -235,9 +268,16 @@ type DelegationServiceHandler interface {
 	// (RFC 8628 §3.1), authenticated by the PA JWT.
 	StartDeviceAuthorization(context.Context, *v1.StartDeviceAuthorizationRequest) (*v1.StartDeviceAuthorizationResponse, error)
 	// DescribeConsent returns what the consent page shows for a pending
-	// user_code.
+	// user_code. Errors (shared by ApproveConsent and DenyConsent): NOT_FOUND
+	// for an unknown Brand or user code; FAILED_PRECONDITION when the Brand
+	// has no delegation or the code was decided, consumed or has expired;
+	// RESOURCE_EXHAUSTED (with RetryInfo) while the Brand is over its limit of
+	// failed user-code lookups.
 	DescribeConsent(context.Context, *v1.DescribeConsentRequest) (*v1.DescribeConsentResponse, error)
-	// ApproveConsent records the User's approval: granted = requested ∩ chosen.
+	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
+	// nothing granted is a deny. Only a pending authorization can be decided,
+	// once. BRAND_LOGIN_MODE_SIGNED_ASSERTION is not implemented yet
+	// (UNIMPLEMENTED).
 	ApproveConsent(context.Context, *v1.ApproveConsentRequest) (*v1.ApproveConsentResponse, error)
 	// DenyConsent records the User's refusal.
 	DenyConsent(context.Context, *v1.DenyConsentRequest) (*v1.DenyConsentResponse, error)
@@ -245,8 +285,15 @@ type DelegationServiceHandler interface {
 	// grants, authenticated by the PA JWT.
 	IssueDelegation(context.Context, *v1.IssueDelegationRequest) (*v1.IssueDelegationResponse, error)
 	// RevokeGrant revokes a grant; its tokens stop verifying on the next call.
+	// Revoking a revoked grant succeeds; NOT_FOUND for a grant of another
+	// Brand (or of another brand_user, when given).
 	RevokeGrant(context.Context, *v1.RevokeGrantRequest) (*v1.RevokeGrantResponse, error)
-	// ListGrants lists a Brand user's grants, for a "connected apps" page.
+	// RevokeToken is the PA's token revocation endpoint (RFC 7009),
+	// authenticated by the PA JWT: revoking a refresh token or delegation
+	// token of the PA's own grant revokes the whole grant.
+	RevokeToken(context.Context, *v1.RevokeTokenRequest) (*v1.RevokeTokenResponse, error)
+	// ListGrants lists a Brand user's grants, newest first, live, revoked and
+	// expired alike, for a "connected apps" page.
 	ListGrants(context.Context, *v1.ListGrantsRequest) (*v1.ListGrantsResponse, error)
 	// StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 	// the caller lacks (§5.5).
@@ -296,6 +343,12 @@ func NewDelegationServiceHandler(svc DelegationServiceHandler, opts ...connect.H
 		connect.WithSchema(delegationServiceMethods.ByName("RevokeGrant")),
 		connect.WithHandlerOptions(opts...),
 	)
+	delegationServiceRevokeTokenHandler := connect.NewUnaryHandlerSimple(
+		DelegationServiceRevokeTokenProcedure,
+		svc.RevokeToken,
+		connect.WithSchema(delegationServiceMethods.ByName("RevokeToken")),
+		connect.WithHandlerOptions(opts...),
+	)
 	delegationServiceListGrantsHandler := connect.NewUnaryHandlerSimple(
 		DelegationServiceListGrantsProcedure,
 		svc.ListGrants,
@@ -322,6 +375,8 @@ func NewDelegationServiceHandler(svc DelegationServiceHandler, opts ...connect.H
 			delegationServiceIssueDelegationHandler.ServeHTTP(w, r)
 		case DelegationServiceRevokeGrantProcedure:
 			delegationServiceRevokeGrantHandler.ServeHTTP(w, r)
+		case DelegationServiceRevokeTokenProcedure:
+			delegationServiceRevokeTokenHandler.ServeHTTP(w, r)
 		case DelegationServiceListGrantsProcedure:
 			delegationServiceListGrantsHandler.ServeHTTP(w, r)
 		case DelegationServiceStartStepUpProcedure:
@@ -357,6 +412,10 @@ func (UnimplementedDelegationServiceHandler) IssueDelegation(context.Context, *v
 
 func (UnimplementedDelegationServiceHandler) RevokeGrant(context.Context, *v1.RevokeGrantRequest) (*v1.RevokeGrantResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.DelegationService.RevokeGrant is not implemented"))
+}
+
+func (UnimplementedDelegationServiceHandler) RevokeToken(context.Context, *v1.RevokeTokenRequest) (*v1.RevokeTokenResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.DelegationService.RevokeToken is not implemented"))
 }
 
 func (UnimplementedDelegationServiceHandler) ListGrants(context.Context, *v1.ListGrantsRequest) (*v1.ListGrantsResponse, error) {

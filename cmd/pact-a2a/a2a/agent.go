@@ -1,0 +1,47 @@
+package a2a
+
+import (
+	"context"
+
+	pactv1 "pactd/gen/pact/v1"
+)
+
+// Agent is the Brand's support agent: the only part of the frontend that is
+// Brand logic. Replace EchoAgent with a real one.
+type Agent interface {
+	// Reply answers one User turn. An error abandons the turn (the PA may
+	// send the same messageId again) and answers INTERNAL.
+	Reply(ctx context.Context, t Turn) (Reply, error)
+}
+
+// Turn is what the agent knows about one User message.
+type Turn struct {
+	// BrandID is the Brand the PA is talking to.
+	BrandID string
+	// ContextID is the conversation (contextId).
+	ContextID string
+	// NewContext is true on the conversation's first turn.
+	NewContext bool
+	// Text is the User's message: its text parts joined by newlines.
+	Text string
+	// Caller is the PA and its User, as pactd verified them.
+	Caller *pactv1.Caller
+	// Delegation is the grant of a verified delegation token, or nil for an
+	// identity-only turn.
+	Delegation *pactv1.DelegationInfo
+}
+
+// Reply is the agent's answer.
+type Reply struct {
+	// Text is the reply message's single text part.
+	Text string
+}
+
+// EchoAgent is a demonstration agent: it repeats the User's text and names
+// the Brand.
+type EchoAgent struct{}
+
+// Reply echoes the turn's text.
+func (EchoAgent) Reply(_ context.Context, t Turn) (Reply, error) {
+	return Reply{Text: "This is the " + t.BrandID + " support agent. You said: " + t.Text}, nil
+}

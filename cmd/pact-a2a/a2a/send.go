@@ -1,0 +1,203 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	pactv1 "pactd/gen/pact/v1"
+)
+
+// userMessage is what message:send needs from a valid request.
+type userMessage struct {
+	messageID, contextID, text string
+}
+
+// send serves POST message:send (PACT §4). The request's Content-Type and
+// A2A-Version are not checked: the body is parsed as JSON whatever they say.
+func (h *Handler) send(w http.ResponseWriter, r *http.Request, c *call) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
+	if err != nil {
+		invalidParams("The request body is unreadable or too large").write(w)
+		return
+	}
+	msg, bad := parseSend(body)
+	if bad != nil {
+		bad.write(w)
+		return
+	}
+	owner := &pactv1.Owner{BrandId: c.brandID, AgentId: c.caller.GetAgentId(), Subject: c.caller.GetSubject()}
+	begun, err := h.conv.BeginTurn(r.Context(), &pactv1.BeginTurnRequest{
+		Owner: owner, ContextId: msg.contextID, MessageId: msg.messageID,
+		BrandUser: c.delegation.GetBrandUser(),
+	})
+	if err != nil {
+		h.fail(w, r, "begin turn", err)
+		return
+	}
+	switch begun.GetOutcome() {
+	case pactv1.TurnOutcome_TURN_OUTCOME_ERROR:
+		e := begun.GetError()
+		if e.GetHttpStatus() < 400 || e.GetHttpStatus() > 599 {
+			h.fail(w, r, "begin turn", errors.New("A2A error without an error status"))
+			return
+		}
+		writeA2A(w, int(e.GetHttpStatus()), []byte(e.GetBodyJson()))
+		return
+	case pactv1.TurnOutcome_TURN_OUTCOME_REPLAY:
+		writeA2A(w, http.StatusOK, []byte(begun.GetReplyJson()))
+		return
+	case pactv1.TurnOutcome_TURN_OUTCOME_RUN:
+	default:
+		h.fail(w, r, "begin turn", errors.New("unknown outcome "+begun.GetOutcome().String()))
+		return
+	}
+
+	// The turn is ours. Run it to the end even if the PA hangs up, so a
+	// retry of the messageId finds the stored reply.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), h.cfg.TurnTimeout)
+	defer cancel()
+	// Delegation comes later: a step-up answer ({"task":…}) and signed
+	// receipts in the reply's metadata both belong here.
+	reply, err := h.cfg.Agent.Reply(ctx, Turn{
+		BrandID: c.brandID, ContextID: begun.GetContextId(), NewContext: begun.GetContextCreated(),
+		Text: msg.text, Caller: c.caller, Delegation: c.delegation,
+	})
+	var out []byte
+	if err == nil {
+		out, err = h.complete(ctx, owner, begun.GetContextId(), msg.messageID, reply)
+	}
+	if err != nil {
+		if _, aerr := h.conv.AbandonTurn(ctx, &pactv1.AbandonTurnRequest{Owner: owner, ContextId: begun.GetContextId(), MessageId: msg.messageID}); aerr != nil {
+			h.cfg.Logger.ErrorContext(ctx, "abandon turn", slog.String("error", aerr.Error()))
+		}
+		h.fail(w, r, "run turn", err)
+		return
+	}
+	writeA2A(w, http.StatusOK, out)
+}
+
+// complete builds the reply body and stores it in pactd.
+func (h *Handler) complete(ctx context.Context, owner *pactv1.Owner, contextID, messageID string, reply Reply) ([]byte, error) {
+	type part struct {
+		Text string `json:"text"`
+	}
+	type message struct {
+		MessageID string `json:"messageId"`
+		ContextID string `json:"contextId"`
+		Role      string `json:"role"`
+		Parts     []part `json:"parts"`
+	}
+	replyID := h.cfg.NewMessageID()
+	out := marshal(struct {
+		Message message `json:"message"`
+	}{message{replyID, contextID, "ROLE_AGENT", []part{{reply.Text}}}})
+	_, err := h.conv.CompleteTurn(ctx, &pactv1.CompleteTurnRequest{
+		Owner: owner, ContextId: contextID, MessageId: messageID, ReplyMessageId: replyID, ReplyJson: string(out),
+	})
+	return out, err
+}
+
+// parseSend validates a SendMessageRequest in the order of PACT §4: JSON
+// and schema, taskId, role, content types, blank text.
+func parseSend(body []byte) (userMessage, *a2aError) {
+	fail := func(e a2aError) (userMessage, *a2aError) { return userMessage{}, &e }
+	var req, m map[string]json.RawMessage // exact keys: encoding/json's struct matching ignores case
+	if json.Unmarshal(body, &req) != nil || json.Unmarshal(req["message"], &m) != nil || m == nil {
+		return fail(invalidParams("The body must be JSON: {\"message\": Message}"))
+	}
+	id, hasID := stringField(m, "messageId")
+	role, _ := stringField(m, "role")
+	contextID, hasContext := stringField(m, "contextId")
+	_, hasTask := stringField(m, "taskId")
+	var parts []map[string]json.RawMessage
+	switch {
+	case !hasID || id == "":
+		return fail(invalidParams("message.messageId must be a non-empty string"))
+	case role != "ROLE_USER" && role != "ROLE_AGENT" && role != "ROLE_UNSPECIFIED":
+		return fail(invalidParams("message.role must be ROLE_USER"))
+	case json.Unmarshal(m["parts"], &parts) != nil || len(parts) == 0:
+		return fail(invalidParams("message.parts must be a non-empty array of parts"))
+	case m["contextId"] != nil && !hasContext, m["taskId"] != nil && !hasTask:
+		return fail(invalidParams("message.contextId and message.taskId must be strings"))
+	case m["metadata"] != nil && !isObject(m["metadata"]):
+		return fail(invalidParams("message.metadata must be an object"))
+	}
+	texts := make([]string, 0, len(parts))
+	nonText := false
+	for _, p := range parts {
+		kind, ok := partKind(p)
+		if !ok {
+			return fail(invalidParams("Each part must be an object with exactly one of text, raw, url or data"))
+		}
+		if kind == "text" {
+			t, _ := stringField(p, "text")
+			texts = append(texts, t)
+		} else {
+			nonText = true
+		}
+	}
+	text := strings.Join(texts, "\n")
+	switch {
+	case hasTask:
+		return fail(taskNotFound("Task not found"))
+	case role != "ROLE_USER":
+		return fail(invalidParams("message.role must be ROLE_USER"))
+	case nonText:
+		return fail(contentTypeNotSupported("Only text parts are supported"))
+	case strings.TrimSpace(text) == "":
+		return fail(invalidParams("The message text is empty"))
+	}
+	return userMessage{messageID: id, contextID: contextID, text: text}, nil
+}
+
+// partKind checks a part as the strict A2A schema does: exactly one of
+// text, raw (base64), url or data, plus optional metadata, filename and
+// mediaType, and nothing else.
+func partKind(p map[string]json.RawMessage) (string, bool) {
+	kind := ""
+	for k, v := range p {
+		switch k {
+		case "text", "raw", "url", "filename", "mediaType":
+			if _, ok := stringField(p, k); !ok {
+				return "", false
+			}
+		case "data":
+			if bytes.Equal(v, []byte("null")) {
+				return "", false
+			}
+		case "metadata":
+			if !isObject(v) {
+				return "", false
+			}
+		default:
+			return "", false
+		}
+		if k == "text" || k == "raw" || k == "url" || k == "data" {
+			if kind != "" {
+				return "", false
+			}
+			kind = k
+		}
+	}
+	return kind, kind != ""
+}
+
+// stringField returns m[key] when it is a JSON string.
+func stringField(m map[string]json.RawMessage, key string) (string, bool) {
+	var s *string
+	if json.Unmarshal(m[key], &s) != nil || s == nil {
+		return "", false
+	}
+	return *s, true
+}
+
+func isObject(v json.RawMessage) bool {
+	var o map[string]json.RawMessage
+	return json.Unmarshal(v, &o) == nil && o != nil
+}

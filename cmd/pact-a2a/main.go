@@ -1,0 +1,82 @@
+// Command pact-a2a is the reference A2A frontend of a PACT Provider: it
+// serves /a2a/{brandId}/… to personal agents and asks pactd about
+// everything else. See package pactd/cmd/pact-a2a/a2a.
+//
+// Settings (flags win over the environment):
+//
+//	-listen  A2A_LISTEN           host:port to serve on (default 127.0.0.1:3000)
+//	-pactd   PACTD_URL            pactd's base URL (default http://127.0.0.1:7070)
+//	         PACT_FRONTEND_TOKEN  the frontend credential pactd knows (required)
+//
+// Its own settings avoid the PACT_ prefix, which pactd reserves.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"pactd/cmd/pact-a2a/a2a"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "pact-a2a:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	or := func(v, def string) string {
+		if v == "" {
+			return def
+		}
+		return v
+	}
+	fs := flag.NewFlagSet("pact-a2a", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", or(getenv("A2A_LISTEN"), "127.0.0.1:3000"), "host:port to serve A2A on (env A2A_LISTEN)")
+	pactd := fs.String("pactd", or(getenv("PACTD_URL"), "http://127.0.0.1:7070"), "pactd's base URL (env PACTD_URL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	h, err := a2a.NewHandler(a2a.Config{PactdURL: *pactd, Token: getenv("PACT_FRONTEND_TOKEN"), Logger: log})
+	if err != nil {
+		return fmt.Errorf("%w (set PACT_FRONTEND_TOKEN)", err)
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      90 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("pact-a2a serving", slog.String("addr", ln.Addr().String()), slog.String("pactd", *pactd))
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}

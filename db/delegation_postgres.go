@@ -1,0 +1,188 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"pactd/db/internal/pgq"
+)
+
+// delegationTx runs fn in one transaction.
+func (s *pgStore) delegationTx(ctx context.Context, fn func(q *pgq.Queries) error) error {
+	return pgErr(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(s.q.WithTx(tx)) }))
+}
+
+func (s *pgStore) CreateDeviceAuthorization(ctx context.Context, d DeviceAuthorization) (DeviceAuthorization, error) {
+	r, err := s.q.CreateDeviceAuthorization(ctx, pgq.CreateDeviceAuthorizationParams(createDeviceParams(d)))
+	if err != nil {
+		return DeviceAuthorization{}, pgErr(err)
+	}
+	return deviceFromPG(r), nil
+}
+
+func (s *pgStore) GetDeviceAuthorizationByDeviceCode(ctx context.Context, brandID string, hash []byte) (DeviceAuthorization, error) {
+	r, err := s.q.GetDeviceAuthorizationByDeviceCode(ctx, pgq.GetDeviceAuthorizationByDeviceCodeParams{BrandID: brandID, DeviceCodeHash: hash})
+	if err != nil {
+		return DeviceAuthorization{}, pgErr(err)
+	}
+	return deviceFromPG(r), nil
+}
+
+func (s *pgStore) GetDeviceAuthorizationByUserCode(ctx context.Context, brandID string, hash []byte) (DeviceAuthorization, error) {
+	r, err := s.q.GetDeviceAuthorizationByUserCode(ctx, pgq.GetDeviceAuthorizationByUserCodeParams{BrandID: brandID, UserCodeHash: hash})
+	if err != nil {
+		return DeviceAuthorization{}, pgErr(err)
+	}
+	return deviceFromPG(r), nil
+}
+
+func (s *pgStore) PollDeviceAuthorization(ctx context.Context, id string, now time.Time, step time.Duration) (DeviceAuthorization, PollOutcome, error) {
+	r, err := s.q.PollDeviceAuthorization(ctx, pgq.PollDeviceAuthorizationParams{ID: id, Now: unix(now)})
+	if err == nil {
+		return deviceFromPG(r), PollPending, nil
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return DeviceAuthorization{}, 0, pgErr(err)
+	}
+	r, err = s.q.SlowDownDeviceAuthorization(ctx, pgq.SlowDownDeviceAuthorizationParams{ID: id, Now: unix(now), Step: int64(step / time.Second)})
+	if err != nil {
+		return DeviceAuthorization{}, 0, pgErr(err)
+	}
+	return deviceFromPG(r), PollSlowDown, nil
+}
+
+func (s *pgStore) ApproveDeviceAuthorization(ctx context.Context, id string, g Grant, now time.Time) (DeviceAuthorization, Grant, error) {
+	var d DeviceAuthorization
+	err := s.delegationTx(ctx, func(q *pgq.Queries) error {
+		r, err := q.ApproveDeviceAuthorization(ctx, pgq.ApproveDeviceAuthorizationParams{ID: id, BrandUser: g.BrandUser, GrantID: g.ID, Now: unix(now)})
+		if err != nil {
+			return err
+		}
+		d = deviceFromPG(r)
+		gr, err := q.CreateGrant(ctx, pgq.CreateGrantParams(createGrantParams(g)))
+		if err != nil {
+			return fmt.Errorf("create grant: %w", err)
+		}
+		g = grantFromPG(gr)
+		return nil
+	})
+	if err != nil {
+		return DeviceAuthorization{}, Grant{}, err
+	}
+	return d, g, nil
+}
+
+func (s *pgStore) DenyDeviceAuthorization(ctx context.Context, id string, now time.Time) (DeviceAuthorization, error) {
+	r, err := s.q.DenyDeviceAuthorization(ctx, pgq.DenyDeviceAuthorizationParams{ID: id, Now: unix(now)})
+	if err != nil {
+		return DeviceAuthorization{}, pgErr(err)
+	}
+	return deviceFromPG(r), nil
+}
+
+func (s *pgStore) RedeemDeviceAuthorization(ctx context.Context, id string, now time.Time, rt RefreshToken) (DeviceAuthorization, error) {
+	var d DeviceAuthorization
+	err := s.delegationTx(ctx, func(q *pgq.Queries) error {
+		r, err := q.ConsumeDeviceAuthorization(ctx, pgq.ConsumeDeviceAuthorizationParams{ID: id, Now: unix(now)})
+		if err != nil {
+			return err
+		}
+		d = deviceFromPG(r)
+		rt.GrantID = d.GrantID
+		if err := q.CreateRefreshToken(ctx, pgq.CreateRefreshTokenParams(createRefreshParams(rt))); err != nil {
+			return fmt.Errorf("create refresh token: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return DeviceAuthorization{}, err
+	}
+	return d, nil
+}
+
+func (s *pgStore) GetGrant(ctx context.Context, id string) (Grant, error) {
+	r, err := s.q.GetGrant(ctx, id)
+	if err != nil {
+		return Grant{}, pgErr(err)
+	}
+	return grantFromPG(r), nil
+}
+
+func (s *pgStore) RevokeGrant(ctx context.Context, id string, now time.Time) (bool, error) {
+	n, err := s.q.RevokeGrant(ctx, pgq.RevokeGrantParams{ID: id, Now: unix(now)})
+	if err != nil {
+		return false, pgErr(err)
+	}
+	if n == 1 {
+		return true, nil
+	}
+	if _, err := s.GetGrant(ctx, id); err != nil {
+		return false, err
+	}
+	return false, nil
+}
+
+func (s *pgStore) ListGrants(ctx context.Context, brandID, brandUser, beforeID string, limit int) ([]Grant, error) {
+	rows, err := s.q.ListGrantsByUser(ctx, pgq.ListGrantsByUserParams{BrandID: brandID, BrandUser: brandUser, BeforeID: beforeID, PageLimit: int64(limit)})
+	if err != nil {
+		return nil, pgErr(err)
+	}
+	out := make([]Grant, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, grantFromPGListRow(r))
+	}
+	return out, nil
+}
+
+func (s *pgStore) GrantLive(ctx context.Context, grantID, brandID, clientID, brandUser string) (bool, error) {
+	return s.GrantLiveAt(ctx, grantID, brandID, clientID, brandUser, time.Now())
+}
+
+func (s *pgStore) GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error) {
+	n, err := s.q.CountLiveGrants(ctx, pgq.CountLiveGrantsParams{ID: grantID, BrandID: brandID, ClientID: clientID, BrandUser: brandUser, Now: unix(now)})
+	return n == 1, pgErr(err)
+}
+
+func (s *pgStore) GetRefreshToken(ctx context.Context, hash []byte) (RefreshToken, error) {
+	r, err := s.q.GetRefreshToken(ctx, hash)
+	if err != nil {
+		return RefreshToken{}, pgErr(err)
+	}
+	return refreshFromPG(r), nil
+}
+
+func (s *pgStore) RotateRefreshToken(ctx context.Context, old []byte, brandID, clientID string, now time.Time, next RefreshToken) (RefreshToken, error) {
+	err := s.delegationTx(ctx, func(q *pgq.Queries) error {
+		used, err := q.UseRefreshToken(ctx, pgq.UseRefreshTokenParams{TokenHash: old, BrandID: brandID, ClientID: clientID, Now: unix(now)})
+		if err != nil {
+			return err
+		}
+		next.GrantID = used.GrantID
+		if err := q.CreateRefreshToken(ctx, pgq.CreateRefreshTokenParams(createRefreshParams(next))); err != nil {
+			return fmt.Errorf("create refresh token: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return RefreshToken{}, err
+	}
+	return normRefresh(next), nil
+}
+
+func (s *pgStore) PurgeExpiredDelegation(ctx context.Context, now time.Time) (int64, error) {
+	var total int64
+	err := s.delegationTx(ctx, func(q *pgq.Queries) error {
+		n, err := q.DeleteExpiredDeviceAuthorizations(ctx, unix(now))
+		if err != nil {
+			return err
+		}
+		m, err := q.DeleteExpiredRefreshTokens(ctx, unix(now))
+		total = n + m
+		return err
+	})
+	return total, err
+}

@@ -1,0 +1,196 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"pactd/db/internal/liteq"
+)
+
+// delegationTx runs fn in one BEGIN IMMEDIATE transaction (the DSN's _txlock), so
+// concurrent writers queue on the write lock instead of failing an upgrade.
+func (s *sqliteStore) delegationTx(ctx context.Context, fn func(q *liteq.Queries) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return liteErr(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := fn(s.q.WithTx(tx)); err != nil {
+		return liteErr(err)
+	}
+	return liteErr(tx.Commit())
+}
+
+func (s *sqliteStore) CreateDeviceAuthorization(ctx context.Context, d DeviceAuthorization) (DeviceAuthorization, error) {
+	r, err := s.q.CreateDeviceAuthorization(ctx, createDeviceParams(d))
+	if err != nil {
+		return DeviceAuthorization{}, liteErr(err)
+	}
+	return deviceFromRow(r), nil
+}
+
+func (s *sqliteStore) GetDeviceAuthorizationByDeviceCode(ctx context.Context, brandID string, hash []byte) (DeviceAuthorization, error) {
+	r, err := s.q.GetDeviceAuthorizationByDeviceCode(ctx, liteq.GetDeviceAuthorizationByDeviceCodeParams{BrandID: brandID, DeviceCodeHash: hash})
+	if err != nil {
+		return DeviceAuthorization{}, liteErr(err)
+	}
+	return deviceFromRow(r), nil
+}
+
+func (s *sqliteStore) GetDeviceAuthorizationByUserCode(ctx context.Context, brandID string, hash []byte) (DeviceAuthorization, error) {
+	r, err := s.q.GetDeviceAuthorizationByUserCode(ctx, liteq.GetDeviceAuthorizationByUserCodeParams{BrandID: brandID, UserCodeHash: hash})
+	if err != nil {
+		return DeviceAuthorization{}, liteErr(err)
+	}
+	return deviceFromRow(r), nil
+}
+
+func (s *sqliteStore) PollDeviceAuthorization(ctx context.Context, id string, now time.Time, step time.Duration) (DeviceAuthorization, PollOutcome, error) {
+	r, err := s.q.PollDeviceAuthorization(ctx, liteq.PollDeviceAuthorizationParams{ID: id, Now: unix(now)})
+	if err == nil {
+		return deviceFromRow(r), PollPending, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return DeviceAuthorization{}, 0, liteErr(err)
+	}
+	r, err = s.q.SlowDownDeviceAuthorization(ctx, liteq.SlowDownDeviceAuthorizationParams{ID: id, Now: unix(now), Step: int64(step / time.Second)})
+	if err != nil {
+		return DeviceAuthorization{}, 0, liteErr(err)
+	}
+	return deviceFromRow(r), PollSlowDown, nil
+}
+
+func (s *sqliteStore) ApproveDeviceAuthorization(ctx context.Context, id string, g Grant, now time.Time) (DeviceAuthorization, Grant, error) {
+	var d DeviceAuthorization
+	err := s.delegationTx(ctx, func(q *liteq.Queries) error {
+		r, err := q.ApproveDeviceAuthorization(ctx, liteq.ApproveDeviceAuthorizationParams{ID: id, BrandUser: g.BrandUser, GrantID: g.ID, Now: unix(now)})
+		if err != nil {
+			return err
+		}
+		d = deviceFromRow(r)
+		gr, err := q.CreateGrant(ctx, createGrantParams(g))
+		if err != nil {
+			return fmt.Errorf("create grant: %w", err)
+		}
+		g = grantFromRow(gr)
+		return nil
+	})
+	if err != nil {
+		return DeviceAuthorization{}, Grant{}, err
+	}
+	return d, g, nil
+}
+
+func (s *sqliteStore) DenyDeviceAuthorization(ctx context.Context, id string, now time.Time) (DeviceAuthorization, error) {
+	r, err := s.q.DenyDeviceAuthorization(ctx, liteq.DenyDeviceAuthorizationParams{ID: id, Now: unix(now)})
+	if err != nil {
+		return DeviceAuthorization{}, liteErr(err)
+	}
+	return deviceFromRow(r), nil
+}
+
+func (s *sqliteStore) RedeemDeviceAuthorization(ctx context.Context, id string, now time.Time, rt RefreshToken) (DeviceAuthorization, error) {
+	var d DeviceAuthorization
+	err := s.delegationTx(ctx, func(q *liteq.Queries) error {
+		r, err := q.ConsumeDeviceAuthorization(ctx, liteq.ConsumeDeviceAuthorizationParams{ID: id, Now: unix(now)})
+		if err != nil {
+			return err
+		}
+		d = deviceFromRow(r)
+		rt.GrantID = d.GrantID
+		if err := q.CreateRefreshToken(ctx, createRefreshParams(rt)); err != nil {
+			return fmt.Errorf("create refresh token: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return DeviceAuthorization{}, err
+	}
+	return d, nil
+}
+
+func (s *sqliteStore) GetGrant(ctx context.Context, id string) (Grant, error) {
+	r, err := s.q.GetGrant(ctx, id)
+	if err != nil {
+		return Grant{}, liteErr(err)
+	}
+	return grantFromRow(r), nil
+}
+
+func (s *sqliteStore) RevokeGrant(ctx context.Context, id string, now time.Time) (bool, error) {
+	n, err := s.q.RevokeGrant(ctx, liteq.RevokeGrantParams{ID: id, Now: unix(now)})
+	if err != nil {
+		return false, liteErr(err)
+	}
+	if n == 1 {
+		return true, nil
+	}
+	if _, err := s.GetGrant(ctx, id); err != nil {
+		return false, err
+	}
+	return false, nil
+}
+
+func (s *sqliteStore) ListGrants(ctx context.Context, brandID, brandUser, beforeID string, limit int) ([]Grant, error) {
+	rows, err := s.q.ListGrantsByUser(ctx, liteq.ListGrantsByUserParams{BrandID: brandID, BrandUser: brandUser, BeforeID: beforeID, PageLimit: int64(limit)})
+	if err != nil {
+		return nil, liteErr(err)
+	}
+	out := make([]Grant, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, grantFromListRow(r))
+	}
+	return out, nil
+}
+
+func (s *sqliteStore) GrantLive(ctx context.Context, grantID, brandID, clientID, brandUser string) (bool, error) {
+	return s.GrantLiveAt(ctx, grantID, brandID, clientID, brandUser, time.Now())
+}
+
+func (s *sqliteStore) GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error) {
+	n, err := s.q.CountLiveGrants(ctx, liteq.CountLiveGrantsParams{ID: grantID, BrandID: brandID, ClientID: clientID, BrandUser: brandUser, Now: unix(now)})
+	return n == 1, liteErr(err)
+}
+
+func (s *sqliteStore) GetRefreshToken(ctx context.Context, hash []byte) (RefreshToken, error) {
+	r, err := s.q.GetRefreshToken(ctx, hash)
+	if err != nil {
+		return RefreshToken{}, liteErr(err)
+	}
+	return refreshFromRow(r), nil
+}
+
+func (s *sqliteStore) RotateRefreshToken(ctx context.Context, old []byte, brandID, clientID string, now time.Time, next RefreshToken) (RefreshToken, error) {
+	err := s.delegationTx(ctx, func(q *liteq.Queries) error {
+		used, err := q.UseRefreshToken(ctx, liteq.UseRefreshTokenParams{TokenHash: old, BrandID: brandID, ClientID: clientID, Now: unix(now)})
+		if err != nil {
+			return err
+		}
+		next.GrantID = used.GrantID
+		if err := q.CreateRefreshToken(ctx, createRefreshParams(next)); err != nil {
+			return fmt.Errorf("create refresh token: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return RefreshToken{}, err
+	}
+	return normRefresh(next), nil
+}
+
+func (s *sqliteStore) PurgeExpiredDelegation(ctx context.Context, now time.Time) (int64, error) {
+	var total int64
+	err := s.delegationTx(ctx, func(q *liteq.Queries) error {
+		n, err := q.DeleteExpiredDeviceAuthorizations(ctx, unix(now))
+		if err != nil {
+			return err
+		}
+		m, err := q.DeleteExpiredRefreshTokens(ctx, unix(now))
+		total = n + m
+		return err
+	})
+	return total, err
+}

@@ -1,0 +1,296 @@
+// Package e2e_test runs pactd, the reference frontend (cmd/pact-a2a) and a
+// personal agent's JWKS together on loopback and checks them as a PA would:
+// over HTTP, with ES256 PA JWTs, comparing the bytes PACT clients compare.
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+
+	"pactd/cmd/pact-a2a/a2a"
+	"pactd/db/dbtest"
+	pactv1 "pactd/gen/pact/v1"
+	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/config"
+	"pactd/internal/server"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+const (
+	adminToken    = "e2e-admin-token-0123456789"
+	frontendToken = "e2e-frontend-token-0123456789"
+)
+
+// engines runs f once per store engine.
+func engines(t *testing.T, f func(t *testing.T, dbURL string)) {
+	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, "") })
+	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, dbtest.PostgresURL(t)) })
+}
+
+// pa is a personal agent: an ES256 key published in a JWKS on loopback.
+type pa struct {
+	key  *ecdsa.PrivateKey
+	kid  string
+	jwks *httptest.Server
+}
+
+func newPA(t *testing.T) *pa {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &pa{key: key, kid: "pa-key-1"}
+	p.jwks = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		b64 := func(n *big.Int) string { return base64.RawURLEncoding.EncodeToString(n.FillBytes(make([]byte, 32))) }
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"keys":[{"kty":"EC","crv":"P-256","x":%q,"y":%q,"kid":%q,"alg":"ES256","use":"sig"}]}`, b64(key.X), b64(key.Y), p.kid)
+	}))
+	t.Cleanup(p.jwks.Close)
+	return p
+}
+
+// sign returns a compact JWS of the claims. alg ES256 signs with the PA's
+// key (raw R||S); HS256 is the algorithm-confusion attack (HMAC keyed with
+// the PA's public key).
+func (p *pa) sign(t *testing.T, alg, kid string, claims map[string]any) string {
+	t.Helper()
+	h, _ := json.Marshal(map[string]any{"alg": alg, "typ": "JWT", "kid": kid})
+	c, _ := json.Marshal(claims)
+	input := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
+	var sig []byte
+	switch alg {
+	case "ES256":
+		d := sha256.Sum256([]byte(input))
+		r, s, err := ecdsa.Sign(rand.Reader, p.key, d[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig = append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...)
+	case "HS256":
+		m := hmac.New(sha256.New, elliptic.MarshalCompressed(elliptic.P256(), p.key.X, p.key.Y))
+		m.Write([]byte(input))
+		sig = m.Sum(nil)
+	default:
+		t.Fatalf("sign: unsupported alg %s", alg)
+	}
+	return input + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+// countingAgent is the Brand agent: EchoAgent that counts its runs and can
+// hold them until released.
+type countingAgent struct {
+	runs    atomic.Int32
+	hold    atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (a *countingAgent) Reply(ctx context.Context, t a2a.Turn) (a2a.Reply, error) {
+	a.runs.Add(1)
+	if a.hold.Load() {
+		a.entered <- struct{}{}
+		<-a.release
+	}
+	return a2a.EchoAgent{}.Reply(ctx, t)
+}
+
+// world is pactd, the frontend and a PA, all on loopback.
+type world struct {
+	feURL    string // the Provider's public URL: the frontend
+	audience string
+	pa       *pa
+	issuer   string // the PA's issuer (registered, enabled)
+	disabled string // another issuer on the same JWKS, registered then disabled
+	agent    *countingAgent
+	rpcs     atomic.Int32 // calls that reached pactd
+	agents   pactv1connect.AgentServiceClient
+	brands   pactv1connect.BrandServiceClient
+}
+
+// newWorld starts everything and registers the PA (plus a disabled one)
+// and two Brands, acme and beta, through the admin API.
+func newWorld(t *testing.T, dbURL string) *world {
+	t.Helper()
+	w := &world{pa: newPA(t), agent: &countingAgent{entered: make(chan struct{}), release: make(chan struct{})}}
+	feLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.feURL = "http://" + feLn.Addr().String()
+	w.audience = w.feURL + "/a2a"
+
+	cfg, err := config.Load(nil, []string{
+		"PACT_ADMIN_TOKEN=" + adminToken, "PACT_FRONTEND_TOKEN=" + frontendToken,
+		"PACT_DATA_DIR=" + t.TempDir(), "PACT_DATABASE_URL=" + dbURL, "PACT_LISTEN=127.0.0.1:0",
+		"PACT_PUBLIC_URL=" + w.feURL, "PACT_DEV=true",
+	}, io.Discard)
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), io.Discard)
+	if err != nil {
+		t.Fatalf("server.New: %v", err)
+	}
+	pactd := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.rpcs.Add(1)
+		srv.Handler().ServeHTTP(rw, r)
+	}))
+	t.Cleanup(func() { pactd.Close(); _ = srv.Close() })
+
+	h, err := a2a.NewHandler(a2a.Config{PactdURL: pactd.URL, Token: frontendToken, Agent: w.agent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fe := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = fe.Serve(feLn) }()
+	t.Cleanup(func() { _ = fe.Close() })
+
+	admin := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			req.Header().Set("Authorization", "Bearer "+adminToken)
+			return next(ctx, req)
+		}
+	}))
+	w.agents = pactv1connect.NewAgentServiceClient(pactd.Client(), pactd.URL, admin)
+	w.brands = pactv1connect.NewBrandServiceClient(pactd.Client(), pactd.URL, admin)
+	ctx := t.Context()
+	w.issuer = w.pa.jwks.URL
+	w.disabled = w.pa.jwks.URL + "/disabled-pa"
+	var disabledID string
+	for _, iss := range []string{w.issuer, w.disabled} {
+		res, err := w.agents.RegisterAgent(ctx, &pactv1.RegisterAgentRequest{Issuer: iss, JwksUri: iss + "/jwks.json", DisplayName: "E2E PA"})
+		if err != nil {
+			t.Fatalf("RegisterAgent(%s): %v", iss, err)
+		}
+		disabledID = res.GetAgent().GetId()
+	}
+	if _, err := w.agents.UpdateAgent(ctx, &pactv1.UpdateAgentRequest{
+		Agent: &pactv1.Agent{Id: disabledID, Enabled: false}, UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"enabled"}},
+	}); err != nil {
+		t.Fatalf("disable agent: %v", err)
+	}
+	for _, b := range []string{"acme", "beta"} {
+		if _, err := w.brands.CreateBrand(ctx, &pactv1.CreateBrandRequest{BrandId: b, DisplayName: strings.ToUpper(b) + " Inc.", Description: "Support for " + b}); err != nil {
+			t.Fatalf("CreateBrand(%s): %v", b, err)
+		}
+	}
+	return w
+}
+
+// claims are valid PA JWT claims for sub, issued now for 120 s.
+func (w *world) claims(sub string) map[string]any {
+	now := time.Now().Unix()
+	return map[string]any{"iss": w.issuer, "sub": sub, "aud": w.audience, "iat": now, "exp": now + 120}
+}
+
+// token is a valid PA JWT for sub.
+func (w *world) token(t *testing.T, sub string) string {
+	t.Helper()
+	return w.pa.sign(t, "ES256", w.pa.kid, w.claims(sub))
+}
+
+// response is one HTTP answer.
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// do sends a request to the frontend; headers are "Name: value" strings
+// and replace the defaults (none).
+func (w *world) do(t *testing.T, method, path, body string, headers ...string) response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, w.feURL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range headers {
+		k, v, _ := strings.Cut(h, ": ")
+		req.Header.Add(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return response{res.StatusCode, res.Header, string(b)}
+}
+
+// send posts message:send as sub (a PA JWT is made for it) with the given
+// message fields.
+func (w *world) send(t *testing.T, brand, tok string, msg map[string]any, headers ...string) response {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"message": msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w.do(t, "POST", "/a2a/"+brand+"/message:send", string(b), append([]string{"Authorization: Bearer " + tok,
+		"Content-Type: application/json", "A2A-Version: 1.0"}, headers...)...)
+}
+
+// userMsg is a text message from the User.
+func userMsg(id, contextID, text string) map[string]any {
+	m := map[string]any{"messageId": id, "role": "ROLE_USER", "parts": []any{map[string]any{"text": text}}}
+	if contextID != "" {
+		m["contextId"] = contextID
+	}
+	return m
+}
+
+// reply is the strict shape of a message:send answer.
+type reply struct {
+	Message struct {
+		MessageID string `json:"messageId"`
+		ContextID string `json:"contextId"`
+		Role      string `json:"role"`
+		Parts     []struct {
+			Text string `json:"text"`
+		} `json:"parts"`
+	} `json:"message"`
+}
+
+// decodeReply parses a 200 answer as strictly as the PA client does: no
+// unknown keys at any level, the exact content type.
+func decodeReply(t *testing.T, r response) reply {
+	t.Helper()
+	if r.status != 200 || r.header.Get("Content-Type") != "application/a2a+json" {
+		t.Fatalf("message:send = %d %q %s; want 200 application/a2a+json", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(r.body)))
+	dec.DisallowUnknownFields()
+	var out reply
+	if err := dec.Decode(&out); err != nil {
+		t.Fatalf("reply %s: %v", r.body, err)
+	}
+	if out.Message.Role != "ROLE_AGENT" || out.Message.MessageID == "" || out.Message.ContextID == "" || len(out.Message.Parts) != 1 {
+		t.Fatalf("reply %s is not an agent message with one text part", r.body)
+	}
+	return out
+}

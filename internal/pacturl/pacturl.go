@@ -1,0 +1,11 @@
+// Package pacturl builds the public URLs PACT fixes for a Brand, so every
+// service derives them the same way from PACT_PUBLIC_URL and the Brand id.
+package pacturl
+
+// Interface is the Brand's A2A interface URL: {publicURL}/a2a/{brandID}. It
+// is the aud of delegation tokens and the brand of receipts.
+func Interface(publicURL, brandID string) string { return publicURL + "/a2a/" + brandID }
+
+// OAuthIssuer is the Brand's authorization server: {interface}/oauth. It is
+// the iss of delegation tokens.
+func OAuthIssuer(publicURL, brandID string) string { return Interface(publicURL, brandID) + "/oauth" }

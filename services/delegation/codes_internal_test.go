@@ -1,0 +1,53 @@
+package delegation
+
+import (
+	"bytes"
+	"crypto/rand"
+	"strings"
+	"testing"
+)
+
+// User codes use every alphabet letter and only those, in XXXX-XXXX form.
+func TestNewUserCode(t *testing.T) {
+	seen := map[byte]bool{}
+	for range 200 {
+		c, err := newUserCode(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, ok := NormalizeUserCode(c)
+		if !ok || FormatUserCode(n) != c {
+			t.Fatalf("drawn code %q is not canonical", c)
+		}
+		for i := range len(n) {
+			seen[n[i]] = true
+		}
+	}
+	if len(seen) != len(UserCodeAlphabet) {
+		t.Fatalf("200 codes used %d of %d letters", len(seen), len(UserCodeAlphabet))
+	}
+	// Bytes at or above 240 are rejected (no modulo bias); a source that
+	// only yields them is an error, not an endless loop.
+	if _, err := newUserCode(bytes.NewReader(bytes.Repeat([]byte{250}, 1<<12))); err == nil {
+		t.Fatal("a source of rejected bytes gave a code")
+	}
+	c, err := newUserCode(bytes.NewReader(append(bytes.Repeat([]byte{245}, 16), bytes.Repeat([]byte{21}, 16)...)))
+	if err != nil || c != "CCCC-CCCC" {
+		t.Fatalf("code from byte 21 = %q, %v; want CCCC-CCCC", c, err)
+	}
+}
+
+func TestUnverifiedGrantID(t *testing.T) {
+	for tok, want := range map[string]string{
+		"eyJhbGciOiJFUzI1NiJ9.eyJncmFudF9pZCI6ImEyYWdyYW50X1gifQ.c2ln": "a2agrant_X",
+		"a.b":                     "",
+		"a.!!!.c":                 "",
+		"a.bnVsbA.c":              "",
+		"a.W10.c":                 "",
+		strings.Repeat("a", 9000): "",
+	} {
+		if got := unverifiedGrantID(tok); got != want {
+			t.Errorf("unverifiedGrantID(%.20q) = %q, want %q", tok, got, want)
+		}
+	}
+}

@@ -1,0 +1,39 @@
+package delegation
+
+import (
+	"context"
+	"time"
+
+	"pactd/db"
+	"pactd/internal/pajwt"
+)
+
+// Store is the storage the delegation service needs.
+type Store interface {
+	GetBrand(ctx context.Context, id string) (db.Brand, error)
+	GetAgent(ctx context.Context, id string) (db.Agent, error)
+
+	CreateDeviceAuthorization(ctx context.Context, d db.DeviceAuthorization) (db.DeviceAuthorization, error)
+	GetDeviceAuthorizationByDeviceCode(ctx context.Context, brandID string, hash []byte) (db.DeviceAuthorization, error)
+	GetDeviceAuthorizationByUserCode(ctx context.Context, brandID string, hash []byte) (db.DeviceAuthorization, error)
+	PollDeviceAuthorization(ctx context.Context, id string, now time.Time, slowDownStep time.Duration) (db.DeviceAuthorization, db.PollOutcome, error)
+	ApproveDeviceAuthorization(ctx context.Context, id string, g db.Grant, now time.Time) (db.DeviceAuthorization, db.Grant, error)
+	DenyDeviceAuthorization(ctx context.Context, id string, now time.Time) (db.DeviceAuthorization, error)
+	RedeemDeviceAuthorization(ctx context.Context, id string, now time.Time, rt db.RefreshToken) (db.DeviceAuthorization, error)
+
+	GetGrant(ctx context.Context, id string) (db.Grant, error)
+	RevokeGrant(ctx context.Context, id string, now time.Time) (bool, error)
+	ListGrants(ctx context.Context, brandID, brandUser, beforeID string, limit int) ([]db.Grant, error)
+
+	GetRefreshToken(ctx context.Context, hash []byte) (db.RefreshToken, error)
+	RotateRefreshToken(ctx context.Context, old []byte, brandID, clientID string, now time.Time, next db.RefreshToken) (db.RefreshToken, error)
+
+	PurgeExpiredDelegation(ctx context.Context, now time.Time) (int64, error)
+}
+
+// PAVerifier checks the PA JWT that authenticates a PA as an OAuth client.
+// A refused token is a *pajwt.Error; any other error is an infrastructure
+// fault.
+type PAVerifier interface {
+	VerifyPA(ctx context.Context, authorization string) (pajwt.Result, error)
+}

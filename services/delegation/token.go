@@ -1,0 +1,335 @@
+package delegation
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"pactd/db"
+	pactv1 "pactd/gen/pact/v1"
+	"pactd/internal/delegtoken"
+)
+
+// IssueDelegation is the token endpoint (RFC 6749 §3.2, RFC 8628 §3.4,
+// PACT §5.3). After the checks every PA endpoint shares (bare 401, 401
+// invalid_client, bare 404, 400 unauthorized_client): no grant_type is
+// invalid_request and an unknown one unsupported_grant_type.
+//
+// Device-code grant, looked up by hash and Brand: unknown, of another Brand,
+// or issued to another PA or client_id → invalid_grant; consumed →
+// invalid_grant; expired → expired_token; denied → access_denied; pending →
+// authorization_pending, or slow_down when polled before the interval has
+// passed since the previous poll (and the stored interval grows by 5 s);
+// approved → one guarded approved → consumed update (exactly one of any
+// number of concurrent redemptions wins; the others get invalid_grant) and a
+// token response.
+//
+// Refresh grant, rotated on every use: unknown, expired, of another Brand or
+// client, or of a revoked or expired grant → invalid_grant (without burning
+// the token). A token used before (including the loser of two concurrent
+// refreshes) → invalid_grant, and the whole grant is revoked (RFC 9700
+// §4.14.2): the server cannot tell the legitimate client from a thief.
+func (s *Service) IssueDelegation(ctx context.Context, req *pactv1.IssueDelegationRequest) (*pactv1.IssueDelegationResponse, error) {
+	const op = "issue delegation"
+	c, refusal, err := s.authenticate(ctx, op, req.GetBrandId(), req.GetAuthorization(), req.GetClientId())
+	if err != nil || refusal != nil {
+		return &pactv1.IssueDelegationResponse{Error: refusal}, err
+	}
+	switch req.GetGrantType() {
+	case GrantTypeDeviceCode:
+		return s.redeemDeviceCode(ctx, c, req.GetDeviceCode())
+	case GrantTypeRefreshToken:
+		return s.refresh(ctx, c, req.GetRefreshToken())
+	case "":
+		return refuseToken(ErrInvalidRequest, "grant_type is required"), nil
+	default:
+		return refuseToken(ErrUnsupportedGrantType, "grant_type must be "+GrantTypeDeviceCode+" or "+GrantTypeRefreshToken), nil
+	}
+}
+
+func refuseToken(code, description string) *pactv1.IssueDelegationResponse {
+	return &pactv1.IssueDelegationResponse{Error: oauthError(code, description)}
+}
+
+func (s *Service) redeemDeviceCode(ctx context.Context, c client, deviceCode string) (*pactv1.IssueDelegationResponse, error) {
+	const op = "redeem device code"
+	if deviceCode == "" {
+		return refuseToken(ErrInvalidRequest, "device_code is required"), nil
+	}
+	unknown := refuseToken(ErrInvalidGrant, "device_code is unknown, expired for good, or not this client's")
+	if !wellFormedSecret(deviceCode, DeviceCodePrefix) {
+		return unknown, nil
+	}
+	hash := secretHash(deviceCode)
+	d, err := s.d.Store.GetDeviceAuthorizationByDeviceCode(ctx, c.brand.ID, hash)
+	if errors.Is(err, db.ErrNotFound) {
+		return unknown, nil
+	}
+	if err != nil {
+		return nil, s.fault(ctx, op+": load", err)
+	}
+	if d.AgentID != c.pa.Agent.ID || d.ClientID != c.id {
+		return unknown, nil
+	}
+	now := s.now()
+	// At most two rounds: a guarded update that matches nothing means the
+	// state changed under us (a decision landed), so look again once.
+	for round := 0; ; round++ {
+		switch {
+		case d.Status == db.DeviceConsumed:
+			return refuseToken(ErrInvalidGrant, "device_code was already redeemed"), nil
+		case !now.Before(d.ExpiresAt):
+			return refuseToken(ErrExpiredToken, "device_code has expired; start a new device authorization"), nil
+		case d.Status == db.DeviceDenied:
+			return refuseToken(ErrAccessDenied, "the User denied the request"), nil
+		case d.Status == db.DeviceApproved:
+			return s.issueForDevice(ctx, c, d, now)
+		}
+		_, outcome, err := s.d.Store.PollDeviceAuthorization(ctx, d.ID, now, SlowDownStep)
+		switch {
+		case err == nil && outcome == db.PollSlowDown:
+			return refuseToken(ErrSlowDown, "polling too fast; add 5 seconds to the interval"), nil
+		case err == nil:
+			return refuseToken(ErrAuthorizationPending, "the User has not decided yet"), nil
+		case !errors.Is(err, db.ErrNotFound):
+			return nil, s.fault(ctx, op+": poll", err)
+		case round > 0:
+			return nil, s.fault(ctx, op, errors.New("authorization state keeps changing"))
+		}
+		if d, err = s.d.Store.GetDeviceAuthorizationByDeviceCode(ctx, c.brand.ID, hash); err != nil {
+			return nil, s.fault(ctx, op+": reload", err)
+		}
+	}
+}
+
+// issueForDevice redeems an approved authorization. The token is minted
+// before the guarded consume, so a failure to sign never burns the code,
+// and a lost race discards a token nobody saw.
+func (s *Service) issueForDevice(ctx context.Context, c client, d db.DeviceAuthorization, now time.Time) (*pactv1.IssueDelegationResponse, error) {
+	const op = "redeem device code"
+	g, err := s.d.Store.GetGrant(ctx, d.GrantID)
+	if errors.Is(err, db.ErrNotFound) {
+		return refuseToken(ErrInvalidGrant, "the grant no longer exists"), nil
+	}
+	if err != nil {
+		return nil, s.fault(ctx, op+": load grant", err)
+	}
+	if !grantLive(g, now) {
+		return refuseToken(ErrInvalidGrant, "the grant was revoked or has expired"), nil
+	}
+	access, rt, body, err := s.mint(ctx, c, g, now)
+	if err != nil {
+		return nil, s.fault(ctx, op+": mint", err)
+	}
+	if _, err := s.d.Store.RedeemDeviceAuthorization(ctx, d.ID, now, rt.record); err != nil {
+		if errors.Is(err, db.ErrNotFound) {
+			return refuseToken(ErrInvalidGrant, "device_code was already redeemed"), nil
+		}
+		return nil, s.fault(ctx, op+": consume", err)
+	}
+	s.d.Logger.InfoContext(ctx, "delegation issued", slog.String("brand_id", c.brand.ID), slog.String("agent_id", c.pa.Agent.ID),
+		slog.String("grant_id", g.ID), slog.String("grant_type", "device_code"))
+	return tokenResponse(access, rt.secret, body), nil
+}
+
+func (s *Service) refresh(ctx context.Context, c client, token string) (*pactv1.IssueDelegationResponse, error) {
+	const op = "refresh delegation"
+	if token == "" {
+		return refuseToken(ErrInvalidRequest, "refresh_token is required"), nil
+	}
+	bad := refuseToken(ErrInvalidGrant, "refresh_token is unknown, expired, used, revoked or not this client's")
+	if !wellFormedSecret(token, RefreshTokenPrefix) {
+		return bad, nil
+	}
+	hash := secretHash(token)
+	old, err := s.d.Store.GetRefreshToken(ctx, hash)
+	if errors.Is(err, db.ErrNotFound) {
+		return bad, nil
+	}
+	if err != nil {
+		return nil, s.fault(ctx, op+": load token", err)
+	}
+	g, err := s.d.Store.GetGrant(ctx, old.GrantID)
+	if errors.Is(err, db.ErrNotFound) {
+		return bad, nil
+	}
+	if err != nil {
+		return nil, s.fault(ctx, op+": load grant", err)
+	}
+	if g.BrandID != c.brand.ID || g.ClientID != c.id || g.AgentID != c.pa.Agent.ID {
+		// Not this client's: refuse without touching the token or grant.
+		return bad, nil
+	}
+	now := s.now()
+	if !old.UsedAt.IsZero() {
+		return s.reuse(ctx, g, now, bad)
+	}
+	if !now.Before(old.ExpiresAt) || !grantLive(g, now) {
+		return bad, nil
+	}
+	access, rt, body, err := s.mint(ctx, c, g, now)
+	if err != nil {
+		return nil, s.fault(ctx, op+": mint", err)
+	}
+	if _, err := s.d.Store.RotateRefreshToken(ctx, hash, c.brand.ID, c.id, now, rt.record); err != nil {
+		if !errors.Is(err, db.ErrNotFound) {
+			return nil, s.fault(ctx, op+": rotate", err)
+		}
+		// The guard failed: used meanwhile (a concurrent refresh or a
+		// replay), or the grant was revoked.
+		again, gerr := s.d.Store.GetRefreshToken(ctx, hash)
+		if gerr == nil && !again.UsedAt.IsZero() {
+			return s.reuse(ctx, g, now, bad)
+		}
+		return bad, nil
+	}
+	s.d.Logger.InfoContext(ctx, "delegation refreshed", slog.String("brand_id", c.brand.ID), slog.String("agent_id", c.pa.Agent.ID),
+		slog.String("grant_id", g.ID))
+	return tokenResponse(access, rt.secret, body), nil
+}
+
+// reuse answers a refresh token presented after it was rotated: the grant
+// is revoked (RFC 9700 §4.14.2), then invalid_grant.
+func (s *Service) reuse(ctx context.Context, g db.Grant, now time.Time, bad *pactv1.IssueDelegationResponse) (*pactv1.IssueDelegationResponse, error) {
+	if _, err := s.d.Store.RevokeGrant(ctx, g.ID, now); err != nil {
+		return nil, s.fault(ctx, "refresh delegation: revoke on reuse", err)
+	}
+	s.d.Logger.WarnContext(ctx, "refresh token reused; grant revoked", slog.String("brand_id", g.BrandID),
+		slog.String("agent_id", g.AgentID), slog.String("grant_id", g.ID))
+	return bad, nil
+}
+
+func grantLive(g db.Grant, now time.Time) bool {
+	return g.RevokeTime.IsZero() && now.Before(g.ExpireTime)
+}
+
+// newRefresh is a fresh refresh token: the secret for the PA and the
+// record (hash only) for the store.
+type newRefresh struct {
+	secret string
+	record db.RefreshToken
+}
+
+// mint signs a delegation token for the grant (at most an hour, never past
+// the grant) and draws the next refresh token (expiring with the grant).
+func (s *Service) mint(ctx context.Context, c client, g db.Grant, now time.Time) (string, newRefresh, tokenBody, error) {
+	if s.d.Minter == nil {
+		return "", newRefresh{}, tokenBody{}, errors.New("no delegation token signer is configured")
+	}
+	exp := now.Add(AccessTokenTTL)
+	if g.ExpireTime.Before(exp) {
+		exp = g.ExpireTime
+	}
+	access, err := s.d.Minter.Mint(ctx, delegtoken.Claims{
+		Issuer: s.issuer(c.brand.ID), Audience: s.interfaceURL(c.brand.ID), Subject: g.BrandUser,
+		ClientID: g.ClientID, GrantID: g.ID, Scopes: g.Scopes, IssuedAt: now, ExpiresAt: exp,
+	})
+	if err != nil {
+		return "", newRefresh{}, tokenBody{}, err
+	}
+	secret, err := randomSecret(s.d.Rand, RefreshTokenPrefix)
+	if err != nil {
+		return "", newRefresh{}, tokenBody{}, err
+	}
+	rt := newRefresh{secret: secret, record: db.RefreshToken{
+		TokenHash: secretHash(secret), GrantID: g.ID, ExpiresAt: g.ExpireTime, CreateTime: now,
+	}}
+	body := tokenBody{
+		TokenType: "Bearer", AccessToken: access, RefreshToken: secret,
+		ExpiresIn: int32(exp.Sub(now) / time.Second), Scope: strings.Join(g.Scopes, " "),
+	}
+	return access, rt, body, nil
+}
+
+func tokenResponse(access, refresh string, body tokenBody) *pactv1.IssueDelegationResponse {
+	raw, _ := json.Marshal(body) // strings and ints only: cannot fail
+	return &pactv1.IssueDelegationResponse{
+		AccessToken: access, TokenType: body.TokenType, RefreshToken: refresh, ExpiresIn: body.ExpiresIn,
+		Scope: body.Scope, BodyJson: string(raw),
+	}
+}
+
+// RevokeToken is the PA's revocation endpoint (RFC 7009). After the checks
+// every PA endpoint shares, a missing token is invalid_request; otherwise
+// the answer is always success (200, empty body). A refresh token, or a
+// delegation token, whose grant belongs to this Brand and this client
+// revokes that grant; anything else (unknown, expired, malformed, another
+// client's) changes nothing. A delegation token's grant_id is read without
+// verifying its signature: that is safe because only a grant of the
+// authenticated client at this Brand is ever revoked, which that client may
+// do anyway.
+func (s *Service) RevokeToken(ctx context.Context, req *pactv1.RevokeTokenRequest) (*pactv1.RevokeTokenResponse, error) {
+	const op = "revoke token"
+	c, refusal, err := s.authenticate(ctx, op, req.GetBrandId(), req.GetAuthorization(), req.GetClientId())
+	if err != nil || refusal != nil {
+		return &pactv1.RevokeTokenResponse{Error: refusal}, err
+	}
+	tok := req.GetToken()
+	if tok == "" {
+		return &pactv1.RevokeTokenResponse{Error: oauthError(ErrInvalidRequest, "token is required")}, nil
+	}
+	var grantID string
+	switch {
+	case wellFormedSecret(tok, RefreshTokenPrefix):
+		rt, err := s.d.Store.GetRefreshToken(ctx, secretHash(tok))
+		if errors.Is(err, db.ErrNotFound) {
+			return &pactv1.RevokeTokenResponse{}, nil
+		}
+		if err != nil {
+			return nil, s.fault(ctx, op+": load token", err)
+		}
+		grantID = rt.GrantID
+	default:
+		grantID = unverifiedGrantID(tok)
+	}
+	if grantID == "" {
+		return &pactv1.RevokeTokenResponse{}, nil
+	}
+	g, err := s.d.Store.GetGrant(ctx, grantID)
+	if errors.Is(err, db.ErrNotFound) {
+		return &pactv1.RevokeTokenResponse{}, nil
+	}
+	if err != nil {
+		return nil, s.fault(ctx, op+": load grant", err)
+	}
+	if g.BrandID != c.brand.ID || g.ClientID != c.id || g.AgentID != c.pa.Agent.ID {
+		return &pactv1.RevokeTokenResponse{}, nil
+	}
+	revoked, err := s.d.Store.RevokeGrant(ctx, g.ID, s.now())
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
+		return nil, s.fault(ctx, op+": revoke", err)
+	}
+	if revoked {
+		s.d.Logger.InfoContext(ctx, "grant revoked by its client", slog.String("brand_id", g.BrandID),
+			slog.String("agent_id", g.AgentID), slog.String("grant_id", g.ID))
+	}
+	return &pactv1.RevokeTokenResponse{}, nil
+}
+
+// unverifiedGrantID reads grant_id from a compact JWS payload without
+// checking anything else; "" when there is none. Input is bounded before
+// decoding.
+func unverifiedGrantID(tok string) string {
+	if len(tok) > delegtoken.MaxTokenBytes {
+		return ""
+	}
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		GrantID string `json:"grant_id"`
+	}
+	if json.Unmarshal(payload, &claims) != nil || len(claims.GrantID) > maxIDLen {
+		return ""
+	}
+	return claims.GrantID
+}

@@ -1,0 +1,39 @@
+package token
+
+import (
+	"context"
+
+	"pactd/db"
+	"pactd/internal/delegtoken"
+	"pactd/internal/provkeys"
+)
+
+// BrandStore finds Brands.
+type BrandStore interface {
+	GetBrand(ctx context.Context, id string) (db.Brand, error)
+}
+
+// GrantChecker says whether a grant is live: it exists for this Brand and
+// client (PA issuer) with this Brand user, and is neither revoked nor
+// expired. The delegation store will satisfy it; until then the service is
+// built without one (see Deps.Grants).
+type GrantChecker interface {
+	GrantLive(ctx context.Context, grantID, brandID, clientID, brandUser string) (bool, error)
+}
+
+// KeyRing publishes and rotates the Provider's signing keys
+// (*provkeys.Ring satisfies it).
+type KeyRing interface {
+	JWKS(ctx context.Context) ([]byte, error)
+	Rotate(ctx context.Context) (provkeys.KeyInfo, error)
+}
+
+// TokenVerifier verifies delegation tokens (*delegtoken.Verifier).
+type TokenVerifier interface {
+	Verify(ctx context.Context, token string, want delegtoken.Expect) (delegtoken.Claims, error)
+}
+
+// ReceiptSigner signs receipts (*delegtoken.Signer).
+type ReceiptSigner interface {
+	SignReceipt(ctx context.Context, c delegtoken.ReceiptClaims) (jws string, claimsJSON []byte, err error)
+}
