@@ -80,6 +80,13 @@ func (d *Directory) Changed(a db.Agent, deleted bool) {
 	d.cache.Put(a.Issuer, entry{agent: d.toAgent(a), found: true})
 }
 
+// Forget drops what the directory holds for an issuer (a change announced
+// by another replica).
+func (d *Directory) Forget(issuer string) { d.cache.Delete(issuer) }
+
+// ForgetAll drops every cached agent (after missed announcements).
+func (d *Directory) ForgetAll() { d.cache.Clear() }
+
 func (d *Directory) toAgent(a db.Agent) pajwt.Agent {
 	aud := a.Audience
 	if aud == "" {

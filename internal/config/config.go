@@ -59,6 +59,10 @@ type Config struct {
 	// RateSubject is the sustained requests per second allowed per
 	// (agent, sub); 0 disables the limit.
 	RateSubject float64
+	// CacheTTL bounds how long a replica acts on cached agent and Brand state
+	// when it misses a change notification (PostgreSQL LISTEN/NOTIFY
+	// normally applies changes at once).
+	CacheTTL time.Duration
 }
 
 // Secret is a configuration value that must never be printed or logged.
@@ -140,6 +144,14 @@ func options() []option {
 		}},
 		{"rate-agent", "PACT_RATE_AGENT", "0", "requests/s allowed per agent (0: unlimited)", rate(func(c *Config) *float64 { return &c.RateAgent })},
 		{"rate-subject", "PACT_RATE_SUBJECT", "0", "requests/s allowed per (agent, sub) (0: unlimited)", rate(func(c *Config) *float64 { return &c.RateSubject })},
+		{"cache-ttl", "PACT_CACHE_TTL", "2s", "how long cached agent and Brand state may be used without a change notification", func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 100*time.Millisecond || d > time.Hour {
+				return fmt.Errorf("must be a duration between 100ms and 1h, e.g. 2s")
+			}
+			c.CacheTTL = d
+			return nil
+		}},
 	}
 }
 

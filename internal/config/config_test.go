@@ -37,6 +37,7 @@ func TestLoadDefaults(t *testing.T) {
 		LogLevel:        "info",
 		LogFormat:       "json",
 		ShutdownTimeout: 15 * time.Second,
+		CacheTTL:        2 * time.Second,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)

@@ -50,6 +50,21 @@ type Server struct {
 	store   db.Store
 	handler http.Handler
 	metrics http.Handler
+	// changes and resync apply other replicas' changes to this replica's
+	// caches (PostgreSQL LISTEN/NOTIFY; see db.ListenChanges).
+	changes func(db.Change)
+	resync  func()
+}
+
+// refreshKeys reloads the key ring in the background, bounded in time.
+func (s *Server) refreshKeys(r *provkeys.Ring) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := r.Refresh(ctx); err != nil {
+			s.log.Warn("reload signing keys after a change", slog.String("error", err.Error()))
+		}
+	}()
 }
 
 // New opens the store (applying migrations), bootstraps credentials (writing
@@ -93,16 +108,31 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		_ = store.Close()
 		return nil, fmt.Errorf("PA JWT verifier: %w", err)
 	}
-	agents := agentdir.New(store, cfg.Audience, agentdir.DefaultTTL, now)
+	agents := agentdir.New(store, cfg.Audience, cfg.CacheTTL, now)
 	pa := agentdir.PAVerifier{Verifier: paVerifier, Directory: agents}
 	tokenVerifier := delegtoken.NewVerifier(keyRing, now)
 	verifier := verification.New(verification.Deps{
-		PA: pa, Brands: store, Now: now, Logger: log, Registerer: reg,
+		PA: pa, Brands: store, Now: now, Logger: log, Registerer: reg, BrandTTL: cfg.CacheTTL,
 		Delegation:   verification.DelegationTokens{Tokens: tokenVerifier, Grants: store, PublicURL: cfg.PublicURL, Now: now},
 		AgentLimit:   ratelimit.New(cfg.RateAgent, burst(cfg.RateAgent), now),
 		SubjectLimit: ratelimit.New(cfg.RateSubject, burst(cfg.RateSubject), now),
 	})
 
+	s.changes = func(c db.Change) {
+		switch c.Kind {
+		case db.ChangeAgent:
+			agents.Forget(c.Key)
+		case db.ChangeBrand:
+			verifier.BrandChanged(c.Key)
+		case db.ChangeKey:
+			s.refreshKeys(keyRing)
+		}
+	}
+	s.resync = func() {
+		agents.ForgetAll()
+		verifier.BrandsChanged()
+		s.refreshKeys(keyRing)
+	}
 	s.handler = s.mux(Services{
 		Agent:        agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, Logger: log, OnChange: agents.Changed}),
 		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: verifier.BrandChanged}),
@@ -259,6 +289,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		servers = append(servers, msrv)
 		go func() { errc <- msrv.Serve(mln) }()
 	}
+	listenCtx, stopListening := context.WithCancel(ctx)
+	defer stopListening()
+	go func() { _ = db.ListenChanges(listenCtx, s.store, s.changes, s.resync) }()
 	s.log.Info("pactd serving", slog.String("addr", ln.Addr().String()), slog.String("store", s.store.Engine()),
 		slog.Bool("tls", s.cfg.TLSCert != ""), slog.Bool("dev", s.cfg.Dev))
 	select {

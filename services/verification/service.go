@@ -100,8 +100,12 @@ func New(d Deps) *Service {
 	return s
 }
 
-// BrandChanged drops a Brand from the cache after an update on this replica.
+// BrandChanged drops a Brand from the cache after a change (on this replica
+// or announced by another).
 func (s *Service) BrandChanged(id string) { s.brands.Delete(id) }
+
+// BrandsChanged drops every cached Brand (after missed announcements).
+func (s *Service) BrandsChanged() { s.brands.Clear() }
 
 // VerifyAgentRequest decides one A2A request. The order follows the
 // reference Provider: the PA JWT first (so an unauthenticated caller learns
