@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -110,6 +111,25 @@ const (
 	PollSlowDown
 )
 
+// BrandAssertionUse is the single use of a Brand login assertion
+// (BRAND_LOGIN_MODE_SIGNED_ASSERTION): its jti is recorded per Brand until
+// ExpireTime, the last instant at which the assertion could be accepted.
+type BrandAssertionUse struct {
+	// BrandID is the Brand whose login signed the assertion.
+	BrandID string
+	// JTI is the assertion's jti.
+	JTI string
+	// ExpireTime is when the record may go: after it the assertion is
+	// refused as expired anyway. Stored in whole seconds, so the caller
+	// rounds up.
+	ExpireTime time.Time
+}
+
+// ErrAssertionReplayed means a Brand assertion's jti is recorded already
+// (and has not expired): the decision it was to make was not made and
+// nothing changed. It wraps ErrConflict.
+var ErrAssertionReplayed = fmt.Errorf("%w: Brand assertion already used", ErrConflict)
+
 // DelegationStore is the storage of PACT Delegated: device authorizations,
 // grants and refresh tokens. Every state change is one guarded statement
 // (or one transaction of them); a guard that matches nothing is ErrNotFound
@@ -138,6 +158,17 @@ type DelegationStore interface {
 	// DenyDeviceAuthorization moves a pending, unexpired authorization to
 	// denied. ErrNotFound when it is not pending or has expired.
 	DenyDeviceAuthorization(ctx context.Context, id string, now time.Time) (DeviceAuthorization, error)
+	// ApproveDeviceAuthorizationWithAssertion is ApproveDeviceAuthorization
+	// in the transaction that also records the single use a (insert-if-
+	// absent, first). ErrAssertionReplayed when (a.BrandID, a.JTI) is
+	// recorded and its record has not expired at now; ErrNotFound when the
+	// authorization is not pending or has expired. Either way nothing is
+	// stored, so an assertion whose decision failed is not used up.
+	ApproveDeviceAuthorizationWithAssertion(ctx context.Context, id string, g Grant, a BrandAssertionUse, now time.Time) (DeviceAuthorization, Grant, error)
+	// DenyDeviceAuthorizationWithAssertion is DenyDeviceAuthorization in the
+	// transaction that also records the single use a, with the errors of
+	// ApproveDeviceAuthorizationWithAssertion.
+	DenyDeviceAuthorizationWithAssertion(ctx context.Context, id string, a BrandAssertionUse, now time.Time) (DeviceAuthorization, error)
 	// RedeemDeviceAuthorization, in one transaction, moves an approved,
 	// unexpired authorization to consumed and stores the first refresh
 	// token rt of its grant (rt.GrantID is taken from the authorization).
@@ -171,7 +202,8 @@ type DelegationStore interface {
 	RotateRefreshToken(ctx context.Context, old []byte, brandID, clientID string, now time.Time, next RefreshToken) (RefreshToken, error)
 
 	// PurgeExpiredDelegation deletes device authorizations and refresh
-	// tokens that expired at or before now, returning how many rows went.
+	// tokens that expired at or before now, and used Brand assertions whose
+	// ExpireTime is before now, returning how many rows went.
 	PurgeExpiredDelegation(ctx context.Context, now time.Time) (int64, error)
 }
 
@@ -264,4 +296,22 @@ func createRefreshParams(rt RefreshToken) liteq.CreateRefreshTokenParams {
 func normRefresh(rt RefreshToken) RefreshToken {
 	p := createRefreshParams(rt)
 	return refreshFromRow(liteq.RefreshToken{TokenHash: p.TokenHash, GrantID: p.GrantID, ExpiresAt: p.ExpiresAt, CreateTime: p.CreateTime})
+}
+
+func useAssertionParams(a BrandAssertionUse) liteq.UseBrandAssertionParams {
+	return liteq.UseBrandAssertionParams{BrandID: a.BrandID, Jti: a.JTI, ExpireTime: unixCeil(a.ExpireTime)}
+}
+
+func releaseAssertionParams(a BrandAssertionUse, now time.Time) liteq.ReleaseExpiredBrandAssertionParams {
+	return liteq.ReleaseExpiredBrandAssertionParams{BrandID: a.BrandID, Jti: a.JTI, Now: unix(now)}
+}
+
+// unixCeil is t in unix seconds, rounded up: a record kept until then is
+// never dropped early.
+func unixCeil(t time.Time) int64 {
+	s := unix(t)
+	if fromUnix(s).Before(t) {
+		s++
+	}
+	return s
 }

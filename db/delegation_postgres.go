@@ -56,8 +56,21 @@ func (s *pgStore) PollDeviceAuthorization(ctx context.Context, id string, now ti
 }
 
 func (s *pgStore) ApproveDeviceAuthorization(ctx context.Context, id string, g Grant, now time.Time) (DeviceAuthorization, Grant, error) {
+	return s.approve(ctx, id, g, nil, now)
+}
+
+func (s *pgStore) ApproveDeviceAuthorizationWithAssertion(ctx context.Context, id string, g Grant, a BrandAssertionUse, now time.Time) (DeviceAuthorization, Grant, error) {
+	return s.approve(ctx, id, g, &a, now)
+}
+
+// approve is one transaction: the assertion's single use (when given),
+// the guarded pending -> approved change, and the grant.
+func (s *pgStore) approve(ctx context.Context, id string, g Grant, a *BrandAssertionUse, now time.Time) (DeviceAuthorization, Grant, error) {
 	var d DeviceAuthorization
 	err := s.delegationTx(ctx, func(q *pgq.Queries) error {
+		if err := pgUseAssertion(ctx, q, a, now); err != nil {
+			return err
+		}
 		r, err := q.ApproveDeviceAuthorization(ctx, pgq.ApproveDeviceAuthorizationParams{ID: id, BrandUser: g.BrandUser, GrantID: g.ID, Now: unix(now)})
 		if err != nil {
 			return err
@@ -82,6 +95,47 @@ func (s *pgStore) DenyDeviceAuthorization(ctx context.Context, id string, now ti
 		return DeviceAuthorization{}, pgErr(err)
 	}
 	return deviceFromPG(r), nil
+}
+
+func (s *pgStore) DenyDeviceAuthorizationWithAssertion(ctx context.Context, id string, a BrandAssertionUse, now time.Time) (DeviceAuthorization, error) {
+	var d DeviceAuthorization
+	err := s.delegationTx(ctx, func(q *pgq.Queries) error {
+		if err := pgUseAssertion(ctx, q, &a, now); err != nil {
+			return err
+		}
+		r, err := q.DenyDeviceAuthorization(ctx, pgq.DenyDeviceAuthorizationParams{ID: id, Now: unix(now)})
+		if err != nil {
+			return err
+		}
+		d = deviceFromPG(r)
+		return nil
+	})
+	if err != nil {
+		return DeviceAuthorization{}, err
+	}
+	return d, nil
+}
+
+// pgUseAssertion records a's single use inside a transaction (nothing when
+// a is nil): an expired record of the same jti is dropped first, then the
+// insert-if-absent decides (a concurrent insert of the same key waits for
+// the other transaction and then inserts nothing). ErrAssertionReplayed
+// when it inserted nothing.
+func pgUseAssertion(ctx context.Context, q *pgq.Queries, a *BrandAssertionUse, now time.Time) error {
+	if a == nil {
+		return nil
+	}
+	if _, err := q.ReleaseExpiredBrandAssertion(ctx, pgq.ReleaseExpiredBrandAssertionParams(releaseAssertionParams(*a, now))); err != nil {
+		return fmt.Errorf("release expired assertion: %w", err)
+	}
+	n, err := q.UseBrandAssertion(ctx, pgq.UseBrandAssertionParams(useAssertionParams(*a)))
+	if err != nil {
+		return fmt.Errorf("use assertion: %w", err)
+	}
+	if n == 0 {
+		return ErrAssertionReplayed
+	}
+	return nil
 }
 
 func (s *pgStore) RedeemDeviceAuthorization(ctx context.Context, id string, now time.Time, rt RefreshToken) (DeviceAuthorization, error) {
@@ -181,7 +235,11 @@ func (s *pgStore) PurgeExpiredDelegation(ctx context.Context, now time.Time) (in
 			return err
 		}
 		m, err := q.DeleteExpiredRefreshTokens(ctx, unix(now))
-		total = n + m
+		if err != nil {
+			return err
+		}
+		k, err := q.DeleteExpiredBrandAssertions(ctx, unix(now))
+		total = n + m + k
 		return err
 	})
 	return total, err

@@ -64,8 +64,21 @@ func (s *sqliteStore) PollDeviceAuthorization(ctx context.Context, id string, no
 }
 
 func (s *sqliteStore) ApproveDeviceAuthorization(ctx context.Context, id string, g Grant, now time.Time) (DeviceAuthorization, Grant, error) {
+	return s.approve(ctx, id, g, nil, now)
+}
+
+func (s *sqliteStore) ApproveDeviceAuthorizationWithAssertion(ctx context.Context, id string, g Grant, a BrandAssertionUse, now time.Time) (DeviceAuthorization, Grant, error) {
+	return s.approve(ctx, id, g, &a, now)
+}
+
+// approve is one transaction: the assertion's single use (when given),
+// the guarded pending -> approved change, and the grant.
+func (s *sqliteStore) approve(ctx context.Context, id string, g Grant, a *BrandAssertionUse, now time.Time) (DeviceAuthorization, Grant, error) {
 	var d DeviceAuthorization
 	err := s.delegationTx(ctx, func(q *liteq.Queries) error {
+		if err := liteUseAssertion(ctx, q, a, now); err != nil {
+			return err
+		}
 		r, err := q.ApproveDeviceAuthorization(ctx, liteq.ApproveDeviceAuthorizationParams{ID: id, BrandUser: g.BrandUser, GrantID: g.ID, Now: unix(now)})
 		if err != nil {
 			return err
@@ -90,6 +103,46 @@ func (s *sqliteStore) DenyDeviceAuthorization(ctx context.Context, id string, no
 		return DeviceAuthorization{}, liteErr(err)
 	}
 	return deviceFromRow(r), nil
+}
+
+func (s *sqliteStore) DenyDeviceAuthorizationWithAssertion(ctx context.Context, id string, a BrandAssertionUse, now time.Time) (DeviceAuthorization, error) {
+	var d DeviceAuthorization
+	err := s.delegationTx(ctx, func(q *liteq.Queries) error {
+		if err := liteUseAssertion(ctx, q, &a, now); err != nil {
+			return err
+		}
+		r, err := q.DenyDeviceAuthorization(ctx, liteq.DenyDeviceAuthorizationParams{ID: id, Now: unix(now)})
+		if err != nil {
+			return err
+		}
+		d = deviceFromRow(r)
+		return nil
+	})
+	if err != nil {
+		return DeviceAuthorization{}, err
+	}
+	return d, nil
+}
+
+// liteUseAssertion records a's single use inside a transaction (nothing
+// when a is nil): an expired record of the same jti is dropped first, then
+// the insert-if-absent decides. ErrAssertionReplayed when it inserted
+// nothing.
+func liteUseAssertion(ctx context.Context, q *liteq.Queries, a *BrandAssertionUse, now time.Time) error {
+	if a == nil {
+		return nil
+	}
+	if _, err := q.ReleaseExpiredBrandAssertion(ctx, releaseAssertionParams(*a, now)); err != nil {
+		return fmt.Errorf("release expired assertion: %w", err)
+	}
+	n, err := q.UseBrandAssertion(ctx, useAssertionParams(*a))
+	if err != nil {
+		return fmt.Errorf("use assertion: %w", err)
+	}
+	if n == 0 {
+		return ErrAssertionReplayed
+	}
+	return nil
 }
 
 func (s *sqliteStore) RedeemDeviceAuthorization(ctx context.Context, id string, now time.Time, rt RefreshToken) (DeviceAuthorization, error) {
@@ -189,7 +242,11 @@ func (s *sqliteStore) PurgeExpiredDelegation(ctx context.Context, now time.Time)
 			return err
 		}
 		m, err := q.DeleteExpiredRefreshTokens(ctx, unix(now))
-		total = n + m
+		if err != nil {
+			return err
+		}
+		k, err := q.DeleteExpiredBrandAssertions(ctx, unix(now))
+		total = n + m + k
 		return err
 	})
 	return total, err

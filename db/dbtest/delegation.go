@@ -23,6 +23,9 @@ func runDelegation(t *testing.T, newStore Factory) {
 	t.Run("delegation/concurrent-rotation", func(t *testing.T) { t.Parallel(); testRefreshConcurrent(t, newStore(t)) })
 	t.Run("delegation/grants", func(t *testing.T) { t.Parallel(); testGrants(t, newStore(t)) })
 	t.Run("delegation/purge", func(t *testing.T) { t.Parallel(); testDelegationPurge(t, newStore(t)) })
+	t.Run("delegation/brand-assertion-single-use", func(t *testing.T) { t.Parallel(); testAssertionSingleUse(t, newStore(t)) })
+	t.Run("delegation/brand-assertion-concurrent", func(t *testing.T) { t.Parallel(); testAssertionConcurrent(t, newStore(t)) })
+	t.Run("delegation/brand-assertion-purge", func(t *testing.T) { t.Parallel(); testAssertionPurge(t, newStore(t)) })
 }
 
 func delegHash(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
@@ -480,5 +483,158 @@ func testDelegationPurge(t *testing.T, s db.Store) {
 	}
 	if n, err := s.PurgeExpiredDelegation(ctx, g.ExpireTime); err != nil || n != 1 {
 		t.Fatalf("purge at grant expiry = %d, %v; want the refresh token", n, err)
+	}
+}
+
+func delegAssertion(brand, jti string, expire time.Time) db.BrandAssertionUse {
+	return db.BrandAssertionUse{BrandID: brand, JTI: jti, ExpireTime: expire}
+}
+
+// testAssertionSingleUse: a Brand assertion's jti decides at most one
+// authorization; a replay, or a decision that fails, changes nothing.
+func testAssertionSingleUse(t *testing.T, s db.Store) {
+	ctx := t.Context()
+	delegFixture(t, s)
+	now := at.Add(time.Minute)
+	exp := now.Truncate(time.Second).Add(2 * time.Minute) // whole seconds
+	for _, id := range []string{"da_1", "da_2", "da_3", "da_4", "da_5", "da_6"} {
+		mustDelegDevice(t, s, delegDevice(id, "acme", "agt_1", "https://pa.example"))
+	}
+	mustDelegDevice(t, s, delegDevice("db_1", "beta", "agt_1", "https://pa.example"))
+
+	// ok: the first use approves and stores the grant.
+	g := delegGrant("a2agrant_1", "acme", "agt_1", "https://pa.example", "user-7", now)
+	d, stored, err := s.ApproveDeviceAuthorizationWithAssertion(ctx, "da_1", g, delegAssertion("acme", "jti-1", exp), now)
+	if err != nil || d.Status != db.DeviceApproved || d.BrandUser != "user-7" || stored.ID != "a2agrant_1" {
+		t.Fatalf("first use = %+v, %+v, %v", d, stored, err)
+	}
+	// fail: the same jti again, for another pending authorization, approve
+	// or deny: ErrAssertionReplayed (an ErrConflict), nothing stored.
+	g2 := delegGrant("a2agrant_2", "acme", "agt_1", "https://pa.example", "user-7", now)
+	if _, _, err := s.ApproveDeviceAuthorizationWithAssertion(ctx, "da_2", g2, delegAssertion("acme", "jti-1", exp), now); !errors.Is(err, db.ErrAssertionReplayed) || !errors.Is(err, db.ErrConflict) {
+		t.Fatalf("replayed approve err = %v, want ErrAssertionReplayed", err)
+	}
+	if _, err := s.DenyDeviceAuthorizationWithAssertion(ctx, "da_2", delegAssertion("acme", "jti-1", exp), now); !errors.Is(err, db.ErrAssertionReplayed) {
+		t.Fatalf("replayed deny err = %v, want ErrAssertionReplayed", err)
+	}
+	if _, err := s.GetGrant(ctx, "a2agrant_2"); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("a replay stored its grant: %v", err)
+	}
+	if got, _ := s.GetDeviceAuthorizationByDeviceCode(ctx, "acme", delegHash("dc-da_2")); got.Status != db.DevicePending {
+		t.Fatalf("a replay decided da_2: %+v", got)
+	}
+	// ok: the jti is per Brand; another Brand may use the same one.
+	if d, err := s.DenyDeviceAuthorizationWithAssertion(ctx, "db_1", delegAssertion("beta", "jti-1", exp), now); err != nil || d.Status != db.DeviceDenied {
+		t.Fatalf("same jti at another Brand = %+v, %v", d, err)
+	}
+
+	// fail: a decision that fails (not pending) does not use the assertion
+	// up: the same jti then decides a pending authorization.
+	if _, _, err := s.ApproveDeviceAuthorizationWithAssertion(ctx, "da_1", delegGrant("a2agrant_3", "acme", "agt_1", "https://pa.example", "u", now), delegAssertion("acme", "jti-2", exp), now); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("approve of a decided authorization err = %v, want ErrNotFound", err)
+	}
+	if _, err := s.DenyDeviceAuthorizationWithAssertion(ctx, "da_1", delegAssertion("acme", "jti-2", exp), now); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("deny of a decided authorization err = %v, want ErrNotFound", err)
+	}
+	if d, err := s.DenyDeviceAuthorizationWithAssertion(ctx, "da_3", delegAssertion("acme", "jti-2", exp), now); err != nil || d.Status != db.DeviceDenied {
+		t.Fatalf("jti after a failed decision = %+v, %v; want it unused", d, err)
+	}
+	if _, err := s.DenyDeviceAuthorizationWithAssertion(ctx, "da_4", delegAssertion("acme", "jti-2", exp), now); !errors.Is(err, db.ErrAssertionReplayed) {
+		t.Fatalf("jti-2 reused err = %v, want ErrAssertionReplayed", err)
+	}
+
+	// The record lives through its expire time (inclusive) and may be taken
+	// over after it: an expired record guards nothing.
+	if _, err := s.DenyDeviceAuthorizationWithAssertion(ctx, "da_4", delegAssertion("acme", "jti-1", exp.Add(time.Minute)), exp); !errors.Is(err, db.ErrAssertionReplayed) {
+		t.Fatalf("jti at its expire time err = %v, want ErrAssertionReplayed", err)
+	}
+	late := exp.Add(time.Second)
+	if d, err := s.DenyDeviceAuthorizationWithAssertion(ctx, "da_4", delegAssertion("acme", "jti-1", late.Add(time.Minute)), late); err != nil || d.Status != db.DeviceDenied {
+		t.Fatalf("jti after its expire time = %+v, %v; want recorded anew", d, err)
+	}
+	if _, err := s.DenyDeviceAuthorizationWithAssertion(ctx, "da_5", delegAssertion("acme", "jti-1", late.Add(time.Minute)), late); !errors.Is(err, db.ErrAssertionReplayed) {
+		t.Fatalf("jti taken over, reused err = %v, want ErrAssertionReplayed", err)
+	}
+	// An expire time inside a second is rounded up, never down.
+	if _, err := s.DenyDeviceAuthorizationWithAssertion(ctx, "da_5", delegAssertion("acme", "jti-3", exp.Add(500*time.Millisecond)), now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DenyDeviceAuthorizationWithAssertion(ctx, "da_6", delegAssertion("acme", "jti-3", late.Add(time.Minute)), late); !errors.Is(err, db.ErrAssertionReplayed) {
+		t.Fatalf("jti-3 one second after its fractional expire time err = %v, want ErrAssertionReplayed (rounded up)", err)
+	}
+	// The plain decisions still work beside the assertion ones.
+	if d, err := s.DenyDeviceAuthorization(ctx, "da_6", now); err != nil || d.Status != db.DeviceDenied {
+		t.Fatalf("plain deny = %+v, %v", d, err)
+	}
+}
+
+// testAssertionConcurrent: one assertion posted many times at once, for the
+// same or different authorizations, decides exactly one.
+func testAssertionConcurrent(t *testing.T, s db.Store) {
+	ctx := t.Context()
+	delegFixture(t, s)
+	now := at.Add(time.Minute)
+	const n = 20
+	for i := range n {
+		mustDelegDevice(t, s, delegDevice(fmt.Sprintf("da_%d", i), "acme", "agt_1", "https://pa.example"))
+	}
+	var wins, replays atomic.Int32
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id := fmt.Sprintf("da_%d", i%2) // two authorizations, ten tries each
+			g := delegGrant(fmt.Sprintf("a2agrant_%d", i), "acme", "agt_1", "https://pa.example", "user-7", now)
+			_, _, err := s.ApproveDeviceAuthorizationWithAssertion(ctx, id, g, delegAssertion("acme", "jti-race", now.Add(time.Minute)), now)
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case errors.Is(err, db.ErrAssertionReplayed):
+				replays.Add(1)
+			default:
+				t.Errorf("approve %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 || replays.Load() != n-1 {
+		t.Fatalf("%d concurrent uses of one assertion: %d approved, %d replays; want exactly 1 approval", n, wins.Load(), replays.Load())
+	}
+	grants := 0
+	for i := range n {
+		if _, err := s.GetGrant(ctx, fmt.Sprintf("a2agrant_%d", i)); err == nil {
+			grants++
+		}
+	}
+	if grants != 1 {
+		t.Fatalf("%d grants stored, want 1", grants)
+	}
+}
+
+// testAssertionPurge: the purge drops used assertions after their expire
+// time (and counts them), never before.
+func testAssertionPurge(t *testing.T, s db.Store) {
+	ctx := t.Context()
+	delegFixture(t, s)
+	now := at.Add(time.Minute)
+	exp := at.Truncate(time.Second).Add(time.Hour) // whole seconds, beyond the device authorizations' expiry
+	for i, id := range []string{"da_1", "da_2"} {
+		mustDelegDevice(t, s, delegDevice(id, "acme", "agt_1", "https://pa.example"))
+		if _, err := s.DenyDeviceAuthorizationWithAssertion(ctx, id, delegAssertion("acme", fmt.Sprintf("jti-%d", i), exp.Add(time.Duration(i)*time.Minute)), now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.PurgeExpiredDelegation(ctx, at.Add(10*time.Minute)); err != nil || n != 2 {
+		t.Fatalf("purge at device expiry = %d, %v; want the 2 device authorizations only", n, err)
+	}
+	if n, err := s.PurgeExpiredDelegation(ctx, exp); err != nil || n != 0 {
+		t.Fatalf("purge at the first assertion's expire time = %d, %v; want 0 (kept through it)", n, err)
+	}
+	if n, err := s.PurgeExpiredDelegation(ctx, exp.Add(time.Second)); err != nil || n != 1 {
+		t.Fatalf("purge after the first assertion's expire time = %d, %v; want 1", n, err)
+	}
+	if n, err := s.PurgeExpiredDelegation(ctx, exp.Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("purge after both = %d, %v; want 1", n, err)
 	}
 }

@@ -9,3 +9,8 @@ func Interface(publicURL, brandID string) string { return publicURL + "/a2a/" + 
 // OAuthIssuer is the Brand's authorization server: {interface}/oauth. It is
 // the iss of delegation tokens.
 func OAuthIssuer(publicURL, brandID string) string { return Interface(publicURL, brandID) + "/oauth" }
+
+// Consent is the Provider's consent page of a Brand: {oauthIssuer}/consent,
+// that is {publicURL}/a2a/{brandID}/oauth/consent. The Brand's login returns
+// the User there, and it is the aud of the Brand's signed login assertions.
+func Consent(publicURL, brandID string) string { return OAuthIssuer(publicURL, brandID) + "/consent" }

@@ -54,6 +54,34 @@ type Server struct {
 	// caches (PostgreSQL LISTEN/NOTIFY; see db.ListenChanges).
 	changes func(db.Change)
 	resync  func()
+	// purge deletes expired delegation state (device codes, used Brand
+	// assertions, refresh tokens of expired grants); Serve runs it hourly.
+	purge func(ctx context.Context) (int64, error)
+}
+
+// purgeEvery is how often expired delegation state is deleted.
+const purgeEvery = time.Hour
+
+// purgeLoop deletes expired delegation state until ctx ends. Every replica
+// runs it; the deletes are idempotent.
+func (s *Server) purgeLoop(ctx context.Context) {
+	t := time.NewTicker(purgeEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, time.Minute)
+		n, err := s.purge(pctx)
+		cancel()
+		if err != nil {
+			s.log.Warn("purge expired delegation state", slog.String("error", err.Error()))
+		} else if n > 0 {
+			s.log.Info("purged expired delegation state", slog.Int64("rows", n))
+		}
+	}
 }
 
 // refreshKeys reloads the key ring in the background, bounded in time.
@@ -133,12 +161,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		verifier.BrandsChanged()
 		s.refreshKeys(keyRing)
 	}
+	deleg := delegation.New(delegation.Deps{Store: store, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks})
+	s.purge = deleg.PurgeExpired
 	s.handler = s.mux(Services{
 		Agent:        agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, Logger: log, OnChange: agents.Changed}),
 		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: verifier.BrandChanged}),
 		Verification: verifier,
 		Conversation: conversation.New(conversation.Deps{Store: store, Now: now, Logger: log}),
-		Delegation:   delegation.New(delegation.Deps{Store: store, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
+		Delegation:   deleg,
 		Token: token.New(token.Deps{Brands: store, Grants: store, Keys: keyRing, Verifier: tokenVerifier,
 			Signer: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
 	}, authn, reg)
@@ -292,6 +322,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	listenCtx, stopListening := context.WithCancel(ctx)
 	defer stopListening()
 	go func() { _ = db.ListenChanges(listenCtx, s.store, s.changes, s.resync) }()
+	go s.purgeLoop(listenCtx)
 	s.log.Info("pactd serving", slog.String("addr", ln.Addr().String()), slog.String("store", s.store.Engine()),
 		slog.Bool("tls", s.cfg.TLSCert != ""), slog.Bool("dev", s.cfg.Dev))
 	select {

@@ -18,13 +18,10 @@ import (
 	"pactd/internal/rpcerr"
 )
 
-// pending finds the pending authorization a consent call names. Every
-// lookup of a well-formed code that matches nothing counts against the
-// Brand's guessing limit and is audited (without the code); while the limit
-// is exhausted every lookup of the Brand is refused with ResourceExhausted
-// before the store is asked. A code that exists but was decided, consumed
-// or has expired is FailedPrecondition.
-func (s *Service) pending(ctx context.Context, op, brandID, userCode string) (db.Brand, db.DeviceAuthorization, error) {
+// consentBrand checks the fields every consent RPC shares (brand_id and
+// user_code required, source bounded) and loads the Brand: NotFound when
+// unknown, FailedPrecondition when it does not offer delegation.
+func (s *Service) consentBrand(ctx context.Context, op, brandID, userCode, source string) (db.Brand, error) {
 	var v rpcerr.Violations
 	if brandID == "" {
 		v.Add("brand_id", "is required")
@@ -32,36 +29,81 @@ func (s *Service) pending(ctx context.Context, op, brandID, userCode string) (db
 	if userCode == "" {
 		v.Add("user_code", "is required")
 	}
+	checkSource(&v, source)
 	if err := v.Err(); err != nil {
-		return db.Brand{}, db.DeviceAuthorization{}, err
+		return db.Brand{}, err
 	}
-	b, err := s.loadBrand(ctx, op, brandID)
-	if err != nil {
-		return db.Brand{}, db.DeviceAuthorization{}, err
-	}
+	return s.loadBrand(ctx, op, brandID)
+}
+
+// lookup finds the authorization a user code names at Brand b. Every
+// lookup of a well-formed code that matches nothing counts against the
+// Brand's guessing limit and, when the call names a source, against the
+// (Brand, source) limit too, and is audited with the source (never the
+// code). While either limit is exhausted every such lookup is refused with
+// ResourceExhausted before the store is asked.
+func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, source string) (db.DeviceAuthorization, error) {
 	norm, ok := NormalizeUserCode(userCode)
 	if !ok {
 		// No code has this form; nothing to guess, nothing to look up.
-		return db.Brand{}, db.DeviceAuthorization{}, rpcerr.NotFound("user code")
+		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
 	now := s.now()
+	if source != "" {
+		if wait := s.sourceGuesses.wait(sourceKey(b.ID, source), now); wait > 0 {
+			s.d.Logger.WarnContext(ctx, "user code lookup refused: guessing limit of the source", slog.String("op", op),
+				slog.String("brand_id", b.ID), slog.String("source", source))
+			return db.DeviceAuthorization{}, tooManyGuesses(wait, "too many unknown user codes from this source; retry later")
+		}
+	}
 	if wait := s.guesses.wait(b.ID, now); wait > 0 {
-		s.d.Logger.WarnContext(ctx, "user code lookup refused: guessing limit", slog.String("op", op), slog.String("brand_id", b.ID))
-		return db.Brand{}, db.DeviceAuthorization{}, tooManyGuesses(wait)
+		s.d.Logger.WarnContext(ctx, "user code lookup refused: guessing limit", slog.String("op", op), slog.String("brand_id", b.ID),
+			slog.String("source", source))
+		return db.DeviceAuthorization{}, tooManyGuesses(wait, "too many unknown user codes for this Brand; retry later")
 	}
 	d, err := s.d.Store.GetDeviceAuthorizationByUserCode(ctx, b.ID, userCodeHash(b.ID, norm))
 	if errors.Is(err, db.ErrNotFound) {
 		s.guesses.fail(b.ID, now)
-		s.d.Logger.WarnContext(ctx, "user code lookup failed", slog.String("op", op), slog.String("brand_id", b.ID))
-		return db.Brand{}, db.DeviceAuthorization{}, rpcerr.NotFound("user code")
+		if source != "" {
+			s.sourceGuesses.fail(sourceKey(b.ID, source), now)
+		}
+		s.d.Logger.WarnContext(ctx, "user code lookup failed", slog.String("op", op), slog.String("brand_id", b.ID),
+			slog.String("source", source))
+		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
 	if err != nil {
-		return db.Brand{}, db.DeviceAuthorization{}, s.fault(ctx, op+": load authorization", err)
+		return db.DeviceAuthorization{}, s.fault(ctx, op+": load authorization", err)
 	}
-	if err := decidable(d, now); err != nil {
+	return d, nil
+}
+
+// pending finds the pending authorization a consent call names: the shared
+// checks, the guess-limited lookup, and FailedPrecondition when the code
+// exists but was decided, consumed or has expired.
+func (s *Service) pending(ctx context.Context, op, brandID, userCode, source string) (db.Brand, db.DeviceAuthorization, error) {
+	b, err := s.consentBrand(ctx, op, brandID, userCode, source)
+	if err != nil {
+		return db.Brand{}, db.DeviceAuthorization{}, err
+	}
+	d, err := s.lookup(ctx, op, b, userCode, source)
+	if err != nil {
+		return db.Brand{}, db.DeviceAuthorization{}, err
+	}
+	if err := decidable(d, s.now()); err != nil {
 		return db.Brand{}, db.DeviceAuthorization{}, err
 	}
 	return b, d, nil
+}
+
+// checkSource bounds the optional source: at most 128 bytes of printable
+// ASCII without spaces.
+func checkSource(v *rpcerr.Violations, src string) {
+	switch {
+	case len(src) > maxSource:
+		v.Add("source", "at most %d bytes", maxSource)
+	case strings.ContainsFunc(src, func(r rune) bool { return r <= ' ' || r > '~' }):
+		v.Add("source", "must be printable ASCII without spaces")
+	}
 }
 
 // decidable is nil for a pending, unexpired authorization, else the
@@ -81,7 +123,7 @@ func decidable(d db.DeviceAuthorization, now time.Time) error {
 // with their descriptions (scopes the Brand no longer defines are left out).
 func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConsentRequest) (*pactv1.DescribeConsentResponse, error) {
 	const op = "describe consent"
-	b, d, err := s.pending(ctx, op, req.GetBrandId(), req.GetUserCode())
+	b, d, err := s.pending(ctx, op, req.GetBrandId(), req.GetUserCode(), req.GetSource())
 	if err != nil {
 		return nil, err
 	}
@@ -123,8 +165,10 @@ func origin(raw string) string {
 // and is FailedPrecondition.
 //
 // BRAND_LOGIN_MODE_TRUSTED_FRONTEND: brand_user is the User id the calling
-// (authenticated) frontend established. BRAND_LOGIN_MODE_SIGNED_ASSERTION:
-// verifying the Brand's assertion is not implemented yet (Unimplemented).
+// (authenticated) frontend established. BRAND_LOGIN_MODE_SIGNED_ASSERTION
+// (and UNSPECIFIED): brand_user must be empty, the User is the sub of the
+// verified brand_assertion (see verifyAssertion), and the assertion's jti
+// is recorded in the decision's transaction, so it decides once.
 func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsentRequest) (*pactv1.ApproveConsentResponse, error) {
 	const op = "approve consent"
 	var v rpcerr.Violations
@@ -139,13 +183,12 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	b, d, err := s.pending(ctx, op, req.GetBrandId(), req.GetUserCode())
+	b, err := s.consentBrand(ctx, op, req.GetBrandId(), req.GetUserCode(), req.GetSource())
 	if err != nil {
 		return nil, err
 	}
 	if !trustedFrontend(b) {
-		return nil, connect.NewError(connect.CodeUnimplemented,
-			errors.New("verification of signed Brand login assertions is not implemented yet; use BRAND_LOGIN_MODE_TRUSTED_FRONTEND"))
+		return s.approveSigned(ctx, op, b, req)
 	}
 	checkBrandUser(&v, "brand_user", req.GetBrandUser())
 	if req.GetBrandAssertion() != "" {
@@ -154,8 +197,80 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	chosen := make(map[string]bool, len(req.GetScopes()))
-	for _, sc := range req.GetScopes() {
+	d, err := s.lookup(ctx, op, b, req.GetUserCode(), req.GetSource())
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	if err := decidable(d, now); err != nil {
+		return nil, err
+	}
+	granted := grantedScopes(b, d, req.GetScopes())
+	if len(granted) == 0 {
+		if _, err := s.d.Store.DenyDeviceAuthorization(ctx, d.ID, now); err != nil {
+			return nil, s.decisionErr(ctx, op, err)
+		}
+		s.d.Logger.InfoContext(ctx, "consent denied (nothing granted)", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID))
+		return &pactv1.ApproveConsentResponse{Scopes: []string{}}, nil
+	}
+	g := newGrant(b, d, req.GetBrandUser(), granted, now)
+	if _, g, err = s.d.Store.ApproveDeviceAuthorization(ctx, d.ID, g, now); err != nil {
+		return nil, s.decisionErr(ctx, op, err)
+	}
+	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
+		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)))
+	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes}, nil
+}
+
+// approveSigned is ApproveConsent for a Brand whose login signs
+// assertions: the assertion is verified before the user code is looked up
+// (so a caller without one learns nothing about codes here), and the
+// decision records its single use in the same transaction. The pending
+// state is judged by that transaction, after the single use, so a replay
+// is always reported as one.
+func (s *Service) approveSigned(ctx context.Context, op string, b db.Brand, req *pactv1.ApproveConsentRequest) (*pactv1.ApproveConsentResponse, error) {
+	var v rpcerr.Violations
+	if req.GetBrandUser() != "" {
+		v.Add("brand_user", "must be empty in BRAND_LOGIN_MODE_SIGNED_ASSERTION: the User is the sub of brand_assertion")
+	}
+	if req.GetBrandAssertion() == "" {
+		v.Add("brand_assertion", "is required in BRAND_LOGIN_MODE_SIGNED_ASSERTION")
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	a, err := s.assertion(ctx, op, b, req.GetBrandAssertion(), req.GetUserCode(), req.GetSource())
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.lookup(ctx, op, b, req.GetUserCode(), req.GetSource())
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	granted := grantedScopes(b, d, req.GetScopes())
+	if len(granted) == 0 {
+		if _, err := s.d.Store.DenyDeviceAuthorizationWithAssertion(ctx, d.ID, a.use, now); err != nil {
+			return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
+		}
+		s.d.Logger.InfoContext(ctx, "consent denied (nothing granted)", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
+			slog.String("kid", a.kid), slog.String("jti", a.jti))
+		return &pactv1.ApproveConsentResponse{Scopes: []string{}}, nil
+	}
+	g := newGrant(b, d, a.subject, granted, now)
+	if _, g, err = s.d.Store.ApproveDeviceAuthorizationWithAssertion(ctx, d.ID, g, a.use, now); err != nil {
+		return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
+	}
+	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
+		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)), slog.String("kid", a.kid), slog.String("jti", a.jti))
+	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes}, nil
+}
+
+// grantedScopes is requested ∩ chosen ∩ the Brand's current scopes, in
+// request order.
+func grantedScopes(b db.Brand, d db.DeviceAuthorization, chosenList []string) []string {
+	chosen := make(map[string]bool, len(chosenList))
+	for _, sc := range chosenList {
 		chosen[sc] = true
 	}
 	defined := brandScopes(b)
@@ -165,40 +280,115 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 			granted = append(granted, sc)
 		}
 	}
-	now := s.now()
-	if len(granted) == 0 {
-		if _, err := s.d.Store.DenyDeviceAuthorization(ctx, d.ID, now); err != nil {
-			return nil, s.decisionErr(ctx, op, err)
-		}
-		s.d.Logger.InfoContext(ctx, "consent denied (nothing granted)", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID))
-		return &pactv1.ApproveConsentResponse{Scopes: []string{}}, nil
-	}
-	g := db.Grant{
+	return granted
+}
+
+// newGrant is the grant an approval makes.
+func newGrant(b db.Brand, d db.DeviceAuthorization, brandUser string, scopes []string, now time.Time) db.Grant {
+	return db.Grant{
 		ID: ids.New("a2agrant_", now), BrandID: b.ID, AgentID: d.AgentID, ClientID: d.ClientID,
-		BrandUser: req.GetBrandUser(), Scopes: granted, CreateTime: now, ExpireTime: now.Add(GrantTTL),
+		BrandUser: brandUser, Scopes: scopes, CreateTime: now, ExpireTime: now.Add(GrantTTL),
 	}
-	if _, g, err = s.d.Store.ApproveDeviceAuthorization(ctx, d.ID, g, now); err != nil {
-		return nil, s.decisionErr(ctx, op, err)
-	}
-	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
-		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)))
-	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes}, nil
 }
 
 // DenyConsent records the User's refusal; the PA's next poll gets
 // access_denied. Like ApproveConsent it only moves a pending, unexpired
-// authorization.
+// authorization. In BRAND_LOGIN_MODE_SIGNED_ASSERTION it needs a verified
+// brand_assertion bound to the user code, exactly as ApproveConsent, and
+// uses it up: otherwise anyone who knows a user code could deny it.
 func (s *Service) DenyConsent(ctx context.Context, req *pactv1.DenyConsentRequest) (*pactv1.DenyConsentResponse, error) {
 	const op = "deny consent"
-	b, d, err := s.pending(ctx, op, req.GetBrandId(), req.GetUserCode())
+	b, err := s.consentBrand(ctx, op, req.GetBrandId(), req.GetUserCode(), req.GetSource())
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.d.Store.DenyDeviceAuthorization(ctx, d.ID, s.now()); err != nil {
-		return nil, s.decisionErr(ctx, op, err)
+	signed := !trustedFrontend(b)
+	switch {
+	case signed && req.GetBrandAssertion() == "":
+		return nil, rpcerr.InvalidField("brand_assertion", "is required in BRAND_LOGIN_MODE_SIGNED_ASSERTION")
+	case !signed && req.GetBrandAssertion() != "":
+		return nil, rpcerr.InvalidField("brand_assertion", "must be empty in BRAND_LOGIN_MODE_TRUSTED_FRONTEND")
 	}
-	s.d.Logger.InfoContext(ctx, "consent denied", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID))
+	if !signed {
+		d, err := s.lookup(ctx, op, b, req.GetUserCode(), req.GetSource())
+		if err != nil {
+			return nil, err
+		}
+		if err := decidable(d, s.now()); err != nil {
+			return nil, err
+		}
+		if _, err := s.d.Store.DenyDeviceAuthorization(ctx, d.ID, s.now()); err != nil {
+			return nil, s.decisionErr(ctx, op, err)
+		}
+		s.d.Logger.InfoContext(ctx, "consent denied", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID))
+		return &pactv1.DenyConsentResponse{}, nil
+	}
+	a, err := s.assertion(ctx, op, b, req.GetBrandAssertion(), req.GetUserCode(), req.GetSource())
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.lookup(ctx, op, b, req.GetUserCode(), req.GetSource())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.d.Store.DenyDeviceAuthorizationWithAssertion(ctx, d.ID, a.use, s.now()); err != nil {
+		return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
+	}
+	s.d.Logger.InfoContext(ctx, "consent denied", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
+		slog.String("kid", a.kid), slog.String("jti", a.jti))
 	return &pactv1.DenyConsentResponse{}, nil
+}
+
+// assertion verifies a Brand login assertion for the RPC: a refusal is
+// logged (operation, Brand, reason, source; never the assertion or the
+// code) and returned as its RPC error; a keys fault is logged once and
+// returned as KEYS_UNAVAILABLE; the end of ctx is returned as it is.
+func (s *Service) assertion(ctx context.Context, op string, b db.Brand, tok, userCode, source string) (brandAssertion, error) {
+	a, err := s.verifyAssertion(ctx, b, tok, userCode)
+	if err == nil {
+		return a, nil
+	}
+	var r *assertionRefusal
+	var kf *keysFault
+	switch {
+	case errors.As(err, &r):
+	case ctx.Err() != nil:
+		return brandAssertion{}, ctx.Err()
+	case errors.As(err, &kf):
+		s.d.Logger.WarnContext(ctx, op+": brand assertion keys", slog.String("brand_id", b.ID), slog.String("error", kf.Error()))
+		r = kf.refusal()
+	default:
+		s.d.Logger.ErrorContext(ctx, op+": verify brand assertion", slog.String("brand_id", b.ID), slog.String("error", err.Error()))
+		r = (&keysFault{err: err}).refusal()
+	}
+	s.d.Logger.InfoContext(ctx, "brand assertion refused", slog.String("op", op), slog.String("brand_id", b.ID),
+		slog.String("reason", r.reason.String()), slog.String("source", source))
+	return brandAssertion{}, r.rpcError(b.ID)
+}
+
+// assertionDecisionErr maps a failed decision of the signed mode: the
+// assertion's jti was used already (REPLAYED), or the authorization is no
+// longer pending (NOT_PENDING; the assertion is not used up).
+func (s *Service) assertionDecisionErr(ctx context.Context, op string, b db.Brand, d db.DeviceAuthorization, a brandAssertion, source string, err error) error {
+	var r *assertionRefusal
+	switch {
+	case errors.Is(err, db.ErrAssertionReplayed):
+		s.d.Logger.WarnContext(ctx, "brand assertion replayed", slog.String("op", op), slog.String("brand_id", b.ID),
+			slog.String("jti", a.jti), slog.String("source", source))
+		r = refuse(reasonReplayed, "the assertion was used already")
+	case errors.Is(err, db.ErrNotFound):
+		msg := "the authorization was already decided or has expired"
+		var ce *connect.Error
+		if errors.As(decidable(d, s.now()), &ce) {
+			msg = ce.Message()
+		}
+		s.d.Logger.InfoContext(ctx, "brand assertion refused", slog.String("op", op), slog.String("brand_id", b.ID),
+			slog.String("reason", reasonNotPending.String()), slog.String("source", source))
+		r = refuse(reasonNotPending, msg)
+	default:
+		return s.fault(ctx, op+": store", err)
+	}
+	return r.rpcError(b.ID)
 }
 
 // decisionErr maps a failed guarded decision: another decision won the race
@@ -218,7 +408,7 @@ func checkBrandUser(v *rpcerr.Violations, field, u string) {
 		v.Add(field, "is required")
 	case len(u) > MaxBrandUser || !utf8.ValidString(u):
 		v.Add(field, "must be valid UTF-8 of at most %d bytes", MaxBrandUser)
-	case strings.ContainsFunc(u, func(r rune) bool { return r < ' ' || r == 0x7f }):
+	case hasControl(u):
 		v.Add(field, "must not contain control characters")
 	}
 }

@@ -27,17 +27,62 @@
 // DescribeConsent, ApproveConsent and DenyConsent are called by the
 // authenticated frontend that serves the consent page. In
 // BRAND_LOGIN_MODE_TRUSTED_FRONTEND the frontend passes the Brand user id
-// it established. BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which
-// means it) is not verified yet: ApproveConsent answers Unimplemented.
-// Decisions are pending-only guarded updates: deciding twice, after expiry
-// or after redemption is FailedPrecondition and changes nothing.
+// it established. Decisions are pending-only guarded updates: deciding
+// twice, after expiry or after redemption is FailedPrecondition and changes
+// nothing.
+//
+// # Signed Brand login assertions
+//
+// In BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it)
+// ApproveConsent and DenyConsent need brand_assertion, the single-use JWT
+// the Brand's login posted (spec §2.5), and refuse brand_user: the User is
+// the assertion's sub. Verification runs before the user code is looked
+// up, in this order (the first failure is reported as a
+// pact.v1.BrandAssertionRefusal, the ErrorInfo reason of the error):
+//
+//   - at most MaxBrandAssertionBytes (8 KiB) before anything is decoded;
+//     three segments of strict base64url; header and claims JSON objects of
+//     unique members [MALFORMED, InvalidArgument];
+//   - alg ES256 or RS256, judged before any key is touched [ALGORITHM,
+//     InvalidArgument]; no jwk, jku, x5u, x5c, crit, b64, zip or enc
+//     [FORBIDDEN_HEADER, InvalidArgument]; typ is ignored;
+//   - the key by kid from the Brand's assertion_jwks_uri through BrandKeys
+//     (the server's hardened JWKS client), refetched once for an unknown
+//     kid; no kid, an unknown kid or a key of another type [UNKNOWN_KEY];
+//     keys not obtainable [KEYS_UNAVAILABLE, Unavailable];
+//   - the signature (ES256 raw R||S, RS256 PKCS #1 v1.5) [SIGNATURE];
+//   - iss == the Brand's assertion_issuer exactly [ISSUER]; aud == the
+//     consent URL {PublicURL}/a2a/{brandId}/oauth/consent as one string
+//     [AUDIENCE]; sub 1 to 256 bytes without control characters [SUBJECT];
+//   - iat present and at most AssertionSkew (30 s) ahead, nbf likewise
+//     [NOT_YET_VALID]; exp present and at most 30 s past [EXPIRED];
+//     exp - iat in (0, 300 s] [LIFETIME]; now - iat at most
+//     AssertionMaxAge (300 s) [TOO_OLD];
+//   - jti 1 to 256 bytes, email (optional) a string [CLAIMS];
+//   - user_code present [USER_CODE_MISSING] and, normalized, equal to the
+//     request's [USER_CODE_MISMATCH].
+//
+// Single use: the jti is recorded per Brand (used_brand_assertions, kept
+// until exp + 30 s, then pruned by PurgeExpired) with an insert-if-absent
+// in the same transaction as the decision, first. A replayed jti
+// [REPLAYED] and a decision on an authorization that is no longer pending
+// [NOT_PENDING] both change nothing, and the latter does not use the
+// assertion up. Of concurrent posts of one assertion exactly one decides.
+// The other refusals are FailedPrecondition. Refusals are logged with the
+// reason (and kid and jti once verified), never the assertion or the code.
+//
+// # Guessing user codes
 //
 // User codes (8 of 20 consonants, ≈34.6 bits, 10 minutes) are guarded
 // against guessing per Brand, in memory per replica: at most
 // DefaultGuessBurst failed lookups in a burst, then one per DefaultGuessEvery
-// (20 + 1,200 in the first hour). While a Brand is over the limit, every
-// lookup there is ResourceExhausted with RetryInfo before the store is
-// asked. Each failed lookup is logged (Brand, operation) without the code.
+// (20 + 1,200 in the first hour). A call that names its source (the client
+// the frontend saw) is also limited per (Brand, source): DefaultSourceGuessBurst
+// failures, then one per DefaultSourceGuessEvery, so one client cannot use
+// up the Brand's budget and lock everyone out. While either limit is
+// exhausted, a lookup is ResourceExhausted with RetryInfo before the store
+// is asked. Each failed lookup is logged (Brand, operation, source) without
+// the code.
 //
 // # Secrets
 //
@@ -49,6 +94,5 @@
 //
 // authorization_details (RFC 9396, §5.7): any value is refused with
 // invalid_authorization_details, never silently dropped. Consent skipping
-// is not implemented. Verification of signed Brand login assertions is not
-// implemented.
+// is not implemented.
 package delegation

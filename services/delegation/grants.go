@@ -104,8 +104,10 @@ func grantToProto(g db.Grant) *pactv1.Grant {
 // PurgeExpired deletes device authorizations and refresh tokens that have
 // expired (their codes can never be redeemed again; refresh tokens expire
 // with their grant, so reuse detection is not weakened). Expired user
-// codes otherwise keep occupying the user-code space. Run it periodically;
-// it returns how many rows went.
+// codes otherwise keep occupying the user-code space. It also drops the
+// records of used Brand login assertions once the assertions could no
+// longer be accepted anyway (exp + AssertionSkew). Run it periodically; it
+// returns how many rows went.
 func (s *Service) PurgeExpired(ctx context.Context) (int64, error) {
 	n, err := s.d.Store.PurgeExpiredDelegation(ctx, s.now())
 	if err != nil {

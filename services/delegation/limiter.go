@@ -13,17 +13,30 @@ const (
 	// DefaultGuessEvery is how often one more failed lookup is allowed
 	// after the burst: 20 per minute, at most 1,220 in the first hour.
 	DefaultGuessEvery = 3 * time.Second
-	// maxGuessBuckets bounds the limiter's memory; full buckets are dropped
-	// first.
+	// DefaultSourceGuessBurst is how many failed user-code lookups one
+	// source (the client a frontend saw) may have at one Brand in a burst.
+	// It is well below DefaultGuessBurst, so one source cannot use up the
+	// Brand's budget and lock everyone else out.
+	DefaultSourceGuessBurst = 5
+	// DefaultSourceGuessEvery is how often one source may fail once more
+	// after its burst: 4 per minute, a fifth of the Brand's rate.
+	DefaultSourceGuessEvery = 15 * time.Second
+	// maxGuessBuckets bounds each limiter's memory; full buckets are
+	// dropped first.
 	maxGuessBuckets = 10000
+	// maxSource bounds the source a frontend passes.
+	maxSource = 128
 )
 
-// guessLimiter limits failed user-code lookups per Brand (in memory, per
-// replica) with a token bucket: each failure takes a token, tokens come
-// back one per interval up to the burst. While a Brand's bucket is empty,
-// every lookup of that Brand is refused before the store is asked, so an
-// attacker learns nothing more; a legitimate User may be told to retry for
-// a few seconds. Success costs nothing.
+// guessLimiter limits failed user-code lookups per key (a Brand, or a
+// Brand and a source; in memory, per replica) with a token bucket: each
+// failure takes a token, tokens come back one per interval up to the burst.
+// While a key's bucket is empty, every lookup under that key is refused
+// before the store is asked, so an attacker learns nothing more; a
+// legitimate User may be told to retry for a few seconds. Success costs
+// nothing. At most maxGuessBuckets keys are tracked: when that many
+// buckets are draining, a new key is not tracked (for a source, the Brand's
+// own bucket still counts its failures).
 type guessLimiter struct {
 	mu    sync.Mutex
 	burst float64
@@ -36,12 +49,14 @@ type guessBucket struct {
 	at     time.Time
 }
 
-func newGuessLimiter(burst int, every time.Duration) *guessLimiter {
+// newGuessLimiter returns a limiter of burst failures, one more per every;
+// a zero or negative value takes the default given after it.
+func newGuessLimiter(burst, defBurst int, every, defEvery time.Duration) *guessLimiter {
 	if burst <= 0 {
-		burst = DefaultGuessBurst
+		burst = defBurst
 	}
 	if every <= 0 {
-		every = DefaultGuessEvery
+		every = defEvery
 	}
 	return &guessLimiter{burst: float64(burst), every: every, m: make(map[string]*guessBucket)}
 }
@@ -54,12 +69,12 @@ func (l *guessLimiter) refill(b *guessBucket, now time.Time) {
 	}
 }
 
-// wait returns how long the Brand must wait before its next lookup; zero
+// wait returns how long the key must wait before its next lookup; zero
 // when a lookup may go ahead.
-func (l *guessLimiter) wait(brandID string, now time.Time) time.Duration {
+func (l *guessLimiter) wait(key string, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.m[brandID]
+	b, ok := l.m[key]
 	if !ok {
 		return 0
 	}
@@ -70,21 +85,27 @@ func (l *guessLimiter) wait(brandID string, now time.Time) time.Duration {
 	return time.Duration((1 - b.tokens) * float64(l.every))
 }
 
-// fail records a failed lookup.
-func (l *guessLimiter) fail(brandID string, now time.Time) {
+// fail records a failed lookup under the key.
+func (l *guessLimiter) fail(key string, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.m[brandID]
+	b, ok := l.m[key]
 	if !ok {
 		if len(l.m) >= maxGuessBuckets {
 			l.prune(now)
 		}
+		if len(l.m) >= maxGuessBuckets {
+			return
+		}
 		b = &guessBucket{tokens: l.burst, at: now}
-		l.m[brandID] = b
+		l.m[key] = b
 	}
 	l.refill(b, now)
 	b.tokens = max(0, b.tokens-1)
 }
+
+// sourceKey is the limiter key of a source at a Brand.
+func sourceKey(brandID, source string) string { return brandID + "\x00" + source }
 
 // prune drops buckets that have refilled (they hold no state worth
 // keeping); the caller holds mu.

@@ -17,6 +17,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/delegtoken"
+	"pactd/internal/pacturl"
 	"pactd/internal/pajwt"
 	"pactd/internal/rpcerr"
 )
@@ -66,13 +67,25 @@ type Deps struct {
 	GuessBurst int
 	// GuessEvery is the refill interval of the guessing limit.
 	GuessEvery time.Duration
+	// SourceGuessBurst and SourceGuessEvery bound failed user-code lookups
+	// per (Brand, source) for calls that name a source (defaults
+	// DefaultSourceGuessBurst, DefaultSourceGuessEvery).
+	SourceGuessBurst int
+	// SourceGuessEvery is the refill interval of the per-source limit.
+	SourceGuessEvery time.Duration
+	// BrandKeys yields the keys Brands publish at their assertion_jwks_uri,
+	// for BRAND_LOGIN_MODE_SIGNED_ASSERTION (*jose.JWKSClient satisfies
+	// it). Without it, consent decisions of such Brands fail with
+	// Unavailable (and change nothing).
+	BrandKeys BrandKeys
 }
 
 // Service implements pactv1connect.DelegationServiceHandler.
 type Service struct {
 	pactv1connect.UnimplementedDelegationServiceHandler
-	d       Deps
-	guesses *guessLimiter
+	d             Deps
+	guesses       *guessLimiter // per Brand
+	sourceGuesses *guessLimiter // per (Brand, source)
 }
 
 // New returns the service.
@@ -87,7 +100,11 @@ func New(d Deps) *Service {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
-	return &Service{d: d, guesses: newGuessLimiter(d.GuessBurst, d.GuessEvery)}
+	return &Service{
+		d:             d,
+		guesses:       newGuessLimiter(d.GuessBurst, DefaultGuessBurst, d.GuessEvery, DefaultGuessEvery),
+		sourceGuesses: newGuessLimiter(d.SourceGuessBurst, DefaultSourceGuessBurst, d.SourceGuessEvery, DefaultSourceGuessEvery),
+	}
 }
 
 // InterfaceURL is a Brand's A2A interface URL.
@@ -96,8 +113,9 @@ func (s *Service) interfaceURL(brandID string) string { return s.d.PublicURL + "
 // Issuer is a Brand's authorization server issuer, {interfaceUrl}/oauth.
 func (s *Service) issuer(brandID string) string { return s.interfaceURL(brandID) + "/oauth" }
 
-// consentURL is the Provider consent page a Brand login returns to.
-func (s *Service) consentURL(brandID string) string { return s.issuer(brandID) + "/consent" }
+// consentURL is the Provider consent page a Brand login returns to, and
+// the aud of the Brand's login assertions.
+func (s *Service) consentURL(brandID string) string { return pacturl.Consent(s.d.PublicURL, brandID) }
 
 // now is the clock in whole seconds, the precision of everything stored.
 func (s *Service) now() time.Time { return s.d.Now().UTC().Truncate(time.Second) }
@@ -198,10 +216,9 @@ func failedPrecondition(msg string) error {
 
 // tooManyGuesses is ResourceExhausted with a RetryInfo detail. The
 // ErrorInfo reason is UNAVAILABLE ("retry with backoff"): common.proto has
-// no rate-limit reason yet.
-func tooManyGuesses(wait time.Duration) error {
-	err := rpcerr.New(connect.CodeResourceExhausted, pactv1.ErrorReason_ERROR_REASON_UNAVAILABLE,
-		"too many unknown user codes for this Brand; retry later")
+// no rate-limit reason yet. msg says whose limit it is.
+func tooManyGuesses(wait time.Duration, msg string) error {
+	err := rpcerr.New(connect.CodeResourceExhausted, pactv1.ErrorReason_ERROR_REASON_UNAVAILABLE, msg)
 	if d, derr := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(wait.Round(time.Second) + time.Second)}); derr == nil {
 		err.AddDetail(d)
 	}

@@ -429,10 +429,11 @@ func TestConsentDecisions(t *testing.T) {
 				t.Fatalf("positive control: %v", err)
 			}
 		})
-		t.Run("signed-assertion-mode-unimplemented", func(t *testing.T) {
+		t.Run("signed-assertion-mode-needs-the-assertion", func(t *testing.T) {
+			// The signed mode itself is tested in assertion_test.go.
 			d := e.startDevice("signed", paAuth, paIssuer, "orders:read")
 			_, err := e.approve("signed", d["user_code"].(string), "user-1", "orders:read")
-			wantCode(t, err, connect.CodeUnimplemented)
+			wantCode(t, err, connect.CodeInvalidArgument)
 			// Describe works in every mode.
 			if _, err := e.rpc.DescribeConsent(ctx, &pactv1.DescribeConsentRequest{BrandId: "signed", UserCode: d["user_code"].(string)}); err != nil {
 				t.Fatal(err)

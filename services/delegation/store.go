@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"pactd/db"
+	"pactd/internal/jose"
 	"pactd/internal/pajwt"
 )
 
@@ -19,6 +20,8 @@ type Store interface {
 	PollDeviceAuthorization(ctx context.Context, id string, now time.Time, slowDownStep time.Duration) (db.DeviceAuthorization, db.PollOutcome, error)
 	ApproveDeviceAuthorization(ctx context.Context, id string, g db.Grant, now time.Time) (db.DeviceAuthorization, db.Grant, error)
 	DenyDeviceAuthorization(ctx context.Context, id string, now time.Time) (db.DeviceAuthorization, error)
+	ApproveDeviceAuthorizationWithAssertion(ctx context.Context, id string, g db.Grant, a db.BrandAssertionUse, now time.Time) (db.DeviceAuthorization, db.Grant, error)
+	DenyDeviceAuthorizationWithAssertion(ctx context.Context, id string, a db.BrandAssertionUse, now time.Time) (db.DeviceAuthorization, error)
 	RedeemDeviceAuthorization(ctx context.Context, id string, now time.Time, rt db.RefreshToken) (db.DeviceAuthorization, error)
 
 	GetGrant(ctx context.Context, id string) (db.Grant, error)
@@ -36,4 +39,16 @@ type Store interface {
 // fault.
 type PAVerifier interface {
 	VerifyPA(ctx context.Context, authorization string) (pajwt.Result, error)
+}
+
+// BrandKeys yields the public keys a Brand publishes for its login
+// assertions. *jose.JWKSClient satisfies it; its errors wrap
+// jose.ErrInvalidURI (the URI is refused by policy) or jose.ErrUnavailable
+// and jose.ErrBadDocument (the keys cannot be had now).
+type BrandKeys interface {
+	// Keys returns the key set published at uri (cached or fetched).
+	Keys(ctx context.Context, uri string) (*jose.KeySet, error)
+	// Refresh refetches the set for an unknown kid, subject to the source's
+	// per-URI cooldown (inside it, the cached set is returned).
+	Refresh(ctx context.Context, uri string) (*jose.KeySet, error)
 }

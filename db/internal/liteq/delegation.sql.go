@@ -234,6 +234,20 @@ func (q *Queries) CreateRefreshToken(ctx context.Context, arg CreateRefreshToken
 	return err
 }
 
+const deleteExpiredBrandAssertions = `-- name: DeleteExpiredBrandAssertions :execrows
+DELETE FROM used_brand_assertions WHERE expire_time < ?1
+`
+
+// A used assertion is kept while it could still be accepted (through its
+// expire_time, inclusive).
+func (q *Queries) DeleteExpiredBrandAssertions(ctx context.Context, now int64) (int64, error) {
+	result, err := q.db.ExecContext(ctx, deleteExpiredBrandAssertions, now)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const deleteExpiredDeviceAuthorizations = `-- name: DeleteExpiredDeviceAuthorizations :execrows
 DELETE FROM device_authorizations WHERE expires_at <= ?1
 `
@@ -497,6 +511,29 @@ func (q *Queries) PollDeviceAuthorization(ctx context.Context, arg PollDeviceAut
 	return i, err
 }
 
+const releaseExpiredBrandAssertion = `-- name: ReleaseExpiredBrandAssertion :execrows
+DELETE FROM used_brand_assertions
+WHERE brand_id = ?1 AND jti = ?2 AND expire_time < ?3
+`
+
+type ReleaseExpiredBrandAssertionParams struct {
+	BrandID string
+	Jti     string
+	Now     int64
+}
+
+// Drops the record of one used assertion if it has expired, so the jti can
+// be recorded again (an expired record guards nothing: an assertion is
+// refused after its expire_time anyway). Runs in the transaction of
+// UseBrandAssertion, just before it.
+func (q *Queries) ReleaseExpiredBrandAssertion(ctx context.Context, arg ReleaseExpiredBrandAssertionParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, releaseExpiredBrandAssertion, arg.BrandID, arg.Jti, arg.Now)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const revokeGrant = `-- name: RevokeGrant :execrows
 UPDATE grants SET revoke_time = ?1 WHERE id = ?2 AND revoke_time = 0
 `
@@ -548,6 +585,29 @@ func (q *Queries) SlowDownDeviceAuthorization(ctx context.Context, arg SlowDownD
 		&i.CreateTime,
 	)
 	return i, err
+}
+
+const useBrandAssertion = `-- name: UseBrandAssertion :execrows
+INSERT INTO used_brand_assertions (brand_id, jti, expire_time)
+VALUES (?1, ?2, ?3)
+ON CONFLICT (brand_id, jti) DO NOTHING
+`
+
+type UseBrandAssertionParams struct {
+	BrandID    string
+	Jti        string
+	ExpireTime int64
+}
+
+// Records the single use of a Brand login assertion (insert-if-absent).
+// When (brand_id, jti) is recorded already no row is affected: the
+// assertion is a replay.
+func (q *Queries) UseBrandAssertion(ctx context.Context, arg UseBrandAssertionParams) (int64, error) {
+	result, err := q.db.ExecContext(ctx, useBrandAssertion, arg.BrandID, arg.Jti, arg.ExpireTime)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
 }
 
 const useRefreshToken = `-- name: UseRefreshToken :one

@@ -103,3 +103,9 @@ type Turn struct {
 	CreateTime     int64
 	UpdateTime     int64
 }
+
+type UsedBrandAssertion struct {
+	BrandID    string
+	Jti        string
+	ExpireTime int64
+}

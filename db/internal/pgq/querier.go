@@ -30,6 +30,9 @@ type Querier interface {
 	CreateRefreshToken(ctx context.Context, arg CreateRefreshTokenParams) error
 	CreateSigningKey(ctx context.Context, arg CreateSigningKeyParams) error
 	DeleteAgent(ctx context.Context, id string) (int64, error)
+	// A used assertion is kept while it could still be accepted (through its
+	// expire_time, inclusive).
+	DeleteExpiredBrandAssertions(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredDeviceAuthorizations(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredRefreshTokens(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredSigningKeys(ctx context.Context, now int64) (int64, error)
@@ -51,6 +54,11 @@ type Querier interface {
 	ListPublishedSigningKeys(ctx context.Context, now int64) ([]SigningKey, error)
 	// An on-time poll of a pending authorization: records the poll time.
 	PollDeviceAuthorization(ctx context.Context, arg PollDeviceAuthorizationParams) (DeviceAuthorization, error)
+	// Drops the record of one used assertion if it has expired, so the jti can
+	// be recorded again (an expired record guards nothing: an assertion is
+	// refused after its expire_time anyway). Runs in the transaction of
+	// UseBrandAssertion, just before it.
+	ReleaseExpiredBrandAssertion(ctx context.Context, arg ReleaseExpiredBrandAssertionParams) (int64, error)
 	ReserveReplyID(ctx context.Context, arg ReserveReplyIDParams) (string, error)
 	RetireSigningKeysBefore(ctx context.Context, arg RetireSigningKeysBeforeParams) (int64, error)
 	RevokeGrant(ctx context.Context, arg RevokeGrantParams) (int64, error)
@@ -60,6 +68,10 @@ type Querier interface {
 	TouchContext(ctx context.Context, arg TouchContextParams) (int64, error)
 	UpdateAgent(ctx context.Context, arg UpdateAgentParams) (Agent, error)
 	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (Brand, error)
+	// Records the single use of a Brand login assertion (insert-if-absent).
+	// When (brand_id, jti) is recorded already no row is affected: the
+	// assertion is a replay.
+	UseBrandAssertion(ctx context.Context, arg UseBrandAssertionParams) (int64, error)
 	// Marks an unused, unexpired refresh token used, only when its grant is
 	// live and belongs to this Brand and client (so nobody else can burn it).
 	UseRefreshToken(ctx context.Context, arg UseRefreshTokenParams) (RefreshToken, error)

@@ -95,3 +95,24 @@ RETURNING *;
 
 -- name: DeleteExpiredRefreshTokens :execrows
 DELETE FROM refresh_tokens WHERE expires_at <= sqlc.arg(now);
+
+-- name: ReleaseExpiredBrandAssertion :execrows
+-- Drops the record of one used assertion if it has expired, so the jti can
+-- be recorded again (an expired record guards nothing: an assertion is
+-- refused after its expire_time anyway). Runs in the transaction of
+-- UseBrandAssertion, just before it.
+DELETE FROM used_brand_assertions
+WHERE brand_id = sqlc.arg(brand_id) AND jti = sqlc.arg(jti) AND expire_time < sqlc.arg(now);
+
+-- name: UseBrandAssertion :execrows
+-- Records the single use of a Brand login assertion (insert-if-absent).
+-- When (brand_id, jti) is recorded already no row is affected: the
+-- assertion is a replay.
+INSERT INTO used_brand_assertions (brand_id, jti, expire_time)
+VALUES (sqlc.arg(brand_id), sqlc.arg(jti), sqlc.arg(expire_time))
+ON CONFLICT (brand_id, jti) DO NOTHING;
+
+-- name: DeleteExpiredBrandAssertions :execrows
+-- A used assertion is kept while it could still be accepted (through its
+-- expire_time, inclusive).
+DELETE FROM used_brand_assertions WHERE expire_time < sqlc.arg(now);

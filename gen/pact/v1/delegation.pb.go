@@ -22,6 +22,151 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// BrandAssertionRefusal names why ApproveConsent or DenyConsent refused a
+// Brand login assertion (BRAND_LOGIN_MODE_SIGNED_ASSERTION). The value's
+// name is the google.rpc.ErrorInfo reason of the error (domain "pactd"),
+// so a frontend can pick its error page; the message never repeats the
+// assertion. Checks run in a fixed order and the first failure is
+// reported: the token's size and form, the header (alg before any other
+// member is judged), the claims' form, the key, the signature, then the
+// claims: iss, aud, sub, iat and nbf, exp, exp - iat, now - iat, jti and
+// email, user_code; last the single use and the state of the
+// authorization.
+type BrandAssertionRefusal int32
+
+const (
+	// Never used.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_UNSPECIFIED BrandAssertionRefusal = 0
+	// INVALID_ARGUMENT: larger than 8 KiB, not three strict base64url
+	// segments, header or claims not a JSON object, a member given twice, or
+	// kid not a non-empty string of at most 256 bytes.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_MALFORMED BrandAssertionRefusal = 1
+	// INVALID_ARGUMENT: alg is not ES256 or RS256 (none, HS256, ...); checked
+	// before any key is touched.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_ALGORITHM BrandAssertionRefusal = 2
+	// INVALID_ARGUMENT: the header carries jwk, jku, x5u, x5c, crit, b64, zip
+	// or enc. Keys only ever come from the Brand's assertion_jwks_uri.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_FORBIDDEN_HEADER BrandAssertionRefusal = 3
+	// FAILED_PRECONDITION: no kid, or the Brand does not publish a key with
+	// that kid (after one refetch) that fits alg.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_UNKNOWN_KEY BrandAssertionRefusal = 4
+	// FAILED_PRECONDITION: the signature does not verify with the Brand's key.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_SIGNATURE BrandAssertionRefusal = 5
+	// FAILED_PRECONDITION: iss is not exactly the Brand's assertion_issuer.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_ISSUER BrandAssertionRefusal = 6
+	// FAILED_PRECONDITION: aud is not exactly this Brand's consent URL as one
+	// string (another Brand's consent URL, an array, missing).
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_AUDIENCE BrandAssertionRefusal = 7
+	// FAILED_PRECONDITION: sub missing, empty, longer than 256 bytes, or with
+	// control characters.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_SUBJECT BrandAssertionRefusal = 8
+	// FAILED_PRECONDITION: iat (or nbf) is more than 30 s in the future, or
+	// iat is missing or not a positive number.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_NOT_YET_VALID BrandAssertionRefusal = 9
+	// FAILED_PRECONDITION: exp is missing, not a number, or more than 30 s in
+	// the past.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_EXPIRED BrandAssertionRefusal = 10
+	// FAILED_PRECONDITION: exp - iat is not in (0, 300] seconds.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_LIFETIME BrandAssertionRefusal = 11
+	// FAILED_PRECONDITION: the assertion is more than 300 s old (now - iat).
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_TOO_OLD BrandAssertionRefusal = 12
+	// FAILED_PRECONDITION: jti missing, empty, longer than 256 bytes or with
+	// control characters; nbf not a number; email (optional) not a string,
+	// longer than 320 bytes or with control characters.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_CLAIMS BrandAssertionRefusal = 13
+	// FAILED_PRECONDITION: the user_code claim is missing or not a string.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_USER_CODE_MISSING BrandAssertionRefusal = 14
+	// FAILED_PRECONDITION: the user_code claim is not the request's user code
+	// (compared normalized), for example the code of another pending
+	// authorization.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_USER_CODE_MISMATCH BrandAssertionRefusal = 15
+	// FAILED_PRECONDITION: the assertion's jti was used already at this Brand
+	// (replay); nothing changed.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_REPLAYED BrandAssertionRefusal = 16
+	// FAILED_PRECONDITION: the user code's authorization is no longer pending
+	// (decided, consumed or expired); nothing changed and the assertion is
+	// not used up.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_NOT_PENDING BrandAssertionRefusal = 17
+	// UNAVAILABLE: the Brand's assertion keys could not be fetched (retry);
+	// FAILED_PRECONDITION when the Brand's signed login is not configured
+	// (no assertion_issuer or assertion_jwks_uri) or pactd's fetch policy
+	// refuses its assertion_jwks_uri (a retry will not help).
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE BrandAssertionRefusal = 18
+)
+
+// Enum value maps for BrandAssertionRefusal.
+var (
+	BrandAssertionRefusal_name = map[int32]string{
+		0:  "BRAND_ASSERTION_REFUSAL_UNSPECIFIED",
+		1:  "BRAND_ASSERTION_REFUSAL_MALFORMED",
+		2:  "BRAND_ASSERTION_REFUSAL_ALGORITHM",
+		3:  "BRAND_ASSERTION_REFUSAL_FORBIDDEN_HEADER",
+		4:  "BRAND_ASSERTION_REFUSAL_UNKNOWN_KEY",
+		5:  "BRAND_ASSERTION_REFUSAL_SIGNATURE",
+		6:  "BRAND_ASSERTION_REFUSAL_ISSUER",
+		7:  "BRAND_ASSERTION_REFUSAL_AUDIENCE",
+		8:  "BRAND_ASSERTION_REFUSAL_SUBJECT",
+		9:  "BRAND_ASSERTION_REFUSAL_NOT_YET_VALID",
+		10: "BRAND_ASSERTION_REFUSAL_EXPIRED",
+		11: "BRAND_ASSERTION_REFUSAL_LIFETIME",
+		12: "BRAND_ASSERTION_REFUSAL_TOO_OLD",
+		13: "BRAND_ASSERTION_REFUSAL_CLAIMS",
+		14: "BRAND_ASSERTION_REFUSAL_USER_CODE_MISSING",
+		15: "BRAND_ASSERTION_REFUSAL_USER_CODE_MISMATCH",
+		16: "BRAND_ASSERTION_REFUSAL_REPLAYED",
+		17: "BRAND_ASSERTION_REFUSAL_NOT_PENDING",
+		18: "BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE",
+	}
+	BrandAssertionRefusal_value = map[string]int32{
+		"BRAND_ASSERTION_REFUSAL_UNSPECIFIED":        0,
+		"BRAND_ASSERTION_REFUSAL_MALFORMED":          1,
+		"BRAND_ASSERTION_REFUSAL_ALGORITHM":          2,
+		"BRAND_ASSERTION_REFUSAL_FORBIDDEN_HEADER":   3,
+		"BRAND_ASSERTION_REFUSAL_UNKNOWN_KEY":        4,
+		"BRAND_ASSERTION_REFUSAL_SIGNATURE":          5,
+		"BRAND_ASSERTION_REFUSAL_ISSUER":             6,
+		"BRAND_ASSERTION_REFUSAL_AUDIENCE":           7,
+		"BRAND_ASSERTION_REFUSAL_SUBJECT":            8,
+		"BRAND_ASSERTION_REFUSAL_NOT_YET_VALID":      9,
+		"BRAND_ASSERTION_REFUSAL_EXPIRED":            10,
+		"BRAND_ASSERTION_REFUSAL_LIFETIME":           11,
+		"BRAND_ASSERTION_REFUSAL_TOO_OLD":            12,
+		"BRAND_ASSERTION_REFUSAL_CLAIMS":             13,
+		"BRAND_ASSERTION_REFUSAL_USER_CODE_MISSING":  14,
+		"BRAND_ASSERTION_REFUSAL_USER_CODE_MISMATCH": 15,
+		"BRAND_ASSERTION_REFUSAL_REPLAYED":           16,
+		"BRAND_ASSERTION_REFUSAL_NOT_PENDING":        17,
+		"BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE":   18,
+	}
+)
+
+func (x BrandAssertionRefusal) Enum() *BrandAssertionRefusal {
+	p := new(BrandAssertionRefusal)
+	*p = x
+	return p
+}
+
+func (x BrandAssertionRefusal) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BrandAssertionRefusal) Descriptor() protoreflect.EnumDescriptor {
+	return file_pact_v1_delegation_proto_enumTypes[0].Descriptor()
+}
+
+func (BrandAssertionRefusal) Type() protoreflect.EnumType {
+	return &file_pact_v1_delegation_proto_enumTypes[0]
+}
+
+func (x BrandAssertionRefusal) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BrandAssertionRefusal.Descriptor instead.
+func (BrandAssertionRefusal) EnumDescriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{0}
+}
+
 // StartDeviceAuthorizationRequest is a device authorization request.
 type StartDeviceAuthorizationRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -228,7 +373,15 @@ type DescribeConsentRequest struct {
 	// The Brand id.
 	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
 	// The user code, matched case- and dash-insensitively.
-	UserCode      string `protobuf:"bytes,2,opt,name=user_code,json=userCode,proto3" json:"user_code,omitempty"`
+	UserCode string `protobuf:"bytes,2,opt,name=user_code,json=userCode,proto3" json:"user_code,omitempty"`
+	// Optional: the client the frontend serves, as it saw it (for example the
+	// client IP address, or another stable identifier of the browser's
+	// connection), at most 128 bytes of printable ASCII without spaces.
+	// Failed user-code lookups are limited per Brand and, when a source is
+	// given, per (Brand, source) as well, so one client cannot use up the
+	// Brand's budget. It is logged with failed lookups and refused
+	// assertions; never put a secret in it.
+	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -273,6 +426,13 @@ func (x *DescribeConsentRequest) GetBrandId() string {
 func (x *DescribeConsentRequest) GetUserCode() string {
 	if x != nil {
 		return x.UserCode
+	}
+	return ""
+}
+
+func (x *DescribeConsentRequest) GetSource() string {
+	if x != nil {
+		return x.Source
 	}
 	return ""
 }
@@ -375,12 +535,29 @@ type ApproveConsentRequest struct {
 	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
 	// The user code.
 	UserCode string `protobuf:"bytes,2,opt,name=user_code,json=userCode,proto3" json:"user_code,omitempty"`
-	// The User's id at the Brand (BRAND_LOGIN_MODE_TRUSTED_FRONTEND).
+	// The User's id at the Brand (BRAND_LOGIN_MODE_TRUSTED_FRONTEND only;
+	// must be empty in BRAND_LOGIN_MODE_SIGNED_ASSERTION).
 	BrandUser string `protobuf:"bytes,3,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`
-	// The Brand's signed login assertion (BRAND_LOGIN_MODE_SIGNED_ASSERTION).
+	// The Brand's signed login assertion, exactly as the Brand posted it
+	// (BRAND_LOGIN_MODE_SIGNED_ASSERTION only; must be empty otherwise): a
+	// compact JWS of at most 8 KiB, alg ES256 or RS256, with a kid published
+	// at the Brand's assertion_jwks_uri and no jwk, jku, x5u, x5c or crit
+	// header; claims iss = the Brand's assertion_issuer, aud = the consent URL
+	// {PACT_PUBLIC_URL}/a2a/{brand_id}/oauth/consent (one string), sub = the
+	// User's id at the Brand (1 to 256 bytes), jti, iat and exp (30 s skew, at
+	// most 300 s old, exp - iat at most 300 s), user_code = this request's
+	// user code, and optionally email (a string). Single use.
 	BrandAssertion string `protobuf:"bytes,4,opt,name=brand_assertion,json=brandAssertion,proto3" json:"brand_assertion,omitempty"`
 	// The scopes the User left checked.
-	Scopes        []string `protobuf:"bytes,5,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	Scopes []string `protobuf:"bytes,5,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// Optional: the client the frontend serves, as it saw it (for example the
+	// client IP address, or another stable identifier of the browser's
+	// connection), at most 128 bytes of printable ASCII without spaces.
+	// Failed user-code lookups are limited per Brand and, when a source is
+	// given, per (Brand, source) as well, so one client cannot use up the
+	// Brand's budget. It is logged with failed lookups and refused
+	// assertions; never put a secret in it.
+	Source        string `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -450,6 +627,13 @@ func (x *ApproveConsentRequest) GetScopes() []string {
 	return nil
 }
 
+func (x *ApproveConsentRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
 // ApproveConsentResponse reports the grant.
 type ApproveConsentResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -511,7 +695,19 @@ type DenyConsentRequest struct {
 	// The Brand id.
 	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
 	// The user code.
-	UserCode      string `protobuf:"bytes,2,opt,name=user_code,json=userCode,proto3" json:"user_code,omitempty"`
+	UserCode string `protobuf:"bytes,2,opt,name=user_code,json=userCode,proto3" json:"user_code,omitempty"`
+	// The Brand's signed login assertion, as in ApproveConsentRequest
+	// (required in BRAND_LOGIN_MODE_SIGNED_ASSERTION, must be empty
+	// otherwise). Single use.
+	BrandAssertion string `protobuf:"bytes,3,opt,name=brand_assertion,json=brandAssertion,proto3" json:"brand_assertion,omitempty"`
+	// Optional: the client the frontend serves, as it saw it (for example the
+	// client IP address, or another stable identifier of the browser's
+	// connection), at most 128 bytes of printable ASCII without spaces.
+	// Failed user-code lookups are limited per Brand and, when a source is
+	// given, per (Brand, source) as well, so one client cannot use up the
+	// Brand's budget. It is logged with failed lookups and refused
+	// assertions; never put a secret in it.
+	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -556,6 +752,20 @@ func (x *DenyConsentRequest) GetBrandId() string {
 func (x *DenyConsentRequest) GetUserCode() string {
 	if x != nil {
 		return x.UserCode
+	}
+	return ""
+}
+
+func (x *DenyConsentRequest) GetBrandAssertion() string {
+	if x != nil {
+		return x.BrandAssertion
+	}
+	return ""
+}
+
+func (x *DenyConsentRequest) GetSource() string {
+	if x != nil {
+		return x.Source
 	}
 	return ""
 }
@@ -1440,10 +1650,11 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"expires_in\x18\x05 \x01(\x05R\texpiresIn\x12\x1a\n" +
 	"\binterval\x18\x06 \x01(\x05R\binterval\x12)\n" +
 	"\x05error\x18\a \x01(\v2\x13.pact.v1.OAuthErrorR\x05error\x12\x1b\n" +
-	"\tbody_json\x18\b \x01(\tR\bbodyJson\"P\n" +
+	"\tbody_json\x18\b \x01(\tR\bbodyJson\"h\n" +
 	"\x16DescribeConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
-	"\tuser_code\x18\x02 \x01(\tR\buserCode\"\x98\x02\n" +
+	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12\x16\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\x98\x02\n" +
 	"\x17DescribeConsentResponse\x12,\n" +
 	"\x12agent_display_name\x18\x01 \x01(\tR\x10agentDisplayName\x12!\n" +
 	"\fagent_origin\x18\x02 \x01(\tR\vagentOrigin\x12,\n" +
@@ -1451,20 +1662,23 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x06scopes\x18\x04 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes\x12\x1b\n" +
 	"\tuser_code\x18\x05 \x01(\tR\buserCode\x129\n" +
 	"\n" +
-	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xaf\x01\n" +
+	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xc7\x01\n" +
 	"\x15ApproveConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12\x1d\n" +
 	"\n" +
 	"brand_user\x18\x03 \x01(\tR\tbrandUser\x12'\n" +
 	"\x0fbrand_assertion\x18\x04 \x01(\tR\x0ebrandAssertion\x12\x16\n" +
-	"\x06scopes\x18\x05 \x03(\tR\x06scopes\"K\n" +
+	"\x06scopes\x18\x05 \x03(\tR\x06scopes\x12\x16\n" +
+	"\x06source\x18\x06 \x01(\tR\x06source\"K\n" +
 	"\x16ApproveConsentResponse\x12\x19\n" +
 	"\bgrant_id\x18\x01 \x01(\tR\agrantId\x12\x16\n" +
-	"\x06scopes\x18\x02 \x03(\tR\x06scopes\"L\n" +
+	"\x06scopes\x18\x02 \x03(\tR\x06scopes\"\x8d\x01\n" +
 	"\x12DenyConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
-	"\tuser_code\x18\x02 \x01(\tR\buserCode\"\x15\n" +
+	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12'\n" +
+	"\x0fbrand_assertion\x18\x03 \x01(\tR\x0ebrandAssertion\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\"\x15\n" +
 	"\x13DenyConsentResponse\"\xdb\x01\n" +
 	"\x16IssueDelegationRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12$\n" +
@@ -1531,7 +1745,28 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12%\n" +
 	"\x0emissing_scopes\x18\x02 \x03(\tR\rmissingScopes\x12:\n" +
 	"\x19verification_uri_complete\x18\x03 \x01(\tR\x17verificationUriComplete\x12&\n" +
-	"\x06scopes\x18\x04 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes2\x84\x06\n" +
+	"\x06scopes\x18\x04 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes*\x96\x06\n" +
+	"\x15BrandAssertionRefusal\x12'\n" +
+	"#BRAND_ASSERTION_REFUSAL_UNSPECIFIED\x10\x00\x12%\n" +
+	"!BRAND_ASSERTION_REFUSAL_MALFORMED\x10\x01\x12%\n" +
+	"!BRAND_ASSERTION_REFUSAL_ALGORITHM\x10\x02\x12,\n" +
+	"(BRAND_ASSERTION_REFUSAL_FORBIDDEN_HEADER\x10\x03\x12'\n" +
+	"#BRAND_ASSERTION_REFUSAL_UNKNOWN_KEY\x10\x04\x12%\n" +
+	"!BRAND_ASSERTION_REFUSAL_SIGNATURE\x10\x05\x12\"\n" +
+	"\x1eBRAND_ASSERTION_REFUSAL_ISSUER\x10\x06\x12$\n" +
+	" BRAND_ASSERTION_REFUSAL_AUDIENCE\x10\a\x12#\n" +
+	"\x1fBRAND_ASSERTION_REFUSAL_SUBJECT\x10\b\x12)\n" +
+	"%BRAND_ASSERTION_REFUSAL_NOT_YET_VALID\x10\t\x12#\n" +
+	"\x1fBRAND_ASSERTION_REFUSAL_EXPIRED\x10\n" +
+	"\x12$\n" +
+	" BRAND_ASSERTION_REFUSAL_LIFETIME\x10\v\x12#\n" +
+	"\x1fBRAND_ASSERTION_REFUSAL_TOO_OLD\x10\f\x12\"\n" +
+	"\x1eBRAND_ASSERTION_REFUSAL_CLAIMS\x10\r\x12-\n" +
+	")BRAND_ASSERTION_REFUSAL_USER_CODE_MISSING\x10\x0e\x12.\n" +
+	"*BRAND_ASSERTION_REFUSAL_USER_CODE_MISMATCH\x10\x0f\x12$\n" +
+	" BRAND_ASSERTION_REFUSAL_REPLAYED\x10\x10\x12'\n" +
+	"#BRAND_ASSERTION_REFUSAL_NOT_PENDING\x10\x11\x12,\n" +
+	"(BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE\x10\x122\x84\x06\n" +
 	"\x11DelegationService\x12q\n" +
 	"\x18StartDeviceAuthorization\x12(.pact.v1.StartDeviceAuthorizationRequest\x1a).pact.v1.StartDeviceAuthorizationResponse\"\x00\x12V\n" +
 	"\x0fDescribeConsent\x12\x1f.pact.v1.DescribeConsentRequest\x1a .pact.v1.DescribeConsentResponse\"\x00\x12S\n" +
@@ -1557,62 +1792,64 @@ func file_pact_v1_delegation_proto_rawDescGZIP() []byte {
 	return file_pact_v1_delegation_proto_rawDescData
 }
 
+var file_pact_v1_delegation_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_pact_v1_delegation_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_pact_v1_delegation_proto_goTypes = []any{
-	(*StartDeviceAuthorizationRequest)(nil),  // 0: pact.v1.StartDeviceAuthorizationRequest
-	(*StartDeviceAuthorizationResponse)(nil), // 1: pact.v1.StartDeviceAuthorizationResponse
-	(*DescribeConsentRequest)(nil),           // 2: pact.v1.DescribeConsentRequest
-	(*DescribeConsentResponse)(nil),          // 3: pact.v1.DescribeConsentResponse
-	(*ApproveConsentRequest)(nil),            // 4: pact.v1.ApproveConsentRequest
-	(*ApproveConsentResponse)(nil),           // 5: pact.v1.ApproveConsentResponse
-	(*DenyConsentRequest)(nil),               // 6: pact.v1.DenyConsentRequest
-	(*DenyConsentResponse)(nil),              // 7: pact.v1.DenyConsentResponse
-	(*IssueDelegationRequest)(nil),           // 8: pact.v1.IssueDelegationRequest
-	(*IssueDelegationResponse)(nil),          // 9: pact.v1.IssueDelegationResponse
-	(*Grant)(nil),                            // 10: pact.v1.Grant
-	(*RevokeGrantRequest)(nil),               // 11: pact.v1.RevokeGrantRequest
-	(*RevokeGrantResponse)(nil),              // 12: pact.v1.RevokeGrantResponse
-	(*RevokeTokenRequest)(nil),               // 13: pact.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),              // 14: pact.v1.RevokeTokenResponse
-	(*ListGrantsRequest)(nil),                // 15: pact.v1.ListGrantsRequest
-	(*ListGrantsResponse)(nil),               // 16: pact.v1.ListGrantsResponse
-	(*StartStepUpRequest)(nil),               // 17: pact.v1.StartStepUpRequest
-	(*StartStepUpResponse)(nil),              // 18: pact.v1.StartStepUpResponse
-	(*OAuthError)(nil),                       // 19: pact.v1.OAuthError
-	(*Scope)(nil),                            // 20: pact.v1.Scope
-	(*timestamppb.Timestamp)(nil),            // 21: google.protobuf.Timestamp
-	(*PageRequest)(nil),                      // 22: pact.v1.PageRequest
+	(BrandAssertionRefusal)(0),               // 0: pact.v1.BrandAssertionRefusal
+	(*StartDeviceAuthorizationRequest)(nil),  // 1: pact.v1.StartDeviceAuthorizationRequest
+	(*StartDeviceAuthorizationResponse)(nil), // 2: pact.v1.StartDeviceAuthorizationResponse
+	(*DescribeConsentRequest)(nil),           // 3: pact.v1.DescribeConsentRequest
+	(*DescribeConsentResponse)(nil),          // 4: pact.v1.DescribeConsentResponse
+	(*ApproveConsentRequest)(nil),            // 5: pact.v1.ApproveConsentRequest
+	(*ApproveConsentResponse)(nil),           // 6: pact.v1.ApproveConsentResponse
+	(*DenyConsentRequest)(nil),               // 7: pact.v1.DenyConsentRequest
+	(*DenyConsentResponse)(nil),              // 8: pact.v1.DenyConsentResponse
+	(*IssueDelegationRequest)(nil),           // 9: pact.v1.IssueDelegationRequest
+	(*IssueDelegationResponse)(nil),          // 10: pact.v1.IssueDelegationResponse
+	(*Grant)(nil),                            // 11: pact.v1.Grant
+	(*RevokeGrantRequest)(nil),               // 12: pact.v1.RevokeGrantRequest
+	(*RevokeGrantResponse)(nil),              // 13: pact.v1.RevokeGrantResponse
+	(*RevokeTokenRequest)(nil),               // 14: pact.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),              // 15: pact.v1.RevokeTokenResponse
+	(*ListGrantsRequest)(nil),                // 16: pact.v1.ListGrantsRequest
+	(*ListGrantsResponse)(nil),               // 17: pact.v1.ListGrantsResponse
+	(*StartStepUpRequest)(nil),               // 18: pact.v1.StartStepUpRequest
+	(*StartStepUpResponse)(nil),              // 19: pact.v1.StartStepUpResponse
+	(*OAuthError)(nil),                       // 20: pact.v1.OAuthError
+	(*Scope)(nil),                            // 21: pact.v1.Scope
+	(*timestamppb.Timestamp)(nil),            // 22: google.protobuf.Timestamp
+	(*PageRequest)(nil),                      // 23: pact.v1.PageRequest
 }
 var file_pact_v1_delegation_proto_depIdxs = []int32{
-	19, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
-	20, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
-	21, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
-	19, // 3: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
-	21, // 4: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
-	21, // 5: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
-	21, // 6: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
-	19, // 7: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
-	22, // 8: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
-	10, // 9: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
-	20, // 10: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
-	0,  // 11: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
-	2,  // 12: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
-	4,  // 13: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
-	6,  // 14: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
-	8,  // 15: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
-	11, // 16: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
-	13, // 17: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
-	15, // 18: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
-	17, // 19: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
-	1,  // 20: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
-	3,  // 21: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
-	5,  // 22: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
-	7,  // 23: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
-	9,  // 24: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
-	12, // 25: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
-	14, // 26: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
-	16, // 27: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
-	18, // 28: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
+	20, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
+	21, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
+	22, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
+	20, // 3: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
+	22, // 4: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
+	22, // 5: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
+	22, // 6: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
+	20, // 7: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
+	23, // 8: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
+	11, // 9: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
+	21, // 10: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
+	1,  // 11: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
+	3,  // 12: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
+	5,  // 13: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
+	7,  // 14: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
+	9,  // 15: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
+	12, // 16: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
+	14, // 17: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
+	16, // 18: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
+	18, // 19: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
+	2,  // 20: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
+	4,  // 21: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
+	6,  // 22: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
+	8,  // 23: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
+	10, // 24: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
+	13, // 25: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
+	15, // 26: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
+	17, // 27: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
+	19, // 28: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
 	20, // [20:29] is the sub-list for method output_type
 	11, // [11:20] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
@@ -1633,13 +1870,14 @@ func file_pact_v1_delegation_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pact_v1_delegation_proto_rawDesc), len(file_pact_v1_delegation_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_pact_v1_delegation_proto_goTypes,
 		DependencyIndexes: file_pact_v1_delegation_proto_depIdxs,
+		EnumInfos:         file_pact_v1_delegation_proto_enumTypes,
 		MessageInfos:      file_pact_v1_delegation_proto_msgTypes,
 	}.Build()
 	File_pact_v1_delegation_proto = out.File

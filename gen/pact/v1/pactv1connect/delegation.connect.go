@@ -71,15 +71,28 @@ type DelegationServiceClient interface {
 	// user_code. Errors (shared by ApproveConsent and DenyConsent): NOT_FOUND
 	// for an unknown Brand or user code; FAILED_PRECONDITION when the Brand
 	// has no delegation or the code was decided, consumed or has expired;
-	// RESOURCE_EXHAUSTED (with RetryInfo) while the Brand is over its limit of
-	// failed user-code lookups.
+	// RESOURCE_EXHAUSTED (with RetryInfo) while the Brand, or the Brand and
+	// the request's source, is over its limit of failed user-code lookups.
 	DescribeConsent(context.Context, *v1.DescribeConsentRequest) (*v1.DescribeConsentResponse, error)
 	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
 	// nothing granted is a deny. Only a pending authorization can be decided,
-	// once. BRAND_LOGIN_MODE_SIGNED_ASSERTION is not implemented yet
-	// (UNIMPLEMENTED).
+	// once.
+	//
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
+	// User is the sub of brand_assertion, the Brand's single-use login
+	// assertion, and brand_user must be empty. A refused assertion is
+	// INVALID_ARGUMENT (it cannot be a valid assertion: malformed, alg,
+	// forbidden header) or FAILED_PRECONDITION (everything else), and
+	// UNAVAILABLE when the Brand's keys cannot be fetched; the
+	// google.rpc.ErrorInfo reason (domain "pactd") is then the name of a
+	// BrandAssertionRefusal value, for the frontend's error page. The
+	// assertion is recorded as used in the same transaction as the decision,
+	// so it decides at most one authorization, once.
 	ApproveConsent(context.Context, *v1.ApproveConsentRequest) (*v1.ApproveConsentResponse, error)
-	// DenyConsent records the User's refusal.
+	// DenyConsent records the User's refusal. In
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION it needs a valid brand_assertion
+	// bound to the user code, exactly as ApproveConsent (otherwise anyone who
+	// knows a user code could deny it), and uses it up.
 	DenyConsent(context.Context, *v1.DenyConsentRequest) (*v1.DenyConsentResponse, error)
 	// IssueDelegation is the token endpoint: device-code and refresh-token
 	// grants, authenticated by the PA JWT.
@@ -271,15 +284,28 @@ type DelegationServiceHandler interface {
 	// user_code. Errors (shared by ApproveConsent and DenyConsent): NOT_FOUND
 	// for an unknown Brand or user code; FAILED_PRECONDITION when the Brand
 	// has no delegation or the code was decided, consumed or has expired;
-	// RESOURCE_EXHAUSTED (with RetryInfo) while the Brand is over its limit of
-	// failed user-code lookups.
+	// RESOURCE_EXHAUSTED (with RetryInfo) while the Brand, or the Brand and
+	// the request's source, is over its limit of failed user-code lookups.
 	DescribeConsent(context.Context, *v1.DescribeConsentRequest) (*v1.DescribeConsentResponse, error)
 	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
 	// nothing granted is a deny. Only a pending authorization can be decided,
-	// once. BRAND_LOGIN_MODE_SIGNED_ASSERTION is not implemented yet
-	// (UNIMPLEMENTED).
+	// once.
+	//
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
+	// User is the sub of brand_assertion, the Brand's single-use login
+	// assertion, and brand_user must be empty. A refused assertion is
+	// INVALID_ARGUMENT (it cannot be a valid assertion: malformed, alg,
+	// forbidden header) or FAILED_PRECONDITION (everything else), and
+	// UNAVAILABLE when the Brand's keys cannot be fetched; the
+	// google.rpc.ErrorInfo reason (domain "pactd") is then the name of a
+	// BrandAssertionRefusal value, for the frontend's error page. The
+	// assertion is recorded as used in the same transaction as the decision,
+	// so it decides at most one authorization, once.
 	ApproveConsent(context.Context, *v1.ApproveConsentRequest) (*v1.ApproveConsentResponse, error)
-	// DenyConsent records the User's refusal.
+	// DenyConsent records the User's refusal. In
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION it needs a valid brand_assertion
+	// bound to the user code, exactly as ApproveConsent (otherwise anyone who
+	// knows a user code could deny it), and uses it up.
 	DenyConsent(context.Context, *v1.DenyConsentRequest) (*v1.DenyConsentResponse, error)
 	// IssueDelegation is the token endpoint: device-code and refresh-token
 	// grants, authenticated by the PA JWT.
