@@ -29,6 +29,7 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"pactd/cmd/pact-a2a/a2a"
+	"pactd/cmd/pact-a2a/demo"
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
@@ -99,13 +100,15 @@ func (p *pa) sign(t *testing.T, alg, kid string, claims map[string]any) string {
 	return input + "." + base64.RawURLEncoding.EncodeToString(sig)
 }
 
-// countingAgent is the Brand agent: EchoAgent that counts its runs and can
-// hold them until released.
+// countingAgent is the Brand agent: EchoAgent (the demo agent for the
+// delegated Brand shop) that counts its runs and can hold them until
+// released.
 type countingAgent struct {
 	runs    atomic.Int32
 	hold    atomic.Bool
 	entered chan struct{}
 	release chan struct{}
+	demo    *demo.Agent
 }
 
 func (a *countingAgent) Reply(ctx context.Context, t a2a.Turn) (a2a.Reply, error) {
@@ -114,27 +117,39 @@ func (a *countingAgent) Reply(ctx context.Context, t a2a.Turn) (a2a.Reply, error
 		a.entered <- struct{}{}
 		<-a.release
 	}
+	if t.BrandID == shop {
+		return a.demo.Reply(ctx, t)
+	}
 	return a2a.EchoAgent{}.Reply(ctx, t)
 }
+
+// shop is the delegated Brand of every world: the demo Brand (package
+// demo) in BRAND_LOGIN_MODE_TRUSTED_FRONTEND, signed in through the demo
+// login.
+const shop = "shop"
 
 // world is pactd, the frontend and a PA, all on loopback.
 type world struct {
 	feURL    string // the Provider's public URL: the frontend
+	pactdURL string
 	audience string
 	pa       *pa
 	issuer   string // the PA's issuer (registered, enabled)
+	agentID  string // its pactd id
 	disabled string // another issuer on the same JWKS, registered then disabled
 	agent    *countingAgent
 	rpcs     atomic.Int32 // calls that reached pactd
 	agents   pactv1connect.AgentServiceClient
 	brands   pactv1connect.BrandServiceClient
+	deleg    pactv1connect.DelegationServiceClient // frontend role
 }
 
 // newWorld starts everything and registers the PA (plus a disabled one)
-// and two Brands, acme and beta, through the admin API.
+// and three Brands through the admin API: acme and beta (identity only)
+// and shop (delegation).
 func newWorld(t *testing.T, dbURL string) *world {
 	t.Helper()
-	w := &world{pa: newPA(t), agent: &countingAgent{entered: make(chan struct{}), release: make(chan struct{})}}
+	w := &world{pa: newPA(t), agent: &countingAgent{entered: make(chan struct{}), release: make(chan struct{}), demo: demo.NewAgent()}}
 	feLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -160,22 +175,23 @@ func newWorld(t *testing.T, dbURL string) *world {
 	}))
 	t.Cleanup(func() { pactd.Close(); _ = srv.Close() })
 
-	h, err := a2a.NewHandler(a2a.Config{PactdURL: pactd.URL, Token: frontendToken, Agent: w.agent})
+	w.pactdURL = pactd.URL
+	login := demo.NewLogin()
+	h, err := a2a.NewHandler(a2a.Config{PactdURL: pactd.URL, Token: frontendToken, Agent: w.agent, Sessions: login})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fe := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux() // as cmd/pact-a2a -demo mounts them
+	mux.Handle("/demo/", login)
+	mux.Handle("/", h)
+	fe := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = fe.Serve(feLn) }()
 	t.Cleanup(func() { _ = fe.Close() })
 
-	admin := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			req.Header().Set("Authorization", "Bearer "+adminToken)
-			return next(ctx, req)
-		}
-	}))
+	admin := bearer(adminToken)
 	w.agents = pactv1connect.NewAgentServiceClient(pactd.Client(), pactd.URL, admin)
 	w.brands = pactv1connect.NewBrandServiceClient(pactd.Client(), pactd.URL, admin)
+	w.deleg = pactv1connect.NewDelegationServiceClient(pactd.Client(), pactd.URL, bearer(frontendToken))
 	ctx := t.Context()
 	w.issuer = w.pa.jwks.URL
 	w.disabled = w.pa.jwks.URL + "/disabled-pa"
@@ -184,6 +200,9 @@ func newWorld(t *testing.T, dbURL string) *world {
 		res, err := w.agents.RegisterAgent(ctx, &pactv1.RegisterAgentRequest{Issuer: iss, JwksUri: iss + "/jwks.json", DisplayName: "E2E PA"})
 		if err != nil {
 			t.Fatalf("RegisterAgent(%s): %v", iss, err)
+		}
+		if w.agentID == "" {
+			w.agentID = res.GetAgent().GetId()
 		}
 		disabledID = res.GetAgent().GetId()
 	}
@@ -197,7 +216,20 @@ func newWorld(t *testing.T, dbURL string) *world {
 			t.Fatalf("CreateBrand(%s): %v", b, err)
 		}
 	}
+	if _, err := w.brands.CreateBrand(ctx, demo.BrandRequest(shop, "Shop Inc.", w.feURL)); err != nil {
+		t.Fatalf("CreateBrand(%s): %v", shop, err)
+	}
 	return w
+}
+
+// bearer is a client option that sends a pactd caller credential.
+func bearer(token string) connect.ClientOption {
+	return connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			req.Header().Set("Authorization", "Bearer "+token)
+			return next(ctx, req)
+		}
+	}))
 }
 
 // claims are valid PA JWT claims for sub, issued now for 120 s.

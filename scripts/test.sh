@@ -3,7 +3,8 @@
 # (.ci/run ends in `exec bash scripts/test.sh`).
 #
 # In order, stopping at the first failing check before the tests:
-#   1. toolchain and modules      go and git exist; main and tools modules downloaded
+#   1. toolchain and modules      go and git exist; main and tools modules downloaded;
+#                                 with CI=true, Debian's chromium (for e2e/browser_test.go)
 #   2. protos                     buf lint; buf format -d --exit-code
 #   3. generated code is fresh    buf generate + sqlc generate, then no diff and no
 #                                 untracked file under gen/ and db/internal/; sqlc compile, vet
@@ -79,6 +80,15 @@ echo "repo: $(pwd)  CI=${CI:-}"
 go mod download
 go mod download -modfile=tools/go.mod
 echo "modules downloaded"
+# e2e/browser_test.go drives headless Chromium and fails (not skips) under
+# CI=true without it, so CI installs Debian's package once (as root).
+if [[ "${CI:-}" == "true" ]] && ! command -v chromium >/dev/null; then
+	echo "installing chromium for the browser test"
+	[[ $(id -u) == 0 ]] || fail "chromium is missing and installing it needs root: apt-get install chromium"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null ||
+		fail "apt-get install chromium failed"
+fi
+if command -v chromium >/dev/null; then echo "chromium: $(chromium --version 2>/dev/null)"; fi
 
 # ---------------------------------------------------------------------------
 section "protos: buf lint, buf format"

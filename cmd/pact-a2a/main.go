@@ -6,6 +6,9 @@
 //
 //	-listen  A2A_LISTEN           host:port to serve on (default 127.0.0.1:3000)
 //	-pactd   PACTD_URL            pactd's base URL (default http://127.0.0.1:7070)
+//	-demo    A2A_DEMO=true        serve the demo Brand: its agent (package demo) and
+//	                              its sign-in page at /demo/{brandId}/login, which
+//	                              also signs Users in for the consent pages
 //	         PACT_FRONTEND_TOKEN  the frontend credential pactd knows (required)
 //
 // Its own settings avoid the PACT_ prefix, which pactd reserves.
@@ -26,6 +29,7 @@ import (
 	"time"
 
 	"pactd/cmd/pact-a2a/a2a"
+	"pactd/cmd/pact-a2a/demo"
 )
 
 func main() {
@@ -48,20 +52,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", or(getenv("A2A_LISTEN"), "127.0.0.1:3000"), "host:port to serve A2A on (env A2A_LISTEN)")
 	pactd := fs.String("pactd", or(getenv("PACTD_URL"), "http://127.0.0.1:7070"), "pactd's base URL (env PACTD_URL)")
+	withDemo := fs.Bool("demo", getenv("A2A_DEMO") == "true", "serve the demo Brand's agent and sign-in page (env A2A_DEMO=true)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	h, err := a2a.NewHandler(a2a.Config{PactdURL: *pactd, Token: getenv("PACT_FRONTEND_TOKEN"), Logger: log})
+	cfg := a2a.Config{PactdURL: *pactd, Token: getenv("PACT_FRONTEND_TOKEN"), Logger: log}
+	mux := http.NewServeMux()
+	if *withDemo {
+		login := demo.NewLogin()
+		cfg.Agent, cfg.Sessions = demo.NewAgent(), login
+		mux.Handle("/demo/", login)
+	}
+	h, err := a2a.NewHandler(cfg)
 	if err != nil {
 		return fmt.Errorf("%w (set PACT_FRONTEND_TOKEN)", err)
 	}
+	mux.Handle("/", h)
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      90 * time.Second,

@@ -206,7 +206,8 @@ func formError(status int32, description string) *pactv1.OAuthError {
 }
 
 // rpcError answers an RPC error of a service: a malformed call is 400
-// invalid_request, an unknown Brand a bare 404, a missing service 501, a
+// invalid_request, an unknown Brand (or one without delegation, which has
+// no authorization server) a bare 404, a missing service 501, a
 // rate limit 429, anything else 503 or 500 server_error (logged once).
 func (h *Handler) rpcError(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusInternalServerError
@@ -214,7 +215,7 @@ func (h *Handler) rpcError(w http.ResponseWriter, r *http.Request, err error) {
 	case connect.CodeInvalidArgument:
 		writeOAuthError(w, formError(http.StatusBadRequest, "the request is malformed"))
 		return
-	case connect.CodeNotFound:
+	case connect.CodeNotFound, connect.CodeFailedPrecondition:
 		noStore(w.Header())
 		w.WriteHeader(http.StatusNotFound)
 		return

@@ -91,6 +91,7 @@ func TestRPCErrorMapping(t *testing.T) {
 	}{
 		{"invalid-argument", connect.NewError(connect.CodeInvalidArgument, errors.New("secret detail")), 400, "invalid_request"},
 		{"not-found", connect.NewError(connect.CodeNotFound, errors.New("secret detail")), 404, ""},
+		{"no-delegation", connect.NewError(connect.CodeFailedPrecondition, errors.New("secret detail")), 404, ""},
 		{"unavailable", connect.NewError(connect.CodeUnavailable, errors.New("secret detail")), 503, "server_error"},
 		{"exhausted", connect.NewError(connect.CodeResourceExhausted, errors.New("secret detail")), 429, "server_error"},
 		{"internal", errors.New("secret detail"), 500, "server_error"},

@@ -7,7 +7,8 @@ import (
 )
 
 // Agent is the Brand's support agent: the only part of the frontend that is
-// Brand logic. Replace EchoAgent with a real one.
+// Brand logic. Replace EchoAgent with a real one (package demo has one with
+// scope-mapped actions).
 type Agent interface {
 	// Reply answers one User turn. An error abandons the turn (the PA may
 	// send the same messageId again) and answers INTERNAL.
@@ -27,7 +28,8 @@ type Turn struct {
 	// Caller is the PA and its User, as pactd verified them.
 	Caller *pactv1.Caller
 	// Delegation is the grant of a verified delegation token, or nil for an
-	// identity-only turn.
+	// identity-only turn. When set, the agent acts as Brand user
+	// Delegation.BrandUser, limited to Delegation.Scopes.
 	Delegation *pactv1.DelegationInfo
 }
 
@@ -35,6 +37,25 @@ type Turn struct {
 type Reply struct {
 	// Text is the reply message's single text part.
 	Text string
+	// NeedScopes, when not empty, are scopes the turn needs and the caller
+	// lacks (or all it needs, when the turn has no delegation): the turn is
+	// answered with the step-up task of PACT §5.5 instead, and Text is sent
+	// only if the Brand offers no delegation.
+	NeedScopes []string
+	// ScopesUsed are the scopes the reply relied on, for the receipt of a
+	// delegated reply.
+	ScopesUsed []string
+	// Actions are the tools the reply ran, for the receipt.
+	Actions []Action
+}
+
+// Action is one tool call of a delegated reply.
+type Action struct {
+	// Tool is the tool name.
+	Tool string
+	// Args are the tool's arguments; the receipt carries the base64url
+	// SHA-256 of their JSON. Nil for none.
+	Args any
 }
 
 // EchoAgent is a demonstration agent: it repeats the User's text and names

@@ -81,6 +81,6 @@ func marshal(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // only strings, numbers and slices: cannot fail
+	_ = enc.Encode(v) // plain data and pactd's own JSON: cannot fail
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }

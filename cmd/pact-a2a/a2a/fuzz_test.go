@@ -43,17 +43,28 @@ func FuzzParseSend(f *testing.F) {
 	})
 }
 
+type noSessions struct{}
+
+func (noSessions) BrandUser(*http.Request, string) string { return "" }
+func (noSessions) LoginURL(string, string) string         { return "/login" }
+
 // FuzzRoutes: any path and method get either no route (404), a 405, or one
-// endpoint; only the Agent Card is public, and splitting is deterministic.
+// endpoint; only the Agent Card and the OAuth subtree (pactd's endpoints,
+// which check the PA JWT themselves, and the User's pages) are public, the
+// subtree has only its named endpoints, and splitting is deterministic.
 func FuzzRoutes(f *testing.F) {
 	for _, s := range []string{
 		"/a2a/acme/message:send", "/a2a/acme/message%3Asend", "/a2a/acme/tasks/x%3acancel", "/a2a/acme/tasks/x/pushNotificationConfigs/c",
 		"/a2a/acme/.well-known/agent-card.json", "/a2a//x", "/a2a/acme/tasks/", "/a2a/a%2Fb/tasks", "/a2a/acme/%zz",
+		"/a2a/acme/oauth/token", "/a2a/acme/oauth/../token", "/a2a/acme/oauth/.well-known/oauth-authorization-server",
+		"/a2a/acme/oauth/consent/decision", "/a2a/acme/oauth/%2e%2e/message:send",
 	} {
 		f.Add("GET", s)
 		f.Add("POST", s)
 	}
-	h := &Handler{}
+	h := &Handler{cfg: Config{Sessions: noSessions{}}}
+	oauth := map[string]bool{"device_authorization": true, "token": true, "revoke": true, ".well-known/oauth-authorization-server": true,
+		"jwks.json": true, "consent": true, "consent/decision": true, "connected": true, "connected/revoke": true}
 	f.Fuzz(func(t *testing.T, method, path string) {
 		brand, rest, ok := splitPath(path)
 		if !ok {
@@ -63,7 +74,8 @@ func FuzzRoutes(f *testing.F) {
 			t.Fatalf("splitPath(%q) = %q %q", path, brand, rest)
 		}
 		ep, found := h.routes(rest)[method]
-		if found && ep.public && (method != http.MethodGet || len(rest) != 2 || rest[1] != "agent-card.json") {
+		card := method == http.MethodGet && len(rest) == 2 && rest[1] == "agent-card.json"
+		if found && ep.public && !card && !(rest[0] == "oauth" && oauth[strings.Join(rest[1:], "/")]) {
 			t.Fatalf("%s %q is public", method, path)
 		}
 	})

@@ -9,6 +9,10 @@
 // JWT and, when sent, the delegation token; pactd answers 401 or 404 for an
 // unknown Brand), then the route: its fixed A2A error, the task list, or
 // message:send.
+//
+// Under /a2a/{brandId}/oauth/ (PACT Delegated) pactd's OAuth endpoints are
+// reverse-proxied, and the Provider's consent and connected-apps pages are
+// served here (see Sessions).
 package a2a
 
 import (
@@ -17,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"slices"
 	"strconv"
@@ -47,6 +52,9 @@ type Config struct {
 	TurnTimeout time.Duration
 	// Logger receives one line per failed call to pactd or the agent.
 	Logger *slog.Logger
+	// Sessions tells the consent and connected-apps pages who the User is
+	// at a Brand; without it those pages answer 404.
+	Sessions Sessions
 }
 
 // Handler serves A2A under /a2a/{brandId}/.
@@ -55,6 +63,10 @@ type Handler struct {
 	brands pactv1connect.BrandServiceClient
 	verify pactv1connect.VerificationServiceClient
 	conv   pactv1connect.ConversationServiceClient
+	deleg  pactv1connect.DelegationServiceClient
+	tokens pactv1connect.TokenServiceClient
+	proxy  *httputil.ReverseProxy // to pactd's OAuth endpoints
+	pages  *pages
 }
 
 // NewHandler returns the frontend's HTTP handler.
@@ -86,12 +98,17 @@ func NewHandler(cfg Config) (*Handler, error) {
 			return next(ctx, req)
 		}
 	}))
-	return &Handler{
+	h := &Handler{
 		cfg:    cfg,
 		brands: pactv1connect.NewBrandServiceClient(cfg.HTTPClient, cfg.PactdURL, auth),
 		verify: pactv1connect.NewVerificationServiceClient(cfg.HTTPClient, cfg.PactdURL, auth),
 		conv:   pactv1connect.NewConversationServiceClient(cfg.HTTPClient, cfg.PactdURL, auth),
-	}, nil
+		deleg:  pactv1connect.NewDelegationServiceClient(cfg.HTTPClient, cfg.PactdURL, auth),
+		tokens: pactv1connect.NewTokenServiceClient(cfg.HTTPClient, cfg.PactdURL, auth),
+		pages:  newPages(),
+	}
+	h.proxy = h.newProxy()
+	return h, nil
 }
 
 // call is one authenticated request.
@@ -176,6 +193,8 @@ func (h *Handler) routes(p []string) map[string]endpoint {
 		return map[string]endpoint{http.MethodGet: fixed(unsupportedOperation("The extended Agent Card is not supported"))}
 	case len(p) == 1 && p[0] == "tasks":
 		return map[string]endpoint{http.MethodGet: {serve: listTasks}}
+	case p[0] == "oauth":
+		return h.oauthRoutes(strings.Join(p[1:], "/"))
 	case len(p) < 2 || p[0] != "tasks" || p[1] == "":
 		return nil
 	}

@@ -66,8 +66,32 @@ func (f *fakeVerifier) calls() []*pactv1.VerifyAgentRequestRequest {
 	return append([]*pactv1.VerifyAgentRequestRequest(nil), f.seen...)
 }
 
+// fakeDelegation stands in for pactd's step-up and receipts: StartStepUp
+// answers a fixed task for Brand acme and FailedPrecondition (no
+// delegation) for any other; SignReceipt returns a receipt naming the
+// request's fields.
+type fakeDelegation struct {
+	pactv1connect.UnimplementedDelegationServiceHandler
+	pactv1connect.UnimplementedTokenServiceHandler
+}
+
+func (fakeDelegation) StartStepUp(_ context.Context, req *pactv1.StartStepUpRequest) (*pactv1.StartStepUpResponse, error) {
+	if req.GetBrandId() != "acme" {
+		return nil, connect.NewError(connect.CodeFailedPrecondition, errors.New("no delegation"))
+	}
+	return &pactv1.StartStepUpResponse{TaskId: "t-1", MissingScopes: req.GetMissingScopes(),
+		VerificationUriComplete: "https://brand.example/login?return_to=x",
+		Scopes:                  []*pactv1.Scope{{Id: req.GetMissingScopes()[0], Description: "See your orders"}}}, nil
+}
+
+func (fakeDelegation) SignReceipt(_ context.Context, req *pactv1.SignReceiptRequest) (*pactv1.SignReceiptResponse, error) {
+	b, _ := json.Marshal(map[string]any{"jws": "h.p.s", "claims": map[string]any{
+		"grantId": req.GetGrantId(), "user": req.GetBrandUser(), "pa": req.GetPaIssuer(), "scopesUsed": req.GetScopesUsed(), "actions": req.GetActions()}})
+	return &pactv1.SignReceiptResponse{ReceiptJson: string(b)}, nil
+}
+
 // countingAgent echoes like EchoAgent, counts its runs, and can be held or
-// made to fail.
+// made to fail; "need SCOPE" asks for SCOPE.
 type countingAgent struct {
 	runs    atomic.Int32
 	entered chan struct{} // receives once per run when non-nil
@@ -85,6 +109,9 @@ func (a *countingAgent) Reply(ctx context.Context, t a2a.Turn) (a2a.Reply, error
 	}
 	if a.fail.Load() {
 		return a2a.Reply{}, errors.New("agent down")
+	}
+	if scope, ok := strings.CutPrefix(t.Text, "need "); ok {
+		return a2a.Reply{NeedScopes: []string{scope}, Text: "not here"}, nil
 	}
 	r, _ := a2a.EchoAgent{}.Reply(ctx, t)
 	if t.Delegation != nil {
@@ -124,6 +151,8 @@ func newEnv(t *testing.T) *env {
 	mux.Handle(pactv1connect.NewVerificationServiceHandler(e.verifier))
 	mux.Handle(pactv1connect.NewBrandServiceHandler(brand.New(brand.Deps{Store: store, PublicURL: "https://provider.example"})))
 	mux.Handle(pactv1connect.NewConversationServiceHandler(conversation.New(conversation.Deps{Store: store})))
+	mux.Handle(pactv1connect.NewDelegationServiceHandler(fakeDelegation{}))
+	mux.Handle(pactv1connect.NewTokenServiceHandler(fakeDelegation{}))
 	pactd := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.rpcs.Add(1)
 		mux.ServeHTTP(w, r)
@@ -404,6 +433,7 @@ type reply struct {
 		Parts     []struct {
 			Text string `json:"text"`
 		} `json:"parts"`
+		Metadata map[string]json.RawMessage `json:"metadata"`
 	} `json:"message"`
 }
 
@@ -461,10 +491,19 @@ func TestSendRepliesContinuesAndReplays(t *testing.T) {
 	for name, got := range map[string]response{"other sub": foreign, "random": random, "other Brand": otherBrand} {
 		wantA2A(t, name, got, 400, errBody(a2aerr.InvalidParams, a2aerr.MsgUnknownContextID))
 	}
-	// Delegation: the verified Brand user reaches pactd's lock and the agent.
-	d := decodeReply(t, send("d1", ctxID, "mine", "X-A2A-User-Delegation: Bearer deleg-u1"))
-	if !strings.HasSuffix(d.Message.Parts[0].Text, "(as u1)") {
-		t.Fatalf("delegated reply = %+v", d)
+	if r.Message.Metadata != nil {
+		t.Fatalf("identity-only reply has metadata %s", first.body)
+	}
+	// Delegation: the verified Brand user reaches pactd's lock and the
+	// agent, and the reply carries pactd's receipt, stored with it.
+	signed := send("d1", ctxID, "mine", "X-A2A-User-Delegation: Bearer deleg-u1")
+	d := decodeReply(t, signed)
+	want := `{"claims":{"actions":null,"grantId":"a2agrant_1","pa":"https://pa.example","scopesUsed":null,"user":"u1"},"jws":"h.p.s"}`
+	if !strings.HasSuffix(d.Message.Parts[0].Text, "(as u1)") || string(d.Message.Metadata["pact.receipt"]) != want {
+		t.Fatalf("delegated reply = %s", signed.body)
+	}
+	if again := send("d1", ctxID, "mine", "X-A2A-User-Delegation: Bearer deleg-u1"); again.body != signed.body {
+		t.Fatalf("delegated replay %s != %s", again.body, signed.body)
 	}
 	wantA2A(t, "other Brand user", send("d2", ctxID, "x", "X-A2A-User-Delegation: Bearer deleg-u2"), 400, errBody(a2aerr.InvalidParams, a2aerr.MsgOtherBrandUser))
 }
@@ -502,6 +541,32 @@ func TestSendDuplicateWhileRunningAndAgentFailure(t *testing.T) {
 	e.agent.fail.Store(false)
 	go func() { <-e.agent.entered; e.agent.release <- struct{}{} }()
 	decodeReply(t, e.do(t, "POST", "/a2a/acme/message:send", m3, good))
+}
+
+// TestStepUp: a turn needing a scope answers the AUTH_REQUIRED task, is
+// not stored (the messageId runs again), and falls back to the agent's
+// text at a Brand without delegation.
+func TestStepUp(t *testing.T) {
+	e := newEnv(t)
+	body := `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"need orders:read"}]}}`
+	want := `{"task":{"id":"t-1","contextId":"%s","status":{"state":"TASK_STATE_AUTH_REQUIRED","message":{"messageId":"reply-%d","contextId":"%s","role":"ROLE_AGENT",` +
+		`"parts":[{"text":"I need your permission first: See your orders. Please approve it at the link your assistant shows you."}]}},` +
+		`"metadata":{"pact.missingScopes":["orders:read"],"pact.verificationUriComplete":"https://brand.example/login?return_to=x"}}}`
+	r := e.do(t, "POST", "/a2a/acme/message:send", body, good)
+	var task struct{ Task struct{ ContextID string } }
+	if json.Unmarshal([]byte(r.body), &task) != nil || task.Task.ContextID == "" {
+		t.Fatalf("step-up = %d %s", r.status, r.body)
+	}
+	ctxID := task.Task.ContextID
+	wantA2A(t, "step-up", r, 200, fmt.Sprintf(want, ctxID, 1, ctxID))
+	again := strings.Replace(body, `"parts"`, `"contextId":"`+ctxID+`","parts"`, 1)
+	wantA2A(t, "step-up again", e.do(t, "POST", "/a2a/acme/message:send", again, good), 200, fmt.Sprintf(want, ctxID, 2, ctxID))
+	if n := e.agent.runs.Load(); n != 2 {
+		t.Fatalf("agent runs = %d, want 2", n)
+	}
+	if got := decodeReply(t, e.do(t, "POST", "/a2a/beta/message:send", body, good)); got.Message.Parts[0].Text != "not here" {
+		t.Fatalf("no-delegation fallback = %+v", got)
+	}
 }
 
 func TestBodyLimit(t *testing.T) {

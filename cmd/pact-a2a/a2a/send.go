@@ -3,12 +3,16 @@ package a2a
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"connectrpc.com/connect"
 
 	pactv1 "pactd/gen/pact/v1"
 )
@@ -62,43 +66,111 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, c *call) {
 	// retry of the messageId finds the stored reply.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), h.cfg.TurnTimeout)
 	defer cancel()
-	// Delegation comes later: a step-up answer ({"task":…}) and signed
-	// receipts in the reply's metadata both belong here.
+	ctxID := begun.GetContextId()
 	reply, err := h.cfg.Agent.Reply(ctx, Turn{
-		BrandID: c.brandID, ContextID: begun.GetContextId(), NewContext: begun.GetContextCreated(),
+		BrandID: c.brandID, ContextID: ctxID, NewContext: begun.GetContextCreated(),
 		Text: msg.text, Caller: c.caller, Delegation: c.delegation,
 	})
 	var out []byte
-	if err == nil {
-		out, err = h.complete(ctx, owner, begun.GetContextId(), msg.messageID, reply)
+	stored := false
+	if err == nil && len(reply.NeedScopes) > 0 {
+		out, err = h.stepUp(ctx, c, ctxID, reply.NeedScopes)
 	}
-	if err != nil {
-		if _, aerr := h.conv.AbandonTurn(ctx, &pactv1.AbandonTurnRequest{Owner: owner, ContextId: begun.GetContextId(), MessageId: msg.messageID}); aerr != nil {
+	if err == nil && out == nil {
+		out, err = h.complete(ctx, c, owner, ctxID, msg.messageID, reply)
+		stored = err == nil
+	}
+	if !stored {
+		// A failed turn, or a step-up (which the spec does not store):
+		// release the messageId so the PA may send it again.
+		if _, aerr := h.conv.AbandonTurn(ctx, &pactv1.AbandonTurnRequest{Owner: owner, ContextId: ctxID, MessageId: msg.messageID}); aerr != nil {
 			h.cfg.Logger.ErrorContext(ctx, "abandon turn", slog.String("error", aerr.Error()))
 		}
+	}
+	if err != nil {
 		h.fail(w, r, "run turn", err)
 		return
 	}
 	writeA2A(w, http.StatusOK, out)
 }
 
-// complete builds the reply body and stores it in pactd.
-func (h *Handler) complete(ctx context.Context, owner *pactv1.Owner, contextID, messageID string, reply Reply) ([]byte, error) {
-	type part struct {
-		Text string `json:"text"`
+type part struct {
+	Text string `json:"text"`
+}
+
+type message struct {
+	MessageID string                     `json:"messageId"`
+	ContextID string                     `json:"contextId"`
+	Role      string                     `json:"role"`
+	Parts     []part                     `json:"parts"`
+	Metadata  map[string]json.RawMessage `json:"metadata,omitempty"`
+}
+
+// stepUp builds the AUTH_REQUIRED task of PACT §5.5 for scopes the turn
+// needs. It returns nil, nil when the Brand offers no delegation, so the
+// agent's Text answers instead.
+func (h *Handler) stepUp(ctx context.Context, c *call, contextID string, need []string) ([]byte, error) {
+	su, err := h.deleg.StartStepUp(ctx, &pactv1.StartStepUpRequest{
+		BrandId: c.brandID, AgentId: c.caller.GetAgentId(), ContextId: contextID, MissingScopes: need,
+	})
+	if connect.CodeOf(err) == connect.CodeFailedPrecondition {
+		return nil, nil
 	}
-	type message struct {
-		MessageID string `json:"messageId"`
-		ContextID string `json:"contextId"`
-		Role      string `json:"role"`
-		Parts     []part `json:"parts"`
+	if err != nil {
+		return nil, err
 	}
-	replyID := h.cfg.NewMessageID()
+	wants := make([]string, 0, len(su.GetScopes()))
+	for _, sc := range su.GetScopes() {
+		wants = append(wants, sc.GetDescription())
+	}
+	type status struct {
+		State   string  `json:"state"`
+		Message message `json:"message"`
+	}
+	type task struct {
+		ID        string         `json:"id"`
+		ContextID string         `json:"contextId"`
+		Status    status         `json:"status"`
+		Metadata  map[string]any `json:"metadata"`
+	}
+	text := "I need your permission first: " + strings.Join(wants, "; ") + ". Please approve it at the link your assistant shows you."
+	return marshal(struct {
+		Task task `json:"task"`
+	}{task{su.GetTaskId(), contextID,
+		status{"TASK_STATE_AUTH_REQUIRED", message{h.cfg.NewMessageID(), contextID, "ROLE_AGENT", []part{{text}}, nil}},
+		map[string]any{"pact.missingScopes": su.GetMissingScopes(), "pact.verificationUriComplete": su.GetVerificationUriComplete()},
+	}}), nil
+}
+
+// complete builds the reply body, with the signed receipt of PACT §5.6 when
+// the turn is delegated, and stores it in pactd so a retry of the
+// messageId gets it back unchanged.
+func (h *Handler) complete(ctx context.Context, c *call, owner *pactv1.Owner, contextID, messageID string, reply Reply) ([]byte, error) {
+	m := message{h.cfg.NewMessageID(), contextID, "ROLE_AGENT", []part{{reply.Text}}, nil}
+	if d := c.delegation; d != nil {
+		req := &pactv1.SignReceiptRequest{
+			BrandId: c.brandID, GrantId: d.GetGrantId(), ScopesUsed: reply.ScopesUsed,
+			PaIssuer: c.caller.GetIssuer(), BrandUser: d.GetBrandUser(),
+		}
+		for _, a := range reply.Actions {
+			ra := &pactv1.ReceiptAction{Tool: a.Tool}
+			if a.Args != nil {
+				sum := sha256.Sum256(marshal(a.Args))
+				ra.ArgsHash = base64.RawURLEncoding.EncodeToString(sum[:])
+			}
+			req.Actions = append(req.Actions, ra)
+		}
+		receipt, err := h.tokens.SignReceipt(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		m.Metadata = map[string]json.RawMessage{"pact.receipt": json.RawMessage(receipt.GetReceiptJson())}
+	}
 	out := marshal(struct {
 		Message message `json:"message"`
-	}{message{replyID, contextID, "ROLE_AGENT", []part{{reply.Text}}}})
+	}{m})
 	_, err := h.conv.CompleteTurn(ctx, &pactv1.CompleteTurnRequest{
-		Owner: owner, ContextId: contextID, MessageId: messageID, ReplyMessageId: replyID, ReplyJson: string(out),
+		Owner: owner, ContextId: contextID, MessageId: messageID, ReplyMessageId: m.MessageID, ReplyJson: string(out),
 	})
 	return out, err
 }

@@ -1,0 +1,295 @@
+package a2a
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+
+	pactv1 "pactd/gen/pact/v1"
+)
+
+// Sessions tells the consent and connected-apps pages who the User is at a
+// Brand (BRAND_LOGIN_MODE_TRUSTED_FRONTEND: the frontend vouches for the
+// Brand user it passes to pactd). Package demo has a cookie login.
+type Sessions interface {
+	// BrandUser returns the id at brandID of the User signed in on r, or "".
+	BrandUser(r *http.Request, brandID string) string
+	// LoginURL is where a User who is not signed in goes first; the login
+	// then returns to returnTo, a path on this frontend.
+	LoginURL(brandID, returnTo string) string
+}
+
+// oauthRoutes are the endpoints under {interfaceUrl}/oauth/: pactd's
+// OAuth endpoints by reverse proxy, and the Provider's own pages.
+func (h *Handler) oauthRoutes(p string) map[string]endpoint {
+	open := func(f func(http.ResponseWriter, *http.Request, *call)) endpoint {
+		return endpoint{public: true, serve: f}
+	}
+	forward := open(func(w http.ResponseWriter, r *http.Request, c *call) { h.forward(w, r, c.brandID, p) })
+	switch p {
+	case "device_authorization", "token", "revoke":
+		return map[string]endpoint{http.MethodPost: forward}
+	case ".well-known/oauth-authorization-server", "jwks.json":
+		return map[string]endpoint{http.MethodGet: forward}
+	}
+	if h.cfg.Sessions == nil {
+		return nil
+	}
+	switch p {
+	case "consent":
+		return map[string]endpoint{http.MethodGet: open(h.consentPage)}
+	case "consent/decision":
+		return map[string]endpoint{http.MethodPost: open(h.decide)}
+	case "connected":
+		return map[string]endpoint{http.MethodGet: open(h.connectedPage)}
+	case "connected/revoke":
+		return map[string]endpoint{http.MethodPost: open(h.revoke)}
+	}
+	return nil
+}
+
+// newProxy returns the reverse proxy to pactd. pactd authenticates the PA
+// (its JWT is the OAuth client authentication) and writes every answer.
+func (h *Handler) newProxy() *httputil.ReverseProxy {
+	target, _ := url.Parse(h.cfg.PactdURL) // checked by NewHandler
+	var transport http.RoundTripper
+	if c, ok := h.cfg.HTTPClient.(*http.Client); ok {
+		transport = c.Transport
+	}
+	return &httputil.ReverseProxy{
+		Transport: transport,
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Header.Del("Cookie") // the User's sessions are not pactd's business
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			h.cfg.Logger.ErrorContext(r.Context(), "oauth proxy", slog.String("path", r.URL.Path), slog.String("error", err.Error()))
+			bare(w, http.StatusBadGateway)
+		},
+	}
+}
+
+// forward sends a request to pactd's endpoint for the Brand, on the path
+// the route matched (never the raw path the client sent).
+func (h *Handler) forward(w http.ResponseWriter, r *http.Request, brandID, endpoint string) {
+	out := r.Clone(r.Context())
+	out.URL.Path = "/a2a/" + brandID + "/oauth/" + endpoint
+	out.URL.RawPath = "/a2a/" + url.PathEscape(brandID) + "/oauth/" + endpoint
+	h.proxy.ServeHTTP(w, out)
+}
+
+// consentPage serves GET consent?user_code=…: the User must be signed in at
+// the Brand; without a code it asks for one (a step-up link carries none).
+func (h *Handler) consentPage(w http.ResponseWriter, r *http.Request, c *call) {
+	user, ok := h.signedIn(w, r, c.brandID)
+	if !ok {
+		return
+	}
+	code := r.URL.Query().Get("user_code")
+	if code == "" {
+		h.pages.render(w, http.StatusOK, "code", view{Title: "Connect your assistant", User: user})
+		return
+	}
+	h.showConsent(w, r, c.brandID, user, code, http.StatusOK, "")
+}
+
+// showConsent describes the pending authorization and renders the page,
+// or the page that says why it cannot be decided.
+func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, brandID, user, code string, status int, problem string) {
+	d, err := h.deleg.DescribeConsent(r.Context(), &pactv1.DescribeConsentRequest{BrandId: brandID, UserCode: code})
+	if err != nil {
+		h.consentError(w, r, user, err)
+		return
+	}
+	v := view{
+		Title: "Allow " + d.GetAgentDisplayName() + "?", User: user, Error: problem,
+		Agent: d.GetAgentDisplayName(), Origin: d.GetAgentOrigin(), Brand: d.GetBrandDisplayName(), Code: d.GetUserCode(),
+		Expires: d.GetExpiresAt().AsTime().UTC().Format("15:04 MST"), CSRF: h.pages.csrf(brandID, user, "consent "+d.GetUserCode()),
+	}
+	for _, sc := range d.GetScopes() {
+		v.Scopes = append(v.Scopes, scopeView{ID: sc.GetId(), Description: sc.GetDescription()})
+	}
+	h.pages.render(w, status, "consent", v)
+}
+
+// consentError renders why a code cannot be decided.
+func (h *Handler) consentError(w http.ResponseWriter, r *http.Request, user string, err error) {
+	v := view{Title: "Connect your assistant", User: user}
+	status := http.StatusBadRequest
+	switch connect.CodeOf(err) {
+	case connect.CodeNotFound, connect.CodeInvalidArgument:
+		v.Error, status = "This code is unknown. Check the code your assistant shows and type it again.", http.StatusNotFound
+	case connect.CodeFailedPrecondition:
+		v.Error = "This request was already decided or has expired. Ask your assistant to start again."
+	case connect.CodeResourceExhausted:
+		v.Error, status = "Too many unknown codes were tried. Wait a few minutes, then try again.", http.StatusTooManyRequests
+	default:
+		h.cfg.Logger.ErrorContext(r.Context(), "consent", slog.String("error", err.Error()))
+		v.Error, status = "Something went wrong on our side. Try again later.", http.StatusInternalServerError
+	}
+	h.pages.render(w, status, "code", v)
+}
+
+// decide serves POST consent/decision: Allow grants the checked scopes,
+// once the User has typed the code their assistant shows; Deny refuses.
+func (h *Handler) decide(w http.ResponseWriter, r *http.Request, c *call) {
+	user, f, ok := h.form(w, r, c.brandID)
+	if !ok {
+		return
+	}
+	code := f.Get("user_code")
+	if !h.pages.checkCSRF(f.Get("csrf"), c.brandID, user, "consent "+code) {
+		h.forbidden(w, user)
+		return
+	}
+	var err error
+	outcome := "denied"
+	switch f.Get("decision") {
+	case "deny":
+		_, err = h.deleg.DenyConsent(r.Context(), &pactv1.DenyConsentRequest{BrandId: c.brandID, UserCode: code})
+	case "allow":
+		if normCode(f.Get("confirm_code")) != normCode(code) {
+			h.showConsent(w, r, c.brandID, user, code, http.StatusBadRequest,
+				"The code you typed is not the code of this request. If your assistant shows another code, deny this request.")
+			return
+		}
+		var res *pactv1.ApproveConsentResponse
+		res, err = h.deleg.ApproveConsent(r.Context(), &pactv1.ApproveConsentRequest{
+			BrandId: c.brandID, UserCode: code, BrandUser: user, Scopes: f["scope"],
+		})
+		if res.GetGrantId() != "" {
+			outcome = "approved"
+		}
+	default:
+		h.pages.render(w, http.StatusBadRequest, "message", view{Title: "Choose Allow or Deny", User: user})
+		return
+	}
+	if err != nil {
+		h.consentError(w, r, user, err)
+		return
+	}
+	http.Redirect(w, r, "../connected?status="+outcome, http.StatusSeeOther)
+}
+
+// connectedPage serves GET connected: the User's grants at the Brand, each
+// live one with a Revoke button.
+func (h *Handler) connectedPage(w http.ResponseWriter, r *http.Request, c *call) {
+	user, ok := h.signedIn(w, r, c.brandID)
+	if !ok {
+		return
+	}
+	res, err := h.deleg.ListGrants(r.Context(), &pactv1.ListGrantsRequest{BrandId: c.brandID, BrandUser: user})
+	if err != nil {
+		h.cfg.Logger.ErrorContext(r.Context(), "list grants", slog.String("error", err.Error()))
+		h.pages.render(w, http.StatusInternalServerError, "message", view{Title: "Connected assistants", User: user,
+			Error: "Your connected assistants cannot be shown right now. Try again later."})
+		return
+	}
+	v := view{Title: "Connected assistants", User: user, CSRF: h.pages.csrf(c.brandID, user, "connected"),
+		Status: map[string]string{
+			"approved": "Done: your assistant is connected.", "denied": "Done: nothing was shared.",
+			"revoked": "Done: access was revoked.",
+		}[r.URL.Query().Get("status")]}
+	now := time.Now()
+	for _, g := range res.GetGrants() {
+		gv := grantView{ID: g.GetGrantId(), Agent: g.GetAgentDisplayName(), Scopes: strings.Join(g.GetScopes(), ", "),
+			Since: g.GetCreateTime().AsTime().UTC().Format("2006-01-02 15:04 MST"), State: "Active"}
+		switch {
+		case g.GetRevokeTime() != nil:
+			gv.State = "Revoked"
+		case !now.Before(g.GetExpireTime().AsTime()):
+			gv.State = "Expired"
+		default:
+			gv.Live = true
+		}
+		v.Grants = append(v.Grants, gv)
+	}
+	h.pages.render(w, http.StatusOK, "connected", v)
+}
+
+// revoke serves POST connected/revoke: it revokes one of the User's grants.
+func (h *Handler) revoke(w http.ResponseWriter, r *http.Request, c *call) {
+	user, f, ok := h.form(w, r, c.brandID)
+	if !ok {
+		return
+	}
+	if !h.pages.checkCSRF(f.Get("csrf"), c.brandID, user, "connected") {
+		h.forbidden(w, user)
+		return
+	}
+	_, err := h.deleg.RevokeGrant(r.Context(), &pactv1.RevokeGrantRequest{BrandId: c.brandID, GrantId: f.Get("grant_id"), BrandUser: user})
+	if err != nil && connect.CodeOf(err) != connect.CodeNotFound {
+		h.cfg.Logger.ErrorContext(r.Context(), "revoke grant", slog.String("error", err.Error()))
+		h.pages.render(w, http.StatusInternalServerError, "message", view{Title: "Connected assistants", User: user,
+			Error: "Access could not be revoked right now. Try again later."})
+		return
+	}
+	http.Redirect(w, r, "../connected?status=revoked", http.StatusSeeOther)
+}
+
+// signedIn returns the Brand user, or sends the User to the Brand's login
+// (which returns here) and reports false.
+func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, brandID string) (string, bool) {
+	if u := h.cfg.Sessions.BrandUser(r, brandID); u != "" {
+		return u, true
+	}
+	http.Redirect(w, r, h.cfg.Sessions.LoginURL(brandID, r.URL.RequestURI()), http.StatusSeeOther)
+	return "", false
+}
+
+// form reads a page's POST form (at most 16 KiB) from a signed-in User. A
+// request another site started is refused before anything is read.
+func (h *Handler) form(w http.ResponseWriter, r *http.Request, brandID string) (string, url.Values, bool) {
+	user := h.cfg.Sessions.BrandUser(r, brandID)
+	if user == "" || r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		h.forbidden(w, user)
+		return "", nil, false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if err := r.ParseForm(); err != nil {
+		h.pages.render(w, http.StatusBadRequest, "message", view{Title: "Bad request", User: user, Error: "The form could not be read."})
+		return "", nil, false
+	}
+	return user, r.PostForm, true
+}
+
+func (h *Handler) forbidden(w http.ResponseWriter, user string) {
+	h.pages.render(w, http.StatusForbidden, "message", view{Title: "Please try again", User: user,
+		Error: "This form has expired or was not sent from this site. Go back, reload the page and try again."})
+}
+
+// normCode compares user codes as pactd does: case and dashes ignored.
+func normCode(s string) string {
+	return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", ""))
+}
+
+// csrf is the anti-forgery token of one form: an HMAC of the Brand, the
+// signed-in User and what the form decides, under a key of this process.
+func (p *pages) csrf(brandID, user, purpose string) string {
+	m := hmac.New(sha256.New, p.key)
+	for _, s := range []string{brandID, user, purpose} {
+		m.Write([]byte(s))
+		m.Write([]byte{0})
+	}
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func (p *pages) checkCSRF(token, brandID, user, purpose string) bool {
+	return token != "" && hmac.Equal([]byte(token), []byte(p.csrf(brandID, user, purpose)))
+}
+
+// newKey is a fresh random key.
+func newKey() []byte {
+	k := make([]byte, 32)
+	_, _ = rand.Read(k) // crypto/rand.Read never fails
+	return k
+}

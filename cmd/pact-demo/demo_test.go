@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"pactd/cmd/pact-a2a/a2a"
+	"pactd/cmd/pact-a2a/demo"
+)
+
+// inProcess runs the frontend in this process (the command builds and runs
+// cmd/pact-a2a; a test must not depend on the go command).
+func inProcess(_ context.Context, ln net.Listener, pactdURL, token, _ string, _ io.Writer) (func(), error) {
+	login := demo.NewLogin()
+	h, err := a2a.NewHandler(a2a.Config{PactdURL: pactdURL, Token: token, Agent: demo.NewAgent(), Sessions: login})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/demo/", login)
+	mux.Handle("/", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, nil
+}
+
+// TestDemo runs the demo and the README's PA commands against it.
+func TestDemo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	ctx, cancel := context.WithCancel(t.Context())
+	var banner strings.Builder
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, []string{"-dir", dir, "-listen", "127.0.0.1:0"}, &banner, io.Discard, inProcess)
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(statePath(dir)); err == nil {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve returned early: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the demo did not start in 30s")
+		}
+	}
+	pa := func(args ...string) string {
+		t.Helper()
+		var out strings.Builder
+		if err := run(t.Context(), append([]string{"pa", "-dir", dir}, args...), &out, io.Discard); err != nil {
+			t.Fatalf("pa %v: %v\n%s", args, err, out.String())
+		}
+		return out.String()
+	}
+	steps := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"send", "hello"}, []string{"agent ← Hi! This is the acme support agent"}},
+		{[]string{"send", "show my orders"}, []string{"task TASK_STATE_AUTH_REQUIRED: needs [orders:read]", "/login?return_to="}},
+		{[]string{"connect", "-as", "alice", "orders:read"}, []string{"granted: orders:read"}},
+		{[]string{"send", "show my orders"}, []string{"#1002 Milk frother: processing", "receipt ✔", "user alice", "scopes used [orders:read]", "actions [list_orders]"}},
+		{[]string{"send", "cancel order 1002"}, []string{"needs [orders:cancel]", "connect orders:read orders:cancel"}},
+		{[]string{"connect", "-as", "alice", "orders:cancel"}, []string{"granted: orders:cancel orders:read"}},
+		{[]string{"send", "cancel order 1002"}, []string{"Done: order #1002 (Milk frother) is cancelled.", "receipt ✔", "actions [cancel_order]"}},
+		{[]string{"token"}, []string{"eyJ"}},
+	}
+	for _, s := range steps {
+		out := pa(s.args...)
+		for _, w := range s.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("pa %v:\n%s\nlacks %q", s.args, out, w)
+			}
+		}
+	}
+	if !strings.Contains(banner.String(), " send \"hello\"") {
+		t.Errorf("banner:\n%s", banner.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("the demo left %s behind", dir)
+	}
+}
+
+// TestDemoBrandMatchesTheAgent: the Brand the command registers is the one
+// the demo agent's scopes are written for.
+func TestDemoBrandMatchesTheAgent(t *testing.T) {
+	const fe = "http://127.0.0.1:3000"
+	if got, want := demoBrand(fe), demo.BrandRequest(brandID, "ACME Coffee", fe); !proto.Equal(got, want) {
+		t.Fatalf("demoBrand = %v\nwant demo.BrandRequest = %v", got, want)
+	}
+}

@@ -1,0 +1,48 @@
+// Command pact-demo runs a whole PACT Provider on loopback with one command,
+// and plays the personal agent (PA) against it:
+//
+//	go run ./cmd/pact-demo                      pactd (embedded SQLite in a temp
+//	                                            dir), the reference frontend with
+//	                                            the demo Brand "acme", and a PA's
+//	                                            JWKS; runs until Ctrl-C
+//	go run ./cmd/pact-demo pa send TEXT         send a message as the PA
+//	go run ./cmd/pact-demo pa connect SCOPE...  ask the User for scopes (device grant)
+//	go run ./cmd/pact-demo pa token             print a fresh PA JWT (for curl)
+//
+// The frontend runs as its own process (built with go build, or -frontend)
+// and reaches pactd only with a frontend token, as any frontend would. The
+// PA commands read the running demo's state file in the demo directory
+// (-dir, default $TMPDIR/pact-demo), which also keeps the PA's
+// conversation and delegation tokens between commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "pact-demo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "pa" {
+		return runPA(ctx, args[1:], stdout, stderr)
+	}
+	return serve(ctx, args, stdout, stderr, startFrontend)
+}
+
+// defaultDir is where the demo keeps its state unless -dir says otherwise.
+func defaultDir() string { return filepath.Join(os.TempDir(), "pact-demo") }

@@ -1,0 +1,524 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+const paUsage = `usage: pact-demo pa [-dir DIR] COMMAND
+  send [-new] TEXT...          send a message (-new: start a new conversation)
+  connect [-as USER] SCOPE...  ask the User for scopes and wait for a token
+                               (-as: play the User's browser: sign in as USER, allow all)
+  token                        print a fresh PA JWT`
+
+// runPA runs one PA command against the running demo.
+func runPA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("pact-demo pa", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, paUsage) }
+	dir := fs.String("dir", defaultDir(), "the running demo's directory")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return flag.ErrHelp
+	}
+	st, err := loadState(*dir)
+	if err != nil {
+		return err
+	}
+	k, err := x509.ParsePKCS8PrivateKey(st.Key)
+	if err != nil {
+		return err
+	}
+	key, ok := k.(*ecdsa.PrivateKey)
+	if !ok {
+		return errors.New("the PA key is not an ECDSA key")
+	}
+	p := &paClient{st: st, key: key, http: &http.Client{Timeout: 15 * time.Second}, out: stdout, self: "go run ./cmd/pact-demo pa"}
+	if *dir != defaultDir() {
+		p.self += " -dir " + *dir
+	}
+	sub, rest := fs.Arg(0), fs.Args()[1:]
+	cmd := flag.NewFlagSet("pact-demo pa "+sub, flag.ContinueOnError)
+	cmd.SetOutput(stderr)
+	switch sub {
+	case "send":
+		fresh := cmd.Bool("new", false, "start a new conversation")
+		if err := cmd.Parse(rest); err != nil {
+			return err
+		}
+		if cmd.NArg() == 0 {
+			return errors.New("pa send: say something, e.g. pa send \"show my orders\"")
+		}
+		err = p.send(ctx, strings.Join(cmd.Args(), " "), *fresh)
+	case "connect":
+		as := cmd.String("as", "", "play the User's browser: sign in as this user and allow")
+		if err := cmd.Parse(rest); err != nil {
+			return err
+		}
+		err = p.connect(ctx, cmd.Args(), *as)
+	case "token":
+		_, err = fmt.Fprintln(stdout, p.jwt())
+	default:
+		fs.Usage()
+		return flag.ErrHelp
+	}
+	if serr := st.save(*dir); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// paClient is the personal agent.
+type paClient struct {
+	st   *demoState
+	key  *ecdsa.PrivateKey
+	http *http.Client
+	out  io.Writer
+	self string // how to run this command, for hints
+}
+
+// jwt is a fresh PA JWT (ES256, 120 s).
+func (p *paClient) jwt() string {
+	now := time.Now().Unix()
+	return p.sign(map[string]any{"alg": "ES256", "typ": "JWT", "kid": p.st.KID}, map[string]any{
+		"iss": p.st.Issuer, "sub": p.st.PA.Subject, "aud": p.st.Audience, "iat": now, "exp": now + 120, "jti": rand.Text(),
+	})
+}
+
+func (p *paClient) sign(header, claims map[string]any) string {
+	h, _ := json.Marshal(header)
+	c, _ := json.Marshal(claims)
+	input := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
+	d := sha256.Sum256([]byte(input))
+	r, s, _ := ecdsa.Sign(rand.Reader, p.key, d[:]) // fails only if crypto/rand does
+	return input + "." + base64.RawURLEncoding.EncodeToString(append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...))
+}
+
+// card is what the PA reads from the Brand's Agent Card.
+type card struct {
+	interfaceURL, deviceURL, tokenURL, metadataURL string
+}
+
+func (p *paClient) card(ctx context.Context) (card, error) {
+	var c struct {
+		SupportedInterfaces []struct {
+			URL string `json:"url"`
+		} `json:"supportedInterfaces"`
+		SecuritySchemes map[string]struct {
+			OAuth2 *struct {
+				Flows struct {
+					DeviceCode struct {
+						DeviceAuthorizationURL string `json:"deviceAuthorizationUrl"`
+						TokenURL               string `json:"tokenUrl"`
+					} `json:"deviceCode"`
+				} `json:"flows"`
+				MetadataURL string `json:"oauth2MetadataUrl"`
+			} `json:"oauth2SecurityScheme"`
+		} `json:"securitySchemes"`
+	}
+	if err := p.getJSON(ctx, p.st.Frontend+"/a2a/"+p.st.Brand+"/.well-known/agent-card.json", &c); err != nil {
+		return card{}, err
+	}
+	o := c.SecuritySchemes["userDelegation"].OAuth2
+	if len(c.SupportedInterfaces) == 0 || o == nil {
+		return card{}, errors.New("the Agent Card offers no delegation")
+	}
+	return card{c.SupportedInterfaces[0].URL, o.Flows.DeviceCode.DeviceAuthorizationURL, o.Flows.DeviceCode.TokenURL, o.MetadataURL}, nil
+}
+
+func (p *paClient) getJSON(ctx context.Context, u string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	res, err := p.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", u, res.Status)
+	}
+	return json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(v)
+}
+
+// oauth posts a form to an OAuth endpoint as the PA (its JWT is the client
+// authentication); it returns the status and the JSON body.
+func (p *paClient) oauth(ctx context.Context, endpoint string, form url.Values) (int, map[string]any, error) {
+	form.Set("client_id", p.st.Issuer)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", "Bearer "+p.jwt())
+	res, err := p.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	var body map[string]any
+	_ = json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&body)
+	return res.StatusCode, body, nil
+}
+
+// keep stores a token response.
+func (p *paClient) keep(body map[string]any) {
+	p.st.PA.AccessToken, _ = body["access_token"].(string)
+	p.st.PA.RefreshToken, _ = body["refresh_token"].(string)
+	scope, _ := body["scope"].(string)
+	p.st.PA.Scopes = strings.Fields(scope)
+	exp, _ := body["expires_in"].(float64)
+	p.st.PA.Expires = time.Now().Unix() + int64(exp)
+}
+
+func (p *paClient) forget() {
+	p.st.PA = paMemory{Subject: p.st.PA.Subject, ContextID: p.st.PA.ContextID}
+}
+
+// send sends one message:send, with the delegation token if the PA has one.
+func (p *paClient) send(ctx context.Context, text string, fresh bool) error {
+	if fresh {
+		p.st.PA.ContextID = ""
+	}
+	c, err := p.card(ctx)
+	if err != nil {
+		return err
+	}
+	if p.st.PA.RefreshToken != "" && time.Now().Unix() > p.st.PA.Expires-30 {
+		status, body, err := p.oauth(ctx, c.tokenURL, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {p.st.PA.RefreshToken}})
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			fmt.Fprintf(p.out, "pa: refresh refused (%d %v); dropping the delegation\n", status, body["error"])
+			p.forget()
+		} else {
+			p.keep(body)
+			fmt.Fprintln(p.out, "pa: refreshed the delegation token (the refresh token rotated)")
+		}
+	}
+	msg := map[string]any{"messageId": "m-" + rand.Text()[:12], "role": "ROLE_USER", "parts": []any{map[string]string{"text": text}}}
+	if p.st.PA.ContextID != "" {
+		msg["contextId"] = p.st.PA.ContextID
+	}
+	b, _ := json.Marshal(map[string]any{"message": msg})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.interfaceURL+"/message:send", bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Authorization", "Bearer "+p.jwt())
+	if p.st.PA.AccessToken != "" {
+		req.Header.Set("X-A2A-User-Delegation", "Bearer "+p.st.PA.AccessToken)
+		fmt.Fprintf(p.out, "pa → %s (delegated: %s)\n", text, strings.Join(p.st.PA.Scopes, " "))
+	} else {
+		fmt.Fprintf(p.out, "pa → %s\n", text)
+	}
+	res, err := p.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	if res.StatusCode == http.StatusUnauthorized && strings.Contains(res.Header.Get("WWW-Authenticate"), "invalid_token") {
+		p.forget()
+		return errors.New("401 invalid_token: the delegation token was refused (revoked?); the PA dropped it, send again to continue without it")
+	}
+	var out struct {
+		Message *struct {
+			ContextID string `json:"contextId"`
+			Parts     []struct {
+				Text string `json:"text"`
+			} `json:"parts"`
+			Metadata map[string]json.RawMessage `json:"metadata"`
+		} `json:"message"`
+		Task *struct {
+			ContextID string `json:"contextId"`
+			Status    struct {
+				State   string `json:"state"`
+				Message struct {
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"message"`
+			} `json:"status"`
+			Metadata struct {
+				MissingScopes []string `json:"pact.missingScopes"`
+				Link          string   `json:"pact.verificationUriComplete"`
+			} `json:"metadata"`
+		} `json:"task"`
+	}
+	if res.StatusCode != http.StatusOK || json.Unmarshal(raw, &out) != nil {
+		return fmt.Errorf("%s: %s", res.Status, raw)
+	}
+	switch {
+	case out.Message != nil:
+		p.st.PA.ContextID = out.Message.ContextID
+		for _, part := range out.Message.Parts {
+			fmt.Fprintf(p.out, "agent ← %s\n", part.Text)
+		}
+		if r, ok := out.Message.Metadata["pact.receipt"]; ok {
+			claims, err := p.verifyReceipt(ctx, c, r)
+			if err != nil {
+				return fmt.Errorf("the reply's receipt does NOT verify: %w", err)
+			}
+			fmt.Fprintf(p.out, "receipt ✔ signed by the Provider (its JWKS): user %s, grant %s, scopes used %v, actions %s, at %s\n",
+				claims.User, claims.GrantID, claims.ScopesUsed, claims.actions(), claims.TS)
+		}
+	case out.Task != nil:
+		p.st.PA.ContextID = out.Task.ContextID
+		for _, part := range out.Task.Status.Message.Parts {
+			fmt.Fprintf(p.out, "agent ← %s\n", part.Text)
+		}
+		need := slices.Concat(p.st.PA.Scopes, out.Task.Metadata.MissingScopes)
+		fmt.Fprintf(p.out, "task %s: needs %v; the User's link: %s\n", out.Task.Status.State, out.Task.Metadata.MissingScopes, out.Task.Metadata.Link)
+		fmt.Fprintf(p.out, "next: %s connect %s\n", p.self, strings.Join(need, " "))
+	default:
+		return fmt.Errorf("unexpected answer: %s", raw)
+	}
+	return nil
+}
+
+// connect runs the device grant for the scopes (plus those the PA holds).
+func (p *paClient) connect(ctx context.Context, scopes []string, as string) error {
+	scopes = slices.Compact(slices.Sorted(slices.Values(slices.Concat(scopes, p.st.PA.Scopes))))
+	if len(scopes) == 0 {
+		return errors.New("pa connect: name the scopes, e.g. pa connect orders:read")
+	}
+	c, err := p.card(ctx)
+	if err != nil {
+		return err
+	}
+	status, da, err := p.oauth(ctx, c.deviceURL, url.Values{"scope": {strings.Join(scopes, " ")}})
+	if err != nil {
+		return err
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("device authorization refused: %d %v", status, da)
+	}
+	code, _ := da["user_code"].(string)
+	link, _ := da["verification_uri_complete"].(string)
+	deviceCode, _ := da["device_code"].(string)
+	fmt.Fprintf(p.out, "pa: asking the User for %s\n\n  Open:  %s\n  Code:  %s\n\n", strings.Join(scopes, " "), link, code)
+	if as != "" {
+		fmt.Fprintf(p.out, "pa: -as %s: playing the User's browser (sign in, type the code, Allow)\n", as)
+		if err := playUser(ctx, link, as, code, scopes); err != nil {
+			return err
+		}
+	}
+	interval := 3 * time.Second
+	if n, ok := da["interval"].(float64); ok && n > 0 {
+		interval = time.Duration(n) * time.Second
+	}
+	deadline := time.Now().Add(10 * time.Minute)
+	fmt.Fprintln(p.out, "pa: waiting for the User's decision ...")
+	for time.Now().Before(deadline) {
+		status, body, err := p.oauth(ctx, c.tokenURL, url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:device_code"}, "device_code": {deviceCode}})
+		if err != nil {
+			return err
+		}
+		switch e, _ := body["error"].(string); {
+		case status == http.StatusOK:
+			p.keep(body)
+			fmt.Fprintf(p.out, "pa: connected; granted: %s (the User may grant less than asked)\n", strings.Join(p.st.PA.Scopes, " "))
+			return nil
+		case e == "slow_down":
+			interval += 5 * time.Second
+		case e != "authorization_pending":
+			return fmt.Errorf("no token: %d %s", status, e)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+	return errors.New("the User did not decide in time")
+}
+
+// hiddenField finds a hidden form field's value in a page.
+func hiddenField(page []byte, name string) string {
+	m := regexp.MustCompile(`name="` + regexp.QuoteMeta(name) + `" value="([^"]*)"`).FindSubmatch(page)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
+}
+
+// playUser does what the User does in a browser: open the link, sign in
+// at the Brand, type the code and allow every scope.
+func playUser(ctx context.Context, link, user, code string, scopes []string) error {
+	jar, _ := cookiejar.New(nil)
+	b := &http.Client{Jar: jar, Timeout: 15 * time.Second}
+	post := func(u string, form url.Values) (*http.Response, []byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(form.Encode()))
+		if err != nil {
+			return nil, nil, err
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		res, err := b.Do(req) // follows the 303 to the next page
+		if err != nil {
+			return nil, nil, err
+		}
+		defer res.Body.Close()
+		page, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+		return res, page, err
+	}
+	u, err := url.Parse(link)
+	if err != nil {
+		return err
+	}
+	res, page, err := post(link, url.Values{"username": {user}, "return_to": {u.Query().Get("return_to")}})
+	if err != nil {
+		return err
+	}
+	csrf := hiddenField(page, "csrf")
+	if res.StatusCode != http.StatusOK || csrf == "" {
+		return fmt.Errorf("sign-in did not lead to the consent page: %s", res.Status)
+	}
+	decision := res.Request.URL.ResolveReference(&url.URL{Path: "consent/decision"}).String()
+	res, _, err = post(decision, url.Values{"csrf": {csrf}, "user_code": {hiddenField(page, "user_code")},
+		"confirm_code": {code}, "scope": scopes, "decision": {"allow"}})
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != http.StatusOK || res.Request.URL.Query().Get("status") != "approved" {
+		return fmt.Errorf("the consent page did not approve: %s %s", res.Status, res.Request.URL)
+	}
+	return nil
+}
+
+// receiptClaims are the claims of a receipt (PACT §5.6).
+type receiptClaims struct {
+	GrantID    string   `json:"grantId"`
+	User       string   `json:"user"`
+	PA         string   `json:"pa"`
+	Brand      string   `json:"brand"`
+	ScopesUsed []string `json:"scopesUsed"`
+	Actions    []struct {
+		Tool     string `json:"tool"`
+		ArgsHash string `json:"argsHash"`
+	} `json:"actions"`
+	TS string `json:"ts"`
+}
+
+func (c receiptClaims) actions() string {
+	var tools []string
+	for _, a := range c.Actions {
+		tools = append(tools, a.Tool)
+	}
+	return fmt.Sprint(tools)
+}
+
+// verifyReceipt checks a receipt as a PA does: the compact JWS (ES256,
+// typ pact-receipt+jws) verifies with a key from the jwks_uri of the
+// Brand's metadata, its payload equals the claims as canonical JSON, and
+// pa and brand name this PA and this Brand.
+func (p *paClient) verifyReceipt(ctx context.Context, c card, raw json.RawMessage) (receiptClaims, error) {
+	var r struct {
+		JWS    string          `json:"jws"`
+		Claims json.RawMessage `json:"claims"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return receiptClaims{}, err
+	}
+	var md struct {
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := p.getJSON(ctx, c.metadataURL, &md); err != nil {
+		return receiptClaims{}, err
+	}
+	var set struct {
+		Keys []struct{ Kid, Kty, Crv, X, Y string } `json:"keys"`
+	}
+	if err := p.getJSON(ctx, md.JWKSURI, &set); err != nil {
+		return receiptClaims{}, err
+	}
+	payload, err := verifyES256(r.JWS, "pact-receipt+jws", func(kid string) *ecdsa.PublicKey {
+		for _, k := range set.Keys {
+			if k.Kid == kid && k.Kty == "EC" && k.Crv == "P-256" {
+				x, _ := base64.RawURLEncoding.DecodeString(k.X)
+				y, _ := base64.RawURLEncoding.DecodeString(k.Y)
+				pub, _ := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), slices.Concat([]byte{4}, x, y))
+				return pub
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return receiptClaims{}, err
+	}
+	if !bytes.Equal(canonical(payload), canonical(r.Claims)) {
+		return receiptClaims{}, errors.New("claims differ from the signed payload")
+	}
+	var claims receiptClaims
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		return receiptClaims{}, err
+	}
+	if claims.PA != p.st.Issuer || claims.Brand != c.interfaceURL {
+		return receiptClaims{}, fmt.Errorf("receipt names pa %q and brand %q", claims.PA, claims.Brand)
+	}
+	return claims, nil
+}
+
+// verifyES256 checks a compact JWS and returns its payload.
+func verifyES256(jws, typ string, key func(kid string) *ecdsa.PublicKey) ([]byte, error) {
+	parts := strings.Split(jws, ".")
+	if len(parts) != 3 {
+		return nil, errors.New("not a compact JWS")
+	}
+	var h struct{ Alg, Kid, Typ string }
+	hb, err := base64.RawURLEncoding.DecodeString(parts[0])
+	if err != nil || json.Unmarshal(hb, &h) != nil || h.Alg != "ES256" || h.Typ != typ {
+		return nil, fmt.Errorf("header %s is not an ES256 %s", hb, typ)
+	}
+	pub := key(h.Kid)
+	if pub == nil {
+		return nil, fmt.Errorf("kid %q is not in the Provider's JWKS", h.Kid)
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	if err != nil || len(sig) != 64 {
+		return nil, errors.New("malformed signature")
+	}
+	d := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if !ecdsa.Verify(pub, d[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
+		return nil, errors.New("bad signature")
+	}
+	return base64.RawURLEncoding.DecodeString(parts[1])
+}
+
+// canonical re-encodes JSON with sorted keys (encoding/json sorts map keys).
+func canonical(raw []byte) []byte {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	out, _ := json.Marshal(v)
+	return out
+}

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+
+	pactv1 "pactd/gen/pact/v1"
+	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/config"
+	"pactd/internal/server"
+)
+
+// brandID is the demo Brand.
+const brandID = "acme"
+
+// demoBrand is the Brand the demo registers. Its scopes are the ones the
+// demo agent (cmd/pact-a2a/demo) checks; a test holds the two equal.
+func demoBrand(frontendURL string) *pactv1.CreateBrandRequest {
+	return &pactv1.CreateBrandRequest{
+		BrandId: brandID, DisplayName: "ACME Coffee",
+		Description: "ACME Coffee support: questions, your orders, cancellations.",
+		Skills: []*pactv1.Skill{
+			{Id: "orders", Name: "Your orders", Description: "Lists your orders and their status (needs orders:read).",
+				Tags: []string{"orders"}, Examples: []string{"show my orders"}},
+			{Id: "cancel", Name: "Cancel an order", Description: "Cancels an order that has not shipped (needs orders:cancel).",
+				Tags: []string{"orders", "cancel"}, Examples: []string{"cancel order 1002"}},
+			{Id: "help", Name: "Help", Description: "Says what the agent can do.", Tags: []string{"help"}, Examples: []string{"hello"}},
+		},
+		Delegation: &pactv1.DelegationSettings{
+			Enabled: true,
+			Scopes: []*pactv1.Scope{
+				{Id: "orders:read", Description: "See your orders and their delivery status"},
+				{Id: "orders:cancel", Description: "Cancel your orders that have not shipped yet"},
+			},
+			LoginUrl:  frontendURL + "/demo/" + brandID,
+			LoginMode: pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND,
+		},
+	}
+}
+
+// frontendStarter runs the frontend on ln against pactd; stop ends it.
+type frontendStarter func(ctx context.Context, ln net.Listener, pactdURL, token, dir string, stderr io.Writer) (stop func(), err error)
+
+// serve runs the demo until ctx ends, then deletes its directory.
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start frontendStarter) error {
+	fs := flag.NewFlagSet("pact-demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", defaultDir(), "the demo's directory (deleted at the start and the end)")
+	listen := fs.String("listen", "127.0.0.1:3000", "host:port of the frontend (the Provider's public URL)")
+	binary := fs.String("frontend", "", "a built pact-a2a binary (default: go build pactd/cmd/pact-a2a)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *binary != "" {
+		start = func(ctx context.Context, ln net.Listener, pactdURL, token, dir string, stderr io.Writer) (func(), error) {
+			return runFrontend(*binary, ln, pactdURL, token, dir)
+		}
+	}
+	if err := os.RemoveAll(*dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*dir, 0o700); err != nil {
+		return err
+	}
+	defer os.RemoveAll(*dir)
+
+	feLn, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("frontend: %w (pick another address with -listen)", err)
+	}
+	defer feLn.Close()
+	feURL := "http://" + feLn.Addr().String()
+
+	// The PA: an ES256 key published at {issuer}/jwks.json.
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	const kid = "demo-pa-1"
+	paLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	issuer := "http://" + paLn.Addr().String()
+	jwks := &http.Server{Handler: jwksHandler(&key.PublicKey, kid), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = jwks.Serve(paLn) }()
+	defer jwks.Close()
+
+	// pactd, in this process, on the embedded store.
+	adminToken, feToken := rand.Text(), rand.Text()
+	logFile, err := os.Create(filepath.Join(*dir, "pactd.log"))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cfg, err := config.Load(nil, []string{
+		"PACT_ADMIN_TOKEN=" + adminToken, "PACT_FRONTEND_TOKEN=" + feToken, "PACT_DATA_DIR=" + filepath.Join(*dir, "pactd"),
+		"PACT_PUBLIC_URL=" + feURL, "PACT_DEV=true", "PACT_LISTEN=127.0.0.1:0",
+	}, io.Discard)
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(ctx, cfg, slog.New(slog.NewJSONHandler(logFile, nil)), io.Discard)
+	if err != nil {
+		return err
+	}
+	pLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	pactdURL := "http://" + pLn.Addr().String()
+	sctx, stopPactd := context.WithCancel(context.WithoutCancel(ctx))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(sctx, pLn) }()
+	defer func() { stopPactd(); <-served }()
+
+	if err := register(ctx, pactdURL, adminToken, issuer, feURL); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "starting the frontend (cmd/pact-a2a -demo) ...")
+	stopFE, err := start(ctx, feLn, pactdURL, feToken, *dir, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopFE()
+	if err := waitReady(ctx, feURL+"/a2a/"+brandID+"/.well-known/agent-card.json"); err != nil {
+		return fmt.Errorf("frontend: %w (its log: %s)", err, filepath.Join(*dir, "pact-a2a.log"))
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return err
+	}
+	st := demoState{Frontend: feURL, Brand: brandID, Audience: cfg.Audience, Issuer: issuer, KID: kid, Key: der, PA: paMemory{Subject: "pa-user-1"}}
+	if err := st.save(*dir); err != nil {
+		return err
+	}
+	printBanner(stdout, *dir, pactdURL, feURL, issuer)
+
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(stdout, "\nstopping; deleting", *dir)
+		return nil
+	case err := <-served:
+		served <- err // for the deferred wait
+		return fmt.Errorf("pactd stopped: %w", err)
+	}
+}
+
+// register onboards the PA and creates the demo Brand through the admin API.
+func register(ctx context.Context, pactdURL, adminToken, issuer, feURL string) error {
+	admin := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			req.Header().Set("Authorization", "Bearer "+adminToken)
+			return next(ctx, req)
+		}
+	}))
+	hc := &http.Client{Timeout: 10 * time.Second}
+	if _, err := pactv1connect.NewAgentServiceClient(hc, pactdURL, admin).RegisterAgent(ctx, &pactv1.RegisterAgentRequest{
+		Issuer: issuer, JwksUri: issuer + "/jwks.json", DisplayName: "Demo Personal Agent",
+	}); err != nil {
+		return fmt.Errorf("register the PA: %w", err)
+	}
+	if _, err := pactv1connect.NewBrandServiceClient(hc, pactdURL, admin).CreateBrand(ctx, demoBrand(feURL)); err != nil {
+		return fmt.Errorf("create the Brand: %w", err)
+	}
+	return nil
+}
+
+// jwksHandler publishes the PA's public key.
+func jwksHandler(pub *ecdsa.PublicKey, kid string) http.Handler {
+	raw, _ := pub.Bytes() // uncompressed point: 0x04 || X || Y
+	doc, _ := json.Marshal(map[string]any{"keys": []any{map[string]string{
+		"kty": "EC", "crv": "P-256", "kid": kid, "alg": "ES256", "use": "sig",
+		"x": base64.RawURLEncoding.EncodeToString(raw[1:33]), "y": base64.RawURLEncoding.EncodeToString(raw[33:]),
+	}}})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /jwks.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(doc)
+	})
+	return mux
+}
+
+// startFrontend builds cmd/pact-a2a with the go command and runs it.
+func startFrontend(ctx context.Context, ln net.Listener, pactdURL, token, dir string, stderr io.Writer) (func(), error) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return nil, errors.New("the go command is not on PATH; pass -frontend with a built pact-a2a")
+	}
+	bin := filepath.Join(dir, "pact-a2a")
+	build := exec.CommandContext(ctx, goTool, "build", "-o", bin, "pactd/cmd/pact-a2a")
+	build.Stdout, build.Stderr = stderr, stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("go build pactd/cmd/pact-a2a (run from the pactd checkout, or pass -frontend): %w", err)
+	}
+	return runFrontend(bin, ln, pactdURL, token, dir)
+}
+
+// runFrontend runs a pact-a2a binary on ln's address, logging to a file.
+func runFrontend(bin string, ln net.Listener, pactdURL, token, dir string) (func(), error) {
+	logFile, err := os.Create(filepath.Join(dir, "pact-a2a.log"))
+	if err != nil {
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close() // the child listens on the address this process reserved
+	cmd := exec.Command(bin, "-listen", addr, "-pactd", pactdURL, "-demo")
+	cmd.Env = append(os.Environ(), "PACT_FRONTEND_TOKEN="+token)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited); logFile.Close() }()
+	return func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}, nil
+}
+
+// waitReady polls url until it answers 200, for at most 20 seconds.
+func waitReady(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not answer 200: %w", url, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func printBanner(w io.Writer, dir, pactdURL, feURL, issuer string) {
+	pa := "go run ./cmd/pact-demo pa"
+	if dir != defaultDir() {
+		pa += " -dir " + dir
+	}
+	lines := []string{
+		"",
+		"PACT demo is running. Ctrl-C stops it and deletes " + dir + ".",
+		"",
+		"  pactd (trust and tokens)     " + pactdURL + "   log: " + filepath.Join(dir, "pactd.log"),
+		"  frontend (A2A, OAuth, pages) " + feURL + "   log: " + filepath.Join(dir, "pact-a2a.log"),
+		"  Brand acme, its Agent Card   " + feURL + "/a2a/acme/.well-known/agent-card.json",
+		"  personal agent (PA) issuer   " + issuer,
+		"",
+		"In another terminal, be the PA:",
+		"",
+		"  " + pa + " send \"hello\"",
+		"  " + pa + " send \"show my orders\"       # the agent asks for permission: a step-up task",
+		"  " + pa + " connect orders:read orders:cancel",
+		"        # open the printed link, sign in with any name (alice), uncheck \"Cancel\", type the code, Allow",
+		"  " + pa + " send \"show my orders\"       # your orders, with a signed receipt the PA verifies",
+		"  " + pa + " send \"cancel order 1002\"    # step-up again: cancelling was not granted",
+		"  " + pa + " connect -as alice orders:cancel   # (-as: the PA plays the User in the browser)",
+		"  " + pa + " send \"cancel order 1002\"    # done, and the receipt names the action",
+		"",
+		"Connected apps (revoke): " + feURL + "/a2a/acme/oauth/connected",
+		"Raw HTTP: curl -s " + feURL + "/a2a/acme/message:send -H \"Authorization: Bearer $(" + pa + " token)\" \\",
+		"            -d '{\"message\":{\"messageId\":\"m-1\",\"role\":\"ROLE_USER\",\"parts\":[{\"text\":\"hello\"}]}}'",
+		"",
+	}
+	fmt.Fprintln(w, strings.Join(lines, "\n"))
+}

@@ -1,0 +1,107 @@
+package e2e_test
+
+import (
+	"bytes"
+	"flag"
+	"image/png"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	pactv1 "pactd/gen/pact/v1"
+)
+
+var updateScreenshot = flag.Bool("update-screenshot", false, "write the consent page's screenshot to docs/consent.png")
+
+// TestBrowserConsent drives the Brand login, the consent page and the
+// connected-apps page in headless Chromium, as a User does: approve a
+// subset of the scopes, deny another request, revoke the grant.
+func TestBrowserConsent(t *testing.T) {
+	start := time.Now()
+	p := chromium(t)
+	w := newWorld(t, "")
+	grants := func() []*pactv1.Grant {
+		res, err := w.deleg.ListGrants(t.Context(), &pactv1.ListGrantsRequest{BrandId: shop, BrandUser: "alice"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.GetGrants()
+	}
+	// signIn follows a verification link to the consent page.
+	signIn := func(link string) {
+		t.Helper()
+		p.open(link, "/demo/shop/login")
+		p.typeInto("#username", "alice")
+		p.click("button[type=submit]")
+		p.waitFor(`location.pathname === "/a2a/shop/oauth/consent" && document.querySelector("#confirm_code")`)
+	}
+
+	// 1. Approve a subset: uncheck orders:cancel, type the code, Allow.
+	d := w.startDevice(t, "user-1", "orders:read orders:cancel")
+	signIn(d.VerificationURIComplete)
+	var facts struct {
+		Lang, Legend, Code, MaxWidth string
+		Labelled, Checked            int
+		Buttons                      []string
+	}
+	if err := p.eval(`({
+		lang: document.documentElement.lang,
+		legend: document.querySelector("fieldset legend").textContent,
+		code: document.querySelector(".usercode").textContent,
+		maxWidth: getComputedStyle(document.querySelector("main")).maxWidth,
+		labelled: [...document.querySelectorAll("input:not([type=hidden])")].filter(i => i.labels.length === 1).length,
+		checked: document.querySelectorAll("input[name=scope]:checked").length,
+		buttons: [...document.querySelectorAll("button")].map(b => b.textContent),
+	})`, &facts); err != nil {
+		t.Fatal(err)
+	}
+	// Every visible input is labelled; the style sheet ran (its CSP hash
+	// is right); both requested scopes start checked.
+	if facts.Lang != "en" || facts.Legend != "E2E PA asks to" || facts.Code != d.UserCode || facts.MaxWidth == "none" ||
+		facts.Labelled != 3 || facts.Checked != 2 || !slices.Equal(facts.Buttons, []string{"Allow", "Deny"}) {
+		t.Fatalf("consent page %+v", facts)
+	}
+	p.click(`input[value="orders:cancel"]`)
+	p.typeInto("#confirm_code", d.UserCode)
+	shot := p.screenshot()
+	if img, err := png.Decode(bytes.NewReader(shot)); err != nil || img.Bounds().Dx() < 800 {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if *updateScreenshot {
+		if err := os.MkdirAll("../docs", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile("../docs/consent.png", shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.click(`button[value=allow]`)
+	p.waitFor(`location.pathname === "/a2a/shop/oauth/connected" && location.search === "?status=approved"`)
+	g := grants()
+	if len(g) != 1 || !slices.Equal(g[0].GetScopes(), []string{"orders:read"}) || g[0].GetRevokeTime() != nil {
+		t.Fatalf("grants after approval: %v", g)
+	}
+	var tok tokenResponse
+	wantOAuthJSON(t, "token", w.poll(t, "user-1", d.DeviceCode), &tok)
+	if tok.Scope != "orders:read" {
+		t.Fatalf("granted %q", tok.Scope)
+	}
+
+	// 2. Deny: the PA's next poll is access_denied.
+	d2 := w.startDevice(t, "user-1", "orders:cancel")
+	signIn(d2.VerificationURIComplete)
+	p.click(`button[value=deny]`)
+	p.waitFor(`location.search === "?status=denied"`)
+	wantOAuthError(t, "denied in the browser", w.poll(t, "user-1", d2.DeviceCode), 400, "access_denied")
+
+	// 3. Revoke from the connected-apps page.
+	p.open(w.feURL+"/a2a/shop/oauth/connected", "/a2a/shop/oauth/connected")
+	p.click(`form[action="connected/revoke"] button`)
+	p.waitFor(`location.search === "?status=revoked" && document.body.textContent.includes("Revoked")`)
+	if g := grants(); len(g) != 1 || g[0].GetRevokeTime() == nil {
+		t.Fatalf("grants after revoking: %v", g)
+	}
+	wantInvalidToken(t, "revoked in the browser", w.delegated(t, "user-1", tok.AccessToken, userMsg("m-1", "", "show my orders")))
+	t.Logf("browser flows took %s", time.Since(start).Round(time.Millisecond))
+}
