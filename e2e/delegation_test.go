@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -51,10 +52,10 @@ func TestDelegationCardAndMetadata(t *testing.T) {
 			t.Fatalf("card schemes %+v", card)
 		}
 		f := o.Flows.DeviceCode
-		wantScopes := map[string]string{"orders:read": "See your orders and their delivery status", "orders:cancel": "Cancel your orders that have not shipped yet"}
+		wantScopes := map[string]string{"orders:read": "See your orders and their delivery status",
+			"orders:cancel": "Cancel your orders that have not shipped yet", "profile:read": "See your name and email address"}
 		if f.DeviceAuthorizationURL != issuer+"/device_authorization" || f.TokenURL != issuer+"/token" ||
-			o.MetadataURL != issuer+"/.well-known/oauth-authorization-server" || len(f.Scopes) != 2 ||
-			f.Scopes["orders:read"] != wantScopes["orders:read"] || f.Scopes["orders:cancel"] != wantScopes["orders:cancel"] {
+			o.MetadataURL != issuer+"/.well-known/oauth-authorization-server" || !maps.Equal(f.Scopes, wantScopes) {
 			t.Fatalf("userDelegation scheme %+v", o)
 		}
 		// The identity-only requirement stays; a second names both schemes.
@@ -87,7 +88,7 @@ func TestDelegationCardAndMetadata(t *testing.T) {
 		}
 		if md.Issuer != issuer || md.DeviceAuthorizationEndpoint != f.DeviceAuthorizationURL || md.TokenEndpoint != f.TokenURL ||
 			md.JWKSURI != issuer+"/jwks.json" || md.RevocationEndpoint != issuer+"/revoke" ||
-			!slices.Equal(md.ScopesSupported, []string{"orders:read", "orders:cancel"}) ||
+			!slices.Equal(md.ScopesSupported, []string{"orders:read", "orders:cancel", "profile:read"}) ||
 			!slices.Equal(md.GrantTypesSupported, []string{deviceGrant, "refresh_token"}) ||
 			!slices.Equal(md.TokenEndpointAuthMethodsSupported, []string{"private_key_jwt"}) {
 			t.Fatalf("metadata %s", r.body)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -50,6 +51,7 @@ func demoBrand(frontendURL string) *pactv1.CreateBrandRequest {
 			Scopes: []*pactv1.Scope{
 				{Id: "orders:read", Description: "See your orders and their delivery status"},
 				{Id: "orders:cancel", Description: "Cancel your orders that have not shipped yet"},
+				{Id: "profile:read", Description: "See your name and email address"},
 			},
 			LoginUrl:  frontendURL + "/demo/" + brandID,
 			LoginMode: pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND,
@@ -106,7 +108,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 	defer jwks.Close()
 
 	// pactd, in this process, on the embedded store.
-	adminToken, feToken := rand.Text(), rand.Text()
+	// Credentials: PACT_ADMIN_TOKEN and PACT_FRONTEND_TOKEN when set (to
+	// call this pactd with grpcurl or buf curl too), else random.
+	adminToken, feToken := cmp.Or(os.Getenv("PACT_ADMIN_TOKEN"), rand.Text()), cmp.Or(os.Getenv("PACT_FRONTEND_TOKEN"), rand.Text())
 	logFile, err := os.Create(filepath.Join(*dir, "pactd.log"))
 	if err != nil {
 		return err

@@ -23,9 +23,12 @@ const (
 	ScopeOrdersRead = "orders:read"
 	// ScopeOrdersCancel lets the agent cancel an order that has not shipped.
 	ScopeOrdersCancel = "orders:cancel"
+	// ScopeProfileRead lets the agent read the User's name and email; no
+	// skill needs it yet (it shows a partial approval of three scopes).
+	ScopeProfileRead = "profile:read"
 )
 
-// BrandRequest is the demo Brand: its skills, its two scopes, and the
+// BrandRequest is the demo Brand: its skills, its three scopes, and the
 // sign-in page of a frontend at frontendURL as its login (Login serves it).
 func BrandRequest(brandID, displayName, frontendURL string) *pactv1.CreateBrandRequest {
 	return &pactv1.CreateBrandRequest{
@@ -43,6 +46,7 @@ func BrandRequest(brandID, displayName, frontendURL string) *pactv1.CreateBrandR
 			Scopes: []*pactv1.Scope{
 				{Id: ScopeOrdersRead, Description: "See your orders and their delivery status"},
 				{Id: ScopeOrdersCancel, Description: "Cancel your orders that have not shipped yet"},
+				{Id: ScopeProfileRead, Description: "See your name and email address"},
 			},
 			LoginUrl:  strings.TrimRight(frontendURL, "/") + "/demo/" + brandID,
 			LoginMode: pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND,
