@@ -156,9 +156,10 @@ func classify(importPath string) (rank int, tree string, ok bool) {
 // narrow store interfaces are written in db records), so they rank above db
 // and below the services that use them; each entry says why it needs db.
 var storeHelpers = map[string]string{
-	"internal/auth":     "caller credentials are db.Credential rows with a db.Role",
-	"internal/agentdir": "the agent directory reads db.Agent rows by issuer",
-	"internal/provkeys": "the key ring keeps its sealed keys through db.KeyStore",
+	"internal/auth":       "caller credentials are db.Credential rows with a db.Role",
+	"internal/agentdir":   "the agent directory reads db.Agent rows by issuer",
+	"internal/brandcache": "the Brand cache reads db.Brand rows by id",
+	"internal/provkeys":   "the key ring keeps its sealed keys through db.KeyStore",
 }
 
 // sameRankAllowed are the imports between two trees of the same rank that

@@ -25,6 +25,7 @@ import (
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/agentdir"
 	"pactd/internal/auth"
+	"pactd/internal/brandcache"
 	"pactd/internal/config"
 	"pactd/internal/delegtoken"
 	"pactd/internal/jose"
@@ -139,8 +140,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	agents := agentdir.New(store, cfg.Audience, cfg.CacheTTL, now)
 	pa := agentdir.PAVerifier{Verifier: paVerifier, Directory: agents}
 	tokenVerifier := delegtoken.NewVerifier(keyRing, now)
+	brands := brandcache.New(store, cfg.CacheTTL, now)
+	cached := cachedBrands{Store: store, brands: brands}
 	verifier := verification.New(verification.Deps{
-		PA: pa, Brands: store, Now: now, Logger: log, Registerer: reg, BrandTTL: cfg.CacheTTL,
+		PA: pa, Brands: brands, Now: now, Logger: log, Registerer: reg,
 		Delegation:   verification.DelegationTokens{Tokens: tokenVerifier, Grants: store, PublicURL: cfg.PublicURL, Now: now},
 		AgentLimit:   ratelimit.New(cfg.RateAgent, burst(cfg.RateAgent), now),
 		SubjectLimit: ratelimit.New(cfg.RateSubject, burst(cfg.RateSubject), now),
@@ -151,28 +154,40 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		case db.ChangeAgent:
 			agents.Forget(c.Key)
 		case db.ChangeBrand:
-			verifier.BrandChanged(c.Key)
+			brands.Forget(c.Key)
 		case db.ChangeKey:
 			s.refreshKeys(keyRing)
 		}
 	}
 	s.resync = func() {
 		agents.ForgetAll()
-		verifier.BrandsChanged()
+		brands.ForgetAll()
 		s.refreshKeys(keyRing)
 	}
-	deleg := delegation.New(delegation.Deps{Store: store, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks})
+	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks})
 	s.purge = deleg.PurgeExpired
 	s.handler = s.mux(Services{
 		Agent:        agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, Logger: log, OnChange: agents.Changed}),
-		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: verifier.BrandChanged}),
+		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: brands.Forget}),
 		Verification: verifier,
 		Conversation: conversation.New(conversation.Deps{Store: store, Now: now, Logger: log}),
 		Delegation:   deleg,
-		Token: token.New(token.Deps{Brands: store, Grants: store, Keys: keyRing, Verifier: tokenVerifier,
+		Token: token.New(token.Deps{Brands: brands, Grants: store, Keys: keyRing, Verifier: tokenVerifier,
 			Signer: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
 	}, authn, reg)
 	return s, nil
+}
+
+// cachedBrands is the store with Brand reads served by the cache, for
+// services that take the whole store but read a Brand on every request.
+type cachedBrands struct {
+	db.Store
+	brands *brandcache.Cache
+}
+
+// GetBrand reads through the cache.
+func (c cachedBrands) GetBrand(ctx context.Context, id string) (db.Brand, error) {
+	return c.brands.GetBrand(ctx, id)
 }
 
 // burst is the bucket size for a rate: one second's worth, at least 1.
@@ -205,6 +220,9 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, reg prometheus.Reg
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(observer{log: s.log, m: newRPCMetrics(reg)}, authn.Interceptor()),
 		connect.WithReadMaxBytes(MaxRequestBytes),
+		// Most answers are a few hundred bytes to a kilobyte: compressing
+		// them costs more CPU than it saves bandwidth on a LAN.
+		connect.WithCompressMinBytes(4096),
 		connect.WithRecover(func(ctx context.Context, spec connect.Spec, _ http.Header, p any) error {
 			s.log.ErrorContext(ctx, "panic in handler", slog.String("procedure", spec.Procedure), slog.Any("panic", p))
 			return connect.NewError(connect.CodeInternal, errors.New("internal error"))

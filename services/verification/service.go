@@ -20,7 +20,6 @@ import (
 	"pactd/internal/pajwt"
 	"pactd/internal/ratelimit"
 	"pactd/internal/rpcerr"
-	"pactd/internal/ttlcache"
 )
 
 // Wire literals the frontend copies byte for byte (PACT §3.2, §5.5).
@@ -47,7 +46,8 @@ type Delegation struct {
 type Deps struct {
 	// PA verifies PA JWTs.
 	PA PAVerifier
-	// Brands holds the Brands.
+	// Brands holds the Brands; pass a cache (internal/brandcache): it is
+	// read on every call.
 	Brands BrandStore
 	// Delegation checks delegation tokens; nil until delegation is built,
 	// when a delegation header can only be refused.
@@ -55,8 +55,6 @@ type Deps struct {
 	// AgentLimit and SubjectLimit rate-limit per agent and per (agent, sub);
 	// nil means no limit.
 	AgentLimit, SubjectLimit *ratelimit.Limiter
-	// BrandTTL bounds how long a Brand's state is cached. Default 2 s.
-	BrandTTL time.Duration
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Logger receives denies at debug level and faults at error level.
@@ -69,13 +67,7 @@ type Deps struct {
 type Service struct {
 	pactv1connect.UnimplementedVerificationServiceHandler
 	d        Deps
-	brands   *ttlcache.Cache[string, brandEntry]
 	outcomes *prometheus.CounterVec
-}
-
-type brandEntry struct {
-	brand db.Brand
-	found bool
 }
 
 // New returns the service.
@@ -86,10 +78,7 @@ func New(d Deps) *Service {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	if d.BrandTTL <= 0 {
-		d.BrandTTL = 2 * time.Second
-	}
-	s := &Service{d: d, brands: ttlcache.New[string, brandEntry](d.BrandTTL, 100_000, d.Now)}
+	s := &Service{d: d}
 	s.outcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "pactd_verify_requests_total",
 		Help: "VerifyAgentRequest decisions, by outcome (allow or deny) and reason.",
@@ -99,13 +88,6 @@ func New(d Deps) *Service {
 	}
 	return s
 }
-
-// BrandChanged drops a Brand from the cache after a change (on this replica
-// or announced by another).
-func (s *Service) BrandChanged(id string) { s.brands.Delete(id) }
-
-// BrandsChanged drops every cached Brand (after missed announcements).
-func (s *Service) BrandsChanged() { s.brands.Clear() }
 
 // VerifyAgentRequest decides one A2A request. The order follows the
 // reference Provider: the PA JWT first (so an unauthenticated caller learns
@@ -164,19 +146,11 @@ func (s *Service) VerifyAgentRequest(ctx context.Context, req *pactv1.VerifyAgen
 }
 
 func (s *Service) brand(ctx context.Context, id string) (db.Brand, bool, error) {
-	if e, ok := s.brands.Get(id); ok {
-		return e.brand, e.found, nil
-	}
 	b, err := s.d.Brands.GetBrand(ctx, id)
 	if errors.Is(err, db.ErrNotFound) {
-		s.brands.Put(id, brandEntry{})
 		return db.Brand{}, false, nil
 	}
-	if err != nil {
-		return db.Brand{}, false, err
-	}
-	s.brands.Put(id, brandEntry{brand: b, found: true})
-	return b, true, nil
+	return b, err == nil, err
 }
 
 func (s *Service) rateLimited(ctx context.Context, agentID string, wait time.Duration) *pactv1.VerifyAgentRequestResponse {
