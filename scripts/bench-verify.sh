@@ -20,6 +20,12 @@
 # (256, open-loop workers), BENCH_CLIENT (connect-go or grpc-go, for the gRPC
 # runs), BENCH_CONNS (1), BENCH_POOL (200000), BENCH_SERVER_CPU (0),
 # BENCH_CLIENT_CPU (1), BENCH_KEEP=1 keeps the temporary directory (logs).
+#
+# BENCH_PROFILE=1 builds pactd with a net/http/pprof listener on loopback
+# (added only to this build, through a go build -overlay file written to the
+# temporary directory; pactd's sources and its production mux are
+# untouched), saves pactd's CPU profile of each peak run and prints the top
+# of the new-token gRPC one. Profiling costs the server a few per cent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,7 +48,9 @@ done
 started=$(date +%s)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-verify.XXXXXX")
 pid=""
+lg_pid=""
 cleanup() {
+	if [ -n "$lg_pid" ]; then kill -TERM "$lg_pid" 2>/dev/null || true; fi
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
 		kill -TERM "$pid" 2>/dev/null || true
 		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -59,9 +67,33 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 echo "== build"
-go build -o "$tmp/pactd" ./cmd/pactd
 go build -o "$tmp/pactd-loadgen" ./cmd/pactd-loadgen
 LG="$tmp/pactd-loadgen"
+profile_args=()
+if [ -n "${BENCH_PROFILE:-}" ]; then
+	BENCH_KEEP=1
+	cat >"$tmp/zz_bench_pprof.go" <<'GO'
+package main
+
+import (
+	"net/http"
+	_ "net/http/pprof" // on http.DefaultServeMux, which pactd does not serve
+	"os"
+)
+
+func init() {
+	if addr := os.Getenv("BENCH_PPROF_ADDR"); addr != "" {
+		go func() { _ = http.ListenAndServe(addr, nil) }()
+	}
+}
+GO
+	printf '{"Replace":{"%s":"%s"}}\n' "$PWD/cmd/pactd/zz_bench_pprof.go" "$tmp/zz_bench_pprof.go" >"$tmp/overlay.json"
+	go build -overlay "$tmp/overlay.json" -o "$tmp/pactd" ./cmd/pactd
+	pprof_addr="127.0.0.1:$("$LG" -free-port)"
+	profile_args=(-server-pprof "http://$pprof_addr")
+else
+	go build -o "$tmp/pactd" ./cmd/pactd
+fi
 
 # Pinning: pactd on SERVER_CPU, the load generator on CLIENT_CPU.
 server_pin=()
@@ -89,7 +121,7 @@ mkdir -p "$tmp/data"
 
 echo "== start pactd on $url ($pinning)"
 env PACT_LISTEN="127.0.0.1:$port" PACT_DATA_DIR="$tmp/data" PACT_DEV=true PACT_LOG_LEVEL=warn \
-	PACT_ADMIN_TOKEN="$ADMIN" PACT_FRONTEND_TOKEN="$FRONT" GOMAXPROCS=1 \
+	PACT_ADMIN_TOKEN="$ADMIN" PACT_FRONTEND_TOKEN="$FRONT" GOMAXPROCS=1 BENCH_PPROF_ADDR="${pprof_addr:-}" \
 	"${server_pin[@]}" "$tmp/pactd" serve >"$tmp/pactd.log" 2>&1 &
 pid=$! # env and taskset exec, so this is pactd's pid
 if ! "$LG" -addr "$url" -wait-health 20s; then
@@ -107,10 +139,17 @@ lg() {
 # measure NAME ARGS... runs one load test; an invalid run (exit 3) is kept
 # and marked, any other error stops the script.
 measure() {
-	local name=$1 rc=0
+	local name=$1 rc=0 prof=()
 	shift
 	echo "== $name"
-	lg -out "$tmp/$name.env" "$@" || rc=$?
+	if [ ${#profile_args[@]} -gt 0 ] && [ "$name" != rate_grpc ]; then
+		prof=("${profile_args[@]}" -profile-out "$tmp/$name.pprof")
+	fi
+	# In the background, so that an interrupt is handled at once.
+	lg -out "$tmp/$name.env" "${prof[@]}" "$@" &
+	lg_pid=$!
+	wait "$lg_pid" || rc=$?
+	lg_pid=""
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ]; then
 		echo "pactd-loadgen failed ($rc); pactd log:" >&2
 		tail -n 20 "$tmp/pactd.log" >&2
@@ -138,11 +177,16 @@ measure rate_grpc -mode new -protocol grpc -client "$CLIENT" -c "$RATE_CONC" -co
 
 # ---- the table
 raw=$(val raw raw_per_s)
+raw_cpu=$(val raw raw_per_cpu_s)
 ratio() { awk -v a="$1" -v b="$raw" 'BEGIN { printf "%.2f", a / b }'; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 cpu() { # "pactd % / loadgen %" for one run
 	awk -v s="$(val "$1" server_cpu)" -v c="$(val "$1" client_cpu)" \
 		'BEGIN { printf "%s / %.0f %%", (s < 0 ? "?" : sprintf("%.0f %%", 100 * s)), 100 * c }'
+}
+per_req() { # pactd's CPU per request, and in brackets the rate one whole core would give at that cost over raw verifications per CPU-second
+	awk -v u="$(val "$1" server_us_per_req)" -v r="$raw_cpu" \
+		'BEGIN { if (u <= 0) print "?"; else printf "%.0f µs (%.2f)", u, 1e6 / u / r }'
 }
 verdict() { # NAME RATIO MIN
 	if [ "$(val "$1" valid)" != true ]; then
@@ -152,32 +196,55 @@ verdict() { # NAME RATIO MIN
 peak_row() { # NAME LABEL MIN_RATIO TARGET_TEXT
 	local r
 	r=$(ratio "$(val "$1" rps)")
-	printf '| %s | %s req/s | %s | %s | %s | %s / %s / %s | %s |\n' "$2" "$(val "$1" rps)" "$r" "$4" \
-		"$(verdict "$1" "$r" "$3")" "$(val "$1" p50_ms)" "$(val "$1" p99_ms)" "$(val "$1" max_ms)" "$(cpu "$1")"
+	printf '| %s | %s req/s | %s | %s | %s | %s / %s / %s | %s | %s |\n' "$2" "$(val "$1" rps)" "$r" "$4" \
+		"$(verdict "$1" "$r" "$3")" "$(val "$1" p50_ms)" "$(val "$1" p99_ms)" "$(val "$1" max_ms)" "$(per_req "$1")" "$(cpu "$1")"
 }
 
 p99=$(val rate_grpc p99_ms)
 if [ "$(val rate_grpc valid)" != true ]; then
 	p99_verdict="INVALID ($(val rate_grpc failures) failures)"
 elif awk -v p="$p99" 'BEGIN { exit !(p < 5) }'; then p99_verdict=pass; else p99_verdict=FAIL; fi
+gzip_note=""
+if [ "$CLIENT" = connect-go ]; then gzip_note=", accepts gzip"; fi
 
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 echo
 echo "## VerifyAgentRequest vs raw ES256 ($(date -u +%Y-%m-%dT%H:%MZ))"
 echo
-echo "| measurement | result | × raw | target | verdict | p50 / p99 / max ms | CPU pactd / loadgen |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
-printf '| raw ES256 verify (crypto/ecdsa P-256, 1 thread, CPU %s) | %s verify/s | 1.00 | — | — | — | — |\n' "$SERVER_CPU" "$raw"
-peak_row new_grpc "new token, gRPC ($CLIENT), c=$CONC" 0.70 "≥ 0.70"
-peak_row new_connect "new token, Connect (connect-go), c=$CONC" 0.70 "≥ 0.70"
-peak_row repeat_grpc "repeat token, gRPC ($CLIENT), c=$CONC" 5 "≥ 5.00"
-printf '| gRPC new token at 70 %% of peak: %s req/s for %ss, open loop | p99 %s ms (%s req/s achieved) | — | p99 < 5 ms | %s | %s / %s / %s | %s |\n' \
+echo "| measurement | result | × raw | target | verdict | p50 / p99 / max ms | pactd CPU per request (× raw by CPU) | CPU used: pactd / loadgen |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+awk -v c="$SERVER_CPU" -v r="$raw" -v rc="$raw_cpu" 'BEGIN {
+	printf "| raw ES256 verify (crypto/ecdsa P-256, 1 thread, CPU %s) | %s verify/s | 1.00 | — | — | — | %.0f µs (1.00) | — |\n", c, r, 1e6 / rc }'
+peak_row new_grpc "new token, gRPC ($CLIENT$gzip_note), c=$CONC" 0.70 "≥ 0.70"
+peak_row new_connect "new token, Connect (connect-go, accepts gzip), c=$CONC" 0.70 "≥ 0.70"
+peak_row repeat_grpc "repeat token, gRPC ($CLIENT$gzip_note), c=$CONC" 5 "≥ 5.00"
+printf '| gRPC new token, open loop at 70 %% of peak (%s req/s, %ss) | p99 %s ms (%s req/s done) | — | p99 < 5 ms | %s | %s / %s / %s | %s | %s |\n' \
 	"$rate" "$RATE_SECONDS" "$p99" "$(val rate_grpc rps)" "$p99_verdict" \
-	"$(val rate_grpc p50_ms)" "$p99" "$(val rate_grpc max_ms)" "$(cpu rate_grpc)"
+	"$(val rate_grpc p50_ms)" "$p99" "$(val rate_grpc max_ms)" "$(per_req rate_grpc)" "$(cpu rate_grpc)"
 echo
 echo "- machine: nproc $(nproc), ${cpu_model:-unknown CPU}, load average now $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "- $(go version), pactd $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (dirty tree)')"
 echo "- pactd: GOMAXPROCS=1, SQLite, $pinning; connections per run: $CONNS; token pool $POOL (pactd's cache holds 65,536)"
-echo "- CPU columns: share of one core used during the run (pactd from /proc, loadgen from getrusage);"
-echo "  pactd near 100 % means the server was the limit, loadgen near 100 % means the client was"
+echo "- × raw: requests/s over raw verifications/s, both wall-clock (the design's measure)."
+echo "- pactd CPU per request: pactd's CPU time (/proc) over requests; in brackets the rate one whole core"
+echo "  would give at that cost, over raw verifications per CPU-second (steadier on a shared machine)."
+echo "- CPU used: share of one core during the run (loadgen from getrusage). pactd near 100 % means the"
+echo "  server was the limit; loadgen near 100 % with pactd lower means the client was."
+for name in new_grpc new_connect repeat_grpc rate_grpc; do
+	awk -v n="$name" -v s="$(val "$name" server_cpu)" -v c="$(val "$name" client_cpu)" \
+		-v rate="$(val "$name" rate)" -v rps="$(val "$name" rps)" 'BEGIN {
+		if (c >= 0.9)
+			printf "- WARNING %s: loadgen used %.0f %% of its core: the client may have been the limit (try BENCH_CLIENT=grpc-go)\n", n, 100 * c
+		else if (rate == 0 && s >= 0 && s < 0.9)
+			printf "- WARNING %s: neither side saturated its core (pactd %.0f %%, loadgen %.0f %%): other load on the machine? Rerun when it is quiet\n", n, 100 * s, 100 * c
+		else if (rate > 0 && rps < 0.97 * rate)
+			printf "- WARNING %s: pactd fell behind the fixed rate (%.0f of %.0f req/s, pactd %.0f %% of its core)%s\n", n, rps, rate, 100 * s, (s < 0.9 ? ": other load on the machine? Rerun when it is quiet" : "")
+	}'
+done
 echo "- total script time: $(($(date +%s) - started)) s"
+
+if [ -n "${BENCH_PROFILE:-}" ] && [ -s "$tmp/new_grpc.pprof" ]; then
+	echo
+	echo "== pactd CPU profile, new token over gRPC (kept in $tmp: *.pprof and the pactd binary)"
+	go tool pprof -top -nodecount=30 "$tmp/pactd" "$tmp/new_grpc.pprof" 2>/dev/null | sed -n '4,40p'
+fi

@@ -1,0 +1,393 @@
+// Command pactd-loadgen measures pactd's VerificationService/VerifyAgentRequest
+// from outside, as a frontend would call it: through the generated clients
+// only, over gRPC (connect-go with WithGRPC, or grpc-go) or the Connect
+// protocol, on h2c.
+//
+// A load run starts a personal agent (PA) on loopback: an ES256 P-256 key
+// (and, with -alg RS256, an RSA-2048 key) whose JWKS it serves. It registers
+// the PA with the admin token and makes sure the Brand exists (both
+// idempotent), signs every token before measuring, warms up, then sends
+// VerifyAgentRequest with the frontend token from -c workers for -d:
+//
+//   - -mode new: a pool of -pool distinct tokens (sub and jti differ), sent
+//     in order, larger than pactd's repeat-token cache (65,536) so that each
+//     verification is a cache miss and checks a signature;
+//   - -mode repeat: one token sent again and again (every check but the
+//     signature).
+//
+// Without -rate the run is closed-loop (maximum throughput). With -rate it
+// is open-loop at a fixed rate, latency counted from each request's due time
+// (no coordinated omission). Every answer must be allowed=true with status
+// 200; any other answer or RPC error is a failure and makes the run invalid
+// (exit status 3).
+//
+// -raw instead measures single-threaded crypto/ecdsa P-256 (or RSA-2048)
+// verifications per second over a precomputed digest: the raw limit.
+//
+// The admin and frontend credentials come from PACT_ADMIN_TOKEN and
+// PACT_FRONTEND_TOKEN. -out writes the results as key=value lines for
+// scripts (see scripts/bench-verify.sh).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Bounds on the flags, so that every run is bounded in count and time.
+const (
+	maxDuration = 200 * time.Second
+	maxWorkers  = 4096
+	maxConns    = 64
+	maxPool     = 2_000_000
+	maxRate     = 1_000_000
+	// pactdCacheSize is the number of tokens pactd's repeat-token cache
+	// holds (pajwt.DefaultCacheSize).
+	pactdCacheSize = 65_536
+	// freshness is how long before its exp a token may still be sent; the
+	// pool is re-signed when the run would end later than that.
+	freshness = 30 * time.Second
+)
+
+type options struct {
+	addr      string
+	protocol  string
+	client    string
+	mode      string
+	alg       string
+	workers   int
+	conns     int
+	duration  time.Duration
+	maxReqs   int64
+	rate      float64
+	pool      int
+	warmup    int
+	brand     string
+	jwksAddr  string
+	keyFile   string
+	serverPID int
+	out       string
+	raw       bool
+	gzip      bool
+	pprofURL  string
+	profOut   string
+	health    time.Duration
+	freePort  bool
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("pactd-loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.addr, "addr", "http://127.0.0.1:7070", "pactd base URL (h2c)")
+	fs.StringVar(&o.protocol, "protocol", "grpc", "wire protocol: grpc or connect")
+	fs.StringVar(&o.client, "client", "connect-go", "client library: connect-go or grpc-go (grpc only)")
+	fs.BoolVar(&o.gzip, "gzip", true, "connect-go: accept gzip responses (connect-go's default; grpc-go never asks)")
+	fs.StringVar(&o.mode, "mode", "new", "new: a distinct token per request (cache misses); repeat: one token")
+	fs.StringVar(&o.alg, "alg", "ES256", "token algorithm: ES256 or RS256")
+	fs.IntVar(&o.workers, "c", 64, "concurrent workers")
+	fs.IntVar(&o.conns, "conns", 1, "HTTP/2 connections the workers share")
+	fs.DurationVar(&o.duration, "d", 10*time.Second, "how long to send (or, with -raw, to verify)")
+	fs.Int64Var(&o.maxReqs, "n", 0, "stop after this many requests (0: only -d bounds the run)")
+	fs.Float64Var(&o.rate, "rate", 0, "open loop: requests per second (0: closed loop, maximum throughput)")
+	fs.IntVar(&o.pool, "pool", 200_000, "-mode new: distinct tokens to sign; more than pactd's 65,536-entry cache, and\nsmaller for RS256, whose signing is about 50 times slower")
+	fs.IntVar(&o.warmup, "warmup", 2000, "unmeasured requests before the run, with tokens outside the pool")
+	fs.StringVar(&o.brand, "brand", "loadgen", "Brand id to verify for (created when missing)")
+	fs.StringVar(&o.jwksAddr, "jwks-addr", "127.0.0.1:0", "loopback host:port for the PA's JWKS")
+	fs.StringVar(&o.keyFile, "key-file", "", "PEM file keeping the PA keys across runs (created when missing)")
+	fs.IntVar(&o.serverPID, "server-pid", 0, "pactd's pid, to report its CPU use during the run")
+	fs.StringVar(&o.out, "out", "", "write results as key=value lines to this file")
+	fs.StringVar(&o.pprofURL, "server-pprof", "", "base URL of a net/http/pprof listener in a profiling build of pactd (loopback)")
+	fs.StringVar(&o.profOut, "profile-out", "", "with -server-pprof: write pactd's CPU profile of the measured run here")
+	fs.BoolVar(&o.raw, "raw", false, "measure raw single-threaded signature verifications/s for -d and exit")
+	fs.DurationVar(&o.health, "wait-health", 0, "only wait up to this long for pactd to report SERVING, then exit")
+	fs.BoolVar(&o.freePort, "free-port", false, "print a free TCP port on 127.0.0.1 and exit")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var errs []error
+	check := func(ok bool, format string, a ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, a...))
+		}
+	}
+	check(o.protocol == "grpc" || o.protocol == "connect", "-protocol must be grpc or connect")
+	check(o.client == "connect-go" || o.client == "grpc-go", "-client must be connect-go or grpc-go")
+	check(o.client != "grpc-go" || o.protocol == "grpc", "-client grpc-go needs -protocol grpc")
+	check(o.mode == "new" || o.mode == "repeat", "-mode must be new or repeat")
+	check(o.alg == "ES256" || o.alg == "RS256", "-alg must be ES256 or RS256")
+	check(o.workers >= 1 && o.workers <= maxWorkers, "-c must be in [1, %d]", maxWorkers)
+	check(o.conns >= 1 && o.conns <= maxConns, "-conns must be in [1, %d]", maxConns)
+	check(o.duration > 0 && o.duration <= maxDuration, "-d must be in (0, %s]", maxDuration)
+	check(o.maxReqs >= 0, "-n must not be negative")
+	check(o.rate >= 0 && o.rate <= maxRate, "-rate must be in [0, %d]", maxRate)
+	check(o.pool >= 1 && o.pool <= maxPool, "-pool must be in [1, %d]", maxPool)
+	check(o.warmup >= 0 && o.warmup <= 100_000, "-warmup must be in [0, 100000]")
+	check(o.health >= 0 && o.health <= 5*time.Minute, "-wait-health must be in [0, 5m]")
+	check((o.pprofURL == "") == (o.profOut == ""), "-server-pprof and -profile-out go together")
+	return o, errors.Join(errs...)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "pactd-loadgen:", err)
+		return 2
+	}
+	switch {
+	case o.freePort:
+		err = printFreePort(stdout)
+	case o.health > 0:
+		err = waitHealthy(ctx, o.addr, o.health)
+	case o.raw:
+		err = rawCmd(o, stdout)
+	default:
+		var valid bool
+		valid, err = loadCmd(ctx, o, stdout, stderr)
+		if err == nil && !valid {
+			return 3
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "pactd-loadgen:", err)
+		return 1
+	}
+	return 0
+}
+
+func printFreePort(w io.Writer) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	_, err = fmt.Fprintln(w, ln.Addr().(*net.TCPAddr).Port)
+	return err
+}
+
+func rawCmd(o options, stdout io.Writer) error {
+	r, err := runRaw(o.alg, o.duration)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "raw %s verify, 1 thread: %d in %.2fs = %.0f/s (%.1f µs each); per CPU-second %.0f (CPU %.0f%% of wall)\n",
+		r.alg, r.ops, r.elapsed.Seconds(), r.perSecond(), 1e6/r.perSecond(), r.perCPUSecond(), 100*r.cpu.Seconds()/r.elapsed.Seconds())
+	return writeOut(o.out, [][2]string{
+		{"alg", r.alg}, {"raw_ops", fmt.Sprint(r.ops)},
+		{"raw_seconds", fmt.Sprintf("%.3f", r.elapsed.Seconds())},
+		{"raw_per_s", fmt.Sprintf("%.0f", r.perSecond())},
+		{"raw_cpu_seconds", fmt.Sprintf("%.3f", r.cpu.Seconds())},
+		{"raw_per_cpu_s", fmt.Sprintf("%.0f", r.perCPUSecond())},
+	})
+}
+
+func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error) {
+	admin, frontend := os.Getenv("PACT_ADMIN_TOKEN"), os.Getenv("PACT_FRONTEND_TOKEN")
+	if admin == "" || frontend == "" {
+		return false, errors.New("PACT_ADMIN_TOKEN and PACT_FRONTEND_TOKEN must be set")
+	}
+	pa, err := startPA(o.jwksAddr, o.keyFile, o.alg == "RS256")
+	if err != nil {
+		return false, err
+	}
+	defer pa.Close()
+	aud, err := setupWorld(ctx, o.addr, admin, pa, o.brand)
+	if err != nil {
+		return false, err
+	}
+	s, err := pa.signer(o.alg)
+	if err != nil {
+		return false, err
+	}
+
+	// Sign everything before measuring.
+	poolSize := o.pool
+	if o.mode == "repeat" {
+		poolSize = 1
+	}
+	sign := func() (pool, warm *tokenSet, err error) {
+		t0 := time.Now()
+		if pool, err = signPool(s, pa.issuer, aud, "user", poolSize); err != nil {
+			return nil, nil, err
+		}
+		warm = pool
+		if o.mode == "new" && o.warmup > 0 {
+			if warm, err = signPool(s, pa.issuer, aud, "warm", min(o.warmup, 4096)); err != nil {
+				return nil, nil, err
+			}
+		}
+		fmt.Fprintf(stderr, "signed %d %s tokens in %.1fs\n", poolSize, o.alg, time.Since(t0).Seconds())
+		return pool, warm, nil
+	}
+	pool, warm, err := sign()
+	if err != nil {
+		return false, err
+	}
+
+	fns, closeFns, err := newVerifiers(o.addr, o.client, o.protocol, o.conns, o.gzip, frontend, o.brand)
+	if err != nil {
+		return false, err
+	}
+	defer closeFns()
+
+	// One call first, so a misconfiguration shows its reason plainly.
+	pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
+	f := fns[0](pctx, warm.authz[0])
+	pcancel()
+	if f != "" {
+		return false, fmt.Errorf("first VerifyAgentRequest failed: %s", f)
+	}
+	if o.warmup > 0 {
+		wr := drive(ctx, loadSpec{workers: min(o.workers, o.warmup), duration: 30 * time.Second,
+			maxReqs: int64(o.warmup), grace: 10 * time.Second}, fns, warm.authz)
+		if wr.failures > 0 {
+			return false, fmt.Errorf("warm-up: %d of %d failed: %s", wr.failures, wr.requests, failSummary(wr.failSet))
+		}
+	}
+	// Every token must stay valid to the end of the run, grace included.
+	grace := 10 * time.Second
+	for range 2 {
+		if time.Since(pool.signedAt)+o.duration+grace <= tokenLifetime-freshness {
+			break
+		}
+		fmt.Fprintln(stderr, "tokens would expire during the run: signing them again")
+		if pool, _, err = sign(); err != nil {
+			return false, err
+		}
+	}
+	if time.Since(pool.signedAt)+o.duration+grace > tokenLifetime-freshness {
+		return false, fmt.Errorf("signing takes too long for -d %s: lower -pool or -d", o.duration)
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+
+	var profDone <-chan error
+	if o.pprofURL != "" {
+		profDone = fetchProfile(ctx, o.pprofURL, o.duration, o.profOut)
+	}
+	fetches0 := pa.fetches.Load()
+	cpu0 := cpuTime()
+	srv0, srvErr := procCPUTime(o.serverPID)
+	res := drive(ctx, loadSpec{workers: o.workers, duration: o.duration, maxReqs: o.maxReqs, rate: o.rate, grace: grace}, fns, pool.authz)
+	cpu1 := cpuTime()
+	srv1, srvErr1 := procCPUTime(o.serverPID)
+	clientCPU := (cpu1 - cpu0).Seconds() / res.wall.Seconds()
+	clientUS := 1e6 * (cpu1 - cpu0).Seconds() / float64(max(res.requests, 1))
+	serverCPU, serverUS := -1.0, -1.0
+	if o.serverPID > 0 && srvErr == nil && srvErr1 == nil {
+		serverCPU = (srv1 - srv0).Seconds() / res.wall.Seconds()
+		serverUS = 1e6 * (srv1 - srv0).Seconds() / float64(max(res.requests, 1))
+	}
+	valid := res.failures == 0 && res.requests > 0 && ctx.Err() == nil
+	if profDone != nil {
+		if err := <-profDone; err != nil {
+			fmt.Fprintln(stderr, "pactd-loadgen: server profile:", err)
+		}
+	}
+
+	loop := "closed loop"
+	if o.rate > 0 {
+		loop = fmt.Sprintf("open loop at %.0f/s", o.rate)
+	}
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e6) }
+	fmt.Fprintf(stdout, "mode=%s alg=%s protocol=%s client=%s gzip=%v c=%d conns=%d %s for %s (GOMAXPROCS=%d)\n",
+		o.mode, o.alg, o.protocol, o.client, o.gzip && o.client == "connect-go", o.workers, o.conns, loop, o.duration, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(stdout, "  requests %d in %.2fs = %.0f/s, failures %d\n", res.requests, res.wall.Seconds(), res.rps(), res.failures)
+	fmt.Fprintf(stdout, "  latency ms: p50 %s  p90 %s  p99 %s  max %s\n",
+		ms(res.quantile(0.50)), ms(res.quantile(0.90)), ms(res.quantile(0.99)), ms(res.quantile(1)))
+	if o.rate > 0 {
+		fmt.Fprintf(stdout, "  send lag p99 %s ms; %d requests left > 1 ms late (all workers busy)\n", ms(res.lagP99), res.late)
+	}
+	fmt.Fprintf(stdout, "  cpu: loadgen %.0f%% of one core (%.1f µs/request)", 100*clientCPU, clientUS)
+	if serverCPU >= 0 {
+		fmt.Fprintf(stdout, ", pactd %.0f%% of one core (%.1f µs/request)", 100*serverCPU, serverUS)
+	}
+	fmt.Fprintf(stdout, "; JWKS fetches during the run: %d\n", pa.fetches.Load()-fetches0)
+	if o.mode == "new" && res.requests > int64(len(pool.authz)) {
+		if len(pool.authz) > pactdCacheSize {
+			fmt.Fprintf(stdout, "  note: the pool of %d was cycled; pactd's cache had evicted each token before its reuse\n", len(pool.authz))
+		} else {
+			fmt.Fprintf(stdout, "  WARNING: the pool of %d, not larger than pactd's %d-entry cache, was cycled: reused tokens were cache hits\n",
+				len(pool.authz), pactdCacheSize)
+		}
+	}
+	if valid {
+		fmt.Fprintln(stdout, "  VALID")
+	} else {
+		fmt.Fprintf(stdout, "  INVALID: %s\n", failSummary(res.failSet))
+	}
+	err = writeOut(o.out, [][2]string{
+		{"mode", o.mode}, {"alg", o.alg}, {"protocol", o.protocol}, {"client", o.client}, {"gzip", fmt.Sprint(o.gzip && o.client == "connect-go")},
+		{"c", fmt.Sprint(o.workers)}, {"conns", fmt.Sprint(o.conns)},
+		{"rate", fmt.Sprintf("%.0f", o.rate)}, {"seconds", fmt.Sprintf("%.3f", res.wall.Seconds())},
+		{"requests", fmt.Sprint(res.requests)}, {"failures", fmt.Sprint(res.failures)},
+		{"valid", fmt.Sprint(valid)}, {"rps", fmt.Sprintf("%.0f", res.rps())},
+		{"p50_ms", ms(res.quantile(0.50))}, {"p90_ms", ms(res.quantile(0.90))},
+		{"p99_ms", ms(res.quantile(0.99))}, {"max_ms", ms(res.quantile(1))},
+		{"lag_p99_ms", ms(res.lagP99)}, {"late", fmt.Sprint(res.late)},
+		{"client_cpu", fmt.Sprintf("%.2f", clientCPU)}, {"server_cpu", fmt.Sprintf("%.2f", serverCPU)},
+		{"client_us_per_req", fmt.Sprintf("%.1f", clientUS)}, {"server_us_per_req", fmt.Sprintf("%.1f", serverUS)},
+	})
+	return valid, err
+}
+
+// failSummary lists the most frequent failure labels.
+func failSummary(m map[string]int64) string {
+	if len(m) == 0 {
+		return "no requests completed"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	var b strings.Builder
+	for i, k := range keys {
+		if i == 5 {
+			fmt.Fprintf(&b, "; …")
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%d× %s", m[k], k)
+	}
+	return b.String()
+}
+
+// writeOut writes key=value lines to path (nothing when path is empty).
+func writeOut(path string, kv [][2]string) error {
+	if path == "" {
+		return nil
+	}
+	var b strings.Builder
+	for _, p := range kv {
+		fmt.Fprintf(&b, "%s=%s\n", p[0], p[1])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
