@@ -8,7 +8,12 @@ func Interface(publicURL, brandID string) string { return publicURL + "/a2a/" + 
 
 // OAuthIssuer is the Brand's authorization server: {interface}/oauth. It is
 // the iss of delegation tokens.
-func OAuthIssuer(publicURL, brandID string) string { return Interface(publicURL, brandID) + "/oauth" }
+func OAuthIssuer(publicURL, brandID string) string {
+	return Interface(publicURL, brandID) + OAuthSuffix
+}
+
+// OAuthSuffix turns an interface URL into its authorization server's.
+const OAuthSuffix = "/oauth"
 
 // Consent is the Provider's consent page of a Brand: {oauthIssuer}/consent,
 // that is {publicURL}/a2a/{brandID}/oauth/consent. The Brand's login returns

@@ -2,6 +2,7 @@ package brand
 
 import (
 	"encoding/json"
+	"pactd/internal/pacturl"
 
 	"pactd/db"
 )
@@ -128,7 +129,7 @@ func BuildCard(b db.Brand, interfaceURL string) ([]byte, error) {
 		Skills:             skills,
 	}
 	if b.Delegation.Enabled {
-		issuer := interfaceURL + "/oauth"
+		issuer := interfaceURL + pacturl.OAuthSuffix
 		scopes := make(map[string]string, len(b.Delegation.Scopes))
 		for _, sc := range b.Delegation.Scopes {
 			scopes[sc.ID] = sc.Description

@@ -18,6 +18,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/ids"
+	"pactd/internal/pacturl"
 	"pactd/internal/paging"
 	"pactd/internal/rpcerr"
 )
@@ -73,9 +74,6 @@ func New(d Deps) *Service {
 	}
 	return &Service{d: d}
 }
-
-// InterfaceURL is the A2A interface URL of a Brand.
-func InterfaceURL(publicURL, brandID string) string { return publicURL + "/a2a/" + brandID }
 
 // CreateBrand adds a Brand.
 func (s *Service) CreateBrand(ctx context.Context, req *pactv1.CreateBrandRequest) (*pactv1.CreateBrandResponse, error) {
@@ -196,7 +194,7 @@ func (s *Service) GetAgentCard(ctx context.Context, req *pactv1.GetAgentCardRequ
 	if err != nil {
 		return nil, err
 	}
-	card, err := BuildCard(b, InterfaceURL(s.d.PublicURL, b.ID))
+	card, err := BuildCard(b, pacturl.Interface(s.d.PublicURL, b.ID))
 	if err != nil {
 		return nil, s.fault(ctx, "build agent card", err)
 	}
@@ -221,7 +219,7 @@ func (s *Service) load(ctx context.Context, id string) (db.Brand, error) {
 func (s *Service) toProto(b db.Brand) *pactv1.Brand {
 	out := &pactv1.Brand{
 		BrandId: b.ID, DisplayName: b.DisplayName, Description: b.Description,
-		InterfaceUrl: InterfaceURL(s.d.PublicURL, b.ID),
+		InterfaceUrl: pacturl.Interface(s.d.PublicURL, b.ID),
 		CreateTime:   timestamppb.New(b.CreateTime), UpdateTime: timestamppb.New(b.UpdateTime),
 	}
 	for _, sk := range b.Skills {

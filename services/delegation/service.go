@@ -108,10 +108,12 @@ func New(d Deps) *Service {
 }
 
 // InterfaceURL is a Brand's A2A interface URL.
-func (s *Service) interfaceURL(brandID string) string { return s.d.PublicURL + "/a2a/" + brandID }
+func (s *Service) interfaceURL(brandID string) string {
+	return pacturl.Interface(s.d.PublicURL, brandID)
+}
 
 // Issuer is a Brand's authorization server issuer, {interfaceUrl}/oauth.
-func (s *Service) issuer(brandID string) string { return s.interfaceURL(brandID) + "/oauth" }
+func (s *Service) issuer(brandID string) string { return pacturl.OAuthIssuer(s.d.PublicURL, brandID) }
 
 // consentURL is the Provider consent page a Brand login returns to, and
 // the aud of the Brand's login assertions.

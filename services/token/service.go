@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"pactd/internal/pacturl"
 	"regexp"
 	"strings"
 	"time"
@@ -82,11 +83,13 @@ func New(d Deps) *Service {
 }
 
 // interfaceURL is a Brand's A2A interface URL.
-func (s *Service) interfaceURL(brandID string) string { return s.d.PublicURL + "/a2a/" + brandID }
+func (s *Service) interfaceURL(brandID string) string {
+	return pacturl.Interface(s.d.PublicURL, brandID)
+}
 
 // brandOf returns the Brand id of one of this Provider's interface URLs.
 func (s *Service) brandOf(aud string) (string, bool) {
-	id, ok := strings.CutPrefix(aud, s.d.PublicURL+"/a2a/")
+	id, ok := strings.CutPrefix(aud, pacturl.Interface(s.d.PublicURL, ""))
 	return id, ok && brandIDPattern.MatchString(id)
 }
 
