@@ -62,6 +62,7 @@ const (
 
 type options struct {
 	addr      string
+	verify    string
 	protocol  string
 	client    string
 	mode      string
@@ -98,6 +99,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("pactd-loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.addr, "addr", "http://127.0.0.1:7070", "pactd base URL (h2c)")
+	fs.StringVar(&o.verify, "verify-addr", "", "base URL for the VerifyAgentRequest load, e.g. pactd's native gRPC port (PACT_GRPC_LISTEN); default -addr")
 	fs.StringVar(&o.protocol, "protocol", "grpc", "wire protocol: grpc or connect")
 	fs.StringVar(&o.client, "client", "connect-go", "client library: connect-go or grpc-go (grpc only)")
 	fs.BoolVar(&o.gzip, "gzip", true, "connect-go: accept gzip responses (connect-go's default; grpc-go never asks)")
@@ -248,7 +250,11 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		return false, err
 	}
 
-	fns, closeFns, err := newVerifiers(o.addr, o.client, o.protocol, o.conns, o.gzip, frontend, o.brand)
+	target := o.addr
+	if o.verify != "" {
+		target = o.verify
+	}
+	fns, closeFns, err := newVerifiers(target, o.client, o.protocol, o.conns, o.gzip, frontend, o.brand)
 	if err != nil {
 		return false, err
 	}

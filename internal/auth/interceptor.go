@@ -61,8 +61,12 @@ func (a *Authenticator) Interceptor() connect.Interceptor { return interceptor{a
 
 type interceptor struct{ a *Authenticator }
 
-func (i interceptor) admit(ctx context.Context, procedure, header string) (context.Context, error) {
-	role, err := i.a.Authenticate(ctx, header)
+// Admit authenticates the Authorization header value of a call to
+// procedure ("/pact.v1.Service/Method") and checks the role against it. It
+// returns the context carrying the role, or an Unauthenticated or
+// PermissionDenied error. Every transport's interceptor calls it.
+func (a *Authenticator) Admit(ctx context.Context, procedure, header string) (context.Context, error) {
+	role, err := a.Authenticate(ctx, header)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +75,10 @@ func (i interceptor) admit(ctx context.Context, procedure, header string) (conte
 			"the caller's role ("+string(role)+") may not call "+procedure)
 	}
 	return context.WithValue(ctx, roleKey{}, role), nil
+}
+
+func (i interceptor) admit(ctx context.Context, procedure, header string) (context.Context, error) {
+	return i.a.Admit(ctx, procedure, header)
 }
 
 func (i interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
 
 	"pactd/db"
 	"pactd/gen/pact/v1/pactv1connect"
@@ -55,6 +56,12 @@ type Server struct {
 	// caches (PostgreSQL LISTEN/NOTIFY; see db.ListenChanges).
 	changes func(db.Change)
 	resync  func()
+	// grpc is the native gRPC server of PACT_GRPC_LISTEN, or nil.
+	grpc *grpc.Server
+
+	// GRPCListener, when set before Serve, is used for the native gRPC
+	// port instead of listening on PACT_GRPC_LISTEN (tests pass one on :0).
+	GRPCListener net.Listener
 	// purge deletes expired delegation state (device codes, used Brand
 	// assertions, refresh tokens of expired grants); Serve runs it hourly.
 	purge func(ctx context.Context) (int64, error)
@@ -166,7 +173,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	}
 	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks})
 	s.purge = deleg.PurgeExpired
-	s.handler = s.mux(Services{
+	svc := Services{
 		Agent:        agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, Logger: log, OnChange: agents.Changed}),
 		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: brands.Forget}),
 		Verification: verifier,
@@ -174,7 +181,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Delegation:   deleg,
 		Token: token.New(token.Deps{Brands: brands, Grants: store, Keys: keyRing, Verifier: tokenVerifier,
 			Signer: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
-	}, authn, reg)
+	}
+	metrics := newRPCMetrics(reg)
+	s.handler = s.mux(svc, authn, metrics)
+	if cfg.GRPCListen != "" {
+		if s.grpc, err = s.newGRPCServer(svc, authn, metrics); err != nil {
+			_ = store.Close()
+			return nil, fmt.Errorf("native gRPC server: %w", err)
+		}
+	}
 	return s, nil
 }
 
@@ -193,8 +208,9 @@ func (c cachedBrands) GetBrand(ctx context.Context, id string) (db.Brand, error)
 // burst is the bucket size for a rate: one second's worth, at least 1.
 func burst(rate float64) int { return max(1, int(rate)) }
 
-// Services are the handlers pactd mounts; a nil handler is served by the
-// generated Unimplemented handler, so its RPCs answer Unimplemented.
+// Services are the handlers pactd mounts, on the main port and on the
+// native gRPC port alike. Every field is set: an RPC that is not built
+// answers Unimplemented through the generated handler the service embeds.
 type Services struct {
 	Agent        pactv1connect.AgentServiceHandler
 	Brand        pactv1connect.BrandServiceHandler
@@ -214,11 +230,11 @@ var serviceNames = []string{
 	pactv1connect.TokenServiceName,
 }
 
-func (s *Server) mux(svc Services, authn *auth.Authenticator, reg prometheus.Registerer) http.Handler {
+func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) http.Handler {
 	// Interceptors, outermost first: observe (log + metrics) sees every
 	// call, including refused ones; then authentication and role checks.
 	opts := []connect.HandlerOption{
-		connect.WithInterceptors(observer{log: s.log, m: newRPCMetrics(reg)}, authn.Interceptor()),
+		connect.WithInterceptors(observer{log: s.log, m: m}, authn.Interceptor()),
 		connect.WithReadMaxBytes(MaxRequestBytes),
 		// Most answers are a few hundred bytes to a kilobyte: compressing
 		// them costs more CPU than it saves bandwidth on a LAN.
@@ -227,24 +243,6 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, reg prometheus.Reg
 			s.log.ErrorContext(ctx, "panic in handler", slog.String("procedure", spec.Procedure), slog.Any("panic", p))
 			return connect.NewError(connect.CodeInternal, errors.New("internal error"))
 		}),
-	}
-	if svc.Agent == nil {
-		svc.Agent = pactv1connect.UnimplementedAgentServiceHandler{}
-	}
-	if svc.Brand == nil {
-		svc.Brand = pactv1connect.UnimplementedBrandServiceHandler{}
-	}
-	if svc.Verification == nil {
-		svc.Verification = pactv1connect.UnimplementedVerificationServiceHandler{}
-	}
-	if svc.Conversation == nil {
-		svc.Conversation = pactv1connect.UnimplementedConversationServiceHandler{}
-	}
-	if svc.Delegation == nil {
-		svc.Delegation = pactv1connect.UnimplementedDelegationServiceHandler{}
-	}
-	if svc.Token == nil {
-		svc.Token = pactv1connect.UnimplementedTokenServiceHandler{}
 	}
 	mux := http.NewServeMux()
 	// The OAuth endpoints in RFC wire form; the PA JWT is their client
@@ -314,7 +312,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	servers := []*http.Server{srv}
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	if s.cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
 		if err != nil {
@@ -324,6 +322,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		go func() { errc <- srv.ServeTLS(ln, "", "") }()
 	} else {
 		go func() { errc <- srv.Serve(ln) }()
+	}
+	if s.grpc != nil {
+		gln := s.GRPCListener
+		if gln == nil {
+			var err error
+			if gln, err = net.Listen("tcp", s.cfg.GRPCListen); err != nil {
+				_ = srv.Close()
+				return fmt.Errorf("listen for native gRPC: %w", err)
+			}
+		}
+		go func() { errc <- s.grpc.Serve(gln) }()
+		s.log.Info("pactd serving native gRPC", slog.String("addr", gln.Addr().String()))
 	}
 	if s.cfg.MetricsListen != "" {
 		mln, err := net.Listen("tcp", s.cfg.MetricsListen)
@@ -348,6 +358,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		for _, x := range servers {
 			_ = x.Close()
 		}
+		if s.grpc != nil {
+			s.grpc.Stop()
+		}
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
@@ -355,6 +368,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
 	var errs []error
+	if s.grpc != nil {
+		stopped := make(chan struct{})
+		go func() { s.grpc.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-sctx.Done():
+			s.grpc.Stop()
+		}
+	}
 	for _, x := range servers {
 		if err := x.Shutdown(sctx); err != nil {
 			errs = append(errs, err)

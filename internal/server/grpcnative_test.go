@@ -1,0 +1,130 @@
+package server_test
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"slices"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	pactv1 "pactd/gen/pact/v1"
+	"pactd/internal/server"
+)
+
+// TestNativeGRPCPort runs the API on PACT_GRPC_LISTEN (grpc-go's transport)
+// and checks it applies what the main port applies: authentication, the
+// role table, errors with their details, and the same decisions.
+func TestNativeGRPCPort(t *testing.T) {
+	engines(t, func(t *testing.T, dbURL string) {
+		cfg := testConfig(t, dbURL, t.TempDir(), "PACT_GRPC_LISTEN=127.0.0.1:0")
+		srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		gln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.GRPCListener = gln
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx, ln) }()
+		t.Cleanup(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Serve: %v", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Error("Serve did not return")
+			}
+		})
+		conn, err := grpc.NewClient(gln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		tctx := t.Context()
+		as := func(tok string) context.Context {
+			return metadata.AppendToOutgoingContext(tctx, "authorization", "Bearer "+tok)
+		}
+
+		// Health answers without a credential.
+		if h, err := healthpb.NewHealthClient(conn).Check(tctx, &healthpb.HealthCheckRequest{}); err != nil || h.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			t.Fatalf("health = %v, %v", h, err)
+		}
+		ac := pactv1.NewAgentServiceClient(conn)
+		// Refusals with their exact code and reason.
+		for name, c := range map[string]struct {
+			ctx  context.Context
+			code codes.Code
+			why  string
+		}{
+			"fail/no-token":       {tctx, codes.Unauthenticated, "ERROR_REASON_UNAUTHENTICATED"},
+			"fail/unknown-token":  {as("not-a-known-token-000000"), codes.Unauthenticated, "ERROR_REASON_UNAUTHENTICATED"},
+			"fail/frontend-admin": {as(frontendToken), codes.PermissionDenied, "ERROR_REASON_PERMISSION_DENIED"},
+		} {
+			_, err := ac.ListAgents(c.ctx, &pactv1.ListAgentsRequest{})
+			if st := status.Convert(err); st.Code() != c.code || reasonOf(st) != c.why {
+				t.Errorf("%s: %v (reason %q), want %v %s", name, err, reasonOf(st), c.code, c.why)
+			}
+		}
+		// Field violations survive the conversion to a gRPC status.
+		_, err = ac.RegisterAgent(as(adminToken), &pactv1.RegisterAgentRequest{Issuer: "/rel", JwksUri: "https://pa.example/j", DisplayName: "PA"})
+		st := status.Convert(err)
+		var fields []string
+		for _, d := range st.Details() {
+			if br, ok := d.(*errdetails.BadRequest); ok {
+				for _, v := range br.GetFieldViolations() {
+					fields = append(fields, v.GetField())
+				}
+			}
+		}
+		if st.Code() != codes.InvalidArgument || !slices.Equal(fields, []string{"issuer"}) {
+			t.Fatalf("bad RegisterAgent: %v, fields %v", err, fields)
+		}
+
+		// Positive control: the same verification decision as the main port.
+		pa := newTestPA(t)
+		if _, err := ac.RegisterAgent(as(adminToken), &pactv1.RegisterAgentRequest{Issuer: pa.issuer, JwksUri: pa.jwks.URL + "/j", DisplayName: "PA"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pactv1.NewBrandServiceClient(conn).CreateBrand(as(adminToken), &pactv1.CreateBrandRequest{BrandId: "acme", DisplayName: "Acme"}); err != nil {
+			t.Fatal(err)
+		}
+		vc := pactv1.NewVerificationServiceClient(conn)
+		good := pa.token(t, map[string]any{"alg": "ES256", "kid": pa.kid}, pa.claims("https://provider.example/a2a", time.Now()))
+		r, err := vc.VerifyAgentRequest(as(frontendToken), &pactv1.VerifyAgentRequestRequest{BrandId: "acme", Authorization: "Bearer " + good})
+		if err != nil || !r.GetAllowed() || r.GetCaller().GetSubject() != "user-1" {
+			t.Fatalf("ok/allowed: %v, %v", r, err)
+		}
+		none := pa.token(t, map[string]any{"alg": "none"}, pa.claims("https://provider.example/a2a", time.Now()))
+		r, err = vc.VerifyAgentRequest(as(frontendToken), &pactv1.VerifyAgentRequestRequest{BrandId: "acme", Authorization: "Bearer " + none})
+		if err != nil || r.GetAllowed() || r.GetReason() != pactv1.DenyReason_DENY_REASON_ALGORITHM || r.GetWwwAuthenticate() != `Bearer realm="a2a"` {
+			t.Fatalf("fail/alg-none: %v, %v", r, err)
+		}
+	})
+}
+
+func reasonOf(st *status.Status) string {
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			return info.GetReason()
+		}
+	}
+	return ""
+}
