@@ -86,6 +86,9 @@ const streamWorkers = 32
 func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMetrics) (*grpc.Server, error) {
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxRequestBytes),
+		// The bounds net/http applies on the main port.
+		grpc.MaxConcurrentStreams(250),
+		grpc.MaxHeaderListSize(64 << 10),
 		grpc.ConnectionTimeout(10 * time.Second),
 		// Reuse stream goroutines: a verification needs a deeper stack than
 		// a new goroutine starts with, and growing it each time cost ~9 %
