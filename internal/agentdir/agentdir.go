@@ -11,8 +11,10 @@ package agentdir
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"pactd/db"
@@ -32,7 +34,12 @@ type Store interface {
 type Directory struct {
 	store    Store
 	audience string
-	cache    *ttlcache.Cache[string, entry]
+	// cache is keyed by the SHA-256 of the issuer, so that made-up issuers
+	// (unauthenticated input, up to pajwt.MaxIssuerBytes) cost 32 bytes a key.
+	cache *ttlcache.Cache[[32]byte, entry]
+	// gen counts changes; a lookup stores what it read only if no change
+	// happened meanwhile, so a slow read cannot undo a disable.
+	gen atomic.Uint64
 }
 
 type entry struct {
@@ -46,46 +53,64 @@ func New(s Store, audience string, ttl time.Duration, now func() time.Time) *Dir
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	return &Directory{store: s, audience: audience, cache: ttlcache.New[string, entry](ttl, 100_000, now)}
+	return &Directory{store: s, audience: audience, cache: ttlcache.New[[32]byte, entry](ttl, 100_000, now)}
 }
 
 // Lookup implements pajwt.AgentLookup.
 func (d *Directory) Lookup(ctx context.Context, issuer string) (pajwt.Agent, error) {
-	if e, ok := d.cache.Get(issuer); ok {
+	key := sha256.Sum256([]byte(issuer))
+	if e, ok := d.cache.Get(key); ok {
 		if !e.found {
 			return pajwt.Agent{}, pajwt.ErrUnknownAgent
 		}
 		return e.agent, nil
 	}
+	gen := d.gen.Load()
 	a, err := d.store.GetAgentByIssuer(ctx, issuer)
 	if errors.Is(err, db.ErrNotFound) {
-		d.cache.Put(issuer, entry{})
+		d.put(key, gen, entry{})
 		return pajwt.Agent{}, pajwt.ErrUnknownAgent
 	}
 	if err != nil {
 		return pajwt.Agent{}, fmt.Errorf("look up agent: %w", err)
 	}
 	pa := d.toAgent(a)
-	d.cache.Put(issuer, entry{agent: pa, found: true})
+	d.put(key, gen, entry{agent: pa, found: true})
 	return pa, nil
+}
+
+// put caches what a lookup read, unless a change happened since it began
+// (the read may predate it).
+func (d *Directory) put(key [32]byte, gen uint64, e entry) {
+	if d.gen.Load() == gen {
+		d.cache.Put(key, e)
+	}
 }
 
 // Changed applies an agent's new state (after register, update or delete;
 // a deleted agent is passed with Enabled false and is forgotten).
 func (d *Directory) Changed(a db.Agent, deleted bool) {
+	d.gen.Add(1)
+	key := sha256.Sum256([]byte(a.Issuer))
 	if deleted {
-		d.cache.Delete(a.Issuer)
+		d.cache.Delete(key)
 		return
 	}
-	d.cache.Put(a.Issuer, entry{agent: d.toAgent(a), found: true})
+	d.cache.Put(key, entry{agent: d.toAgent(a), found: true})
 }
 
 // Forget drops what the directory holds for an issuer (a change announced
 // by another replica).
-func (d *Directory) Forget(issuer string) { d.cache.Delete(issuer) }
+func (d *Directory) Forget(issuer string) {
+	d.gen.Add(1)
+	d.cache.Delete(sha256.Sum256([]byte(issuer)))
+}
 
 // ForgetAll drops every cached agent (after missed announcements).
-func (d *Directory) ForgetAll() { d.cache.Clear() }
+func (d *Directory) ForgetAll() {
+	d.gen.Add(1)
+	d.cache.Clear()
+}
 
 func (d *Directory) toAgent(a db.Agent) pajwt.Agent {
 	aud := a.Audience

@@ -36,8 +36,9 @@ const (
 	DefaultRefreshCooldown = 30 * time.Second
 	// DefaultNegativeTTL is how long a failed fetch is remembered.
 	DefaultNegativeTTL = 30 * time.Second
-	// DefaultMaxStale is how long past expiry last-good keys are served.
-	DefaultMaxStale = 24 * time.Hour
+	// DefaultMaxStale is how long past expiry last-good keys are served
+	// while fetches fail (not after a 404 or 410: see fetchAndStore).
+	DefaultMaxStale = time.Hour
 	// DefaultMaxRedirects bounds same-origin redirects.
 	DefaultMaxRedirects = 3
 	// DefaultStaleWait is how long a caller waits for a refetch before
@@ -350,6 +351,13 @@ func (c *JWKSClient) fetchAndStore(ctx context.Context, e *entry) (*KeySet, erro
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err != nil {
+		// 404 and 410 are the PA's word that the document is gone (a
+		// withdrawn, perhaps stolen, key): drop the last-good keys rather
+		// than keep accepting them through an "outage".
+		var se *StatusError
+		if errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusGone) {
+			e.set = nil
+		}
 		err = fmt.Errorf("jose: JWKS %s: %w", e.u.Redacted(), err)
 		e.err = err
 		e.errUntil = now.Add(c.cfg.NegativeTTL)

@@ -291,7 +291,7 @@ func TestFailuresKeepLastGoodKeys(t *testing.T) {
 		wantErr error
 	}{
 		{name: "http-500", status: http.StatusInternalServerError, body: []byte("oops"), wantErr: jose.ErrUnavailable},
-		{name: "http-404", status: http.StatusNotFound, wantErr: jose.ErrUnavailable},
+		{name: "http-503", status: http.StatusServiceUnavailable, wantErr: jose.ErrUnavailable},
 		{name: "bad-document", status: http.StatusOK, body: []byte(`{"keys":[{"kty":"oct","k":"AAAA"}]}`), wantErr: jose.ErrSymmetricKey},
 	}
 	for _, tt := range tests {
@@ -331,6 +331,26 @@ func TestFailuresKeepLastGoodKeys(t *testing.T) {
 				t.Fatal("recovered set not used")
 			}
 		})
+	}
+}
+
+// TestWithdrawnJWKSDropsKeys: a 404 or 410 is the PA withdrawing its keys;
+// the last-good set is not served through it.
+func TestWithdrawnJWKSDropsKeys(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{http.StatusNotFound, http.StatusGone} {
+		a := newECKey(t)
+		srv := newJWKSServer(t, jwksDoc(t, ecJWK(t, &a.PublicKey, "a", nil)))
+		clock := newFakeClock()
+		c := newDevClient(t, clock, nil)
+		mustKeys(t, c, srv.URL) // positive control: the set is served
+		srv.set(nil, status, nil)
+		clock.Advance(11 * time.Minute) // past the TTL: refetch
+		_, err := c.Keys(t.Context(), srv.URL)
+		var se *jose.StatusError
+		if !errors.Is(err, jose.ErrUnavailable) || !errors.As(err, &se) || se.Code != status {
+			t.Fatalf("status %d: Keys err = %v, want the StatusError and no last-good keys", status, err)
+		}
 	}
 }
 

@@ -369,6 +369,11 @@ func asciiEqualFold(s, lower string) bool {
 
 // agent looks up and vets the agent for an exact issuer.
 func (v *Verifier) agent(ctx context.Context, lookup AgentLookup, iss string) (Agent, error) {
+	// The issuer is unauthenticated here: never hand the lookup (its cache,
+	// the database) a string no registered issuer can be.
+	if len(iss) > MaxIssuerBytes || hasControl(iss) {
+		return Agent{}, refuse(ReasonUnknownIssuer, "iss too long or holds control characters")
+	}
 	a, err := lookup(ctx, iss)
 	if err != nil {
 		if errors.Is(err, ErrUnknownAgent) {
@@ -508,6 +513,21 @@ func appendDERInt(out, v []byte, l int) []byte {
 	return append(out, v...)
 }
 
+// MaxIssuerBytes bounds iss: no registered issuer is longer (registration
+// caps URLs at 2048 bytes).
+const MaxIssuerBytes = 2048
+
+// hasControl reports whether s holds an ASCII control character (NUL
+// included), which no issuer or subject pactd accepts may contain.
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
 // checkClaims judges the claims after the signature, in the documented
 // order, against the agent and the current clock.
 func (v *Verifier) checkClaims(c *claimSet, a *Agent) *Error {
@@ -517,8 +537,8 @@ func (v *Verifier) checkClaims(c *claimSet, a *Agent) *Error {
 	case c.audK != kindString || c.audBad || c.aud == "" || c.aud != a.Audience:
 		return refuse(ReasonAudience, "aud missing or not the assigned audience")
 	}
-	if c.subK != kindString || c.subBad || c.sub == "" || len(c.sub) > v.maxSub {
-		return refuse(ReasonSubject, "sub missing, not a string, empty or too long")
+	if c.subK != kindString || c.subBad || c.sub == "" || len(c.sub) > v.maxSub || hasControl(c.sub) {
+		return refuse(ReasonSubject, "sub missing, not a string, empty, too long or holds control characters")
 	}
 	now := v.now()
 	t := float64(now.Unix()) + float64(now.Nanosecond())/1e9

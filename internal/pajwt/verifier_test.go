@@ -277,6 +277,9 @@ func TestVerifyRefusals(t *testing.T) {
 		{name: "fail/iss-unknown", auth: tok(es, nil, set("iss", "https://other.example.com")), want: pajwt.ReasonUnknownIssuer},
 		{name: "fail/iss-case-differs", auth: tok(es, nil, set("iss", "https://PA.example.com")), want: pajwt.ReasonUnknownIssuer},
 		{name: "fail/iss-trailing-slash", auth: tok(es, nil, set("iss", testIssuer+"/")), want: pajwt.ReasonUnknownIssuer},
+		{name: "fail/iss-nul", auth: tok(es, nil, set("iss", testIssuer+"\u0000")), want: pajwt.ReasonUnknownIssuer},
+		{name: "fail/iss-newline", auth: tok(es, nil, set("iss", testIssuer+"\n")), want: pajwt.ReasonUnknownIssuer},
+		{name: "fail/iss-too-long", auth: tok(es, nil, set("iss", testIssuer+"/"+strings.Repeat("a", pajwt.MaxIssuerBytes))), want: pajwt.ReasonUnknownIssuer},
 		{name: "fail/agent-disabled", setup: func(t *testing.T, f *fixture) { f.book.update(testIssuer, func(a *pajwt.Agent) { a.Enabled = false }) }, auth: tok(es, nil, nil), want: pajwt.ReasonAgentDisabled},
 		{name: "fail/lookup-returns-other-issuer", setup: func(t *testing.T, f *fixture) {
 			f.book.update("https://pa.example.com/disabled-pa", func(a *pajwt.Agent) { *a = testAgent() })
@@ -297,6 +300,7 @@ func TestVerifyRefusals(t *testing.T) {
 		// §6.10 subject.
 		{name: "fail/sub-missing", auth: tok(es, nil, del("sub")), want: pajwt.ReasonSubject},
 		{name: "fail/sub-empty", auth: tok(es, nil, set("sub", "")), want: pajwt.ReasonSubject},
+		{name: "fail/sub-nul", auth: tok(es, nil, set("sub", "user\u0000")), want: pajwt.ReasonSubject},
 		{name: "fail/sub-number", auth: tok(es, nil, set("sub", 12345)), want: pajwt.ReasonSubject},
 		{name: "fail/sub-257-bytes", auth: tok(es, nil, set("sub", strings.Repeat("s", 257))), want: pajwt.ReasonSubject},
 

@@ -261,9 +261,25 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) htt
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	if s.cfg.MetricsListen == "" {
-		mux.Handle("GET /metrics", s.metrics)
+		// On the API port only an admin credential reads metrics (nothing
+		// but health and reflection answers an unauthenticated caller); a
+		// separate PACT_METRICS_LISTEN port is for a trusted network.
+		mux.Handle("GET /metrics", adminOnly(authn, s.metrics))
 	}
 	return mux
+}
+
+// adminOnly serves h to callers with an admin credential, and a bare 401
+// to everyone else.
+func adminOnly(a *auth.Authenticator, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if role, err := a.Authenticate(r.Context(), r.Header.Get("Authorization")); err != nil || role != db.RoleAdmin {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="pactd"`)
+			http.Error(w, "an admin credential is required", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // storeChecker answers grpc.health.v1: SERVING while the store answers.

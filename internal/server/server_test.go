@@ -357,8 +357,24 @@ func TestHealthReflectionAndMetrics(t *testing.T) {
 		t.Fatalf("GetJwks = %v, %v; want a JWKS with an ES256 key", jwks, err)
 	}
 
-	// Metrics are served and count RPCs.
-	mresp, err := http.Get(inst.url + "/metrics")
+	// Metrics need an admin credential on the API port, and count RPCs.
+	for tok, want := range map[string]int{"": 401, frontendToken: 401, adminToken: 200} {
+		req, _ := http.NewRequest(http.MethodGet, inst.url+"/metrics", nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Body.Close()
+		if r.StatusCode != want {
+			t.Fatalf("GET /metrics with %q: %d, want %d", tok, r.StatusCode, want)
+		}
+	}
+	mreq, _ := http.NewRequest(http.MethodGet, inst.url+"/metrics", nil)
+	mreq.Header.Set("Authorization", "Bearer "+adminToken)
+	mresp, err := http.DefaultClient.Do(mreq)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,27 +49,33 @@ func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, s
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
 	now := s.now()
+	skey := sourceKey(b.ID, source)
 	if source != "" {
-		if wait := s.sourceGuesses.wait(sourceKey(b.ID, source), now); wait > 0 {
+		if wait := s.sourceGuesses.take(skey, now); wait > 0 {
 			s.d.Logger.WarnContext(ctx, "user code lookup refused: guessing limit of the source", slog.String("op", op),
 				slog.String("brand_id", b.ID), slog.String("source", source))
 			return db.DeviceAuthorization{}, tooManyGuesses(wait, "too many unknown user codes from this source; retry later")
 		}
 	}
-	if wait := s.guesses.wait(b.ID, now); wait > 0 {
+	if wait := s.guesses.take(b.ID, now); wait > 0 {
+		if source != "" {
+			s.sourceGuesses.refund(skey, now)
+		}
 		s.d.Logger.WarnContext(ctx, "user code lookup refused: guessing limit", slog.String("op", op), slog.String("brand_id", b.ID),
 			slog.String("source", source))
 		return db.DeviceAuthorization{}, tooManyGuesses(wait, "too many unknown user codes for this Brand; retry later")
 	}
 	d, err := s.d.Store.GetDeviceAuthorizationByUserCode(ctx, b.ID, userCodeHash(b.ID, norm))
 	if errors.Is(err, db.ErrNotFound) {
-		s.guesses.fail(b.ID, now)
-		if source != "" {
-			s.sourceGuesses.fail(sourceKey(b.ID, source), now)
-		}
+		// The tokens taken above stay spent: this was a failed guess.
 		s.d.Logger.WarnContext(ctx, "user code lookup failed", slog.String("op", op), slog.String("brand_id", b.ID),
 			slog.String("source", source))
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
+	}
+	// Found (or the store failed): not a guess, give the tokens back.
+	s.guesses.refund(b.ID, now)
+	if source != "" {
+		s.sourceGuesses.refund(skey, now)
 	}
 	if err != nil {
 		return db.DeviceAuthorization{}, s.fault(ctx, op+": load authorization", err)

@@ -69,24 +69,11 @@ func (l *guessLimiter) refill(b *guessBucket, now time.Time) {
 	}
 }
 
-// wait returns how long the key must wait before its next lookup; zero
-// when a lookup may go ahead.
-func (l *guessLimiter) wait(key string, now time.Time) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.m[key]
-	if !ok {
-		return 0
-	}
-	l.refill(b, now)
-	if b.tokens >= 1 {
-		return 0
-	}
-	return time.Duration((1 - b.tokens) * float64(l.every))
-}
-
-// fail records a failed lookup under the key.
-func (l *guessLimiter) fail(key string, now time.Time) {
+// take spends one token of the key before a lookup, so concurrent lookups
+// cannot all pass a check that nothing has spent yet. It returns zero when
+// the lookup may go ahead, else how long until a token is back. A lookup
+// that finds its code gives the token back (refund): only failures count.
+func (l *guessLimiter) take(key string, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	b, ok := l.m[key]
@@ -95,13 +82,28 @@ func (l *guessLimiter) fail(key string, now time.Time) {
 			l.prune(now)
 		}
 		if len(l.m) >= maxGuessBuckets {
-			return
+			// Too many keys to track: refuse rather than stop counting.
+			return l.every
 		}
 		b = &guessBucket{tokens: l.burst, at: now}
 		l.m[key] = b
 	}
 	l.refill(b, now)
-	b.tokens = max(0, b.tokens-1)
+	if b.tokens < 1 {
+		return time.Duration((1 - b.tokens) * float64(l.every))
+	}
+	b.tokens--
+	return 0
+}
+
+// refund gives back the token a successful lookup took.
+func (l *guessLimiter) refund(key string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.m[key]; ok {
+		l.refill(b, now)
+		b.tokens = min(l.burst, b.tokens+1)
+	}
 }
 
 // sourceKey is the limiter key of a source at a Brand.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -509,6 +510,35 @@ func TestUserCodeGuessingLimit(t *testing.T) {
 					t.Fatalf("a user code appears in the log:\n%s", logs)
 				}
 			}
+		}
+	})
+}
+
+// TestUserCodeGuessingLimitUnderConcurrency: guesses sent all at once get
+// no more lookups than the burst; the limit is spent before the store is
+// asked, never after.
+func TestUserCodeGuessingLimitUnderConcurrency(t *testing.T) {
+	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+		e := newEnv(t, newStore(t), func(d *delegation.Deps) { d.GuessBurst, d.GuessEvery = 5, time.Hour })
+		var notFound, exhausted atomic.Int64
+		var wg sync.WaitGroup
+		for i := range 50 {
+			wg.Go(func() {
+				code := fmt.Sprintf("BBBB-%c%c%c%c", "BCDFGHJKLM"[i%10], "BCDFG"[i/10], 'B', 'B')
+				_, err := e.rpc.DescribeConsent(t.Context(), &pactv1.DescribeConsentRequest{BrandId: "acme", UserCode: code, Source: "10.0.0.9"})
+				switch connect.CodeOf(err) {
+				case connect.CodeNotFound:
+					notFound.Add(1)
+				case connect.CodeResourceExhausted:
+					exhausted.Add(1)
+				default:
+					t.Errorf("guess %s: err = %v", code, err)
+				}
+			})
+		}
+		wg.Wait()
+		if notFound.Load() != 5 || exhausted.Load() != 45 {
+			t.Fatalf("50 concurrent guesses: %d reached the store, %d refused; want 5 and 45", notFound.Load(), exhausted.Load())
 		}
 	})
 }

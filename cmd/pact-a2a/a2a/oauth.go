@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
@@ -102,10 +103,18 @@ func (h *Handler) consentPage(w http.ResponseWriter, r *http.Request, c *call) {
 	h.showConsent(w, r, c.brandID, user, code, http.StatusOK, "")
 }
 
+// guessSource names the signed-in Brand user to pactd's user-code guessing
+// limits, so one user's wrong codes spend that user's budget, not only the
+// Brand's. A hash keeps the id printable and out of pactd's logs.
+func guessSource(user string) string {
+	sum := sha256.Sum256([]byte(user))
+	return "user:" + hex.EncodeToString(sum[:12])
+}
+
 // showConsent describes the pending authorization and renders the page,
 // or the page that says why it cannot be decided.
 func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, brandID, user, code string, status int, problem string) {
-	d, err := h.deleg.DescribeConsent(r.Context(), &pactv1.DescribeConsentRequest{BrandId: brandID, UserCode: code})
+	d, err := h.deleg.DescribeConsent(r.Context(), &pactv1.DescribeConsentRequest{BrandId: brandID, UserCode: code, Source: guessSource(user)})
 	if err != nil {
 		h.consentError(w, r, user, err)
 		return
@@ -155,7 +164,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, c *call) {
 	outcome := "denied"
 	switch f.Get("decision") {
 	case "deny":
-		_, err = h.deleg.DenyConsent(r.Context(), &pactv1.DenyConsentRequest{BrandId: c.brandID, UserCode: code})
+		_, err = h.deleg.DenyConsent(r.Context(), &pactv1.DenyConsentRequest{BrandId: c.brandID, UserCode: code, Source: guessSource(user)})
 	case "allow":
 		if normCode(f.Get("confirm_code")) != normCode(code) {
 			h.showConsent(w, r, c.brandID, user, code, http.StatusBadRequest,
@@ -164,7 +173,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, c *call) {
 		}
 		var res *pactv1.ApproveConsentResponse
 		res, err = h.deleg.ApproveConsent(r.Context(), &pactv1.ApproveConsentRequest{
-			BrandId: c.brandID, UserCode: code, BrandUser: user, Scopes: f["scope"],
+			BrandId: c.brandID, UserCode: code, BrandUser: user, Scopes: f["scope"], Source: guessSource(user),
 		})
 		if res.GetGrantId() != "" {
 			outcome = "approved"

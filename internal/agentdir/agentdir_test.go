@@ -1,0 +1,74 @@
+package agentdir
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"pactd/db"
+	"pactd/internal/pajwt"
+)
+
+// slowStore answers from a fixed row; when gate is set it waits on it
+// before answering, so a change can land while a read is in flight.
+type slowStore struct {
+	row     db.Agent
+	calls   int
+	entered chan struct{}
+	gate    chan struct{}
+}
+
+func (s *slowStore) GetAgentByIssuer(_ context.Context, issuer string) (db.Agent, error) {
+	s.calls++
+	if s.gate != nil {
+		s.entered <- struct{}{}
+		<-s.gate
+	}
+	if issuer != s.row.Issuer {
+		return db.Agent{}, db.ErrNotFound
+	}
+	return s.row, nil
+}
+
+func TestLookupCachesFoundAndUnknown(t *testing.T) {
+	s := &slowStore{row: db.Agent{ID: "agt_1", Issuer: "https://pa.example", Enabled: true}}
+	d := New(s, "https://provider.example/a2a", time.Minute, nil)
+	for range 3 {
+		a, err := d.Lookup(t.Context(), "https://pa.example")
+		if err != nil || a.ID != "agt_1" || a.Audience != "https://provider.example/a2a" {
+			t.Fatalf("Lookup = %+v, %v", a, err)
+		}
+		if _, err := d.Lookup(t.Context(), strings.Repeat("x", 2000)); !errors.Is(err, pajwt.ErrUnknownAgent) {
+			t.Fatalf("Lookup(unknown) err = %v", err)
+		}
+	}
+	if s.calls != 2 {
+		t.Fatalf("store read %d times, want 2", s.calls)
+	}
+}
+
+// TestSlowReadCannotUndoAChange: a lookup that read the enabled row before
+// the agent was disabled must not cache that stale row.
+func TestSlowReadCannotUndoAChange(t *testing.T) {
+	s := &slowStore{row: db.Agent{ID: "agt_1", Issuer: "https://pa.example", Enabled: true}, entered: make(chan struct{}), gate: make(chan struct{})}
+	d := New(s, "aud", time.Minute, nil)
+	done := make(chan pajwt.Agent)
+	go func() {
+		a, _ := d.Lookup(context.Background(), "https://pa.example")
+		done <- a
+	}()
+	<-s.entered // the read is in flight (blocked on the gate); disable the agent
+	disabled := s.row
+	disabled.Enabled = false
+	d.Changed(disabled, false)
+	close(s.gate)
+	if a := <-done; !a.Enabled {
+		t.Fatal("the in-flight read should have returned what it read (enabled)")
+	}
+	a, err := d.Lookup(t.Context(), "https://pa.example")
+	if err != nil || a.Enabled {
+		t.Fatalf("after the disable, Lookup = %+v, %v; want the disabled agent", a, err)
+	}
+}
