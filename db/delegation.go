@@ -185,11 +185,8 @@ type DelegationStore interface {
 	// with ids before beforeID ("" for the newest), live or not, with
 	// AgentDisplayName filled.
 	ListGrants(ctx context.Context, brandID, brandUser, beforeID string, limit int) ([]Grant, error)
-	// GrantLive reports whether the grant exists for this Brand, client and
-	// Brand user and is neither revoked nor expired at the current wall-clock
-	// time. Use GrantLiveAt with an injected clock where one exists.
-	GrantLive(ctx context.Context, grantID, brandID, clientID, brandUser string) (bool, error)
-	// GrantLiveAt is GrantLive at the given time.
+	// GrantLiveAt reports whether the grant exists for this Brand, client
+	// and Brand user and is neither revoked nor expired at now.
 	GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error)
 
 	// GetRefreshToken returns a refresh token by hash, used or not.

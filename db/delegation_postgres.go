@@ -192,10 +192,6 @@ func (s *pgStore) ListGrants(ctx context.Context, brandID, brandUser, beforeID s
 	return out, nil
 }
 
-func (s *pgStore) GrantLive(ctx context.Context, grantID, brandID, clientID, brandUser string) (bool, error) {
-	return s.GrantLiveAt(ctx, grantID, brandID, clientID, brandUser, time.Now())
-}
-
 func (s *pgStore) GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error) {
 	n, err := s.q.CountLiveGrants(ctx, pgq.CountLiveGrantsParams{ID: grantID, BrandID: brandID, ClientID: clientID, BrandUser: brandUser, Now: unix(now)})
 	return n == 1, pgErr(err)

@@ -199,10 +199,6 @@ func (s *sqliteStore) ListGrants(ctx context.Context, brandID, brandUser, before
 	return out, nil
 }
 
-func (s *sqliteStore) GrantLive(ctx context.Context, grantID, brandID, clientID, brandUser string) (bool, error) {
-	return s.GrantLiveAt(ctx, grantID, brandID, clientID, brandUser, time.Now())
-}
-
 func (s *sqliteStore) GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error) {
 	n, err := s.q.CountLiveGrants(ctx, liteq.CountLiveGrantsParams{ID: grantID, BrandID: brandID, ClientID: clientID, BrandUser: brandUser, Now: unix(now)})
 	return n == 1, liteErr(err)

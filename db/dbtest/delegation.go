@@ -457,11 +457,11 @@ func testGrants(t *testing.T, s db.Store) {
 	if _, _, err := s.ApproveDeviceAuthorization(ctx, "da_wall", delegGrant("a2agrant_10", "acme", "agt_1", "https://pa.example", "user-7", wall), at); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := s.GrantLive(ctx, "a2agrant_10", "acme", "https://pa.example", "user-7"); err != nil || !ok {
-		t.Fatalf("GrantLive(fresh) = %v, %v; want true", ok, err)
+	if ok, err := s.GrantLiveAt(ctx, "a2agrant_10", "acme", "https://pa.example", "user-7", time.Now()); err != nil || !ok {
+		t.Fatalf("GrantLiveAt(fresh) = %v, %v; want true", ok, err)
 	}
-	if ok, err := s.GrantLive(ctx, g.ID, "acme", "https://pa.example", "user-7"); err != nil || ok {
-		t.Fatalf("GrantLive(revoked) = %v, %v; want false", ok, err)
+	if ok, err := s.GrantLiveAt(ctx, g.ID, "acme", "https://pa.example", "user-7", time.Now()); err != nil || ok {
+		t.Fatalf("GrantLiveAt(revoked) = %v, %v; want false", ok, err)
 	}
 }
 

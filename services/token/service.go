@@ -44,10 +44,8 @@ var brandIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 type Deps struct {
 	// Brands finds Brands.
 	Brands BrandStore
-	// Grants checks grant liveness. When nil (the delegation store is not
-	// built yet) IntrospectToken answers Unimplemented rather than call a
-	// token active without checking its grant, and SignReceipt takes
-	// pa_issuer and brand_user on the (authenticated) frontend's word.
+	// Grants checks grant liveness (required): no token is called active,
+	// and no receipt is signed, without a live grant.
 	Grants GrantChecker
 	// Keys publishes and rotates the signing keys.
 	Keys KeyRing
@@ -103,10 +101,6 @@ func inactive() *pactv1.IntrospectTokenResponse {
 // carrying a live grant of that Brand, client and Brand user. Anything else
 // is active=false and nothing more; the reason goes to the debug log.
 func (s *Service) IntrospectToken(ctx context.Context, req *pactv1.IntrospectTokenRequest) (*pactv1.IntrospectTokenResponse, error) {
-	if s.d.Grants == nil {
-		return nil, connect.NewError(connect.CodeUnimplemented,
-			errors.New("token introspection needs grant lookups, which this version of pactd does not have yet"))
-	}
 	if req.GetToken() == "" {
 		return nil, rpcerr.InvalidField("token", "is required")
 	}
@@ -149,7 +143,7 @@ func (s *Service) IntrospectToken(ctx context.Context, req *pactv1.IntrospectTok
 	if err != nil {
 		return nil, s.fault(ctx, "introspect token: load brand", err)
 	}
-	live, err := s.d.Grants.GrantLive(ctx, c.GrantID, brandID, c.ClientID, c.Subject)
+	live, err := s.d.Grants.GrantLiveAt(ctx, c.GrantID, brandID, c.ClientID, c.Subject, s.d.Now())
 	if err != nil {
 		return nil, s.fault(ctx, "introspect token: check grant", err)
 	}
@@ -221,15 +215,13 @@ func (s *Service) SignReceipt(ctx context.Context, req *pactv1.SignReceiptReques
 	if err != nil {
 		return nil, err
 	}
-	if s.d.Grants != nil {
-		live, err := s.d.Grants.GrantLive(ctx, req.GetGrantId(), b.ID, req.GetPaIssuer(), req.GetBrandUser())
-		if err != nil {
-			return nil, s.fault(ctx, "sign receipt: check grant", err)
-		}
-		if !live {
-			return nil, rpcerr.New(connect.CodeFailedPrecondition, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION,
-				"the grant is not live for this Brand, PA and Brand user")
-		}
+	live, err := s.d.Grants.GrantLiveAt(ctx, req.GetGrantId(), b.ID, req.GetPaIssuer(), req.GetBrandUser(), s.d.Now())
+	if err != nil {
+		return nil, s.fault(ctx, "sign receipt: check grant", err)
+	}
+	if !live {
+		return nil, rpcerr.New(connect.CodeFailedPrecondition, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION,
+			"the grant is not live for this Brand, PA and Brand user")
 	}
 	jws, claims, err := s.d.Signer.SignReceipt(ctx, rc)
 	if errors.As(err, &fe) {

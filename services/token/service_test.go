@@ -51,7 +51,7 @@ type grants struct {
 	live map[string][4]string // grant → brand, client, user
 }
 
-func (g *grants) GrantLive(_ context.Context, grantID, brandID, clientID, brandUser string) (bool, error) {
+func (g *grants) GrantLiveAt(_ context.Context, grantID, brandID, clientID, brandUser string, _ time.Time) (bool, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	want, ok := g.live[grantID]
@@ -79,7 +79,7 @@ func engines(t *testing.T, f func(t *testing.T, dbURL string)) {
 
 // start builds the service; withGrants false leaves Deps.Grants nil, as the
 // server wires it until the delegation store exists.
-func start(t *testing.T, dbURL string, withGrants bool) *env {
+func start(t *testing.T, dbURL string) *env {
 	t.Helper()
 	ctx := t.Context()
 	s, err := db.Open(ctx, dbURL, t.TempDir())
@@ -93,11 +93,8 @@ func start(t *testing.T, dbURL string, withGrants bool) *env {
 		t.Fatalf("provkeys.Open: %v", err)
 	}
 	e := &env{clock: c, store: s, ring: ring, minter: delegtoken.NewSigner(ring, c.Now), grants: &grants{live: map[string][4]string{}}}
-	deps := token.Deps{Brands: s, Keys: ring, Verifier: delegtoken.NewVerifier(ring, c.Now), Signer: delegtoken.NewSigner(ring, c.Now),
+	deps := token.Deps{Brands: s, Grants: e.grants, Keys: ring, Verifier: delegtoken.NewVerifier(ring, c.Now), Signer: delegtoken.NewSigner(ring, c.Now),
 		PublicURL: publicURL, Now: c.Now}
-	if withGrants {
-		deps.Grants = e.grants
-	}
 	mux := http2Mux(token.New(deps))
 	e.srv = httptest.NewUnstartedServer(mux)
 	e.srv.EnableHTTP2 = true
@@ -203,7 +200,9 @@ func verifyReceipt(t *testing.T, keys map[string]*ecdsa.PublicKey, jws, claimsJS
 
 func TestReceiptVerifiesAgainstPublishedJWKS(t *testing.T) {
 	engines(t, func(t *testing.T, dbURL string) {
-		e := start(t, dbURL, false)
+		e := start(t, dbURL)
+		e.grants.live["a2agrant_01"] = [4]string{"acme", "https://pa.example", "user-42"}
+		e.grants.live["g"] = [4]string{"acme", "https://pa.example", "u"}
 		for name, opts := range protocols {
 			c := e.client(opts...)
 			keys, order := jwks(t, c)
@@ -246,7 +245,7 @@ func TestReceiptVerifiesAgainstPublishedJWKS(t *testing.T) {
 }
 
 func TestSignReceiptRefusals(t *testing.T) {
-	e := start(t, "", true)
+	e := start(t, "")
 	e.grants.live["g1"] = [4]string{"acme", "https://pa.example", "user-42"}
 	c := e.client()
 	good := func() *pactv1.SignReceiptRequest {
@@ -280,13 +279,12 @@ func TestSignReceiptRefusals(t *testing.T) {
 			t.Fatalf("%s: violations = %v, want %v", tc.name, rpcerr.FieldViolations(err), tc.fields)
 		}
 	}
-	// Without a grant checker the PA issuer is still checked for shape.
-	bare := start(t, "", false)
+	// The PA issuer's shape is checked before the grant is looked up.
 	r := good()
 	r.PaIssuer = "pa.example"
-	if _, err := bare.client().SignReceipt(t.Context(), r); connect.CodeOf(err) != connect.CodeInvalidArgument ||
+	if _, err := c.SignReceipt(t.Context(), r); connect.CodeOf(err) != connect.CodeInvalidArgument ||
 		!slices.Equal(rpcerr.FieldViolations(err), []string{"pa_issuer"}) {
-		t.Fatalf("fail/pa-not-url without grants: err = %v", err)
+		t.Fatalf("fail/pa-not-url: err = %v", err)
 	}
 	// Positive control.
 	if _, err := c.SignReceipt(t.Context(), good()); err != nil {
@@ -301,7 +299,7 @@ func TestSignReceiptRefusals(t *testing.T) {
 
 func TestAuthorizationServerMetadata(t *testing.T) {
 	engines(t, func(t *testing.T, dbURL string) {
-		e := start(t, dbURL, false)
+		e := start(t, dbURL)
 		for name, opts := range protocols {
 			c := e.client(opts...)
 			resp, err := c.GetAuthorizationServerMetadata(t.Context(), &pactv1.GetAuthorizationServerMetadataRequest{BrandId: "acme"})
@@ -346,7 +344,7 @@ func mintFor(t *testing.T, e *env, brand, client, user, grant string) string {
 
 func TestIntrospectToken(t *testing.T) {
 	engines(t, func(t *testing.T, dbURL string) {
-		e := start(t, dbURL, true)
+		e := start(t, dbURL)
 		const pa = "https://pa.example"
 		e.grants.live["g1"] = [4]string{"acme", pa, "user-42"}
 		e.grants.live["g-globex"] = [4]string{"globex", pa, "user-42"}
@@ -445,14 +443,6 @@ func TestIntrospectToken(t *testing.T) {
 	})
 }
 
-func TestIntrospectWithoutGrantCheckerIsUnimplemented(t *testing.T) {
-	e := start(t, "", false)
-	_, err := e.client().IntrospectToken(t.Context(), &pactv1.IntrospectTokenRequest{Token: mintFor(t, e, "acme", "https://pa.example", "u", "g")})
-	if connect.CodeOf(err) != connect.CodeUnimplemented {
-		t.Fatalf("err = %v, want Unimplemented (never active without a grant check)", err)
-	}
-}
-
 func mintForAud(t *testing.T, e *env, aud, client, grant string) string {
 	t.Helper()
 	tok, err := e.minter.Mint(t.Context(), delegtoken.Claims{Issuer: aud + "/oauth", Audience: aud, Subject: "user-42", ClientID: client, GrantID: grant, Scopes: []string{"a"}})
@@ -489,7 +479,7 @@ func flip(s string) string {
 
 func TestRotationThroughTheWire(t *testing.T) {
 	engines(t, func(t *testing.T, dbURL string) {
-		e := start(t, dbURL, true)
+		e := start(t, dbURL)
 		const pa = "https://pa.example"
 		e.grants.live["g1"] = [4]string{"acme", pa, "user-42"}
 		c := e.client()

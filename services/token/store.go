@@ -2,6 +2,7 @@ package token
 
 import (
 	"context"
+	"time"
 
 	"pactd/db"
 	"pactd/internal/delegtoken"
@@ -15,10 +16,9 @@ type BrandStore interface {
 
 // GrantChecker says whether a grant is live: it exists for this Brand and
 // client (PA issuer) with this Brand user, and is neither revoked nor
-// expired. The delegation store will satisfy it; until then the service is
-// built without one (see Deps.Grants).
+// expired at now. The delegation store satisfies it.
 type GrantChecker interface {
-	GrantLive(ctx context.Context, grantID, brandID, clientID, brandUser string) (bool, error)
+	GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error)
 }
 
 // KeyRing publishes and rotates the Provider's signing keys
