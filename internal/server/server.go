@@ -244,6 +244,7 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) htt
 			return connect.NewError(connect.CodeInternal, errors.New("internal error"))
 		}),
 	}
+	opts = append(opts, strictJSONCodecs()...)
 	mux := http.NewServeMux()
 	// The OAuth endpoints in RFC wire form; the PA JWT is their client
 	// authentication, so they sit outside the caller-credential interceptor.
