@@ -34,6 +34,13 @@ import (
 // depth 1) and, one level deeper, grpc-go's Unimplemented server, which only
 // contributes the marker methods grpc-go requires: the handler's methods win.
 type (
+	grpcCredential struct {
+		pactv1connect.CredentialServiceHandler
+		unimplCredential
+	}
+	unimplCredential struct {
+		pactv1.UnimplementedCredentialServiceServer
+	}
 	grpcAgent struct {
 		pactv1connect.AgentServiceHandler
 		unimplAgent
@@ -106,6 +113,7 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})))
 	}
 	g := grpc.NewServer(opts...)
+	pactv1.RegisterCredentialServiceServer(g, grpcCredential{CredentialServiceHandler: svc.Credential})
 	pactv1.RegisterAgentServiceServer(g, grpcAgent{AgentServiceHandler: svc.Agent})
 	pactv1.RegisterBrandServiceServer(g, grpcBrand{BrandServiceHandler: svc.Brand})
 	pactv1.RegisterVerificationServiceServer(g, grpcVerification{VerificationServiceHandler: svc.Verification})

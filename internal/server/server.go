@@ -37,6 +37,7 @@ import (
 	"pactd/services/agent"
 	"pactd/services/brand"
 	"pactd/services/conversation"
+	"pactd/services/credential"
 	"pactd/services/delegation"
 	"pactd/services/token"
 	"pactd/services/verification"
@@ -126,7 +127,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
-	authn := auth.NewAuthenticator(store, cfg.AdminToken.Reveal(), cfg.FrontendToken.Reveal(), now)
+	authn := auth.NewAuthenticator(store, now)
 	keyRing, err := provkeys.Open(ctx, provkeys.Config{Store: store, KEK: kek, Now: now, Logger: log})
 	if err != nil {
 		_ = store.Close()
@@ -174,6 +175,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks})
 	s.purge = deleg.PurgeExpired
 	svc := Services{
+		Credential:   credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
 		Agent:        agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, Logger: log, OnChange: agents.Changed}),
 		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: brands.Forget}),
 		Verification: verifier,
@@ -212,6 +214,7 @@ func burst(rate float64) int { return max(1, int(rate)) }
 // native gRPC port alike. Every field is set: an RPC that is not built
 // answers Unimplemented through the generated handler the service embeds.
 type Services struct {
+	Credential   pactv1connect.CredentialServiceHandler
 	Agent        pactv1connect.AgentServiceHandler
 	Brand        pactv1connect.BrandServiceHandler
 	Verification pactv1connect.VerificationServiceHandler
@@ -222,6 +225,7 @@ type Services struct {
 
 // serviceNames are the fully qualified names health and reflection report.
 var serviceNames = []string{
+	pactv1connect.CredentialServiceName,
 	pactv1connect.AgentServiceName,
 	pactv1connect.BrandServiceName,
 	pactv1connect.VerificationServiceName,
@@ -249,6 +253,7 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) htt
 	// The OAuth endpoints in RFC wire form; the PA JWT is their client
 	// authentication, so they sit outside the caller-credential interceptor.
 	oauthhttp.New(svc.Delegation, svc.Token, s.log).Register(mux)
+	mux.Handle(pactv1connect.NewCredentialServiceHandler(svc.Credential, opts...))
 	mux.Handle(pactv1connect.NewAgentServiceHandler(svc.Agent, opts...))
 	mux.Handle(pactv1connect.NewBrandServiceHandler(svc.Brand, opts...))
 	mux.Handle(pactv1connect.NewVerificationServiceHandler(svc.Verification, opts...))
