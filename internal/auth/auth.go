@@ -45,11 +45,12 @@ const (
 	// again once it is this old, so a revocation on any replica takes
 	// effect everywhere within it.
 	RevocationBound = time.Second
-	// OutageGrace is how long a credential last confirmed live is still
-	// admitted while the store cannot be read, so VerifyAgentRequest keeps
-	// answering through a database outage; a credential pactd has not seen
-	// live within it is refused with Unavailable.
-	OutageGrace = 10 * time.Minute
+	// DefaultOutageGrace is how long a credential last confirmed live is
+	// still admitted while the store cannot be read (PACT_OUTAGE_GRACE), so
+	// VerifyAgentRequest keeps answering through a database outage; a
+	// credential pactd has not seen live within it is refused with
+	// Unavailable.
+	DefaultOutageGrace = 5 * time.Minute
 )
 
 // Labels of the credentials pactd makes itself; CredentialService refuses
@@ -167,7 +168,7 @@ func ensure(ctx context.Context, s Store, token string, role db.Role, label stri
 // lookup per credential per second and replica, however busy), so
 // revocations and expiries reach every replica within that bound without
 // notifications. While the store cannot be read, a credential confirmed
-// live within OutageGrace is still admitted.
+// live within the outage grace is still admitted.
 type Authenticator struct {
 	store Store
 	now   func() time.Time
@@ -190,13 +191,14 @@ type cached struct {
 // (which are never cached anyway).
 const maxCache = 4096
 
-// NewAuthenticator returns an authenticator over the store; now is the
-// clock (time.Now when nil).
-func NewAuthenticator(s Store, now func() time.Time) *Authenticator {
+// NewAuthenticator returns an authenticator over the store; outageGrace is
+// how long a credential confirmed live is still admitted while the store
+// cannot be read (0: not at all); now is the clock (time.Now when nil).
+func NewAuthenticator(s Store, outageGrace time.Duration, now func() time.Time) *Authenticator {
 	if now == nil {
 		now = time.Now
 	}
-	return &Authenticator{store: s, now: now, ttl: RevocationBound, grace: OutageGrace, cache: map[[32]byte]cached{}}
+	return &Authenticator{store: s, now: now, ttl: RevocationBound, grace: outageGrace, cache: map[[32]byte]cached{}}
 }
 
 // Forget drops every cached credential, so a revocation made through this

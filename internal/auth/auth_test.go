@@ -86,7 +86,7 @@ func setup(t *testing.T) (*fakeStore, *clock, *Authenticator) {
 	s := &fakeStore{creds: map[string]db.Credential{}}
 	clk := &clock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
 	s.creds[string(Hash(tok))] = db.Credential{ID: "cred_1", Role: db.RoleFrontend, LastUseTime: clk.t}
-	return s, clk, NewAuthenticator(s, clk.now)
+	return s, clk, NewAuthenticator(s, DefaultOutageGrace, clk.now)
 }
 
 func wantCode(t *testing.T, name string, err error, code connect.Code) {
@@ -109,7 +109,7 @@ func TestRevocationIsSeenWithinTheBound(t *testing.T) {
 	wantCode(t, "revoked, bound elapsed", err, connect.CodeUnauthenticated)
 }
 
-// Through a store outage a credential confirmed live within OutageGrace is
+// Through a store outage a credential confirmed live within the grace is
 // still admitted; past it, or never seen, the answer is Unavailable; an
 // unknown token is Unauthenticated, never admitted.
 func TestOutageGrace(t *testing.T) {
@@ -120,7 +120,7 @@ func TestOutageGrace(t *testing.T) {
 	s.mu.Lock()
 	s.down = true
 	s.mu.Unlock()
-	clk.advance(OutageGrace - time.Second)
+	clk.advance(DefaultOutageGrace - time.Second)
 	if role, err := a.Authenticate(t.Context(), "Bearer "+tok); err != nil || role != db.RoleFrontend {
 		t.Fatalf("ok/within-grace: %v, %v", role, err)
 	}

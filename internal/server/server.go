@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -57,6 +58,8 @@ type Server struct {
 	// caches (PostgreSQL LISTEN/NOTIFY; see db.ListenChanges).
 	changes func(db.Change)
 	resync  func()
+	// health answers grpc.health.v1 on both ports.
+	health *storeChecker
 	// grpc is the native gRPC server of PACT_GRPC_LISTEN, or nil.
 	grpc *grpc.Server
 
@@ -127,7 +130,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
-	authn := auth.NewAuthenticator(store, now)
+	authn := auth.NewAuthenticator(store, cfg.OutageGrace, now)
 	keyRing, err := provkeys.Open(ctx, provkeys.Config{Store: store, KEK: kek, Now: now, Logger: log})
 	if err != nil {
 		_ = store.Close()
@@ -145,10 +148,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		_ = store.Close()
 		return nil, fmt.Errorf("PA JWT verifier: %w", err)
 	}
-	agents := agentdir.New(store, cfg.Audience, cfg.CacheTTL, now)
+	agents := agentdir.New(store, cfg.Audience, cfg.CacheTTL, cfg.OutageGrace, now)
 	pa := agentdir.PAVerifier{Verifier: paVerifier, Directory: agents}
 	tokenVerifier := delegtoken.NewVerifier(keyRing, now)
-	brands := brandcache.New(store, cfg.CacheTTL, now)
+	brands := brandcache.New(store, cfg.CacheTTL, cfg.OutageGrace, now)
 	cached := cachedBrands{Store: store, brands: brands}
 	verifier := verification.New(verification.Deps{
 		PA: pa, Brands: brands, Now: now, Logger: log, Registerer: reg,
@@ -261,7 +264,8 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) htt
 	mux.Handle(pactv1connect.NewDelegationServiceHandler(svc.Delegation, opts...))
 	mux.Handle(pactv1connect.NewTokenServiceHandler(svc.Token, opts...))
 
-	checker := &storeChecker{store: s.store, services: serviceNames}
+	checker := &storeChecker{store: s.store, services: serviceNames, grace: s.cfg.OutageGrace, now: time.Now}
+	s.health = checker
 	mux.Handle(grpchealth.NewHandler(checker))
 	reflector := grpcreflect.NewStaticReflector(serviceNames...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
@@ -288,10 +292,20 @@ func adminOnly(a *auth.Authenticator, h http.Handler) http.Handler {
 	})
 }
 
-// storeChecker answers grpc.health.v1: SERVING while the store answers.
+// storeChecker answers grpc.health.v1 per service. Every service needs the
+// store, except that VerificationService verifies PA JWTs from last-known
+// agent and Brand state through an outage of up to the outage grace: it
+// (and the overall status, "", which follows the hot path) stays SERVING
+// while the store has answered within the grace, and the others report
+// NOT_SERVING as soon as a ping fails.
 type storeChecker struct {
 	store    db.Store
 	services []string
+	grace    time.Duration
+	now      func() time.Time
+
+	mu     sync.Mutex
+	lastOK time.Time // the last successful ping
 }
 
 func (c *storeChecker) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
@@ -304,10 +318,21 @@ func (c *storeChecker) Check(ctx context.Context, req *grpchealth.CheckRequest) 
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if err := c.store.Ping(pctx); err != nil {
-		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
+	err := c.store.Ping(pctx)
+	now := c.now()
+	c.mu.Lock()
+	if err == nil {
+		c.lastOK = now
 	}
-	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+	lastOK := c.lastOK
+	c.mu.Unlock()
+	if err == nil {
+		return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+	}
+	if (req.Service == "" || req.Service == pactv1connect.VerificationServiceName) && !lastOK.IsZero() && now.Sub(lastOK) < c.grace {
+		return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+	}
+	return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
 }
 
 // Handler is the root HTTP handler (for tests and embedding).
