@@ -97,7 +97,7 @@ func TestBrowserConsent(t *testing.T) {
 
 	// 3. Revoke from the connected-apps page.
 	p.open(w.feURL+"/a2a/shop/oauth/connected", "/a2a/shop/oauth/connected")
-	p.click(`form[action="connected/revoke"] button`)
+	p.click(`form[action$="/oauth/connected/revoke"] button`)
 	p.waitFor(`location.search === "?status=revoked" && document.body.textContent.includes("Revoked")`)
 	if g := grants(); len(g) != 1 || g[0].GetRevokeTime() == nil {
 		t.Fatalf("grants after revoking: %v", g)
