@@ -139,7 +139,7 @@ func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConse
 
 // describe is what the consent page shows for authorization d (found by
 // the normalized user code norm): the PA, its issuer's origin, the Brand
-// and the requested scopes the Brand still defines.
+// and the requested scopes the Brand still defines, in the Brand's order.
 func (s *Service) describe(ctx context.Context, op string, b db.Brand, d db.DeviceAuthorization, norm string) (*pactv1.DescribeConsentResponse, error) {
 	a, err := s.d.Store.GetAgent(ctx, d.AgentID)
 	if errors.Is(err, db.ErrNotFound) {
@@ -152,10 +152,15 @@ func (s *Service) describe(ctx context.Context, op string, b db.Brand, d db.Devi
 		AgentDisplayName: a.DisplayName, AgentOrigin: origin(a.Issuer), BrandDisplayName: b.DisplayName,
 		UserCode: FormatUserCode(norm), ExpiresAt: timestamppb.New(d.ExpiresAt),
 	}
-	defined := brandScopes(b)
+	// In the Brand's scope order, so the page reads the same whatever order
+	// the PA asked in.
+	requested := make(map[string]bool, len(d.Scopes))
 	for _, sc := range d.Scopes {
-		if desc, ok := defined[sc]; ok {
-			resp.Scopes = append(resp.Scopes, &pactv1.Scope{Id: sc, Description: desc})
+		requested[sc] = true
+	}
+	for _, sc := range b.Delegation.Scopes {
+		if requested[sc.ID] {
+			resp.Scopes = append(resp.Scopes, &pactv1.Scope{Id: sc.ID, Description: sc.Description})
 		}
 	}
 	return resp, nil
