@@ -34,23 +34,38 @@ const mart = "mart"
 // brandSite is mart's login: an ES256 key, its JWKS at
 // {brandUrl}/.well-known/jwks.json, and assertions per spec §2.5.
 type brandSite struct {
-	key *ecdsa.PrivateKey
-	kid string
-	url string // the Brand URL: iss of its assertions
-	seq atomic.Int64
+	key     *ecdsa.PrivateKey
+	kid     string
+	url     string // the Brand URL: iss of its assertions
+	consent string // the Provider's consent URL of mart: aud, the only return_to
+	seq     atomic.Int64
 }
 
 func newBrandSite(t *testing.T) *brandSite {
 	t.Helper()
 	b := &brandSite{key: newPA(t).key, kid: "mart-login-1"}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/.well-known/jwks.json" {
+		switch r.URL.Path {
+		case "/.well-known/jwks.json":
+			enc := func(n *big.Int) string { return base64.RawURLEncoding.EncodeToString(n.FillBytes(make([]byte, 32))) }
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"keys":[{"kty":"EC","crv":"P-256","x":%q,"y":%q,"kid":%q,"alg":"ES256","use":"sig"}]}`, enc(b.key.X), enc(b.key.Y), b.kid)
+		case "/login":
+			// For the browser: bob is signed in already; the page posts his
+			// assertion to return_to.
+			rt := r.URL.Query().Get("return_to")
+			tok, err := b.sign(rt, "bob", "bob@mart.example")
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprintf(w, `<!doctype html><html lang="en"><title>Mart</title><form method="post" action="%s">`+
+				`<input type="hidden" name="assertion" value="%s"><button type="submit">Continue</button></form></html>`,
+				html.EscapeString(rt), html.EscapeString(tok))
+		default:
 			http.NotFound(w, r)
-			return
 		}
-		enc := func(n *big.Int) string { return base64.RawURLEncoding.EncodeToString(n.FillBytes(make([]byte, 32))) }
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"keys":[{"kty":"EC","crv":"P-256","x":%q,"y":%q,"kid":%q,"alg":"ES256","use":"sig"}]}`, enc(b.key.X), enc(b.key.Y), b.kid)
 	}))
 	t.Cleanup(srv.Close)
 	b.url = srv.URL
@@ -59,6 +74,7 @@ func newBrandSite(t *testing.T) *brandSite {
 
 // brandRequest is mart: the demo Brand with this login.
 func (b *brandSite) brandRequest(feURL string) *pactv1.CreateBrandRequest {
+	b.consent = feURL + "/a2a/" + mart + "/oauth/consent"
 	req := demo.BrandRequest(mart, "Mart Inc.", feURL)
 	req.Delegation.LoginUrl = b.url
 	req.Delegation.LoginMode = pactv1.BrandLoginMode_BRAND_LOGIN_MODE_SIGNED_ASSERTION
@@ -72,13 +88,25 @@ func (b *brandSite) brandRequest(feURL string) *pactv1.CreateBrandRequest {
 // and sign the assertion for the user code return_to carries.
 func (b *brandSite) login(t *testing.T, w *world, returnTo, sub, email string) string {
 	t.Helper()
-	consent := w.feURL + "/a2a/" + mart + "/oauth/consent"
+	if b.consent != w.feURL+"/a2a/"+mart+"/oauth/consent" {
+		t.Fatalf("the Brand's consent URL is %q", b.consent)
+	}
+	tok, err := b.sign(returnTo, sub, email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// sign checks return_to and signs an assertion: iss the Brand URL, aud the
+// consent URL, sub, jti, iat, exp (120 s), user_code, email.
+func (b *brandSite) sign(returnTo, sub, email string) (string, error) {
 	u, err := url.Parse(returnTo)
-	if err != nil || u.Scheme+"://"+u.Host+u.Path != consent {
-		t.Fatalf("return_to %q is not this Brand's consent URL", returnTo)
+	if err != nil || u.Scheme+"://"+u.Host+u.Path != b.consent {
+		return "", fmt.Errorf("return_to %q is not this Brand's consent URL", returnTo)
 	}
 	now := time.Now().Unix()
-	claims := map[string]any{"iss": b.url, "aud": consent, "sub": sub, "jti": fmt.Sprintf("mart-%d", b.seq.Add(1)),
+	claims := map[string]any{"iss": b.url, "aud": b.consent, "sub": sub, "jti": fmt.Sprintf("mart-%d", b.seq.Add(1)),
 		"iat": now, "exp": now + 120, "user_code": u.Query().Get("user_code"), "email": email}
 	h, _ := json.Marshal(map[string]any{"alg": "ES256", "kid": b.kid, "typ": "JWT"})
 	c, _ := json.Marshal(claims)
@@ -86,9 +114,9 @@ func (b *brandSite) login(t *testing.T, w *world, returnTo, sub, email string) s
 	d := sha256.Sum256([]byte(input))
 	r, s, err := ecdsa.Sign(rand.Reader, b.key, d[:])
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	return input + "." + base64.RawURLEncoding.EncodeToString(append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...))
+	return input + "." + base64.RawURLEncoding.EncodeToString(append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...)), nil
 }
 
 // stateless is a browser that keeps NO cookies (no jar) and follows no
