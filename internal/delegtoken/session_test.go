@@ -2,6 +2,7 @@ package delegtoken_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -139,4 +140,45 @@ func TestSignConsentSessionRefusesBadClaims(t *testing.T) {
 			t.Errorf("%s: signed", name)
 		}
 	}
+}
+
+// FuzzVerifyConsentSession feeds arbitrary strings, and one-byte mutations
+// of a genuine session, to VerifyConsentSession. Properties: no panic; a
+// refusal is always an *Error with a reason; only the genuine session
+// verifies.
+func FuzzVerifyConsentSession(f *testing.F) {
+	ks := newKeySet(f)
+	v := delegtoken.NewVerifier(ks, clock)
+	valid, err := delegtoken.NewSigner(ks, clock).SignConsentSession(f.Context(), session())
+	if err != nil {
+		f.Fatal(err)
+	}
+	parts := strings.Split(valid, ".")
+	for _, seed := range []string{
+		valid, "", "..", "a.b.c", parts[0] + "." + parts[1] + ".",
+		b64([]byte(`{"alg":"ES256","kid":"`+ks.kid+`","typ":"at+jwt"}`)) + "." + parts[1] + "." + parts[2],
+		strings.Repeat("A", delegtoken.MaxSessionBytes+1),
+	} {
+		f.Add(seed, uint16(0), byte('A'))
+	}
+	f.Add("", uint16(len(valid)-1), byte('B'))
+	f.Fuzz(func(t *testing.T, tok string, pos uint16, b byte) {
+		check := func(tok string) {
+			_, err := v.VerifyConsentSession(t.Context(), tok, wantA)
+			if err == nil {
+				if tok != valid {
+					t.Fatalf("a session that is not the genuine one verified: %q", tok)
+				}
+				return
+			}
+			var re *delegtoken.Error
+			if !errors.As(err, &re) || re.Reason == "" {
+				t.Fatalf("refusal is not an *Error with a reason: %v", err)
+			}
+		}
+		check(tok)
+		mutated := []byte(valid)
+		mutated[int(pos)%len(mutated)] = b
+		check(string(mutated))
+	})
 }
