@@ -257,10 +257,14 @@ func TestSignedConsentWithoutCookies(t *testing.T) {
 		d := w.martDevice(t, "user-1", "orders:cancel orders:read")
 		wantOAuthError(t, "first poll", martToken("user-1", w.paForm("grant_type", deviceGrant, "device_code", d.DeviceCode)), 400, "authorization_pending")
 
-		// GET consent sends the User to the Brand's login, not a cookie login.
+		// GET consent sends the User to the Brand's login, not a cookie login
+		// (a step-up link carries no code: the plain verification URI).
 		r := b.do(t, consentURL+"?user_code="+d.UserCode, nil)
 		if r.status != http.StatusSeeOther || r.header.Get("Location") != d.VerificationURIComplete {
 			t.Fatalf("GET consent: %d Location %q, want 303 to %s", r.status, r.header.Get("Location"), d.VerificationURIComplete)
+		}
+		if r := b.do(t, consentURL, nil); r.status != http.StatusSeeOther || r.header.Get("Location") != d.VerificationURI {
+			t.Fatalf("GET consent without a code: %d Location %q, want 303 to %s", r.status, r.header.Get("Location"), d.VerificationURI)
 		}
 
 		page, f, assertion := w.consentFor(t, b, d, "bob")
@@ -433,6 +437,20 @@ func TestSignedConsentRefusals(t *testing.T) {
 		}
 		if r := b.do(t, w.feURL+"/a2a/shop/oauth/consent", url.Values{"assertion": {good}}); r.status != 400 {
 			t.Errorf("assertion at the trusted-frontend Brand: %d", r.status)
+		}
+		// What pactd tells the frontend about each Brand's pages.
+		for _, c := range []struct {
+			brand, verification string
+			mode                pactv1.BrandLoginMode
+		}{
+			{mart, w.site.url + "/login?return_to=" + url.QueryEscape(consentURL), pactv1.BrandLoginMode_BRAND_LOGIN_MODE_SIGNED_ASSERTION},
+			{shop, w.feURL + "/demo/shop/login?return_to=" + url.QueryEscape(w.feURL+"/a2a/shop/oauth/consent"), pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND},
+			{"acme", "", pactv1.BrandLoginMode_BRAND_LOGIN_MODE_UNSPECIFIED}, // no delegation
+		} {
+			res, err := w.brands.GetAgentCard(t.Context(), &pactv1.GetAgentCardRequest{BrandId: c.brand})
+			if err != nil || res.GetInterfaceUrl() != w.feURL+"/a2a/"+c.brand || res.GetLoginMode() != c.mode || res.GetVerificationUri() != c.verification {
+				t.Errorf("GetAgentCard(%s) = %v, %v", c.brand, res, err)
+			}
 		}
 		// Positive control: the good assertion opens the page.
 		if r := b.do(t, consentURL, url.Values{"assertion": {good}}); r.status != 200 || firstForm(t, r.body).hidden["session"] == "" {
