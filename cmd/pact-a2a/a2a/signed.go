@@ -162,8 +162,8 @@ func (h *Handler) decideSigned(w http.ResponseWriter, r *http.Request, b brandPa
 func (h *Handler) connectedSigned(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := view{Title: "Connected assistants", Signed: true, Status: statusText[q.Get("status")]}
-	if q.Get("status") == "approved" {
-		v.Granted = q.Get("scope")
+	if sc := q.Get("scope"); q.Get("status") == "approved" && len(sc) <= 2048 {
+		v.Granted = sc // shown escaped, and only as the outcome it claims to be
 	}
 	h.pages.render(w, http.StatusOK, "connected", v)
 }
