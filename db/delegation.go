@@ -205,9 +205,20 @@ type DelegationStore interface {
 	RotateRefreshToken(ctx context.Context, old []byte, brandID, clientID string, now time.Time, next RefreshToken) (RefreshToken, error)
 
 	// PurgeExpiredDelegation deletes device authorizations and refresh
-	// tokens that expired at or before now, and used Brand assertions whose
-	// ExpireTime is before now, returning how many rows went.
+	// tokens that expired at or before now, used Brand assertions whose
+	// ExpireTime is before now, and user-code failure windows that started
+	// more than an hour before now, returning how many rows went.
 	PurgeExpiredDelegation(ctx context.Context, now time.Time) (int64, error)
+
+	// AddUserCodeFailure counts one failed (or reserved) user-code lookup
+	// in scope's window starting at window, and returns the window's count
+	// including it. Concurrent calls each see a distinct count.
+	AddUserCodeFailure(ctx context.Context, scope string, window time.Time) (int64, error)
+	// RemoveUserCodeFailure takes one back (never below zero).
+	RemoveUserCodeFailure(ctx context.Context, scope string, window time.Time) error
+	// CountPendingDeviceAuthorizations counts an agent's pending device
+	// authorizations that have not expired at now: in all, and at brandID.
+	CountPendingDeviceAuthorizations(ctx context.Context, agentID, brandID string, now time.Time) (total, atBrand int64, err error)
 }
 
 // delegFromUnix0 reads 0 (never) back as the zero time.

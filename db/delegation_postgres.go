@@ -240,8 +240,26 @@ func (s *pgStore) PurgeExpiredDelegation(ctx context.Context, now time.Time) (in
 			return err
 		}
 		k, err := q.DeleteExpiredBrandAssertions(ctx, unix(now))
-		total = n + m + k
+		if err != nil {
+			return err
+		}
+		f, err := q.DeleteOldUserCodeFailures(ctx, unix(now.Add(-time.Hour)))
+		total = n + m + k + f
 		return err
 	})
 	return total, err
+}
+
+func (s *pgStore) AddUserCodeFailure(ctx context.Context, scope string, window time.Time) (int64, error) {
+	n, err := s.q.AddUserCodeFailure(ctx, pgq.AddUserCodeFailureParams{Scope: scope, WindowStart: unix(window)})
+	return n, pgErr(err)
+}
+
+func (s *pgStore) RemoveUserCodeFailure(ctx context.Context, scope string, window time.Time) error {
+	return pgErr(s.q.RemoveUserCodeFailure(ctx, pgq.RemoveUserCodeFailureParams{Scope: scope, WindowStart: unix(window)}))
+}
+
+func (s *pgStore) CountPendingDeviceAuthorizations(ctx context.Context, agentID, brandID string, now time.Time) (int64, int64, error) {
+	r, err := s.q.CountPendingDeviceAuthorizations(ctx, pgq.CountPendingDeviceAuthorizationsParams{AgentID: agentID, BrandID: brandID, Now: unix(now)})
+	return r.Total, r.AtBrand, pgErr(err)
 }

@@ -39,44 +39,27 @@ func (s *Service) consentBrand(ctx context.Context, op, brandID, userCode, sourc
 // lookup finds the authorization a user code names at Brand b. Every
 // lookup of a well-formed code that matches nothing counts against the
 // Brand's guessing limit and, when the call names a source, against the
-// (Brand, source) limit too, and is audited with the source (never the
-// code). While either limit is exhausted every such lookup is refused with
-// ResourceExhausted before the store is asked.
+// (Brand, source) limit too (reserveGuess: counted in the store, before
+// the lookup), and is audited with the source (never the code).
 func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, source string) (db.DeviceAuthorization, error) {
 	norm, ok := NormalizeUserCode(userCode)
 	if !ok {
 		// No code has this form; nothing to guess, nothing to look up.
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
-	now := s.now()
-	skey := sourceKey(b.ID, source)
-	if source != "" {
-		if wait := s.sourceGuesses.take(skey, now); wait > 0 {
-			s.d.Logger.WarnContext(ctx, "user code lookup refused: guessing limit of the source", slog.String("op", op),
-				slog.String("brand_id", b.ID), slog.String("source", source))
-			return db.DeviceAuthorization{}, tooManyGuesses(wait, "too many unknown user codes from this source; retry later")
-		}
-	}
-	if wait := s.guesses.take(b.ID, now); wait > 0 {
-		if source != "" {
-			s.sourceGuesses.refund(skey, now)
-		}
-		s.d.Logger.WarnContext(ctx, "user code lookup refused: guessing limit", slog.String("op", op), slog.String("brand_id", b.ID),
-			slog.String("source", source))
-		return db.DeviceAuthorization{}, tooManyGuesses(wait, "too many unknown user codes for this Brand; retry later")
+	r, err := s.reserveGuess(ctx, op, b.ID, source, s.now())
+	if err != nil {
+		return db.DeviceAuthorization{}, err
 	}
 	d, err := s.d.Store.GetDeviceAuthorizationByUserCode(ctx, b.ID, userCodeHash(b.ID, norm))
 	if errors.Is(err, db.ErrNotFound) {
-		// The tokens taken above stay spent: this was a failed guess.
+		// The reservation stays counted: this was a failed guess.
 		s.d.Logger.WarnContext(ctx, "user code lookup failed", slog.String("op", op), slog.String("brand_id", b.ID),
 			slog.String("source", source))
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
-	// Found (or the store failed): not a guess, give the tokens back.
-	s.guesses.refund(b.ID, now)
-	if source != "" {
-		s.sourceGuesses.refund(skey, now)
-	}
+	// Found (or the store failed): not a guess.
+	s.releaseGuess(ctx, r)
 	if err != nil {
 		return db.DeviceAuthorization{}, s.fault(ctx, op+": load authorization", err)
 	}

@@ -41,6 +41,13 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 	}
 
 	now := s.now()
+	if refused, err := s.checkPending(ctx, c.pa.Agent.ID, c.brand.ID, now); err != nil || refused {
+		if err != nil {
+			return nil, err
+		}
+		return refuseDevice(ErrInvalidRequest, "this client has too many pending device authorizations; "+
+			"complete one or wait until one expires (at most 10 minutes)"), nil
+	}
 	var deviceCode, userCode string
 	for attempt := 0; ; attempt++ {
 		if deviceCode, err = randomSecret(s.d.Rand, DeviceCodePrefix); err != nil {

@@ -9,6 +9,26 @@ import (
 	"context"
 )
 
+const addUserCodeFailure = `-- name: AddUserCodeFailure :one
+INSERT INTO user_code_failures (scope, window_start, failures)
+VALUES (?1, ?2, 1)
+ON CONFLICT (scope, window_start) DO UPDATE SET failures = user_code_failures.failures + 1
+RETURNING failures
+`
+
+type AddUserCodeFailureParams struct {
+	Scope       string
+	WindowStart int64
+}
+
+// Counts one failed (or reserved) lookup and returns the window's count.
+func (q *Queries) AddUserCodeFailure(ctx context.Context, arg AddUserCodeFailureParams) (int64, error) {
+	row := q.db.QueryRowContext(ctx, addUserCodeFailure, arg.Scope, arg.WindowStart)
+	var failures int64
+	err := row.Scan(&failures)
+	return failures, err
+}
+
 const approveDeviceAuthorization = `-- name: ApproveDeviceAuthorization :one
 UPDATE device_authorizations SET status = 'approved', brand_user = ?1, grant_id = ?2
 WHERE id = ?3 AND status = 'pending' AND expires_at > ?4
@@ -107,6 +127,32 @@ func (q *Queries) CountLiveGrants(ctx context.Context, arg CountLiveGrantsParams
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const countPendingDeviceAuthorizations = `-- name: CountPendingDeviceAuthorizations :one
+SELECT CAST(count(*) AS BIGINT) AS total,
+       CAST(COALESCE(SUM(CASE WHEN brand_id = ?1 THEN 1 ELSE 0 END), 0) AS BIGINT) AS at_brand
+FROM device_authorizations
+WHERE agent_id = ?2 AND status = 'pending' AND expires_at > ?3
+`
+
+type CountPendingDeviceAuthorizationsParams struct {
+	BrandID string
+	AgentID string
+	Now     int64
+}
+
+type CountPendingDeviceAuthorizationsRow struct {
+	Total   int64
+	AtBrand int64
+}
+
+// Pending, unexpired device authorizations of an agent: in all, and at one Brand.
+func (q *Queries) CountPendingDeviceAuthorizations(ctx context.Context, arg CountPendingDeviceAuthorizationsParams) (CountPendingDeviceAuthorizationsRow, error) {
+	row := q.db.QueryRowContext(ctx, countPendingDeviceAuthorizations, arg.BrandID, arg.AgentID, arg.Now)
+	var i CountPendingDeviceAuthorizationsRow
+	err := row.Scan(&i.Total, &i.AtBrand)
+	return i, err
 }
 
 const createDeviceAuthorization = `-- name: CreateDeviceAuthorization :one
@@ -266,6 +312,18 @@ DELETE FROM refresh_tokens WHERE expires_at <= ?1
 
 func (q *Queries) DeleteExpiredRefreshTokens(ctx context.Context, now int64) (int64, error) {
 	result, err := q.db.ExecContext(ctx, deleteExpiredRefreshTokens, now)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
+const deleteOldUserCodeFailures = `-- name: DeleteOldUserCodeFailures :execrows
+DELETE FROM user_code_failures WHERE window_start < ?1
+`
+
+func (q *Queries) DeleteOldUserCodeFailures(ctx context.Context, before int64) (int64, error) {
+	result, err := q.db.ExecContext(ctx, deleteOldUserCodeFailures, before)
 	if err != nil {
 		return 0, err
 	}
@@ -532,6 +590,22 @@ func (q *Queries) ReleaseExpiredBrandAssertion(ctx context.Context, arg ReleaseE
 		return 0, err
 	}
 	return result.RowsAffected()
+}
+
+const removeUserCodeFailure = `-- name: RemoveUserCodeFailure :exec
+UPDATE user_code_failures SET failures = failures - 1
+WHERE scope = ?1 AND window_start = ?2 AND failures > 0
+`
+
+type RemoveUserCodeFailureParams struct {
+	Scope       string
+	WindowStart int64
+}
+
+// Gives back a reservation: the lookup found its code, or was refused.
+func (q *Queries) RemoveUserCodeFailure(ctx context.Context, arg RemoveUserCodeFailureParams) error {
+	_, err := q.db.ExecContext(ctx, removeUserCodeFailure, arg.Scope, arg.WindowStart)
+	return err
 }
 
 const revokeGrant = `-- name: RevokeGrant :execrows

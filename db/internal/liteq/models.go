@@ -112,3 +112,9 @@ type UsedBrandAssertion struct {
 	Jti        string
 	ExpireTime int64
 }
+
+type UserCodeFailure struct {
+	Scope       string
+	WindowStart int64
+	Failures    int64
+}

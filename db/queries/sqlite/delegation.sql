@@ -116,3 +116,25 @@ ON CONFLICT (brand_id, jti) DO NOTHING;
 -- A used assertion is kept while it could still be accepted (through its
 -- expire_time, inclusive).
 DELETE FROM used_brand_assertions WHERE expire_time < sqlc.arg(now);
+
+-- name: AddUserCodeFailure :one
+-- Counts one failed (or reserved) lookup and returns the window's count.
+INSERT INTO user_code_failures (scope, window_start, failures)
+VALUES (sqlc.arg(scope), sqlc.arg(window_start), 1)
+ON CONFLICT (scope, window_start) DO UPDATE SET failures = user_code_failures.failures + 1
+RETURNING failures;
+
+-- name: RemoveUserCodeFailure :exec
+-- Gives back a reservation: the lookup found its code, or was refused.
+UPDATE user_code_failures SET failures = failures - 1
+WHERE scope = sqlc.arg(scope) AND window_start = sqlc.arg(window_start) AND failures > 0;
+
+-- name: DeleteOldUserCodeFailures :execrows
+DELETE FROM user_code_failures WHERE window_start < sqlc.arg(before);
+
+-- name: CountPendingDeviceAuthorizations :one
+-- Pending, unexpired device authorizations of an agent: in all, and at one Brand.
+SELECT CAST(count(*) AS BIGINT) AS total,
+       CAST(COALESCE(SUM(CASE WHEN brand_id = sqlc.arg(brand_id) THEN 1 ELSE 0 END), 0) AS BIGINT) AS at_brand
+FROM device_authorizations
+WHERE agent_id = sqlc.arg(agent_id) AND status = 'pending' AND expires_at > sqlc.arg(now);
