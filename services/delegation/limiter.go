@@ -147,4 +147,3 @@ func (s *Service) checkPending(ctx context.Context, agentID, brandID string, now
 	}
 	return false, nil
 }
-
