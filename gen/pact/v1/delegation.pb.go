@@ -178,10 +178,19 @@ type StartDeviceAuthorizationRequest struct {
 	ClientId string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	// The form's scope: space-separated scope ids.
 	Scope string `protobuf:"bytes,4,opt,name=scope,proto3" json:"scope,omitempty"`
-	// The form's authorization_details (RFC 9396 JSON array); unset when the
-	// form has no such field. pactd does not support resource-bound
-	// delegation (§5.7) yet, so any value, even an empty one, is refused with
-	// invalid_authorization_details rather than silently dropped.
+	// The form's authorization_details (RFC 9396 §2 JSON array, PACT §5.7);
+	// unset when the form has no such field. Checked strictly against the
+	// Brand's authorization_details_types, and refused with
+	// invalid_authorization_details (nothing is stored) when: larger than
+	// 8 KiB (or 4 KiB once normalized) or more than 16 entries; not JSON,
+	// not UTF-8, or with a member repeated in one object; not an array
+	// (null, an object, ...) or an empty array; an entry that is not an
+	// object or whose type is missing, not a string, or not a declared type;
+	// a member the type does not declare; a required member missing; a value
+	// of the wrong kind or outside its pattern or enum (an action not
+	// allowed); an entry whose type's scope is not in scope; two identical
+	// entries, or two of a SINGLE type. Set but empty is refused too. The
+	// accepted entries are stored in canonical JSON with the authorization.
 	AuthorizationDetails *string `protobuf:"bytes,5,opt,name=authorization_details,json=authorizationDetails,proto3,oneof" json:"authorization_details,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
@@ -451,9 +460,13 @@ type DescribeConsentResponse struct {
 	// The normalized user code, for the User to compare (RFC 8628 §5.4).
 	UserCode string `protobuf:"bytes,5,opt,name=user_code,json=userCode,proto3" json:"user_code,omitempty"`
 	// When the authorization expires.
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The requested authorization_details entries (PACT §5.7), in request
+	// order, each with the scope it belongs to and its conditions in words;
+	// show each under its scope. Empty for a scope-only request.
+	AuthorizationDetails []*ConsentAuthorizationDetail `protobuf:"bytes,7,rep,name=authorization_details,json=authorizationDetails,proto3" json:"authorization_details,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *DescribeConsentResponse) Reset() {
@@ -524,6 +537,13 @@ func (x *DescribeConsentResponse) GetUserCode() string {
 func (x *DescribeConsentResponse) GetExpiresAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *DescribeConsentResponse) GetAuthorizationDetails() []*ConsentAuthorizationDetail {
+	if x != nil {
+		return x.AuthorizationDetails
 	}
 	return nil
 }
@@ -640,9 +660,12 @@ type ApproveConsentResponse struct {
 	// The new grant's id; empty when nothing was granted (treated as a deny).
 	GrantId string `protobuf:"bytes,1,opt,name=grant_id,json=grantId,proto3" json:"grant_id,omitempty"`
 	// The granted scopes.
-	Scopes        []string `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Scopes []string `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// The granted authorization_details: the requested entries minus those
+	// whose scope was not granted, canonical JSON; empty when none.
+	AuthorizationDetailsJson string `protobuf:"bytes,3,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *ApproveConsentResponse) Reset() {
@@ -687,6 +710,13 @@ func (x *ApproveConsentResponse) GetScopes() []string {
 		return x.Scopes
 	}
 	return nil
+}
+
+func (x *ApproveConsentResponse) GetAuthorizationDetailsJson() string {
+	if x != nil {
+		return x.AuthorizationDetailsJson
+	}
+	return ""
 }
 
 // DenyConsentRequest denies a pending authorization.
@@ -919,10 +949,15 @@ type IssueDelegationResponse struct {
 	Error *OAuthError `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
 	// The complete RFC 6749 JSON body on success, to send with status 200,
 	// Content-Type: application/json, Cache-Control: no-store and
-	// Pragma: no-cache.
-	BodyJson      string `protobuf:"bytes,7,opt,name=body_json,json=bodyJson,proto3" json:"body_json,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Pragma: no-cache. It carries authorization_details when the grant has
+	// any.
+	BodyJson string `protobuf:"bytes,7,opt,name=body_json,json=bodyJson,proto3" json:"body_json,omitempty"`
+	// The grant's approved authorization_details (canonical JSON array, the
+	// same value as in body_json and in the token's authorization_details
+	// claim); empty for a scope-only grant. Unchanged by refresh.
+	AuthorizationDetailsJson string `protobuf:"bytes,8,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *IssueDelegationResponse) Reset() {
@@ -1000,6 +1035,13 @@ func (x *IssueDelegationResponse) GetError() *OAuthError {
 func (x *IssueDelegationResponse) GetBodyJson() string {
 	if x != nil {
 		return x.BodyJson
+	}
+	return ""
+}
+
+func (x *IssueDelegationResponse) GetAuthorizationDetailsJson() string {
+	if x != nil {
+		return x.AuthorizationDetailsJson
 	}
 	return ""
 }
@@ -1632,7 +1674,7 @@ var File_pact_v1_delegation_proto protoreflect.FileDescriptor
 
 const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\n" +
-	"\x18pact/v1/delegation.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13pact/v1/brand.proto\x1a\x14pact/v1/common.proto\"\xe9\x01\n" +
+	"\x18pact/v1/delegation.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#pact/v1/authorization_details.proto\x1a\x13pact/v1/brand.proto\x1a\x14pact/v1/common.proto\"\xe9\x01\n" +
 	"\x1fStartDeviceAuthorizationRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12$\n" +
 	"\rauthorization\x18\x02 \x01(\tR\rauthorization\x12\x1b\n" +
@@ -1654,7 +1696,7 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x16DescribeConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12\x16\n" +
-	"\x06source\x18\x03 \x01(\tR\x06source\"\x98\x02\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\xf2\x02\n" +
 	"\x17DescribeConsentResponse\x12,\n" +
 	"\x12agent_display_name\x18\x01 \x01(\tR\x10agentDisplayName\x12!\n" +
 	"\fagent_origin\x18\x02 \x01(\tR\vagentOrigin\x12,\n" +
@@ -1662,7 +1704,8 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x06scopes\x18\x04 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes\x12\x1b\n" +
 	"\tuser_code\x18\x05 \x01(\tR\buserCode\x129\n" +
 	"\n" +
-	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"\xc7\x01\n" +
+	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12X\n" +
+	"\x15authorization_details\x18\a \x03(\v2#.pact.v1.ConsentAuthorizationDetailR\x14authorizationDetails\"\xc7\x01\n" +
 	"\x15ApproveConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12\x1d\n" +
@@ -1670,10 +1713,11 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"brand_user\x18\x03 \x01(\tR\tbrandUser\x12'\n" +
 	"\x0fbrand_assertion\x18\x04 \x01(\tR\x0ebrandAssertion\x12\x16\n" +
 	"\x06scopes\x18\x05 \x03(\tR\x06scopes\x12\x16\n" +
-	"\x06source\x18\x06 \x01(\tR\x06source\"K\n" +
+	"\x06source\x18\x06 \x01(\tR\x06source\"\x89\x01\n" +
 	"\x16ApproveConsentResponse\x12\x19\n" +
 	"\bgrant_id\x18\x01 \x01(\tR\agrantId\x12\x16\n" +
-	"\x06scopes\x18\x02 \x03(\tR\x06scopes\"\x8d\x01\n" +
+	"\x06scopes\x18\x02 \x03(\tR\x06scopes\x12<\n" +
+	"\x1aauthorization_details_json\x18\x03 \x01(\tR\x18authorizationDetailsJson\"\x8d\x01\n" +
 	"\x12DenyConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12'\n" +
@@ -1688,7 +1732,7 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\vdevice_code\x18\x04 \x01(\tR\n" +
 	"deviceCode\x12#\n" +
 	"\rrefresh_token\x18\x05 \x01(\tR\frefreshToken\x12\x1b\n" +
-	"\tclient_id\x18\x06 \x01(\tR\bclientId\"\xfd\x01\n" +
+	"\tclient_id\x18\x06 \x01(\tR\bclientId\"\xbb\x02\n" +
 	"\x17IssueDelegationResponse\x12!\n" +
 	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1d\n" +
 	"\n" +
@@ -1698,7 +1742,8 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"expires_in\x18\x04 \x01(\x05R\texpiresIn\x12\x14\n" +
 	"\x05scope\x18\x05 \x01(\tR\x05scope\x12)\n" +
 	"\x05error\x18\x06 \x01(\v2\x13.pact.v1.OAuthErrorR\x05error\x12\x1b\n" +
-	"\tbody_json\x18\a \x01(\tR\bbodyJson\"\xf4\x02\n" +
+	"\tbody_json\x18\a \x01(\tR\bbodyJson\x12<\n" +
+	"\x1aauthorization_details_json\x18\b \x01(\tR\x18authorizationDetailsJson\"\xf4\x02\n" +
 	"\x05Grant\x12\x19\n" +
 	"\bgrant_id\x18\x01 \x01(\tR\agrantId\x12\x19\n" +
 	"\bbrand_id\x18\x02 \x01(\tR\abrandId\x12\x19\n" +
@@ -1818,43 +1863,45 @@ var file_pact_v1_delegation_proto_goTypes = []any{
 	(*OAuthError)(nil),                       // 20: pact.v1.OAuthError
 	(*Scope)(nil),                            // 21: pact.v1.Scope
 	(*timestamppb.Timestamp)(nil),            // 22: google.protobuf.Timestamp
-	(*PageRequest)(nil),                      // 23: pact.v1.PageRequest
+	(*ConsentAuthorizationDetail)(nil),       // 23: pact.v1.ConsentAuthorizationDetail
+	(*PageRequest)(nil),                      // 24: pact.v1.PageRequest
 }
 var file_pact_v1_delegation_proto_depIdxs = []int32{
 	20, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
 	21, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
 	22, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
-	20, // 3: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
-	22, // 4: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
-	22, // 5: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
-	22, // 6: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
-	20, // 7: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
-	23, // 8: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
-	11, // 9: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
-	21, // 10: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
-	1,  // 11: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
-	3,  // 12: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
-	5,  // 13: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
-	7,  // 14: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
-	9,  // 15: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
-	12, // 16: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
-	14, // 17: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
-	16, // 18: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
-	18, // 19: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
-	2,  // 20: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
-	4,  // 21: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
-	6,  // 22: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
-	8,  // 23: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
-	10, // 24: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
-	13, // 25: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
-	15, // 26: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
-	17, // 27: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
-	19, // 28: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
-	20, // [20:29] is the sub-list for method output_type
-	11, // [11:20] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	23, // 3: pact.v1.DescribeConsentResponse.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
+	20, // 4: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
+	22, // 5: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
+	22, // 6: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
+	22, // 7: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
+	20, // 8: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
+	24, // 9: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
+	11, // 10: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
+	21, // 11: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
+	1,  // 12: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
+	3,  // 13: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
+	5,  // 14: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
+	7,  // 15: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
+	9,  // 16: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
+	12, // 17: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
+	14, // 18: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
+	16, // 19: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
+	18, // 20: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
+	2,  // 21: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
+	4,  // 22: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
+	6,  // 23: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
+	8,  // 24: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
+	10, // 25: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
+	13, // 26: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
+	15, // 27: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
+	17, // 28: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
+	19, // 29: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
+	21, // [21:30] is the sub-list for method output_type
+	12, // [12:21] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_delegation_proto_init() }
@@ -1862,6 +1909,7 @@ func file_pact_v1_delegation_proto_init() {
 	if File_pact_v1_delegation_proto != nil {
 		return
 	}
+	file_pact_v1_authorization_details_proto_init()
 	file_pact_v1_brand_proto_init()
 	file_pact_v1_common_proto_init()
 	file_pact_v1_delegation_proto_msgTypes[0].OneofWrappers = []any{}
