@@ -713,3 +713,23 @@ func Keep(entries []Entry, types []Type, granted []string) []Entry {
 	}
 	return out
 }
+
+// Match is the rule that binds a delegation token to its grant: the
+// token's authorization_details claim (nil when absent) must say exactly
+// what the grant in the store says. Both absent is a scope-only grant;
+// otherwise the claim, canonicalized, must equal the grant's canonical
+// JSON byte for byte. A grant's details never change, so a difference
+// means the token was not minted from this grant (or the grant's details
+// would be dropped or widened by honouring it): the token is refused. ok
+// is true when they match; entries are then the grant's.
+func Match(grant string, claim []byte) (entries []Entry, ok bool) {
+	if grant == "" || claim == nil {
+		return nil, grant == "" && claim == nil
+	}
+	c, err := Canonicalize(claim)
+	if err != nil || c != grant {
+		return nil, false
+	}
+	entries, err = Decode(grant)
+	return entries, err == nil
+}

@@ -53,21 +53,11 @@ func consentDetails(b db.Brand, canonical string) ([]*pactv1.ConsentAuthorizatio
 	out := make([]*pactv1.ConsentAuthorizationDetail, 0, len(entries))
 	for _, e := range entries {
 		t := authzdetails.Find(b.Delegation.AuthorizationDetailsTypes, e.Type)
-		cd := &pactv1.ConsentAuthorizationDetail{Detail: DetailProto(e), Words: authzdetails.Words(t, e)}
+		cd := &pactv1.ConsentAuthorizationDetail{Detail: authzdetails.Proto(e), Words: authzdetails.Words(t, e)}
 		if t != nil {
 			cd.Scope = t.Scope
 		}
 		out = append(out, cd)
 	}
 	return out, nil
-}
-
-// DetailProto is one entry as the API returns it.
-func DetailProto(e authzdetails.Entry) *pactv1.AuthorizationDetail {
-	d := &pactv1.AuthorizationDetail{Type: e.Type, Json: e.Canonical()}
-	for _, n := range e.Names() {
-		v := e.Members[n]
-		d.Members = append(d.Members, &pactv1.AuthorizationDetailMember{Name: n, Values: v.Values, Array: v.Array})
-	}
-	return d
 }

@@ -20,6 +20,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/authzdetails"
 	"pactd/internal/delegtoken"
 	"pactd/internal/provkeys"
 	"pactd/internal/rpcerr"
@@ -97,9 +98,12 @@ func inactive() *pactv1.IntrospectTokenResponse {
 }
 
 // IntrospectToken reports whether a delegation token is active: genuine
-// (delegtoken.Verify), for an existing Brand with delegation enabled, and
-// carrying a live grant of that Brand, client and Brand user. Anything else
-// is active=false and nothing more; the reason goes to the debug log.
+// (delegtoken.Verify), for an existing Brand with delegation enabled,
+// carrying a live grant of that Brand, client and Brand user, and with an
+// authorization_details claim equal to the grant's (authzdetails.Match:
+// both absent, or the same canonical JSON). Anything else is active=false
+// and nothing more; the reason goes to the log. The details returned are
+// the grant's, from the store.
 func (s *Service) IntrospectToken(ctx context.Context, req *pactv1.IntrospectTokenRequest) (*pactv1.IntrospectTokenResponse, error) {
 	if req.GetToken() == "" {
 		return nil, rpcerr.InvalidField("token", "is required")
@@ -143,7 +147,7 @@ func (s *Service) IntrospectToken(ctx context.Context, req *pactv1.IntrospectTok
 	if err != nil {
 		return nil, s.fault(ctx, "introspect token: load brand", err)
 	}
-	live, err := s.d.Grants.GrantLiveAt(ctx, c.GrantID, brandID, c.ClientID, c.Subject, s.d.Now())
+	details, live, err := s.d.Grants.LiveGrantDetails(ctx, c.GrantID, brandID, c.ClientID, c.Subject, s.d.Now())
 	if err != nil {
 		return nil, s.fault(ctx, "introspect token: check grant", err)
 	}
@@ -151,11 +155,20 @@ func (s *Service) IntrospectToken(ctx context.Context, req *pactv1.IntrospectTok
 		s.d.Logger.DebugContext(ctx, "token inactive", slog.String("reason", "grant_not_live"), slog.String("grant_id", c.GrantID))
 		return inactive(), nil
 	}
-	return &pactv1.IntrospectTokenResponse{
+	entries, same := authzdetails.Match(details, c.AuthorizationDetails)
+	if !same {
+		s.d.Logger.WarnContext(ctx, "token inactive", slog.String("reason", "authorization_details_mismatch"), slog.String("grant_id", c.GrantID))
+		return inactive(), nil
+	}
+	resp := &pactv1.IntrospectTokenResponse{
 		Active: true, Scope: strings.Join(c.Scopes, " "), ClientId: c.ClientID, Sub: c.Subject,
 		Aud: c.Audience, Iss: c.Issuer, Exp: timestamppb.New(c.ExpiresAt), Iat: timestamppb.New(c.IssuedAt),
-		GrantId: c.GrantID, TokenType: TokenTypeBearer, AuthorizationDetailsJson: string(c.AuthorizationDetails),
-	}, nil
+		GrantId: c.GrantID, TokenType: TokenTypeBearer, AuthorizationDetailsJson: details,
+	}
+	for _, e := range entries {
+		resp.AuthorizationDetails = append(resp.AuthorizationDetails, authzdetails.Proto(e))
+	}
+	return resp, nil
 }
 
 // receiptFields maps receipt claim names to request fields.
@@ -260,12 +273,16 @@ type asMetadata struct {
 	ScopesSupported                   []string `json:"scopes_supported"`
 	GrantTypesSupported               []string `json:"grant_types_supported"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
+	// AuthorizationDetailsTypesSupported (RFC 9396 §10) is listed only when
+	// the Brand declares types (PACT §5.7).
+	AuthorizationDetailsTypesSupported []string `json:"authorization_details_types_supported,omitempty"`
 }
 
 // GetAuthorizationServerMetadata returns a Brand's RFC 8414 metadata
 // (PACT §5.2; served at {issuer}/.well-known/oauth-authorization-server):
 // issuer {interfaceUrl}/oauth and the endpoints under it, the Brand's
-// scopes, the device-code and refresh grants, private_key_jwt. NotFound for
+// scopes, the device-code and refresh grants, private_key_jwt, and, when
+// the Brand declares any, its authorization_details types. NotFound for
 // an unknown Brand, FailedPrecondition for a Brand without delegation.
 func (s *Service) GetAuthorizationServerMetadata(ctx context.Context, req *pactv1.GetAuthorizationServerMetadataRequest) (*pactv1.GetAuthorizationServerMetadataResponse, error) {
 	b, err := s.load(ctx, req.GetBrandId())
@@ -286,6 +303,9 @@ func (s *Service) GetAuthorizationServerMetadata(ctx context.Context, req *pactv
 	}
 	for _, sc := range b.Delegation.Scopes {
 		md.ScopesSupported = append(md.ScopesSupported, sc.ID)
+	}
+	for _, t := range b.Delegation.AuthorizationDetailsTypes {
+		md.AuthorizationDetailsTypesSupported = append(md.AuthorizationDetailsTypesSupported, t.Type)
 	}
 	doc, err := json.Marshal(md)
 	if err != nil {
