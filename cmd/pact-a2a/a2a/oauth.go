@@ -125,7 +125,13 @@ func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, brandID, u
 		Expires: d.GetExpiresAt().AsTime().UTC().Format("15:04 MST"), CSRF: h.pages.csrf(brandID, user, "consent "+d.GetUserCode()),
 	}
 	for _, sc := range d.GetScopes() {
-		v.Scopes = append(v.Scopes, scopeView{ID: sc.GetId(), Description: sc.GetDescription()})
+		sv := scopeView{ID: sc.GetId(), Description: sc.GetDescription()}
+		for _, ad := range d.GetAuthorizationDetails() {
+			if ad.GetScope() == sc.GetId() {
+				sv.Details = append(sv.Details, ad.GetWords())
+			}
+		}
+		v.Scopes = append(v.Scopes, sv)
 	}
 	h.pages.render(w, status, "consent", v)
 }
