@@ -106,11 +106,15 @@ func TestAuthorizationDetailsTypesValidation(t *testing.T) {
 		{"label-missing", base + "[0].fields[0].label", func(d *pactv1.DelegationSettings) { d.AuthorizationDetailsTypes[0].Fields[0].Label = "" }},
 		{"label-control-character", base + "[0].fields[0].label", func(d *pactv1.DelegationSettings) { d.AuthorizationDetailsTypes[0].Fields[0].Label = "or\x00der" }},
 		{"pattern-missing", base + "[0].fields[0].pattern", func(d *pactv1.DelegationSettings) { d.AuthorizationDetailsTypes[0].Fields[0].Pattern = "" }},
-		{"pattern-not-re2", base + "[0].fields[0].pattern", func(d *pactv1.DelegationSettings) { d.AuthorizationDetailsTypes[0].Fields[0].Pattern = `^(?=1)[0-9]{4}$` }},
+		{"pattern-not-re2", base + "[0].fields[0].pattern", func(d *pactv1.DelegationSettings) {
+			d.AuthorizationDetailsTypes[0].Fields[0].Pattern = `^(?=1)[0-9]{4}$`
+		}},
 		{"pattern-unanchored", base + "[0].fields[0].pattern", func(d *pactv1.DelegationSettings) { d.AuthorizationDetailsTypes[0].Fields[0].Pattern = `[0-9]{4}` }},
 		{"pattern-start-only", base + "[0].fields[0].pattern", func(d *pactv1.DelegationSettings) { d.AuthorizationDetailsTypes[0].Fields[0].Pattern = `^[0-9]{4}` }},
 		{"pattern-alternation-half-anchored", base + "[0].fields[0].pattern", func(d *pactv1.DelegationSettings) { d.AuthorizationDetailsTypes[0].Fields[0].Pattern = `^1002|1003$` }},
-		{"pattern-multiline", base + "[0].fields[0].pattern", func(d *pactv1.DelegationSettings) { d.AuthorizationDetailsTypes[0].Fields[0].Pattern = `(?m)^[0-9]{4}$` }},
+		{"pattern-multiline", base + "[0].fields[0].pattern", func(d *pactv1.DelegationSettings) {
+			d.AuthorizationDetailsTypes[0].Fields[0].Pattern = `(?m)^[0-9]{4}$`
+		}},
 		{"pattern-escaped-dollar", base + "[0].fields[0].pattern", func(d *pactv1.DelegationSettings) { d.AuthorizationDetailsTypes[0].Fields[0].Pattern = `^[0-9]{4}\$` }},
 		{"pattern-too-long", base + "[0].fields[0].pattern", func(d *pactv1.DelegationSettings) {
 			d.AuthorizationDetailsTypes[0].Fields[0].Pattern = "^" + strings.Repeat("a", 256) + "$"
