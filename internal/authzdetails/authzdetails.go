@@ -698,15 +698,16 @@ func Words(t *Type, e Entry) string {
 	return head + ": " + strings.Join(parts, "; ")
 }
 
-// Keep returns the entries a grant keeps after consent: an entry whose
-// type the Brand declares is kept only if its scope was granted (a
-// declined scope drops its details); an entry whose type the Brand no
-// longer declares is kept, because dropping a restriction would widen the
-// grant.
-func Keep(entries []Entry, types []Type, granted []string) []Entry {
+// Keep returns the entries a grant keeps after consent: an entry is
+// dropped only when its type's scope was requested and not granted (a
+// declined scope drops its details with it). Every other entry is kept,
+// because dropping a restriction would widen the grant: one whose type the
+// Brand no longer declares, or whose type now names a scope the request
+// did not carry (the Brand changed the type after the request).
+func Keep(entries []Entry, types []Type, requested, granted []string) []Entry {
 	var out []Entry
 	for _, e := range entries {
-		if t := Find(types, e.Type); t != nil && !slices.Contains(granted, t.Scope) {
+		if t := Find(types, e.Type); t != nil && slices.Contains(requested, t.Scope) && !slices.Contains(granted, t.Scope) {
 			continue
 		}
 		out = append(out, e)

@@ -41,7 +41,7 @@ func grantDetails(b db.Brand, d db.DeviceAuthorization, granted []string) string
 	if err != nil {
 		return d.AuthorizationDetails
 	}
-	return authzdetails.Encode(authzdetails.Keep(entries, b.Delegation.AuthorizationDetailsTypes, granted))
+	return authzdetails.Encode(authzdetails.Keep(entries, b.Delegation.AuthorizationDetailsTypes, d.Scopes, granted))
 }
 
 // consentDetails are the stored details as the consent page shows them.

@@ -60,8 +60,9 @@ type DelegationServiceClient interface {
 	// the request's source, is over its limit of failed user-code lookups.
 	DescribeConsent(ctx context.Context, in *DescribeConsentRequest, opts ...grpc.CallOption) (*DescribeConsentResponse, error)
 	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
-	// nothing granted is a deny. Only a pending authorization can be decided,
-	// once.
+	// nothing granted is a deny. The requested authorization_details whose
+	// scope was not granted are dropped with it; the rest are stored with
+	// the grant (§5.7). Only a pending authorization can be decided, once.
 	//
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
 	// User is the sub of brand_assertion, the Brand's single-use login
@@ -226,8 +227,9 @@ type DelegationServiceServer interface {
 	// the request's source, is over its limit of failed user-code lookups.
 	DescribeConsent(context.Context, *DescribeConsentRequest) (*DescribeConsentResponse, error)
 	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
-	// nothing granted is a deny. Only a pending authorization can be decided,
-	// once.
+	// nothing granted is a deny. The requested authorization_details whose
+	// scope was not granted are dropped with it; the rest are stored with
+	// the grant (§5.7). Only a pending authorization can be decided, once.
 	//
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
 	// User is the sub of brand_assertion, the Brand's single-use login
