@@ -2,11 +2,13 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
 	"pactd/cmd/pact-a2a/demo"
 	pactv1 "pactd/gen/pact/v1"
+	"pactd/gen/pact/v1/pactv1connect"
 )
 
 // PACT §5.7 end to end, through the reference frontend (its OAuth reverse
@@ -71,6 +73,24 @@ func TestResourceBoundDelegation(t *testing.T) {
 		if string(claims.AuthorizationDetails) != want {
 			t.Fatalf("token claim authorization_details = %s; want %s", claims.AuthorizationDetails, want)
 		}
+
+		// Introspection (RFC 9396 §9.1) returns the grant's details.
+		tc := pactv1connect.NewTokenServiceClient(http.DefaultClient, w.pactdURL, bearer(frontendToken))
+		in, err := tc.IntrospectToken(t.Context(), &pactv1.IntrospectTokenRequest{Token: tok.AccessToken, BrandId: shop})
+		if err != nil || !in.GetActive() || in.GetAuthorizationDetailsJson() != want || len(in.GetAuthorizationDetails()) != 1 ||
+			in.GetAuthorizationDetails()[0].GetType() != demo.OrderCancelType {
+			t.Fatalf("IntrospectToken = %v, %v", in, err)
+		}
+		// A refresh keeps them exactly.
+		var next struct {
+			tokenResponse
+			AuthorizationDetails json.RawMessage `json:"authorization_details"`
+		}
+		wantOAuthJSON(t, "refresh", w.refresh(t, sub, tok.RefreshToken), &next)
+		if string(next.AuthorizationDetails) != want {
+			t.Fatalf("refreshed authorization_details = %s; want %s", next.AuthorizationDetails, want)
+		}
+		tok.AccessToken = next.AccessToken
 
 		// The agent enforces them: order 1001 is not in the details, so no
 		// action, a step-up; order 1002 is cancelled, with a receipt.
