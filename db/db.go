@@ -86,12 +86,22 @@ const (
 )
 
 // Credential is a caller's bearer credential, stored as a SHA-256 hash.
+// The zero ExpireTime, RevokeTime or LastUseTime means never.
 type Credential struct {
-	ID         string
-	Role       Role
-	TokenHash  []byte
-	Label      string
-	CreateTime time.Time
+	ID          string
+	Role        Role
+	TokenHash   []byte
+	Label       string
+	CreateTime  time.Time
+	ExpireTime  time.Time
+	RevokeTime  time.Time
+	LastUseTime time.Time
+}
+
+// LiveAt reports whether the credential authenticates at t: not revoked
+// and not expired.
+func (c Credential) LiveAt(t time.Time) bool {
+	return c.RevokeTime.IsZero() && (c.ExpireTime.IsZero() || t.Before(c.ExpireTime))
 }
 
 // Store is the full storage contract. Open returns it and dbtest judges both
@@ -127,6 +137,24 @@ type Store interface {
 	GetCredentialByHash(ctx context.Context, hash []byte) (Credential, error)
 	// CountCredentials counts the credentials of a role.
 	CountCredentials(ctx context.Context, role Role) (int64, error)
+	// CountLiveCredentials counts the credentials of a role that are live
+	// at now (not revoked, not expired).
+	CountLiveCredentials(ctx context.Context, role Role, now time.Time) (int64, error)
+	// GetCredential returns the credential with the id.
+	GetCredential(ctx context.Context, id string) (Credential, error)
+	// ListCredentials returns up to limit credentials with ids after
+	// afterID, by id, revoked and expired ones included.
+	ListCredentials(ctx context.Context, afterID string, limit int) ([]Credential, error)
+	// RevokeCredential sets the revoke time of a live credential;
+	// ErrNotFound when the id is unknown or the credential is revoked
+	// already.
+	RevokeCredential(ctx context.Context, id string, now time.Time) (Credential, error)
+	// RevokeCredentialsByLabel revokes every live credential with the label
+	// except the one whose hash is keepHash, and returns their ids.
+	RevokeCredentialsByLabel(ctx context.Context, label string, keepHash []byte, now time.Time) ([]string, error)
+	// TouchCredential records a use of the credential at now, unless one
+	// was recorded less than a minute before.
+	TouchCredential(ctx context.Context, id string, now time.Time) error
 
 	// KeyStore holds the Provider's signing keys (keys.go).
 	KeyStore

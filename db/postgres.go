@@ -1,6 +1,8 @@
 package db
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -157,4 +159,40 @@ func (s *pgStore) GetCredentialByHash(ctx context.Context, hash []byte) (Credent
 func (s *pgStore) CountCredentials(ctx context.Context, role Role) (int64, error) {
 	n, err := s.q.CountCredentialsByRole(ctx, string(role))
 	return n, pgErr(err)
+}
+
+func (s *pgStore) CountLiveCredentials(ctx context.Context, role Role, now time.Time) (int64, error) {
+	n, err := s.q.CountLiveCredentialsByRole(ctx, pgq.CountLiveCredentialsByRoleParams{Role: string(role), Now: unix(now)})
+	return n, pgErr(err)
+}
+
+func (s *pgStore) GetCredential(ctx context.Context, id string) (Credential, error) {
+	r, err := s.q.GetCredential(ctx, id)
+	return credentialFromPG(r), pgErr(err)
+}
+
+func (s *pgStore) ListCredentials(ctx context.Context, afterID string, limit int) ([]Credential, error) {
+	rows, err := s.q.ListCredentials(ctx, pgq.ListCredentialsParams{AfterID: afterID, PageLimit: int32(limit)})
+	if err != nil {
+		return nil, pgErr(err)
+	}
+	out := make([]Credential, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, credentialFromPG(r))
+	}
+	return out, nil
+}
+
+func (s *pgStore) RevokeCredential(ctx context.Context, id string, now time.Time) (Credential, error) {
+	r, err := s.q.RevokeCredential(ctx, pgq.RevokeCredentialParams{ID: id, Now: unix(now)})
+	return credentialFromPG(r), pgErr(err)
+}
+
+func (s *pgStore) RevokeCredentialsByLabel(ctx context.Context, label string, keepHash []byte, now time.Time) ([]string, error) {
+	ids, err := s.q.RevokeCredentialsByLabel(ctx, pgq.RevokeCredentialsByLabelParams{Label: label, KeepHash: keepHash, Now: unix(now)})
+	return ids, pgErr(err)
+}
+
+func (s *pgStore) TouchCredential(ctx context.Context, id string, now time.Time) error {
+	return pgErr(s.q.TouchCredential(ctx, pgq.TouchCredentialParams{ID: id, Now: unix(now), OlderThan: unix(now) - 60}))
 }

@@ -107,11 +107,13 @@ func updateAgentParams(a Agent) liteq.UpdateAgentParams {
 }
 
 func credentialFromRow(r liteq.Credential) Credential {
-	return Credential{ID: r.ID, Role: Role(r.Role), TokenHash: r.TokenHash, Label: r.Label, CreateTime: fromUnix(r.CreateTime)}
+	return Credential{ID: r.ID, Role: Role(r.Role), TokenHash: r.TokenHash, Label: r.Label, CreateTime: fromUnix(r.CreateTime),
+		ExpireTime: fromUnixOrZero(r.ExpireTime), RevokeTime: fromUnixOrZero(r.RevokeTime), LastUseTime: fromUnixOrZero(r.LastUseTime)}
 }
 
 func credentialFromPG(r pgq.Credential) Credential { return credentialFromRow(liteq.Credential(r)) }
 
 func createCredentialParams(c Credential) liteq.CreateCredentialParams {
-	return liteq.CreateCredentialParams{ID: c.ID, Role: string(c.Role), TokenHash: c.TokenHash, Label: c.Label, CreateTime: unix(c.CreateTime)}
+	return liteq.CreateCredentialParams{ID: c.ID, Role: string(c.Role), TokenHash: c.TokenHash, Label: c.Label,
+		CreateTime: unix(c.CreateTime), ExpireTime: unixOrZero(c.ExpireTime)}
 }

@@ -1,6 +1,8 @@
 package db
 
 import (
+	"time"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -171,4 +173,40 @@ func (s *sqliteStore) GetCredentialByHash(ctx context.Context, hash []byte) (Cre
 func (s *sqliteStore) CountCredentials(ctx context.Context, role Role) (int64, error) {
 	n, err := s.q.CountCredentialsByRole(ctx, string(role))
 	return n, liteErr(err)
+}
+
+func (s *sqliteStore) CountLiveCredentials(ctx context.Context, role Role, now time.Time) (int64, error) {
+	n, err := s.q.CountLiveCredentialsByRole(ctx, liteq.CountLiveCredentialsByRoleParams{Role: string(role), Now: unix(now)})
+	return n, liteErr(err)
+}
+
+func (s *sqliteStore) GetCredential(ctx context.Context, id string) (Credential, error) {
+	r, err := s.q.GetCredential(ctx, id)
+	return credentialFromRow(r), liteErr(err)
+}
+
+func (s *sqliteStore) ListCredentials(ctx context.Context, afterID string, limit int) ([]Credential, error) {
+	rows, err := s.q.ListCredentials(ctx, liteq.ListCredentialsParams{AfterID: afterID, PageLimit: int64(limit)})
+	if err != nil {
+		return nil, liteErr(err)
+	}
+	out := make([]Credential, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, credentialFromRow(r))
+	}
+	return out, nil
+}
+
+func (s *sqliteStore) RevokeCredential(ctx context.Context, id string, now time.Time) (Credential, error) {
+	r, err := s.q.RevokeCredential(ctx, liteq.RevokeCredentialParams{ID: id, Now: unix(now)})
+	return credentialFromRow(r), liteErr(err)
+}
+
+func (s *sqliteStore) RevokeCredentialsByLabel(ctx context.Context, label string, keepHash []byte, now time.Time) ([]string, error) {
+	ids, err := s.q.RevokeCredentialsByLabel(ctx, liteq.RevokeCredentialsByLabelParams{Label: label, KeepHash: keepHash, Now: unix(now)})
+	return ids, liteErr(err)
+}
+
+func (s *sqliteStore) TouchCredential(ctx context.Context, id string, now time.Time) error {
+	return liteErr(s.q.TouchCredential(ctx, liteq.TouchCredentialParams{ID: id, Now: unix(now), OlderThan: unix(now) - 60}))
 }

@@ -83,6 +83,24 @@ func TestDelegationCardAndMetadata(t *testing.T) {
 			TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
 		}
 		r := w.getJSON(t, o.MetadataURL, &md)
+		// RFC 8414 §2: issuer and response_types_supported are REQUIRED,
+		// token_endpoint too unless only the implicit grant is offered, and
+		// token_endpoint_auth_signing_alg_values_supported MUST be present
+		// when private_key_jwt is listed (likewise for revocation); RFC 8628
+		// §4 adds device_authorization_endpoint.
+		var members map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(r.body), &members); err != nil {
+			t.Fatalf("metadata %s: %v", r.body, err)
+		}
+		for _, m := range []string{"issuer", "response_types_supported", "token_endpoint", "device_authorization_endpoint",
+			"token_endpoint_auth_signing_alg_values_supported", "revocation_endpoint_auth_signing_alg_values_supported"} {
+			if _, ok := members[m]; !ok {
+				t.Errorf("metadata lacks %s: %s", m, r.body)
+			}
+		}
+		if string(members["response_types_supported"]) != "[]" || string(members["token_endpoint_auth_signing_alg_values_supported"]) != `["ES256","RS256"]` {
+			t.Errorf("metadata response types / signing algs: %s", r.body)
+		}
 		if r.header.Get("Content-Type") != "application/json" || r.header.Get("Access-Control-Allow-Origin") != "*" {
 			t.Errorf("metadata headers %v", r.header)
 		}
@@ -209,15 +227,21 @@ func TestDelegatedConversation(t *testing.T) {
 		}
 		var hdr struct{ Alg, Typ, Kid string }
 		var claims struct {
-			Iss, Aud, Sub, Scope string
-			ClientID             string `json:"client_id"`
-			GrantID              string `json:"grant_id"`
+			Iss, Aud, Sub, Scope, Jti string
+			ClientID                  string `json:"client_id"`
+			GrantID                   string `json:"grant_id"`
+			Iat, Exp                  int64
 		}
 		jwtPart(t, tok.AccessToken, 0, &hdr)
 		jwtPart(t, tok.AccessToken, 1, &claims)
 		if hdr.Alg != "ES256" || hdr.Typ != "at+jwt" || claims.Iss != w.feURL+"/a2a/shop/oauth" || claims.Aud != w.feURL+"/a2a/shop" ||
 			claims.Sub != "alice" || claims.ClientID != w.issuer || claims.Scope != "orders:read" || !strings.HasPrefix(claims.GrantID, "a2agrant_") {
 			t.Fatalf("delegation token %+v %+v", hdr, claims)
+		}
+		// RFC 9068 §2.2: iss, exp, aud, sub, client_id, iat and jti are
+		// REQUIRED (the others are checked above).
+		if claims.Jti == "" || claims.Iat == 0 || claims.Exp-claims.Iat != 3600 {
+			t.Fatalf("delegation token lacks an RFC 9068 claim: %+v", claims)
 		}
 		wantOAuthError(t, "redeemed twice", w.poll(t, sub, d.DeviceCode), 400, "invalid_grant")
 
@@ -322,6 +346,13 @@ func TestDelegationRefreshAndDenial(t *testing.T) {
 		wantOAuthJSON(t, "refresh", w.refresh(t, sub, tok.RefreshToken), &next)
 		if next.RefreshToken == tok.RefreshToken || !strings.HasPrefix(next.RefreshToken, "rt_") || next.Scope != "orders:read" || next.AccessToken == "" {
 			t.Fatalf("refresh %+v", next)
+		}
+		// Each token has its own jti (RFC 9068 §2.2), refreshed or not.
+		var first, second struct{ Jti string }
+		jwtPart(t, tok.AccessToken, 1, &first)
+		jwtPart(t, next.AccessToken, 1, &second)
+		if first.Jti == "" || second.Jti == "" || first.Jti == second.Jti {
+			t.Fatalf("jti of the first token %q and of the refreshed one %q", first.Jti, second.Jti)
 		}
 		w.verifyReceipt(t, w.delegated(t, sub, next.AccessToken, userMsg("m-1", "", "show my orders")))
 		// Another client (client_id) cannot use the token; it stays usable.

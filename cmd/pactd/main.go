@@ -129,7 +129,7 @@ func tokenCmd(ctx context.Context, args, env []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer s.Close()
-	tok, err := auth.Create(ctx, s, db.Role(role), "created by pactd token create", time.Now())
+	_, tok, err := auth.Create(ctx, s, db.Role(role), "created by pactd token create", time.Time{}, time.Now())
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ func Run(t *testing.T, newStore Factory) {
 	t.Run("agents/paging", func(t *testing.T) { t.Parallel(); testAgentPaging(t, newStore(t)) })
 	t.Run("brands", func(t *testing.T) { t.Parallel(); testBrands(t, newStore(t)) })
 	t.Run("credentials", func(t *testing.T) { t.Parallel(); testCredentials(t, newStore(t)) })
+	t.Run("credentials/lifecycle", func(t *testing.T) { t.Parallel(); testCredentialLifecycle(t, newStore(t)) })
 	t.Run("conversations", func(t *testing.T) { runConversations(t, newStore) })
 	runKeys(t, newStore)
 	runDelegation(t, newStore)
@@ -202,5 +204,105 @@ func testCredentials(t *testing.T, s db.Store) {
 		if n, err := s.CountCredentials(ctx, role); err != nil || n != want {
 			t.Errorf("CountCredentials(%s) = %d, %v; want %d", role, n, err, want)
 		}
+	}
+}
+
+// Credential lifecycle: expiry, listing, revocation (once), revoking a
+// rotated bootstrap token's predecessors, and last use kept to the minute.
+func testCredentialLifecycle(t *testing.T, s db.Store) {
+	ctx := t.Context()
+	at := at.Truncate(time.Second) // the store keeps whole seconds
+	mk := func(id string, role db.Role, b byte, label string, exp time.Time) db.Credential {
+		t.Helper()
+		c := db.Credential{ID: id, Role: role, TokenHash: bytes.Repeat([]byte{b}, 32), Label: label, CreateTime: at, ExpireTime: exp}
+		if created, err := s.CreateCredential(ctx, c); err != nil || !created {
+			t.Fatalf("CreateCredential(%s) = %v, %v", id, created, err)
+		}
+		return c
+	}
+	mk("cred_a", db.RoleAdmin, 1, "bootstrap admin", time.Time{})
+	mk("cred_b", db.RoleAdmin, 2, "bootstrap admin", time.Time{})
+	mk("cred_c", db.RoleAdmin, 3, "ops", at.Add(time.Hour))
+	mk("cred_d", db.RoleFrontend, 4, "bootstrap admin", time.Time{}) // same label, other role: still a match by label
+
+	got, err := s.GetCredential(ctx, "cred_c")
+	if err != nil || !got.ExpireTime.Equal(at.Add(time.Hour)) || !got.RevokeTime.IsZero() || !got.LastUseTime.IsZero() || got.Label != "ops" {
+		t.Fatalf("GetCredential(cred_c) = %+v, %v", got, err)
+	}
+	if !got.LiveAt(at.Add(time.Hour-time.Second)) || got.LiveAt(at.Add(time.Hour)) {
+		t.Fatalf("LiveAt around the expiry is wrong: %+v", got)
+	}
+	if _, err := s.GetCredential(ctx, "cred_zz"); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("GetCredential(unknown) err = %v", err)
+	}
+	for _, tc := range []struct {
+		now  time.Time
+		want int64
+	}{{at, 3}, {at.Add(time.Hour), 2}} {
+		if n, err := s.CountLiveCredentials(ctx, db.RoleAdmin, tc.now); err != nil || n != tc.want {
+			t.Fatalf("CountLiveCredentials(admin, %v) = %d, %v; want %d", tc.now, n, err, tc.want)
+		}
+	}
+
+	// Revoking the predecessors of the bootstrap token with hash 2.
+	revoked, err := s.RevokeCredentialsByLabel(ctx, "bootstrap admin", bytes.Repeat([]byte{2}, 32), at.Add(time.Minute))
+	slices.Sort(revoked)
+	if err != nil || !slices.Equal(revoked, []string{"cred_a", "cred_d"}) {
+		t.Fatalf("RevokeCredentialsByLabel = %v, %v; want cred_a and cred_d", revoked, err)
+	}
+	if again, err := s.RevokeCredentialsByLabel(ctx, "bootstrap admin", bytes.Repeat([]byte{2}, 32), at.Add(2*time.Minute)); err != nil || len(again) != 0 {
+		t.Fatalf("RevokeCredentialsByLabel again = %v, %v; want none", again, err)
+	}
+	a, _ := s.GetCredentialByHash(ctx, bytes.Repeat([]byte{1}, 32))
+	if !a.RevokeTime.Equal(at.Add(time.Minute)) || a.LiveAt(at.Add(time.Minute)) {
+		t.Fatalf("revoked bootstrap predecessor = %+v", a)
+	}
+
+	// RevokeCredential: once; unknown and already revoked are ErrNotFound.
+	r, err := s.RevokeCredential(ctx, "cred_c", at.Add(3*time.Minute))
+	if err != nil || r.ID != "cred_c" || !r.RevokeTime.Equal(at.Add(3*time.Minute)) {
+		t.Fatalf("RevokeCredential = %+v, %v", r, err)
+	}
+	for _, id := range []string{"cred_c", "cred_a", "cred_zz"} {
+		if _, err := s.RevokeCredential(ctx, id, at.Add(4*time.Minute)); !errors.Is(err, db.ErrNotFound) {
+			t.Fatalf("RevokeCredential(%s) err = %v; want ErrNotFound", id, err)
+		}
+	}
+	if c, _ := s.GetCredential(ctx, "cred_c"); !c.RevokeTime.Equal(at.Add(3 * time.Minute)) {
+		t.Fatalf("a second revocation moved the revoke time: %+v", c)
+	}
+
+	// Last use: recorded, then not again within the minute, then again.
+	for _, tc := range []struct{ at, want time.Time }{
+		{at.Add(10 * time.Minute), at.Add(10 * time.Minute)},
+		{at.Add(10*time.Minute + 59*time.Second), at.Add(10 * time.Minute)},
+		{at.Add(11 * time.Minute), at.Add(11 * time.Minute)},
+	} {
+		if err := s.TouchCredential(ctx, "cred_b", tc.at); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := s.GetCredential(ctx, "cred_b"); !c.LastUseTime.Equal(tc.want) {
+			t.Fatalf("after a use at %v last use = %v; want %v", tc.at, c.LastUseTime, tc.want)
+		}
+	}
+
+	// Listing: all four, by id, in pages.
+	var ids []string
+	after := ""
+	for {
+		page, err := s.ListCredentials(ctx, after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range page {
+			ids = append(ids, c.ID)
+		}
+		if len(page) < 3 {
+			break
+		}
+		after = page[len(page)-1].ID
+	}
+	if !slices.Equal(ids, []string{"cred_a", "cred_b", "cred_c", "cred_d"}) {
+		t.Fatalf("ListCredentials = %v", ids)
 	}
 }

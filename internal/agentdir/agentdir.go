@@ -7,6 +7,11 @@
 // update, delete) is applied to the cache at once, so disabling an agent
 // takes effect on the very next call here. Other replicas see it within
 // TTL (default 2 s).
+//
+// Outages: while the store cannot be read, an issuer whose state was read
+// less than the outage grace ago is answered from that state, so PA JWTs
+// keep verifying through a database outage; past it the lookup fails
+// (closed).
 package agentdir
 
 import (
@@ -40,6 +45,9 @@ type Directory struct {
 	// gen counts changes; a lookup stores what it read only if no change
 	// happened meanwhile, so a slow read cannot undo a disable.
 	gen atomic.Uint64
+	// grace is how long past its TTL an entry answers while the store
+	// cannot be read.
+	grace time.Duration
 }
 
 type entry struct {
@@ -48,12 +56,13 @@ type entry struct {
 }
 
 // New returns a directory. audience is the Provider-wide audience given to
-// agents without an override.
-func New(s Store, audience string, ttl time.Duration, now func() time.Time) *Directory {
+// agents without an override; outageGrace is how long past its TTL a cached
+// state still answers while the store cannot be read (0: never).
+func New(s Store, audience string, ttl, outageGrace time.Duration, now func() time.Time) *Directory {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	return &Directory{store: s, audience: audience, cache: ttlcache.New[[32]byte, entry](ttl, 100_000, now)}
+	return &Directory{store: s, audience: audience, grace: outageGrace, cache: ttlcache.New[[32]byte, entry](ttl, 100_000, now)}
 }
 
 // Lookup implements pajwt.AgentLookup.
@@ -72,6 +81,12 @@ func (d *Directory) Lookup(ctx context.Context, issuer string) (pajwt.Agent, err
 		return pajwt.Agent{}, pajwt.ErrUnknownAgent
 	}
 	if err != nil {
+		if e, ok := d.cache.GetStale(key, d.grace); ok && ctx.Err() == nil {
+			if !e.found {
+				return pajwt.Agent{}, pajwt.ErrUnknownAgent
+			}
+			return e.agent, nil
+		}
 		return pajwt.Agent{}, fmt.Errorf("look up agent: %w", err)
 	}
 	pa := d.toAgent(a)

@@ -34,7 +34,7 @@ func (s *slowStore) GetAgentByIssuer(_ context.Context, issuer string) (db.Agent
 
 func TestLookupCachesFoundAndUnknown(t *testing.T) {
 	s := &slowStore{row: db.Agent{ID: "agt_1", Issuer: "https://pa.example", Enabled: true}}
-	d := New(s, "https://provider.example/a2a", time.Minute, nil)
+	d := New(s, "https://provider.example/a2a", time.Minute, 0, nil)
 	for range 3 {
 		a, err := d.Lookup(t.Context(), "https://pa.example")
 		if err != nil || a.ID != "agt_1" || a.Audience != "https://provider.example/a2a" {
@@ -53,7 +53,7 @@ func TestLookupCachesFoundAndUnknown(t *testing.T) {
 // the agent was disabled must not cache that stale row.
 func TestSlowReadCannotUndoAChange(t *testing.T) {
 	s := &slowStore{row: db.Agent{ID: "agt_1", Issuer: "https://pa.example", Enabled: true}, entered: make(chan struct{}), gate: make(chan struct{})}
-	d := New(s, "aud", time.Minute, nil)
+	d := New(s, "aud", time.Minute, 0, nil)
 	done := make(chan pajwt.Agent)
 	go func() {
 		a, _ := d.Lookup(context.Background(), "https://pa.example")

@@ -7,16 +7,17 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"connectrpc.com/connect"
+	"golang.org/x/sync/singleflight"
 
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
@@ -32,8 +33,36 @@ const MaxTokenLength = 512
 type Store interface {
 	CreateCredential(ctx context.Context, c db.Credential) (bool, error)
 	GetCredentialByHash(ctx context.Context, hash []byte) (db.Credential, error)
-	CountCredentials(ctx context.Context, role db.Role) (int64, error)
+	CountLiveCredentials(ctx context.Context, role db.Role, now time.Time) (int64, error)
+	RevokeCredentialsByLabel(ctx context.Context, label string, keepHash []byte, now time.Time) ([]string, error)
+	TouchCredential(ctx context.Context, id string, now time.Time) error
 }
+
+// Timing of the credential cache.
+const (
+	// RevocationBound is how long a replica may go on admitting a revoked
+	// or expired credential: a credential's state is read from the store
+	// again once it is this old, so a revocation on any replica takes
+	// effect everywhere within it.
+	RevocationBound = time.Second
+	// DefaultOutageGrace is how long a credential last confirmed live is
+	// still admitted while the store cannot be read (PACT_OUTAGE_GRACE), so
+	// VerifyAgentRequest keeps answering through a database outage; a
+	// credential pactd has not seen live within it is refused with
+	// Unavailable.
+	DefaultOutageGrace = 5 * time.Minute
+)
+
+// Labels of the credentials pactd makes itself; CredentialService refuses
+// names with these prefixes.
+const (
+	// BootstrapLabelPrefix + role labels the credential of a configured
+	// bootstrap token (PACT_ADMIN_TOKEN, PACT_FRONTEND_TOKEN).
+	BootstrapLabelPrefix = "bootstrap "
+	// GeneratedAdminLabel labels the admin credential pactd generates and
+	// prints when it has no live admin credential and none is configured.
+	GeneratedAdminLabel = "generated admin"
+)
 
 // Hash is the stored form of a credential.
 func Hash(token string) []byte {
@@ -48,25 +77,45 @@ func NewToken(role db.Role) string {
 	return "pact_" + string(role)[:3] + "_" + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// Bootstrap stores the configured credentials' hashes. When no admin token
-// is configured and none is stored yet, it generates one, stores its hash
-// and writes it to out once: it cannot be shown again.
+// Bootstrap stores the configured credentials' hashes. The variables are a
+// bootstrap only: when one holds a new value, the credential of its
+// previous value is revoked (an unset variable revokes nothing). A
+// configured value whose credential was revoked is refused: choose a new
+// one. When no admin token is configured and no live admin credential is
+// stored, it generates one, stores its hash and writes it to out once: it
+// cannot be shown again (this is also how an operator who revoked every
+// admin credential gets back in).
 func Bootstrap(ctx context.Context, s Store, adminToken, frontendToken string, now time.Time, out io.Writer) error {
 	for _, c := range []struct {
-		token string
-		role  db.Role
-	}{{adminToken, db.RoleAdmin}, {frontendToken, db.RoleFrontend}} {
+		token, env string
+		role       db.Role
+	}{{adminToken, "PACT_ADMIN_TOKEN", db.RoleAdmin}, {frontendToken, "PACT_FRONTEND_TOKEN", db.RoleFrontend}} {
 		if c.token == "" {
 			continue
 		}
-		if err := ensure(ctx, s, c.token, c.role, "bootstrap "+string(c.role), now); err != nil {
+		label := BootstrapLabelPrefix + string(c.role)
+		cred, err := ensure(ctx, s, c.token, c.role, label, time.Time{}, now)
+		if err != nil {
 			return err
+		}
+		if !cred.LiveAt(now) {
+			return fmt.Errorf("%s is a credential that was revoked (%s); set a new value", c.env, cred.ID)
+		}
+		revoked, err := s.RevokeCredentialsByLabel(ctx, label, Hash(c.token), now)
+		if err != nil {
+			return fmt.Errorf("revoke the previous %s credential: %w", c.env, err)
+		}
+		if len(revoked) > 0 {
+			if _, err := fmt.Fprintf(out, "pactd: %s has a new value: revoked the credential of its previous value (%s)\n",
+				c.env, strings.Join(revoked, ", ")); err != nil {
+				return err
+			}
 		}
 	}
 	if adminToken != "" {
 		return nil
 	}
-	n, err := s.CountCredentials(ctx, db.RoleAdmin)
+	n, err := s.CountLiveCredentials(ctx, db.RoleAdmin, now)
 	if err != nil {
 		return fmt.Errorf("count admin credentials: %w", err)
 	}
@@ -74,7 +123,7 @@ func Bootstrap(ctx context.Context, s Store, adminToken, frontendToken string, n
 		return nil
 	}
 	tok := NewToken(db.RoleAdmin)
-	if err := ensure(ctx, s, tok, db.RoleAdmin, "generated admin", now); err != nil {
+	if _, err := ensure(ctx, s, tok, db.RoleAdmin, GeneratedAdminLabel, time.Time{}, now); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(out, "pactd: no admin token was configured, so one was generated.\n"+
@@ -82,74 +131,87 @@ func Bootstrap(ctx context.Context, s Store, adminToken, frontendToken string, n
 	return err
 }
 
-// Create stores a new random credential of the role and returns it.
-func Create(ctx context.Context, s Store, role db.Role, label string, now time.Time) (string, error) {
+// Create stores a new random credential of the role and returns it with
+// its token. expires is the zero time for no expiry.
+func Create(ctx context.Context, s Store, role db.Role, label string, expires, now time.Time) (db.Credential, string, error) {
 	tok := NewToken(role)
-	return tok, ensure(ctx, s, tok, role, label, now)
+	c, err := ensure(ctx, s, tok, role, label, expires, now)
+	return c, tok, err
 }
 
-func ensure(ctx context.Context, s Store, token string, role db.Role, label string, now time.Time) error {
+// ensure stores the token's credential unless its hash is stored already,
+// and returns the stored credential.
+func ensure(ctx context.Context, s Store, token string, role db.Role, label string, expires, now time.Time) (db.Credential, error) {
 	if len(token) > MaxTokenLength {
-		return fmt.Errorf("%s token: longer than %d bytes", role, MaxTokenLength)
+		return db.Credential{}, fmt.Errorf("%s token: longer than %d bytes", role, MaxTokenLength)
 	}
-	created, err := s.CreateCredential(ctx, db.Credential{ID: ids.New("cred_", now), Role: role, TokenHash: Hash(token), Label: label, CreateTime: now})
+	c := db.Credential{ID: ids.New("cred_", now), Role: role, TokenHash: Hash(token), Label: label, CreateTime: now, ExpireTime: expires}
+	created, err := s.CreateCredential(ctx, c)
 	if err != nil {
-		return fmt.Errorf("store %s credential: %w", role, err)
+		return db.Credential{}, fmt.Errorf("store %s credential: %w", role, err)
 	}
 	if created {
-		return nil
+		return c, nil
 	}
 	existing, err := s.GetCredentialByHash(ctx, Hash(token))
 	if err != nil {
-		return fmt.Errorf("load %s credential: %w", role, err)
+		return db.Credential{}, fmt.Errorf("load %s credential: %w", role, err)
 	}
 	if existing.Role != role {
-		return fmt.Errorf("the configured %s token is already stored with role %s", role, existing.Role)
+		return db.Credential{}, fmt.Errorf("the configured %s token is already stored with role %s", role, existing.Role)
 	}
-	return nil
+	return existing, nil
 }
 
-// Authenticator resolves bearer credentials to roles. Configured bootstrap
-// credentials are compared in constant time in memory; others are looked up
-// by hash and cached briefly.
+// Authenticator resolves bearer credentials to roles. A credential's state
+// is read from the store and cached for at most RevocationBound (one
+// lookup per credential per second and replica, however busy), so
+// revocations and expiries reach every replica within that bound without
+// notifications. While the store cannot be read, a credential confirmed
+// live within the outage grace is still admitted.
 type Authenticator struct {
-	store     Store
-	bootstrap []known
-	now       func() time.Time
-	ttl       time.Duration
+	store Store
+	now   func() time.Time
+	ttl   time.Duration
+	grace time.Duration
+
+	lookups singleflight.Group
 
 	mu    sync.Mutex
 	cache map[[32]byte]cached
 }
 
-type known struct {
-	hash []byte
-	role db.Role
-}
-
 type cached struct {
-	role    db.Role
-	expires time.Time
+	cred    db.Credential // without the hash
+	checked time.Time     // when the store last said so
 }
 
-// maxCache bounds the credential cache; it is cleared when full.
+// maxCache bounds the credential cache; the oldest half is dropped when it
+// is full, so live frontends' entries survive a spray of unknown tokens
+// (which are never cached anyway).
 const maxCache = 4096
 
-// NewAuthenticator returns an authenticator over the store, with the
-// configured bootstrap tokens ("" when not configured).
-func NewAuthenticator(s Store, adminToken, frontendToken string, now func() time.Time) *Authenticator {
-	a := &Authenticator{store: s, now: now, ttl: 30 * time.Second, cache: map[[32]byte]cached{}}
-	if adminToken != "" {
-		a.bootstrap = append(a.bootstrap, known{Hash(adminToken), db.RoleAdmin})
+// NewAuthenticator returns an authenticator over the store; outageGrace is
+// how long a credential confirmed live is still admitted while the store
+// cannot be read (0: not at all); now is the clock (time.Now when nil).
+func NewAuthenticator(s Store, outageGrace time.Duration, now func() time.Time) *Authenticator {
+	if now == nil {
+		now = time.Now
 	}
-	if frontendToken != "" {
-		a.bootstrap = append(a.bootstrap, known{Hash(frontendToken), db.RoleFrontend})
-	}
-	return a
+	return &Authenticator{store: s, now: now, ttl: RevocationBound, grace: outageGrace, cache: map[[32]byte]cached{}}
+}
+
+// Forget drops every cached credential, so a revocation made through this
+// replica applies to its very next call.
+func (a *Authenticator) Forget() {
+	a.mu.Lock()
+	clear(a.cache)
+	a.mu.Unlock()
 }
 
 // errUnauthenticated is the one answer for every credential failure, so a
-// caller cannot tell a malformed header from an unknown token.
+// caller cannot tell a malformed header from an unknown, expired or
+// revoked token.
 func errUnauthenticated() error {
 	return rpcerr.New(connect.CodeUnauthenticated, pactv1.ErrorReason_ERROR_REASON_UNAUTHENTICATED,
 		"a valid pactd credential is required: Authorization: Bearer <token>")
@@ -162,25 +224,22 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (db.Rol
 	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" || len(tok) > MaxTokenLength || strings.ContainsAny(tok, " \t") {
 		return "", errUnauthenticated()
 	}
-	h := Hash(tok)
-	var role db.Role
-	for _, k := range a.bootstrap { // no early exit: constant time over the set
-		if subtle.ConstantTimeCompare(h, k.hash) == 1 {
-			role = k.role
-		}
-	}
-	if role != "" {
-		return role, nil
-	}
-	key := [32]byte(h)
+	key := sha256.Sum256([]byte(tok))
 	now := a.now()
 	a.mu.Lock()
-	c, ok := a.cache[key]
+	c, hit := a.cache[key]
 	a.mu.Unlock()
-	if ok && now.Before(c.expires) {
-		return c.role, nil
+	if hit && now.Sub(c.checked) < a.ttl {
+		return c.role(now)
 	}
-	cred, err := a.store.GetCredentialByHash(ctx, h)
+	// One store read per credential at a time: the callers that arrive
+	// while it runs share its answer.
+	// It runs without the first caller's cancellation, which is not theirs.
+	v, err, _ := a.lookups.Do(string(key[:]), func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		return a.store.GetCredentialByHash(lctx, key[:])
+	})
 	if errors.Is(err, db.ErrNotFound) {
 		return "", errUnauthenticated()
 	}
@@ -188,13 +247,53 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (db.Rol
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
+		if hit && now.Sub(c.checked) < a.grace {
+			return c.role(now) // the store is down: the last word stands, for a while
+		}
 		return "", rpcerr.Unavailable("credential store unavailable; retry")
 	}
+	cred := v.(db.Credential)
+	cred.TokenHash = nil
 	a.mu.Lock()
 	if len(a.cache) >= maxCache {
-		clear(a.cache)
+		a.evictOldest()
 	}
-	a.cache[key] = cached{role: cred.Role, expires: now.Add(a.ttl)}
+	a.cache[key] = cached{cred: cred, checked: now}
 	a.mu.Unlock()
-	return cred.Role, nil
+	if cred.LiveAt(now) && now.Sub(cred.LastUseTime) >= time.Minute {
+		a.touch(cred.ID, now)
+	}
+	return cached{cred: cred}.role(now)
+}
+
+// role is the cached credential's role if it is live at now.
+func (c cached) role(now time.Time) (db.Role, error) {
+	if !c.cred.LiveAt(now) {
+		return "", errUnauthenticated()
+	}
+	return c.cred.Role, nil
+}
+
+// evictOldest drops the older half of the cache. Called with a.mu held.
+func (a *Authenticator) evictOldest() {
+	times := make([]time.Time, 0, len(a.cache))
+	for _, c := range a.cache {
+		times = append(times, c.checked)
+	}
+	slices.SortFunc(times, func(x, y time.Time) int { return x.Compare(y) })
+	cut := times[len(times)/2]
+	for k, c := range a.cache {
+		if !c.checked.After(cut) {
+			delete(a.cache, k)
+		}
+	}
+}
+
+// touch records a use in the background; the store keeps it to the minute.
+func (a *Authenticator) touch(id string, now time.Time) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = a.store.TouchCredential(ctx, id, now) // last use is informational
+	}()
 }

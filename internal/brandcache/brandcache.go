@@ -26,6 +26,7 @@ type Store interface {
 type Cache struct {
 	store Store
 	c     *ttlcache.Cache[string, entry]
+	grace time.Duration
 }
 
 type entry struct {
@@ -33,9 +34,10 @@ type entry struct {
 	found bool
 }
 
-// New returns a cache over the store whose entries live for ttl.
-func New(s Store, ttl time.Duration, now func() time.Time) *Cache {
-	return &Cache{store: s, c: ttlcache.New[string, entry](ttl, 100_000, now)}
+// New returns a cache over the store whose entries live for ttl, and answer
+// for outageGrace more while the store cannot be read.
+func New(s Store, ttl, outageGrace time.Duration, now func() time.Time) *Cache {
+	return &Cache{store: s, grace: outageGrace, c: ttlcache.New[string, entry](ttl, 100_000, now)}
 }
 
 // GetBrand returns the Brand, or db.ErrNotFound.
@@ -52,6 +54,12 @@ func (c *Cache) GetBrand(ctx context.Context, id string) (db.Brand, error) {
 		return db.Brand{}, err
 	}
 	if err != nil {
+		if e, ok := c.c.GetStale(id, c.grace); ok && ctx.Err() == nil {
+			if !e.found {
+				return db.Brand{}, db.ErrNotFound
+			}
+			return e.brand, nil
+		}
 		return db.Brand{}, err
 	}
 	c.c.Put(id, entry{brand: b, found: true})

@@ -12,10 +12,14 @@ import (
 type countingStore struct {
 	calls  int
 	brands map[string]db.Brand
+	down   bool
 }
 
 func (s *countingStore) GetBrand(_ context.Context, id string) (db.Brand, error) {
 	s.calls++
+	if s.down {
+		return db.Brand{}, errors.New("connection refused")
+	}
 	b, ok := s.brands[id]
 	if !ok {
 		return db.Brand{}, db.ErrNotFound
@@ -26,7 +30,7 @@ func (s *countingStore) GetBrand(_ context.Context, id string) (db.Brand, error)
 func TestCacheReadsThroughAndForgets(t *testing.T) {
 	now := time.Unix(1000, 0)
 	s := &countingStore{brands: map[string]db.Brand{"acme": {ID: "acme", DisplayName: "Acme"}}}
-	c := New(s, time.Minute, func() time.Time { return now })
+	c := New(s, time.Minute, 0, func() time.Time { return now })
 	ctx := t.Context()
 	for range 3 {
 		if b, err := c.GetBrand(ctx, "acme"); err != nil || b.DisplayName != "Acme" {
@@ -54,5 +58,41 @@ func TestCacheReadsThroughAndForgets(t *testing.T) {
 	_, _ = c.GetBrand(ctx, "acme")
 	if s.calls != before+1 {
 		t.Fatal("ForgetAll kept entries")
+	}
+}
+
+// While the store is down, a Brand (or an unknown id) read less than the
+// grace past its TTL still answers; after the grace, or after Forget, the
+// store's error stands.
+func TestOutageGrace(t *testing.T) {
+	now := time.Unix(1000, 0)
+	s := &countingStore{brands: map[string]db.Brand{"acme": {ID: "acme", DisplayName: "Acme"}}}
+	c := New(s, time.Second, time.Minute, func() time.Time { return now })
+	ctx := t.Context()
+	if _, err := c.GetBrand(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetBrand(ctx, "nope"); !errors.Is(err, db.ErrNotFound) {
+		t.Fatal(err)
+	}
+	s.down = true
+	now = now.Add(time.Second + time.Minute - time.Millisecond)
+	if b, err := c.GetBrand(ctx, "acme"); err != nil || b.DisplayName != "Acme" {
+		t.Fatalf("ok/within-grace: %+v, %v", b, err)
+	}
+	if _, err := c.GetBrand(ctx, "nope"); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("unknown id within grace: %v, want ErrNotFound", err)
+	}
+	if _, err := c.GetBrand(ctx, "never-read"); err == nil || errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("never-read id with the store down: %v, want the store's error", err)
+	}
+	now = now.Add(time.Millisecond)
+	if _, err := c.GetBrand(ctx, "acme"); err == nil {
+		t.Fatal("grace over: the stale Brand still answers")
+	}
+	now = now.Add(-time.Second)
+	c.Forget("acme")
+	if _, err := c.GetBrand(ctx, "acme"); err == nil {
+		t.Fatal("a forgotten Brand answered from the stale cache")
 	}
 }

@@ -67,6 +67,12 @@ type Config struct {
 	// when it misses a change notification (PostgreSQL LISTEN/NOTIFY
 	// normally applies changes at once).
 	CacheTTL time.Duration
+	// OutageGrace is how long, while the database is unreachable, pactd
+	// keeps verifying PA JWTs (and admitting callers) from the agent, Brand
+	// and credential state it last read; 0 fails closed at once. Anything
+	// that needs the database (delegation, grants, writes) fails closed
+	// regardless.
+	OutageGrace time.Duration
 }
 
 // Secret is a configuration value that must never be printed or logged.
@@ -155,6 +161,14 @@ func options() []option {
 				return fmt.Errorf("must be a duration between 100ms and 1h, e.g. 2s")
 			}
 			c.CacheTTL = d
+			return nil
+		}},
+		{"outage-grace", "PACT_OUTAGE_GRACE", "5m", "while the database is unreachable, how long PA JWTs are still verified from last-known agent and Brand state (0: fail closed)", func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 || d > 24*time.Hour {
+				return fmt.Errorf("must be a duration between 0s and 24h, e.g. 5m")
+			}
+			c.OutageGrace = d
 			return nil
 		}},
 	}

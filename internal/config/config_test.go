@@ -38,6 +38,7 @@ func TestLoadDefaults(t *testing.T) {
 		LogFormat:       "json",
 		ShutdownTimeout: 15 * time.Second,
 		CacheTTL:        2 * time.Second,
+		OutageGrace:     5 * time.Minute,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -268,6 +269,9 @@ func TestLoadRefuses(t *testing.T) {
 		{"fail/shutdown-timeout-negative", nil, []string{"PACT_SHUTDOWN_TIMEOUT=-5s"}, []string{"PACT_SHUTDOWN_TIMEOUT"}},
 		{"fail/shutdown-timeout-too-long", nil, []string{"PACT_SHUTDOWN_TIMEOUT=11m"}, []string{"PACT_SHUTDOWN_TIMEOUT"}},
 		{"fail/shutdown-timeout-no-unit", nil, []string{"PACT_SHUTDOWN_TIMEOUT=15"}, []string{"PACT_SHUTDOWN_TIMEOUT"}},
+		{"fail/outage-grace-negative", nil, []string{"PACT_OUTAGE_GRACE=-1s"}, []string{"PACT_OUTAGE_GRACE"}},
+		{"fail/outage-grace-too-long", nil, []string{"PACT_OUTAGE_GRACE=25h"}, []string{"PACT_OUTAGE_GRACE"}},
+		{"fail/outage-grace-no-unit", nil, []string{"PACT_OUTAGE_GRACE=300"}, []string{"PACT_OUTAGE_GRACE"}},
 
 		{"fail/rate-agent-negative", nil, []string{"PACT_RATE_AGENT=-1"}, []string{"PACT_RATE_AGENT"}},
 		{"fail/rate-subject-negative-flag", []string{"--rate-subject=-0.5"}, nil, []string{"--rate-subject"}},

@@ -5,8 +5,9 @@
 // {"alg":"ES256","kid":…,"typ":"at+jwt"} and the claims iss
 // ({interfaceUrl}/oauth), sub (the User's id at the Brand), aud (the
 // interface URL), client_id (the PA's issuer), scope (space-separated),
-// grant_id, iat, exp (at most 1 h after iat) and, for resource-bound
-// grants, authorization_details. It has no jti.
+// grant_id, jti (128 random bits, unique per token: RFC 9068 §2.2 requires
+// it although the PACT reference omits it), iat, exp (at most 1 h after
+// iat) and, for resource-bound grants, authorization_details.
 //
 // [Verifier.Verify] checks, in this order, and refuses with an [*Error]
 // naming the first rule broken: the size (8 KiB) before any decoding;
@@ -21,7 +22,8 @@
 // Provider mints and checks); iat present, not more than 30 s in the
 // future (replica clocks) and at most 1 h before exp; client_id equal to
 // the expected PA issuer when one is given; grant_id, sub and scope
-// present.
+// present; jti, when present, 1 to 256 printable ASCII bytes (a token
+// without one was minted before pactd added it and lives at most 1 h).
 //
 // Verify does not know grants: whether the grant is still live (not
 // revoked, not expired, of this Brand and client, with this Brand user)

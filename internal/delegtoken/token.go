@@ -3,6 +3,8 @@ package delegtoken
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -55,6 +57,11 @@ type Claims struct {
 	IssuedAt time.Time
 	// ExpiresAt is exp (whole seconds). Mint uses IssuedAt + 1 h when zero.
 	ExpiresAt time.Time
+	// ID is jti (RFC 9068 §2.2 requires it): unique per token. Mint draws
+	// 128 random bits when it is empty. Verify returns "" for a token
+	// without one (minted before pactd added jti; such a token lives at
+	// most MaxLifetime).
+	ID string
 	// AuthorizationDetails is the approved RFC 9396 authorization_details
 	// JSON array (§5.7); nil for scope-only grants. Added to the agreed
 	// shape; code that omits it is unaffected.
@@ -101,6 +108,7 @@ type wireClaims struct {
 	ClientID             string          `json:"client_id"`
 	Scope                string          `json:"scope"`
 	GrantID              string          `json:"grant_id"`
+	Jti                  string          `json:"jti"`
 	Iat                  int64           `json:"iat"`
 	Exp                  int64           `json:"exp"`
 	AuthorizationDetails json.RawMessage `json:"authorization_details,omitempty"`
@@ -120,12 +128,15 @@ func (s *Signer) Mint(ctx context.Context, c Claims) (string, error) {
 		c.ExpiresAt = c.IssuedAt.Add(DefaultLifetime)
 	}
 	c.ExpiresAt = c.ExpiresAt.Truncate(time.Second)
+	if c.ID == "" {
+		c.ID = newTokenID()
+	}
 	if err := checkClaims(c); err != nil {
 		return "", err
 	}
 	w := wireClaims{
 		Iss: c.Issuer, Sub: c.Subject, Aud: c.Audience, ClientID: c.ClientID,
-		Scope: strings.Join(c.Scopes, " "), GrantID: c.GrantID,
+		Scope: strings.Join(c.Scopes, " "), GrantID: c.GrantID, Jti: c.ID,
 		Iat: c.IssuedAt.Unix(), Exp: c.ExpiresAt.Unix(), AuthorizationDetails: c.AuthorizationDetails,
 	}
 	payload, err := json.Marshal(w)
@@ -155,6 +166,9 @@ func checkClaims(c Claims) error {
 			return &FieldError{f.name, "must be 1 to 512 bytes"}
 		}
 	}
+	if !validTokenID(c.ID) {
+		return &FieldError{"jti", "must be 1 to 256 printable ASCII bytes"}
+	}
 	if len(c.Scopes) == 0 || len(c.Scopes) > 100 {
 		return &FieldError{"scope", "must hold 1 to 100 scope ids"}
 	}
@@ -170,6 +184,27 @@ func checkClaims(c Claims) error {
 		return &FieldError{"authorization_details", "must be a non-empty JSON array"}
 	}
 	return nil
+}
+
+// newTokenID is a fresh jti: 128 random bits, base64url.
+func newTokenID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// validTokenID reports whether s is an acceptable jti: 1 to 256 bytes of
+// printable ASCII (no space), so it can go into logs and receipts as is.
+func validTokenID(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 func isHTTPURL(s string) bool {
@@ -274,6 +309,11 @@ func (v *Verifier) Verify(ctx context.Context, token string, want Expect) (Claim
 	}
 	if c.Subject, ok = stringMember(m, "sub"); !ok || c.Subject == "" {
 		return Claims{}, refuse(ReasonClaims)
+	}
+	if _, present := m["jti"]; present {
+		if c.ID, ok = stringMember(m, "jti"); !ok || !validTokenID(c.ID) {
+			return Claims{}, refuse(ReasonClaims)
+		}
 	}
 	scope, ok := stringMember(m, "scope")
 	if !ok || scope == "" {

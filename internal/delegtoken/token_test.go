@@ -33,11 +33,38 @@ func TestMintProducesTheSpecShape(t *testing.T) {
 	if string(hb) != `{"alg":"ES256","kid":"`+ks.kid+`","typ":"at+jwt"}` {
 		t.Fatalf("header = %s", hb)
 	}
+	// RFC 9068 §2.2 requires iss, exp, aud, sub, client_id, iat and jti;
+	// jti is unique per token, so it is read back and checked for form.
+	var got struct {
+		Jti *string `json:"jti"`
+	}
+	if err := json.Unmarshal(pb, &got); err != nil || got.Jti == nil {
+		t.Fatalf("claims %s: no jti (%v)", pb, err)
+	}
+	if raw, err := base64.RawURLEncoding.DecodeString(*got.Jti); err != nil || len(raw) != 16 {
+		t.Fatalf("jti %q is not 128 bits of base64url (%v)", *got.Jti, err)
+	}
 	want := `{"iss":"` + brandA + `/oauth","sub":"user-42","aud":"` + brandA + `","client_id":"` + paIss +
-		`","scope":"orders:read orders:write","grant_id":"a2agrant_01ABC","iat":` + strconv.FormatInt(now.Unix(), 10) +
+		`","scope":"orders:read orders:write","grant_id":"a2agrant_01ABC","jti":"` + *got.Jti + `","iat":` + strconv.FormatInt(now.Unix(), 10) +
 		`,"exp":` + strconv.FormatInt(now.Add(time.Hour).Unix(), 10) + `}`
 	if string(pb) != want {
 		t.Fatalf("claims = %s\nwant    %s", pb, want)
+	}
+	// The same claims minted again get another jti, and Verify returns it.
+	seen := map[string]bool{*got.Jti: true}
+	for range 50 {
+		again, err := s.Mint(t.Context(), delegtoken.Claims{
+			Issuer: brandA + "/oauth", Audience: brandA, Subject: "user-42", ClientID: paIss,
+			GrantID: "a2agrant_01ABC", Scopes: []string{"orders:read", "orders:write"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := delegtoken.NewVerifier(ks, clock).Verify(t.Context(), again, delegtoken.Expect{Audience: brandA})
+		if err != nil || c.ID == "" || seen[c.ID] {
+			t.Fatalf("token %d: jti %q (seen before: %v), %v", len(seen), c.ID, seen[c.ID], err)
+		}
+		seen[c.ID] = true
 	}
 
 	// With authorization_details (§5.7) they are carried and returned.
@@ -76,6 +103,7 @@ func TestMintRefusesClaimsItWouldNotAccept(t *testing.T) {
 		"exp-before-iat":    {func(c *delegtoken.Claims) { c.ExpiresAt = now.Add(-time.Second) }, "exp"},
 		"rar-not-array":     {func(c *delegtoken.Claims) { c.AuthorizationDetails = json.RawMessage(`{}`) }, "authorization_details"},
 		"rar-empty":         {func(c *delegtoken.Claims) { c.AuthorizationDetails = json.RawMessage(`[]`) }, "authorization_details"},
+		"jti-control":       {func(c *delegtoken.Claims) { c.ID = "a\nb" }, "jti"},
 	}
 	for name, tc := range cases {
 		c := good()
@@ -203,6 +231,12 @@ func TestVerifyRefusals(t *testing.T) {
 		{name: "fail/sub-number", tok: mk(func(_, c map[string]any) { c["sub"] = 42 }), want: want, error: delegtoken.ReasonClaims},
 		{name: "fail/scope-missing", tok: mk(func(_, c map[string]any) { delete(c, "scope") }), want: want, error: delegtoken.ReasonClaims},
 		{name: "fail/scope-double-space", tok: mk(func(_, c map[string]any) { c["scope"] = "a  b" }), want: want, error: delegtoken.ReasonClaims},
+		{name: "ok/jti-present", tok: mk(func(_, c map[string]any) { c["jti"] = "abc_DEF-123" }), want: want},
+		{name: "ok/jti-absent-minted-before-jti", tok: mk(func(_, c map[string]any) { delete(c, "jti") }), want: want},
+		{name: "fail/jti-empty", tok: mk(func(_, c map[string]any) { c["jti"] = "" }), want: want, error: delegtoken.ReasonClaims},
+		{name: "fail/jti-number", tok: mk(func(_, c map[string]any) { c["jti"] = 7 }), want: want, error: delegtoken.ReasonClaims},
+		{name: "fail/jti-with-space", tok: mk(func(_, c map[string]any) { c["jti"] = "a b" }), want: want, error: delegtoken.ReasonClaims},
+		{name: "fail/jti-too-long", tok: mk(func(_, c map[string]any) { c["jti"] = strings.Repeat("j", 257) }), want: want, error: delegtoken.ReasonClaims},
 		{name: "fail/rar-object", tok: mk(func(_, c map[string]any) { c["authorization_details"] = map[string]any{} }), want: want, error: delegtoken.ReasonClaims},
 		{name: "fail/payload-duplicate-aud", tok: forgeES256(ks.priv, header(ks.kid, "at+jwt"), []byte(strings.Replace(string(mustJSON(claimsFor(brandA))), `{`, `{"aud":"`+brandB+`",`, 1)), false), want: want, error: delegtoken.ReasonMalformed},
 	}

@@ -115,7 +115,7 @@ func TestDelegationSettingsAndCard(t *testing.T) {
 			`"deviceAuthorizationUrl":"https://provider.example/a2a/acme/oauth/device_authorization",` +
 			`"tokenUrl":"https://provider.example/a2a/acme/oauth/token",` +
 			`"refreshUrl":"https://provider.example/a2a/acme/oauth/token",` +
-			`"scopes":{"orders:read":"See your orders","orders:write":"Change your orders"}}},` +
+			`"scopes":{"orders:write":"Change your orders","orders:read":"See your orders"}}},` + // configured order, not alphabetical
 			`"oauth2MetadataUrl":"https://provider.example/a2a/acme/oauth/.well-known/oauth-authorization-server"}}},` +
 			`"securityRequirements":[{"schemes":{"platformJwt":{"list":[]}}},{"schemes":{"platformJwt":{"list":[]},"userDelegation":{"list":[]}}}],` +
 			`"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`

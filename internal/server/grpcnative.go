@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
@@ -34,6 +34,13 @@ import (
 // depth 1) and, one level deeper, grpc-go's Unimplemented server, which only
 // contributes the marker methods grpc-go requires: the handler's methods win.
 type (
+	grpcCredential struct {
+		pactv1connect.CredentialServiceHandler
+		unimplCredential
+	}
+	unimplCredential struct {
+		pactv1.UnimplementedCredentialServiceServer
+	}
 	grpcAgent struct {
 		pactv1connect.AgentServiceHandler
 		unimplAgent
@@ -106,18 +113,14 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})))
 	}
 	g := grpc.NewServer(opts...)
+	pactv1.RegisterCredentialServiceServer(g, grpcCredential{CredentialServiceHandler: svc.Credential})
 	pactv1.RegisterAgentServiceServer(g, grpcAgent{AgentServiceHandler: svc.Agent})
 	pactv1.RegisterBrandServiceServer(g, grpcBrand{BrandServiceHandler: svc.Brand})
 	pactv1.RegisterVerificationServiceServer(g, grpcVerification{VerificationServiceHandler: svc.Verification})
 	pactv1.RegisterConversationServiceServer(g, grpcConversation{ConversationServiceHandler: svc.Conversation})
 	pactv1.RegisterDelegationServiceServer(g, grpcDelegation{DelegationServiceHandler: svc.Delegation})
 	pactv1.RegisterTokenServiceServer(g, grpcToken{TokenServiceHandler: svc.Token})
-	hs := health.NewServer()
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	for _, n := range serviceNames {
-		hs.SetServingStatus(n, healthpb.HealthCheckResponse_SERVING)
-	}
-	healthpb.RegisterHealthServer(g, hs)
+	healthpb.RegisterHealthServer(g, grpcHealth{c: s.health})
 	reflection.Register(g)
 	return g, nil
 }
@@ -202,4 +205,23 @@ func grpcStatusErrors(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 		}
 	}
 	return nil, st.Err()
+}
+
+// grpcHealth answers grpc.health.v1 Check on the native port with the main
+// port's per-service checker; Watch and List are not offered there.
+type grpcHealth struct {
+	healthpb.UnimplementedHealthServer
+	c *storeChecker
+}
+
+// Check implements healthpb.HealthServer.
+func (h grpcHealth) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	res, err := h.c.Check(ctx, &grpchealth.CheckRequest{Service: req.GetService()})
+	if err != nil {
+		return nil, status.Error(codes.NotFound, "unknown service "+req.GetService())
+	}
+	if res.Status == grpchealth.StatusServing {
+		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+	}
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_NOT_SERVING}, nil
 }

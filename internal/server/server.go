@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
@@ -37,6 +38,7 @@ import (
 	"pactd/services/agent"
 	"pactd/services/brand"
 	"pactd/services/conversation"
+	"pactd/services/credential"
 	"pactd/services/delegation"
 	"pactd/services/token"
 	"pactd/services/verification"
@@ -56,6 +58,8 @@ type Server struct {
 	// caches (PostgreSQL LISTEN/NOTIFY; see db.ListenChanges).
 	changes func(db.Change)
 	resync  func()
+	// health answers grpc.health.v1 on both ports.
+	health *storeChecker
 	// grpc is the native gRPC server of PACT_GRPC_LISTEN, or nil.
 	grpc *grpc.Server
 
@@ -126,7 +130,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
-	authn := auth.NewAuthenticator(store, cfg.AdminToken.Reveal(), cfg.FrontendToken.Reveal(), now)
+	authn := auth.NewAuthenticator(store, cfg.OutageGrace, now)
 	keyRing, err := provkeys.Open(ctx, provkeys.Config{Store: store, KEK: kek, Now: now, Logger: log})
 	if err != nil {
 		_ = store.Close()
@@ -144,10 +148,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		_ = store.Close()
 		return nil, fmt.Errorf("PA JWT verifier: %w", err)
 	}
-	agents := agentdir.New(store, cfg.Audience, cfg.CacheTTL, now)
+	agents := agentdir.New(store, cfg.Audience, cfg.CacheTTL, cfg.OutageGrace, now)
 	pa := agentdir.PAVerifier{Verifier: paVerifier, Directory: agents}
 	tokenVerifier := delegtoken.NewVerifier(keyRing, now)
-	brands := brandcache.New(store, cfg.CacheTTL, now)
+	brands := brandcache.New(store, cfg.CacheTTL, cfg.OutageGrace, now)
 	cached := cachedBrands{Store: store, brands: brands}
 	verifier := verification.New(verification.Deps{
 		PA: pa, Brands: brands, Now: now, Logger: log, Registerer: reg,
@@ -174,6 +178,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks})
 	s.purge = deleg.PurgeExpired
 	svc := Services{
+		Credential:   credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
 		Agent:        agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, Logger: log, OnChange: agents.Changed}),
 		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: brands.Forget}),
 		Verification: verifier,
@@ -212,6 +217,7 @@ func burst(rate float64) int { return max(1, int(rate)) }
 // native gRPC port alike. Every field is set: an RPC that is not built
 // answers Unimplemented through the generated handler the service embeds.
 type Services struct {
+	Credential   pactv1connect.CredentialServiceHandler
 	Agent        pactv1connect.AgentServiceHandler
 	Brand        pactv1connect.BrandServiceHandler
 	Verification pactv1connect.VerificationServiceHandler
@@ -222,6 +228,7 @@ type Services struct {
 
 // serviceNames are the fully qualified names health and reflection report.
 var serviceNames = []string{
+	pactv1connect.CredentialServiceName,
 	pactv1connect.AgentServiceName,
 	pactv1connect.BrandServiceName,
 	pactv1connect.VerificationServiceName,
@@ -244,10 +251,12 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) htt
 			return connect.NewError(connect.CodeInternal, errors.New("internal error"))
 		}),
 	}
+	opts = append(opts, strictJSONCodecs()...)
 	mux := http.NewServeMux()
 	// The OAuth endpoints in RFC wire form; the PA JWT is their client
 	// authentication, so they sit outside the caller-credential interceptor.
 	oauthhttp.New(svc.Delegation, svc.Token, s.log).Register(mux)
+	mux.Handle(pactv1connect.NewCredentialServiceHandler(svc.Credential, opts...))
 	mux.Handle(pactv1connect.NewAgentServiceHandler(svc.Agent, opts...))
 	mux.Handle(pactv1connect.NewBrandServiceHandler(svc.Brand, opts...))
 	mux.Handle(pactv1connect.NewVerificationServiceHandler(svc.Verification, opts...))
@@ -255,7 +264,8 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) htt
 	mux.Handle(pactv1connect.NewDelegationServiceHandler(svc.Delegation, opts...))
 	mux.Handle(pactv1connect.NewTokenServiceHandler(svc.Token, opts...))
 
-	checker := &storeChecker{store: s.store, services: serviceNames}
+	checker := &storeChecker{store: s.store, services: serviceNames, grace: s.cfg.OutageGrace, now: time.Now}
+	s.health = checker
 	mux.Handle(grpchealth.NewHandler(checker))
 	reflector := grpcreflect.NewStaticReflector(serviceNames...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
@@ -282,10 +292,20 @@ func adminOnly(a *auth.Authenticator, h http.Handler) http.Handler {
 	})
 }
 
-// storeChecker answers grpc.health.v1: SERVING while the store answers.
+// storeChecker answers grpc.health.v1 per service. Every service needs the
+// store, except that VerificationService verifies PA JWTs from last-known
+// agent and Brand state through an outage of up to the outage grace: it
+// (and the overall status, "", which follows the hot path) stays SERVING
+// while the store has answered within the grace, and the others report
+// NOT_SERVING as soon as a ping fails.
 type storeChecker struct {
 	store    db.Store
 	services []string
+	grace    time.Duration
+	now      func() time.Time
+
+	mu     sync.Mutex
+	lastOK time.Time // the last successful ping
 }
 
 func (c *storeChecker) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
@@ -298,10 +318,21 @@ func (c *storeChecker) Check(ctx context.Context, req *grpchealth.CheckRequest) 
 	}
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if err := c.store.Ping(pctx); err != nil {
-		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
+	err := c.store.Ping(pctx)
+	now := c.now()
+	c.mu.Lock()
+	if err == nil {
+		c.lastOK = now
 	}
-	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+	lastOK := c.lastOK
+	c.mu.Unlock()
+	if err == nil {
+		return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+	}
+	if (req.Service == "" || req.Service == pactv1connect.VerificationServiceName) && !lastOK.IsZero() && now.Sub(lastOK) < c.grace {
+		return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+	}
+	return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
 }
 
 // Handler is the root HTTP handler (for tests and embedding).

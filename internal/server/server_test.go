@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -334,7 +335,7 @@ func TestHealthReflectionAndMetrics(t *testing.T) {
 		names = append(names, s.GetName())
 	}
 	slices.Sort(names)
-	want := []string{"pact.v1.AgentService", "pact.v1.BrandService", "pact.v1.ConversationService",
+	want := []string{"pact.v1.AgentService", "pact.v1.BrandService", "pact.v1.ConversationService", "pact.v1.CredentialService",
 		"pact.v1.DelegationService", "pact.v1.TokenService", "pact.v1.VerificationService"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("reflection lists %v, want %v", names, want)
@@ -424,22 +425,31 @@ func TestBrandsAndAgentCard(t *testing.T) {
 		if _, err := bc.CreateBrand(ctx, &pactv1.CreateBrandRequest{BrandId: "acme", DisplayName: "Again"}); connect.CodeOf(err) != connect.CodeAlreadyExists {
 			t.Fatalf("duplicate CreateBrand err = %v", err)
 		}
-		gen, err := bc.CreateBrand(ctx, &pactv1.CreateBrandRequest{DisplayName: "Generated"})
+		gen, err := bc.CreateBrand(ctx, &pactv1.CreateBrandRequest{GenerateBrandId: true, DisplayName: "Generated"})
 		if err != nil || len(gen.GetBrand().GetBrandId()) != 26 {
-			t.Fatalf("CreateBrand(no id) = %v, %v", gen, err)
+			t.Fatalf("CreateBrand(generate_brand_id) = %v, %v", gen, err)
 		}
 		for name, r := range map[string]*pactv1.CreateBrandRequest{
-			"brand_id":     {BrandId: "a/b", DisplayName: "X"},
-			"display_name": {BrandId: "ok"},
-			"skills[0].id": {BrandId: "ok", DisplayName: "X", Skills: []*pactv1.Skill{{Id: "", Name: "n"}}},
+			"brand_id":          {BrandId: "a/b", DisplayName: "X"},
+			"generate_brand_id": {BrandId: "ok", GenerateBrandId: true, DisplayName: "X"},
+			"display_name":      {BrandId: "ok"},
+			"skills[0].id":      {BrandId: "ok", DisplayName: "X", Skills: []*pactv1.Skill{{Id: "", Name: "n"}}},
 		} {
 			_, err := bc.CreateBrand(ctx, r)
 			if connect.CodeOf(err) != connect.CodeInvalidArgument || !slices.Contains(rpcerr.FieldViolations(err), name) {
 				t.Fatalf("CreateBrand(bad %s) err = %v, violations %v", name, err, rpcerr.FieldViolations(err))
 			}
 		}
+		// No id and no generate_brand_id: refused, nothing stored.
+		_, err = bc.CreateBrand(ctx, &pactv1.CreateBrandRequest{DisplayName: "Nameless"})
+		if connect.CodeOf(err) != connect.CodeInvalidArgument || !slices.Equal(rpcerr.FieldViolations(err), []string{"brand_id"}) {
+			t.Fatalf("CreateBrand(no id) err = %v, violations %v", err, rpcerr.FieldViolations(err))
+		}
 		if _, err := bc.GetBrand(ctx, &pactv1.GetBrandRequest{BrandId: "ok"}); connect.CodeOf(err) != connect.CodeNotFound {
 			t.Fatalf("a refused CreateBrand stored a row: %v", err)
+		}
+		if list, err := bc.ListBrands(ctx, &pactv1.ListBrandsRequest{}); err != nil || len(list.GetBrands()) != 2 {
+			t.Fatalf("after refusals ListBrands = %v, %v; want acme and the generated one", list, err)
 		}
 		_, err = bc.CreateBrand(ctx, &pactv1.CreateBrandRequest{BrandId: "deleg", DisplayName: "D", Delegation: &pactv1.DelegationSettings{Enabled: true}})
 		if connect.CodeOf(err) != connect.CodeInvalidArgument || !slices.Contains(rpcerr.FieldViolations(err), "delegation.scopes") {
@@ -480,6 +490,60 @@ func TestBrandsAndAgentCard(t *testing.T) {
 		list, err := bc.ListBrands(ctx, &pactv1.ListBrandsRequest{})
 		if err != nil || len(list.GetBrands()) != 2 {
 			t.Fatalf("ListBrands = %v, %v", list, err)
+		}
+	})
+}
+
+// JSON request bodies with a member the message does not have are refused
+// with InvalidArgument naming it, and change nothing; .proto names and
+// lowerCamelCase names are both accepted (positive controls).
+func TestUnknownJSONFieldsAreRefused(t *testing.T) {
+	engines(t, func(t *testing.T, dbURL string) {
+		inst := start(t, testConfig(t, dbURL, t.TempDir()))
+		post := func(token, procedure, body string) (int, string) {
+			t.Helper()
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, inst.url+procedure, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		const create = "/pact.v1.BrandService/CreateBrand"
+		for name, tc := range map[string]struct{ token, procedure, body, field string }{
+			"typo-of-brand_id":       {adminToken, create, `{"brand":"acme","display_name":"Acme"}`, "brand"},
+			"nested-unknown":         {adminToken, create, `{"brand_id":"acme","display_name":"Acme","delegation":{"enabled":false,"scopez":[]}}`, "scopez"},
+			"frontend-rpc":           {frontendToken, "/pact.v1.VerificationService/VerifyAgentRequest", `{"brand_id":"acme","authorisation":"Bearer x"}`, "authorisation"},
+			"agent-rpc-wrong-case":   {adminToken, "/pact.v1.AgentService/RegisterAgent", `{"Issuer":"https://pa.example","jwks_uri":"https://pa.example/jwks","display_name":"PA"}`, "Issuer"},
+			"unknown-next-to-a-good": {adminToken, create, `{"brand_id":"acme","display_name":"Acme","descripton":"typo"}`, "descripton"},
+		} {
+			status, body := post(tc.token, tc.procedure, tc.body)
+			var e struct{ Code, Message string }
+			_ = json.Unmarshal([]byte(body), &e)
+			if status != http.StatusBadRequest || e.Code != "invalid_argument" || !strings.Contains(e.Message, `unknown field "`+tc.field+`"`) {
+				t.Errorf("fail/%s: %d %s; want 400 invalid_argument naming %q", name, status, body, tc.field)
+			}
+		}
+		bc := pactv1connect.NewBrandServiceClient(h2c(), inst.url, withToken(adminToken))
+		if list, err := bc.ListBrands(t.Context(), &pactv1.ListBrandsRequest{}); err != nil || len(list.GetBrands()) != 0 {
+			t.Fatalf("refused bodies created Brands: %v, %v", list, err)
+		}
+		ac := pactv1connect.NewAgentServiceClient(h2c(), inst.url, withToken(adminToken))
+		if list, err := ac.ListAgents(t.Context(), &pactv1.ListAgentsRequest{}); err != nil || len(list.GetAgents()) != 0 {
+			t.Fatalf("refused body registered an agent: %v, %v", list, err)
+		}
+		// Positive controls: .proto names, lowerCamelCase names.
+		for id, body := range map[string]string{
+			"snake": `{"brand_id":"snake","display_name":"Snake"}`,
+			"camel": `{"brandId":"camel","displayName":"Camel","generateBrandId":false}`,
+		} {
+			if status, resp := post(adminToken, create, body); status != http.StatusOK || !strings.Contains(resp, `"brandId":"`+id+`"`) {
+				t.Fatalf("ok/%s: %d %s", id, status, resp)
+			}
 		}
 	})
 }

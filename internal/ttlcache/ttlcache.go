@@ -44,6 +44,20 @@ func (c *Cache[K, V]) Get(k K) (V, bool) {
 	return it.v, true
 }
 
+// GetStale returns the value for k if it is live or expired less than
+// grace ago (and not deleted or cleared since): the last word, for a caller
+// whose source of truth cannot be read right now.
+func (c *Cache[K, V]) GetStale(k K, grace time.Duration) (V, bool) {
+	c.mu.RLock()
+	it, ok := c.m[k]
+	c.mu.RUnlock()
+	if !ok || !c.now().Before(it.expires.Add(grace)) {
+		var zero V
+		return zero, false
+	}
+	return it.v, true
+}
+
 // Put stores v under k for the cache's lifetime.
 func (c *Cache[K, V]) Put(k K, v V) {
 	c.mu.Lock()

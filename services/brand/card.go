@@ -2,9 +2,9 @@ package brand
 
 import (
 	"encoding/json"
-	"pactd/internal/pacturl"
 
 	"pactd/db"
+	"pactd/internal/pacturl"
 )
 
 // Literals of the Agent Card that clients compare byte for byte.
@@ -66,10 +66,36 @@ type oauthFlows struct {
 }
 
 type deviceCodeFlow struct {
-	DeviceAuthorizationURL string            `json:"deviceAuthorizationUrl"`
-	TokenURL               string            `json:"tokenUrl"`
-	RefreshURL             string            `json:"refreshUrl"`
-	Scopes                 map[string]string `json:"scopes"`
+	DeviceAuthorizationURL string        `json:"deviceAuthorizationUrl"`
+	TokenURL               string        `json:"tokenUrl"`
+	RefreshURL             string        `json:"refreshUrl"`
+	Scopes                 orderedScopes `json:"scopes"`
+}
+
+// orderedScopes is the deviceCode flow's scopes object {id: description}
+// with its members in the order the Brand configured them. A Go map would
+// sort them, and clients that show or compare the card see the Brand's order.
+type orderedScopes []db.Scope
+
+// MarshalJSON writes the scopes as one JSON object in configured order;
+// encoding/json escapes each id and description as it would a map's.
+func (o orderedScopes) MarshalJSON() ([]byte, error) {
+	buf := append(make([]byte, 0, 64*len(o)+2), '{')
+	for i, sc := range o {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		k, err := json.Marshal(sc.ID)
+		if err != nil {
+			return nil, err
+		}
+		v, err := json.Marshal(sc.Description)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(append(append(buf, k...), ':'), v...)
+	}
+	return append(buf, '}'), nil
 }
 
 type httpAuthScheme struct {
@@ -130,16 +156,12 @@ func BuildCard(b db.Brand, interfaceURL string) ([]byte, error) {
 	}
 	if b.Delegation.Enabled {
 		issuer := interfaceURL + pacturl.OAuthSuffix
-		scopes := make(map[string]string, len(b.Delegation.Scopes))
-		for _, sc := range b.Delegation.Scopes {
-			scopes[sc.ID] = sc.Description
-		}
 		card.SecuritySchemes[delegationSchemeName] = securityScheme{OAuth2SecurityScheme: &oauth2Scheme{
 			Flows: oauthFlows{DeviceCode: deviceCodeFlow{
 				DeviceAuthorizationURL: issuer + "/device_authorization",
 				TokenURL:               issuer + "/token",
 				RefreshURL:             issuer + "/token",
-				Scopes:                 scopes,
+				Scopes:                 orderedScopes(b.Delegation.Scopes),
 			}},
 			OAuth2MetadataURL: issuer + "/.well-known/oauth-authorization-server",
 		}}

@@ -80,7 +80,12 @@ func (s *Service) CreateBrand(ctx context.Context, req *pactv1.CreateBrandReques
 	now := s.d.Now()
 	id := req.GetBrandId()
 	var v rpcerr.Violations
-	if id != "" && !brandIDPattern.MatchString(id) {
+	switch {
+	case id == "" && !req.GetGenerateBrandId():
+		v.Add("brand_id", "is required (or set generate_brand_id to have one generated)")
+	case id != "" && req.GetGenerateBrandId():
+		v.Add("generate_brand_id", "must be false when brand_id is given")
+	case id != "" && !brandIDPattern.MatchString(id):
 		v.Add("brand_id", "must be 1 to 64 characters of A-Z, a-z, 0-9, '_' or '-'")
 	}
 	b := db.Brand{

@@ -293,10 +293,12 @@ func grantedScopes(b db.Brand, d db.DeviceAuthorization, chosenList []string) []
 	return granted
 }
 
-// newGrant is the grant an approval makes.
+// newGrant is the grant an approval makes. Its id takes the wall clock to
+// the millisecond (now is whole seconds), so ListGrants, newest first by
+// id, orders grants made within one second, on any replica.
 func newGrant(b db.Brand, d db.DeviceAuthorization, brandUser string, scopes []string, now time.Time) db.Grant {
 	return db.Grant{
-		ID: ids.New("a2agrant_", now), BrandID: b.ID, AgentID: d.AgentID, ClientID: d.ClientID,
+		ID: ids.New("a2agrant_", time.Now()), BrandID: b.ID, AgentID: d.AgentID, ClientID: d.ClientID,
 		BrandUser: brandUser, Scopes: scopes, CreateTime: now, ExpireTime: now.Add(GrantTTL),
 		AuthorizationDetails: grantDetails(b, d, scopes),
 	}

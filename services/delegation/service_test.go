@@ -583,6 +583,37 @@ func race(n int, f func() int) map[int]int {
 	return out
 }
 
+// ListGrants is newest first even for grants approved within the same
+// second (the store keeps whole seconds; the clock here does not move at
+// all), on both stores.
+func TestListGrantsNewestFirstWithinOneSecond(t *testing.T) {
+	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+		e := newEnv(t, newStore(t))
+		var approved []string // in the order they were approved
+		for range 6 {
+			d := e.startDevice("acme", paAuth, paIssuer, "orders:read")
+			res, err := e.approve("acme", d["user_code"].(string), "user-42", "orders:read")
+			if err != nil || res.GetGrantId() == "" {
+				t.Fatalf("approve: %v, %v", res, err)
+			}
+			approved = append(approved, res.GetGrantId())
+		}
+		list, err := e.rpc.ListGrants(t.Context(), &pactv1.ListGrantsRequest{BrandId: "acme", BrandUser: "user-42"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var listed []string
+		for _, g := range list.GetGrants() {
+			listed = append(listed, g.GetGrantId())
+		}
+		want := slices.Clone(approved)
+		slices.Reverse(want)
+		if !slices.Equal(listed, want) {
+			t.Fatalf("ListGrants = %v\nwant newest first %v", listed, want)
+		}
+	})
+}
+
 // Grants: listing newest first with paging, revocation by the Brand's
 // frontend (scoped to a user) and by the PA (RFC 7009).
 func TestGrantsAndRevocation(t *testing.T) {

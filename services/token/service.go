@@ -263,27 +263,49 @@ func (s *Service) GetJwks(ctx context.Context, _ *pactv1.GetJwksRequest) (*pactv
 	return &pactv1.GetJwksResponse{JwksJson: string(doc), CacheControl: CacheControl}, nil
 }
 
-// asMetadata is a Brand's RFC 8414 metadata, members in this order.
+// asMetadata is a Brand's RFC 8414 metadata, members in this order. It
+// carries every member RFC 8414 §2 marks REQUIRED, and every member that
+// it makes REQUIRED by what it lists:
+//   - issuer;
+//   - token_endpoint (REQUIRED unless only the implicit grant is offered);
+//   - response_types_supported, REQUIRED although no grant pactd offers
+//     (device code, refresh) uses the authorization endpoint, so it is the
+//     empty list (and authorization_endpoint, REQUIRED only when a grant
+//     uses it, is absent);
+//   - token_endpoint_auth_signing_alg_values_supported and its revocation
+//     twin, which MUST be present when private_key_jwt is listed: the PA
+//     authenticates with its PA JWT, ES256 or RS256.
+//
+// device_authorization_endpoint is RFC 8628 §4's.
 type asMetadata struct {
-	Issuer                            string   `json:"issuer"`
-	DeviceAuthorizationEndpoint       string   `json:"device_authorization_endpoint"`
-	TokenEndpoint                     string   `json:"token_endpoint"`
-	JWKSURI                           string   `json:"jwks_uri"`
-	RevocationEndpoint                string   `json:"revocation_endpoint"`
-	ScopesSupported                   []string `json:"scopes_supported"`
-	GrantTypesSupported               []string `json:"grant_types_supported"`
-	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
+	Issuer                                    string   `json:"issuer"`
+	DeviceAuthorizationEndpoint               string   `json:"device_authorization_endpoint"`
+	TokenEndpoint                             string   `json:"token_endpoint"`
+	JWKSURI                                   string   `json:"jwks_uri"`
+	RevocationEndpoint                        string   `json:"revocation_endpoint"`
+	ScopesSupported                           []string `json:"scopes_supported"`
+	ResponseTypesSupported                    []string `json:"response_types_supported"`
+	GrantTypesSupported                       []string `json:"grant_types_supported"`
+	TokenEndpointAuthMethodsSupported         []string `json:"token_endpoint_auth_methods_supported"`
+	TokenEndpointAuthSigningAlgValues         []string `json:"token_endpoint_auth_signing_alg_values_supported"`
+	RevocationEndpointAuthMethodsSupported    []string `json:"revocation_endpoint_auth_methods_supported"`
+	RevocationEndpointAuthSigningAlgSupported []string `json:"revocation_endpoint_auth_signing_alg_values_supported"`
 	// AuthorizationDetailsTypesSupported (RFC 9396 §10) is listed only when
 	// the Brand declares types (PACT §5.7).
 	AuthorizationDetailsTypesSupported []string `json:"authorization_details_types_supported,omitempty"`
 }
 
+// clientAuthAlgs are the algorithms of the PA JWT that authenticates a PA
+// at the token and revocation endpoints (spec §3: ES256 or RS256).
+var clientAuthAlgs = []string{"ES256", "RS256"}
+
 // GetAuthorizationServerMetadata returns a Brand's RFC 8414 metadata
 // (PACT §5.2; served at {issuer}/.well-known/oauth-authorization-server):
 // issuer {interfaceUrl}/oauth and the endpoints under it, the Brand's
-// scopes, the device-code and refresh grants, private_key_jwt, and, when
-// the Brand declares any, its authorization_details types. NotFound for
-// an unknown Brand, FailedPrecondition for a Brand without delegation.
+// scopes, no response types, the device-code and refresh grants,
+// private_key_jwt with ES256 and RS256, and, when the Brand declares any,
+// its authorization_details types. NotFound for an unknown Brand,
+// FailedPrecondition for a Brand without delegation.
 func (s *Service) GetAuthorizationServerMetadata(ctx context.Context, req *pactv1.GetAuthorizationServerMetadataRequest) (*pactv1.GetAuthorizationServerMetadataResponse, error) {
 	b, err := s.load(ctx, req.GetBrandId())
 	if err != nil {
@@ -297,9 +319,13 @@ func (s *Service) GetAuthorizationServerMetadata(ctx context.Context, req *pactv
 	md := asMetadata{
 		Issuer: iss, DeviceAuthorizationEndpoint: iss + "/device_authorization", TokenEndpoint: iss + "/token",
 		JWKSURI: iss + "/jwks.json", RevocationEndpoint: iss + "/revoke",
-		ScopesSupported:                   make([]string, 0, len(b.Delegation.Scopes)),
-		GrantTypesSupported:               []string{DeviceCodeGrantType, "refresh_token"},
-		TokenEndpointAuthMethodsSupported: []string{"private_key_jwt"},
+		ScopesSupported:                           make([]string, 0, len(b.Delegation.Scopes)),
+		ResponseTypesSupported:                    []string{},
+		GrantTypesSupported:                       []string{DeviceCodeGrantType, "refresh_token"},
+		TokenEndpointAuthMethodsSupported:         []string{"private_key_jwt"},
+		TokenEndpointAuthSigningAlgValues:         clientAuthAlgs,
+		RevocationEndpointAuthMethodsSupported:    []string{"private_key_jwt"},
+		RevocationEndpointAuthSigningAlgSupported: clientAuthAlgs,
 	}
 	for _, sc := range b.Delegation.Scopes {
 		md.ScopesSupported = append(md.ScopesSupported, sc.ID)

@@ -323,8 +323,12 @@ func TestAuthorizationServerMetadata(t *testing.T) {
 				`"jwks_uri":"https://provider.example/a2a/acme/oauth/jwks.json",` +
 				`"revocation_endpoint":"https://provider.example/a2a/acme/oauth/revoke",` +
 				`"scopes_supported":["orders:read","orders:write"],` +
+				`"response_types_supported":[],` +
 				`"grant_types_supported":["urn:ietf:params:oauth:grant-type:device_code","refresh_token"],` +
-				`"token_endpoint_auth_methods_supported":["private_key_jwt"]}`
+				`"token_endpoint_auth_methods_supported":["private_key_jwt"],` +
+				`"token_endpoint_auth_signing_alg_values_supported":["ES256","RS256"],` +
+				`"revocation_endpoint_auth_methods_supported":["private_key_jwt"],` +
+				`"revocation_endpoint_auth_signing_alg_values_supported":["ES256","RS256"]}`
 			if resp.GetMetadataJson() != want || resp.GetCacheControl() != "public, max-age=300" {
 				t.Fatalf("%s: metadata = %s (%s)\nwant %s", name, resp.GetMetadataJson(), resp.GetCacheControl(), want)
 			}

@@ -20,11 +20,29 @@ func (q *Queries) CountCredentialsByRole(ctx context.Context, role string) (int6
 	return n, err
 }
 
+const countLiveCredentialsByRole = `-- name: CountLiveCredentialsByRole :one
+SELECT CAST(count(*) AS BIGINT) AS n FROM credentials
+WHERE role = ?1 AND revoke_time = 0 AND (expire_time = 0 OR expire_time > ?2)
+`
+
+type CountLiveCredentialsByRoleParams struct {
+	Role string
+	Now  int64
+}
+
+// Credentials of the role that are neither revoked nor expired at now.
+func (q *Queries) CountLiveCredentialsByRole(ctx context.Context, arg CountLiveCredentialsByRoleParams) (int64, error) {
+	row := q.db.QueryRowContext(ctx, countLiveCredentialsByRole, arg.Role, arg.Now)
+	var n int64
+	err := row.Scan(&n)
+	return n, err
+}
+
 const createCredential = `-- name: CreateCredential :one
-INSERT INTO credentials (id, role, token_hash, label, create_time)
-VALUES (?1, ?2, ?3, ?4, ?5)
+INSERT INTO credentials (id, role, token_hash, label, create_time, expire_time)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6)
 ON CONFLICT (token_hash) DO NOTHING
-RETURNING id, role, token_hash, label, create_time
+RETURNING id, role, token_hash, label, create_time, expire_time, revoke_time, last_use_time
 `
 
 type CreateCredentialParams struct {
@@ -33,6 +51,7 @@ type CreateCredentialParams struct {
 	TokenHash  []byte
 	Label      string
 	CreateTime int64
+	ExpireTime int64
 }
 
 func (q *Queries) CreateCredential(ctx context.Context, arg CreateCredentialParams) (Credential, error) {
@@ -42,6 +61,7 @@ func (q *Queries) CreateCredential(ctx context.Context, arg CreateCredentialPara
 		arg.TokenHash,
 		arg.Label,
 		arg.CreateTime,
+		arg.ExpireTime,
 	)
 	var i Credential
 	err := row.Scan(
@@ -50,12 +70,35 @@ func (q *Queries) CreateCredential(ctx context.Context, arg CreateCredentialPara
 		&i.TokenHash,
 		&i.Label,
 		&i.CreateTime,
+		&i.ExpireTime,
+		&i.RevokeTime,
+		&i.LastUseTime,
+	)
+	return i, err
+}
+
+const getCredential = `-- name: GetCredential :one
+SELECT id, role, token_hash, label, create_time, expire_time, revoke_time, last_use_time FROM credentials WHERE id = ?1
+`
+
+func (q *Queries) GetCredential(ctx context.Context, id string) (Credential, error) {
+	row := q.db.QueryRowContext(ctx, getCredential, id)
+	var i Credential
+	err := row.Scan(
+		&i.ID,
+		&i.Role,
+		&i.TokenHash,
+		&i.Label,
+		&i.CreateTime,
+		&i.ExpireTime,
+		&i.RevokeTime,
+		&i.LastUseTime,
 	)
 	return i, err
 }
 
 const getCredentialByHash = `-- name: GetCredentialByHash :one
-SELECT id, role, token_hash, label, create_time FROM credentials WHERE token_hash = ?1
+SELECT id, role, token_hash, label, create_time, expire_time, revoke_time, last_use_time FROM credentials WHERE token_hash = ?1
 `
 
 func (q *Queries) GetCredentialByHash(ctx context.Context, tokenHash []byte) (Credential, error) {
@@ -67,6 +110,136 @@ func (q *Queries) GetCredentialByHash(ctx context.Context, tokenHash []byte) (Cr
 		&i.TokenHash,
 		&i.Label,
 		&i.CreateTime,
+		&i.ExpireTime,
+		&i.RevokeTime,
+		&i.LastUseTime,
 	)
 	return i, err
+}
+
+const listCredentials = `-- name: ListCredentials :many
+SELECT id, role, token_hash, label, create_time, expire_time, revoke_time, last_use_time FROM credentials
+WHERE CAST(?1 AS TEXT) = '' OR id > CAST(?1 AS TEXT)
+ORDER BY id
+LIMIT ?2
+`
+
+type ListCredentialsParams struct {
+	AfterID   string
+	PageLimit int64
+}
+
+// In id (creation) order, after after_id (an empty after_id starts at the first).
+func (q *Queries) ListCredentials(ctx context.Context, arg ListCredentialsParams) ([]Credential, error) {
+	rows, err := q.db.QueryContext(ctx, listCredentials, arg.AfterID, arg.PageLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Credential
+	for rows.Next() {
+		var i Credential
+		if err := rows.Scan(
+			&i.ID,
+			&i.Role,
+			&i.TokenHash,
+			&i.Label,
+			&i.CreateTime,
+			&i.ExpireTime,
+			&i.RevokeTime,
+			&i.LastUseTime,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const revokeCredential = `-- name: RevokeCredential :one
+UPDATE credentials SET revoke_time = ?1
+WHERE id = ?2 AND revoke_time = 0
+RETURNING id, role, token_hash, label, create_time, expire_time, revoke_time, last_use_time
+`
+
+type RevokeCredentialParams struct {
+	Now int64
+	ID  string
+}
+
+// Revokes a live credential; no row when it is unknown or already revoked.
+func (q *Queries) RevokeCredential(ctx context.Context, arg RevokeCredentialParams) (Credential, error) {
+	row := q.db.QueryRowContext(ctx, revokeCredential, arg.Now, arg.ID)
+	var i Credential
+	err := row.Scan(
+		&i.ID,
+		&i.Role,
+		&i.TokenHash,
+		&i.Label,
+		&i.CreateTime,
+		&i.ExpireTime,
+		&i.RevokeTime,
+		&i.LastUseTime,
+	)
+	return i, err
+}
+
+const revokeCredentialsByLabel = `-- name: RevokeCredentialsByLabel :many
+UPDATE credentials SET revoke_time = ?1
+WHERE label = ?2 AND revoke_time = 0 AND token_hash <> ?3
+RETURNING id
+`
+
+type RevokeCredentialsByLabelParams struct {
+	Now      int64
+	Label    string
+	KeepHash []byte
+}
+
+// Revokes the live credentials with the label except the one with keep_hash
+// (a rotated bootstrap token's predecessors).
+func (q *Queries) RevokeCredentialsByLabel(ctx context.Context, arg RevokeCredentialsByLabelParams) ([]string, error) {
+	rows, err := q.db.QueryContext(ctx, revokeCredentialsByLabel, arg.Now, arg.Label, arg.KeepHash)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const touchCredential = `-- name: TouchCredential :exec
+UPDATE credentials SET last_use_time = ?1
+WHERE id = ?2 AND last_use_time <= ?3
+`
+
+type TouchCredentialParams struct {
+	Now       int64
+	ID        string
+	OlderThan int64
+}
+
+// Records a use, at most once per minute: older_than is now - 60.
+func (q *Queries) TouchCredential(ctx context.Context, arg TouchCredentialParams) error {
+	_, err := q.db.ExecContext(ctx, touchCredential, arg.Now, arg.ID, arg.OlderThan)
+	return err
 }

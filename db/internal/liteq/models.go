@@ -37,11 +37,14 @@ type Context struct {
 }
 
 type Credential struct {
-	ID         string
-	Role       string
-	TokenHash  []byte
-	Label      string
-	CreateTime int64
+	ID          string
+	Role        string
+	TokenHash   []byte
+	Label       string
+	CreateTime  int64
+	ExpireTime  int64
+	RevokeTime  int64
+	LastUseTime int64
 }
 
 type DeviceAuthorization struct {

@@ -17,6 +17,8 @@ type Querier interface {
 	CompleteTurn(ctx context.Context, arg CompleteTurnParams) (int64, error)
 	ConsumeDeviceAuthorization(ctx context.Context, arg ConsumeDeviceAuthorizationParams) (DeviceAuthorization, error)
 	CountCredentialsByRole(ctx context.Context, role string) (int64, error)
+	// Credentials of the role that are neither revoked nor expired at now.
+	CountLiveCredentialsByRole(ctx context.Context, arg CountLiveCredentialsByRoleParams) (int64, error)
 	CountLiveGrants(ctx context.Context, arg CountLiveGrantsParams) (int64, error)
 	CreateAgent(ctx context.Context, arg CreateAgentParams) (Agent, error)
 	CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error)
@@ -41,6 +43,7 @@ type Querier interface {
 	GetAgentByIssuer(ctx context.Context, issuer string) (Agent, error)
 	GetBrand(ctx context.Context, id string) (Brand, error)
 	GetContext(ctx context.Context, id string) (Context, error)
+	GetCredential(ctx context.Context, id string) (Credential, error)
 	GetCredentialByHash(ctx context.Context, tokenHash []byte) (Credential, error)
 	GetDeviceAuthorizationByDeviceCode(ctx context.Context, arg GetDeviceAuthorizationByDeviceCodeParams) (DeviceAuthorization, error)
 	GetDeviceAuthorizationByUserCode(ctx context.Context, arg GetDeviceAuthorizationByUserCodeParams) (DeviceAuthorization, error)
@@ -52,6 +55,8 @@ type Querier interface {
 	GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error)
 	ListAgents(ctx context.Context, arg ListAgentsParams) ([]Agent, error)
 	ListBrands(ctx context.Context, arg ListBrandsParams) ([]Brand, error)
+	// In id (creation) order, after after_id (an empty after_id starts at the first).
+	ListCredentials(ctx context.Context, arg ListCredentialsParams) ([]Credential, error)
 	// Newest first (ids are ULIDs); before_id '' starts at the newest.
 	ListGrantsByUser(ctx context.Context, arg ListGrantsByUserParams) ([]ListGrantsByUserRow, error)
 	ListPublishedSigningKeys(ctx context.Context, now int64) ([]SigningKey, error)
@@ -64,11 +69,18 @@ type Querier interface {
 	ReleaseExpiredBrandAssertion(ctx context.Context, arg ReleaseExpiredBrandAssertionParams) (int64, error)
 	ReserveReplyID(ctx context.Context, arg ReserveReplyIDParams) (string, error)
 	RetireSigningKeysBefore(ctx context.Context, arg RetireSigningKeysBeforeParams) (int64, error)
+	// Revokes a live credential; no row when it is unknown or already revoked.
+	RevokeCredential(ctx context.Context, arg RevokeCredentialParams) (Credential, error)
+	// Revokes the live credentials with the label except the one with keep_hash
+	// (a rotated bootstrap token's predecessors).
+	RevokeCredentialsByLabel(ctx context.Context, arg RevokeCredentialsByLabelParams) ([]string, error)
 	RevokeGrant(ctx context.Context, arg RevokeGrantParams) (int64, error)
 	// A too-early poll of a pending authorization: records the poll time and
 	// lengthens the interval (RFC 8628 section 3.5, slow_down).
 	SlowDownDeviceAuthorization(ctx context.Context, arg SlowDownDeviceAuthorizationParams) (DeviceAuthorization, error)
 	TouchContext(ctx context.Context, arg TouchContextParams) (int64, error)
+	// Records a use, at most once per minute: older_than is now - 60.
+	TouchCredential(ctx context.Context, arg TouchCredentialParams) error
 	UpdateAgent(ctx context.Context, arg UpdateAgentParams) (Agent, error)
 	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (Brand, error)
 	// Records the single use of a Brand login assertion (insert-if-absent).

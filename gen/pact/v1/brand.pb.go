@@ -433,7 +433,9 @@ func (x *Scope) GetDescription() string {
 // CreateBrandRequest adds a Brand.
 type CreateBrandRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Optional id; generated when empty.
+	// The Brand id, 1 to 64 characters of [A-Za-z0-9_-]. Required unless
+	// generate_brand_id is true, so a misspelt field in a JSON body (which
+	// pactd refuses anyway) can never yield a Brand with an id nobody chose.
 	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
 	// The Brand's name, 1 to 200 characters.
 	DisplayName string `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
@@ -442,9 +444,12 @@ type CreateBrandRequest struct {
 	// Agent Card skills.
 	Skills []*Skill `protobuf:"bytes,4,rep,name=skills,proto3" json:"skills,omitempty"`
 	// Delegation settings.
-	Delegation    *DelegationSettings `protobuf:"bytes,5,opt,name=delegation,proto3" json:"delegation,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Delegation *DelegationSettings `protobuf:"bytes,5,opt,name=delegation,proto3" json:"delegation,omitempty"`
+	// Have pactd generate the Brand id (a lower-case ULID); brand_id must then
+	// be empty.
+	GenerateBrandId bool `protobuf:"varint,6,opt,name=generate_brand_id,json=generateBrandId,proto3" json:"generate_brand_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *CreateBrandRequest) Reset() {
@@ -510,6 +515,13 @@ func (x *CreateBrandRequest) GetDelegation() *DelegationSettings {
 		return x.Delegation
 	}
 	return nil
+}
+
+func (x *CreateBrandRequest) GetGenerateBrandId() bool {
+	if x != nil {
+		return x.GenerateBrandId
+	}
+	return false
 }
 
 // CreateBrandResponse returns the new Brand.
@@ -998,7 +1010,7 @@ const file_pact_v1_brand_proto_rawDesc = "" +
 	"\x1bauthorization_details_types\x18\a \x03(\v2!.pact.v1.AuthorizationDetailsTypeR\x19authorizationDetailsTypes\"9\n" +
 	"\x05Scope\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\"\xd9\x01\n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\"\x85\x02\n" +
 	"\x12CreateBrandRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12 \n" +
@@ -1006,7 +1018,8 @@ const file_pact_v1_brand_proto_rawDesc = "" +
 	"\x06skills\x18\x04 \x03(\v2\x0e.pact.v1.SkillR\x06skills\x12;\n" +
 	"\n" +
 	"delegation\x18\x05 \x01(\v2\x1b.pact.v1.DelegationSettingsR\n" +
-	"delegation\";\n" +
+	"delegation\x12*\n" +
+	"\x11generate_brand_id\x18\x06 \x01(\bR\x0fgenerateBrandId\";\n" +
 	"\x13CreateBrandResponse\x12$\n" +
 	"\x05brand\x18\x01 \x01(\v2\x0e.pact.v1.BrandR\x05brand\",\n" +
 	"\x0fGetBrandRequest\x12\x19\n" +

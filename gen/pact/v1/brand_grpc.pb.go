@@ -33,7 +33,8 @@ const (
 // BrandService manages the Brands a Provider hosts and builds their A2A
 // Agent Cards. Admin role; GetAgentCard is open to the frontend role too.
 type BrandServiceClient interface {
-	// CreateBrand adds a Brand. brand_id is generated when empty.
+	// CreateBrand adds a Brand. brand_id is required, unless
+	// generate_brand_id asks for a generated one.
 	CreateBrand(ctx context.Context, in *CreateBrandRequest, opts ...grpc.CallOption) (*CreateBrandResponse, error)
 	// GetBrand returns one Brand.
 	GetBrand(ctx context.Context, in *GetBrandRequest, opts ...grpc.CallOption) (*GetBrandResponse, error)
@@ -111,7 +112,8 @@ func (c *brandServiceClient) GetAgentCard(ctx context.Context, in *GetAgentCardR
 // BrandService manages the Brands a Provider hosts and builds their A2A
 // Agent Cards. Admin role; GetAgentCard is open to the frontend role too.
 type BrandServiceServer interface {
-	// CreateBrand adds a Brand. brand_id is generated when empty.
+	// CreateBrand adds a Brand. brand_id is required, unless
+	// generate_brand_id asks for a generated one.
 	CreateBrand(context.Context, *CreateBrandRequest) (*CreateBrandResponse, error)
 	// GetBrand returns one Brand.
 	GetBrand(context.Context, *GetBrandRequest) (*GetBrandResponse, error)

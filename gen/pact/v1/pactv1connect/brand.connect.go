@@ -50,7 +50,8 @@ const (
 
 // BrandServiceClient is a client for the pact.v1.BrandService service.
 type BrandServiceClient interface {
-	// CreateBrand adds a Brand. brand_id is generated when empty.
+	// CreateBrand adds a Brand. brand_id is required, unless
+	// generate_brand_id asks for a generated one.
 	CreateBrand(context.Context, *v1.CreateBrandRequest) (*v1.CreateBrandResponse, error)
 	// GetBrand returns one Brand.
 	GetBrand(context.Context, *v1.GetBrandRequest) (*v1.GetBrandResponse, error)
@@ -163,7 +164,8 @@ func (c *brandServiceClient) GetAgentCard(ctx context.Context, req *v1.GetAgentC
 
 // BrandServiceHandler is an implementation of the pact.v1.BrandService service.
 type BrandServiceHandler interface {
-	// CreateBrand adds a Brand. brand_id is generated when empty.
+	// CreateBrand adds a Brand. brand_id is required, unless
+	// generate_brand_id asks for a generated one.
 	CreateBrand(context.Context, *v1.CreateBrandRequest) (*v1.CreateBrandResponse, error)
 	// GetBrand returns one Brand.
 	GetBrand(context.Context, *v1.GetBrandRequest) (*v1.GetBrandResponse, error)

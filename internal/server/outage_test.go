@@ -1,0 +1,257 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"pactd/db/dbtest"
+	pactv1 "pactd/gen/pact/v1"
+	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/server"
+)
+
+// cutProxy forwards TCP to a PostgreSQL server until it is cut: then it
+// closes every connection and refuses new ones, as a database that went
+// away would, until it is restored.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	cut    bool
+	conns  map[net.Conn]bool
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
+	t.Cleanup(func() { _ = ln.Close(); p.setCut(true) })
+	go p.serve()
+	return p
+}
+
+func (p *cutProxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.cut {
+			p.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			p.mu.Unlock()
+			_ = c.Close()
+			continue
+		}
+		p.conns[c], p.conns[up] = true, true
+		p.mu.Unlock()
+		go func() { _, _ = io.Copy(up, c); _ = up.Close() }()
+		go func() { _, _ = io.Copy(c, up); _ = c.Close() }()
+	}
+}
+
+func (p *cutProxy) setCut(cut bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = cut
+	if cut {
+		for c := range p.conns {
+			_ = c.Close()
+		}
+		clear(p.conns)
+	}
+}
+
+// countingHandler counts log records at warn level and above.
+type countingHandler struct{ n *atomic.Int64 }
+
+func (h countingHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (h countingHandler) Handle(context.Context, slog.Record) error    { h.n.Add(1); return nil }
+func (h countingHandler) WithAttrs([]slog.Attr) slog.Handler           { return h }
+func (h countingHandler) WithGroup(string) slog.Handler                { return h }
+
+// Through a 6-second PostgreSQL outage, PA-JWT verification keeps
+// succeeding from last-known agent, Brand and credential state (new tokens
+// each time, so the signature is checked every time); writes fail closed
+// with Unavailable; health reports VerificationService SERVING and the
+// others NOT_SERVING; nothing acknowledged before is lost, and writes work
+// again within 2 s of the database's return.
+// outageWorld is pactd on PostgreSQL through a cutProxy, with a PA, a
+// Brand, a verify function (a new PA JWT each call), a Brand client and a
+// health check.
+type outageWorld struct {
+	proxy    *cutProxy
+	warnings *atomic.Int64
+	verify   func() (*pactv1.VerifyAgentRequestResponse, error)
+	brands   pactv1connect.BrandServiceClient
+	check    func(service string) healthpb.HealthCheckResponse_ServingStatus
+}
+
+func newOutageWorld(t *testing.T, env ...string) outageWorld {
+	pgURL, err := url.Parse(dbtest.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newCutProxy(t, pgURL.Host)
+	viaProxy := *pgURL
+	viaProxy.Host = proxy.ln.Addr().String()
+	q := viaProxy.Query()
+	q.Set("connect_timeout", "1")
+	viaProxy.RawQuery = q.Encode()
+
+	warnings := new(atomic.Int64)
+	cfg := testConfig(t, viaProxy.String(), t.TempDir(), env...)
+	srv, err := server.New(t.Context(), cfg, slog.New(countingHandler{warnings}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	inst := &instance{url: "http://" + ln.Addr().String()}
+
+	pa := newTestPA(t)
+	if _, err := agents(inst, adminToken).RegisterAgent(t.Context(), &pactv1.RegisterAgentRequest{Issuer: pa.issuer, JwksUri: pa.jwks.URL + "/jwks.json", DisplayName: "PA"}); err != nil {
+		t.Fatal(err)
+	}
+	bc := brands(inst, adminToken)
+	if _, err := bc.CreateBrand(t.Context(), &pactv1.CreateBrandRequest{BrandId: "acme", DisplayName: "Acme"}); err != nil {
+		t.Fatal(err)
+	}
+	vc := pactv1connect.NewVerificationServiceClient(h2c(), inst.url, withToken(frontendToken))
+	verify := func() (*pactv1.VerifyAgentRequestResponse, error) {
+		cctx, ccancel := context.WithTimeout(t.Context(), 3*time.Second)
+		defer ccancel()
+		tok := pa.token(t, map[string]any{"alg": "ES256", "kid": pa.kid}, pa.claims("https://provider.example/a2a", time.Now()))
+		return vc.VerifyAgentRequest(cctx, &pactv1.VerifyAgentRequestRequest{BrandId: "acme", Authorization: "Bearer " + tok})
+	}
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	check := func(service string) healthpb.HealthCheckResponse_ServingStatus {
+		t.Helper()
+		cctx, ccancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer ccancel()
+		r, err := healthpb.NewHealthClient(conn).Check(cctx, &healthpb.HealthCheckRequest{Service: service})
+		if err != nil {
+			t.Fatalf("health %q: %v", service, err)
+		}
+		return r.GetStatus()
+	}
+	return outageWorld{proxy: proxy, warnings: warnings, verify: verify, brands: bc, check: check}
+}
+
+func TestVerificationThroughADatabaseOutage(t *testing.T) {
+	w := newOutageWorld(t)
+	verify, bc, check, proxy, warnings := w.verify, w.brands, w.check, w.proxy, w.warnings
+	// Positive controls before the outage.
+	if r, err := verify(); err != nil || !r.GetAllowed() {
+		t.Fatalf("ok/before: %v, %v", r, err)
+	}
+	if s := check(pactv1connect.AgentServiceName); s != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health before the outage: %v", s)
+	}
+	before := warnings.Load()
+
+	proxy.setCut(true)
+	outage := time.Now()
+	verified := 0
+	for time.Since(outage) < 6*time.Second {
+		r, err := verify()
+		if err != nil || !r.GetAllowed() {
+			t.Fatalf("verification %v into the outage: %v, %v", time.Since(outage).Round(time.Millisecond), r, err)
+		}
+		verified++
+		time.Sleep(50 * time.Millisecond)
+	}
+	cctx, ccancel := context.WithTimeout(t.Context(), 5*time.Second)
+	_, werr := bc.CreateBrand(cctx, &pactv1.CreateBrandRequest{BrandId: "during", DisplayName: "During"})
+	ccancel()
+	if connect.CodeOf(werr) != connect.CodeUnavailable {
+		t.Fatalf("a write during the outage: %v, want Unavailable", werr)
+	}
+	if s := check(pactv1connect.VerificationServiceName); s != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("VerificationService health during the outage: %v, want SERVING", s)
+	}
+	if s := check(pactv1connect.BrandServiceName); s != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("BrandService health during the outage: %v, want NOT_SERVING", s)
+	}
+	// One failed write and a few health pings: a bounded number of lines,
+	// not one per verification.
+	if logged := warnings.Load() - before; logged > 10 {
+		t.Fatalf("%d warning/error log lines during the outage", logged)
+	}
+
+	proxy.setCut(false)
+	back := time.Now()
+	for {
+		cctx, ccancel := context.WithTimeout(t.Context(), time.Second)
+		_, err := bc.CreateBrand(cctx, &pactv1.CreateBrandRequest{BrandId: "after", DisplayName: "After"})
+		ccancel()
+		if err == nil {
+			break
+		}
+		if time.Since(back) > 2*time.Second {
+			t.Fatalf("writes still fail %v after the database returned: %v", time.Since(back), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Nothing acknowledged is lost; nothing refused was stored.
+	list, err := bc.ListBrands(t.Context(), &pactv1.ListBrandsRequest{})
+	var ids []string
+	for _, b := range list.GetBrands() {
+		ids = append(ids, b.GetBrandId())
+	}
+	if err != nil || strings.Join(ids, ",") != "acme,after" {
+		t.Fatalf("Brands after the outage = %v, %v; want acme,after", ids, err)
+	}
+	t.Logf("%d verifications during a 6 s outage; %d warning/error log lines in all; writes back after %v",
+		verified, warnings.Load()-before, time.Since(back).Round(time.Millisecond))
+}
+
+// With PACT_OUTAGE_GRACE=0 verification fails closed once the cached state
+// is older than its TTL (2 s): Unavailable, never an allow.
+func TestVerificationFailsClosedWithoutOutageGrace(t *testing.T) {
+	w := newOutageWorld(t, "PACT_OUTAGE_GRACE=0s")
+	if r, err := w.verify(); err != nil || !r.GetAllowed() {
+		t.Fatalf("ok/before: %v, %v", r, err)
+	}
+	w.proxy.setCut(true)
+	time.Sleep(2500 * time.Millisecond)
+	r, err := w.verify()
+	if connect.CodeOf(err) != connect.CodeUnavailable || r.GetAllowed() {
+		t.Fatalf("verification with no grace during an outage: %v, %v; want Unavailable", r, err)
+	}
+	if s := w.check(pactv1connect.VerificationServiceName); s != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("VerificationService health with no grace: %v, want NOT_SERVING", s)
+	}
+	w.proxy.setCut(false)
+}
