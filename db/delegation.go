@@ -176,6 +176,12 @@ type DelegationStore interface {
 	// transaction that also records the single use a, with the errors of
 	// ApproveDeviceAuthorizationWithAssertion.
 	DenyDeviceAuthorizationWithAssertion(ctx context.Context, id string, a BrandAssertionUse, now time.Time) (DeviceAuthorization, error)
+	// UseBrandAssertion records the single use a on its own (a consent
+	// session is opened with it; the decision comes later). An expired
+	// record of the same jti is taken over. ErrAssertionReplayed when
+	// (a.BrandID, a.JTI) is recorded and its record has not expired at now;
+	// nothing changes then.
+	UseBrandAssertion(ctx context.Context, a BrandAssertionUse, now time.Time) error
 	// RedeemDeviceAuthorization, in one transaction, moves an approved,
 	// unexpired authorization to consumed and stores the first refresh
 	// token rt of its grant (rt.GrantID is taken from the authorization).

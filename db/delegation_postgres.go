@@ -116,6 +116,11 @@ func (s *pgStore) DenyDeviceAuthorizationWithAssertion(ctx context.Context, id s
 	return d, nil
 }
 
+// UseBrandAssertion records a's single use in a transaction of its own.
+func (s *pgStore) UseBrandAssertion(ctx context.Context, a BrandAssertionUse, now time.Time) error {
+	return s.delegationTx(ctx, func(q *pgq.Queries) error { return pgUseAssertion(ctx, q, &a, now) })
+}
+
 // pgUseAssertion records a's single use inside a transaction (nothing when
 // a is nil): an expired record of the same jti is dropped first, then the
 // insert-if-absent decides (a concurrent insert of the same key waits for

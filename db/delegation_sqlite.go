@@ -124,6 +124,11 @@ func (s *sqliteStore) DenyDeviceAuthorizationWithAssertion(ctx context.Context, 
 	return d, nil
 }
 
+// UseBrandAssertion records a's single use in a transaction of its own.
+func (s *sqliteStore) UseBrandAssertion(ctx context.Context, a BrandAssertionUse, now time.Time) error {
+	return s.delegationTx(ctx, func(q *liteq.Queries) error { return liteUseAssertion(ctx, q, &a, now) })
+}
+
 // liteUseAssertion records a's single use inside a transaction (nothing
 // when a is nil): an expired record of the same jti is dropped first, then
 // the insert-if-absent decides. ErrAssertionReplayed when it inserted

@@ -97,11 +97,78 @@ func TestBrowserConsent(t *testing.T) {
 
 	// 3. Revoke from the connected-apps page.
 	p.open(w.feURL+"/a2a/shop/oauth/connected", "/a2a/shop/oauth/connected")
-	p.click(`form[action="connected/revoke"] button`)
+	p.click(`form[action$="/oauth/connected/revoke"] button`)
 	p.waitFor(`location.search === "?status=revoked" && document.body.textContent.includes("Revoked")`)
 	if g := grants(); len(g) != 1 || g[0].GetRevokeTime() == nil {
 		t.Fatalf("grants after revoking: %v", g)
 	}
 	wantInvalidToken(t, "revoked in the browser", w.delegated(t, "user-1", tok.AccessToken, userMsg("m-1", "", "show my orders")))
 	t.Logf("browser flows took %s", time.Since(start).Round(time.Millisecond))
+}
+
+// TestBrowserConsentWrongCodeRetry: in BRAND_LOGIN_MODE_TRUSTED_FRONTEND a
+// wrongly typed confirmation code shows the consent page again with an
+// error; its form still posts to the absolute decision URL, so the retry
+// with the right code approves.
+func TestBrowserConsentWrongCodeRetry(t *testing.T) {
+	p := chromium(t)
+	w := newWorld(t, "")
+	d := w.startDevice(t, "user-1", "orders:read")
+	p.open(d.VerificationURIComplete, "/demo/shop/login")
+	p.typeInto("#username", "alice")
+	p.click("button[type=submit]")
+	p.waitFor(`location.pathname === "/a2a/shop/oauth/consent" && document.querySelector("#confirm_code")`)
+	wrong := "BCDF-GHJK"
+	if d.UserCode == wrong {
+		wrong = "ZZZZ-ZZZZ"
+	}
+	p.typeInto("#confirm_code", wrong)
+	p.click(`button[value=allow]`)
+	p.waitFor(`location.pathname === "/a2a/shop/oauth/consent/decision" && document.querySelector(".error") && document.querySelector("#confirm_code")`)
+	var action string
+	if err := p.eval(`document.querySelector("form[method=post]").action`, &action); err != nil || action != w.feURL+"/a2a/shop/oauth/consent/decision" {
+		t.Fatalf("the retried form posts to %q (%v)", action, err)
+	}
+	wantOAuthError(t, "after the wrong code", w.poll(t, "user-1", d.DeviceCode), 400, "authorization_pending")
+	p.typeInto("#confirm_code", d.UserCode)
+	p.click(`button[value=allow]`)
+	p.waitFor(`location.pathname === "/a2a/shop/oauth/connected" && location.search === "?status=approved"`)
+	var tok tokenResponse
+	wantOAuthJSON(t, "token", w.poll(t, "user-1", d.DeviceCode), &tok)
+	if tok.Scope != "orders:read" {
+		t.Fatalf("granted %q", tok.Scope)
+	}
+}
+
+// TestBrowserSignedConsent: in BRAND_LOGIN_MODE_SIGNED_ASSERTION the
+// Brand's page (its own origin) posts the assertion to the consent URL;
+// the consent page has no typed code, its CSP lets its absolute form
+// action through, the Provider sets no cookie, and Allow with one scope
+// unchecked lands on the connected page with the outcome.
+func TestBrowserSignedConsent(t *testing.T) {
+	p := chromium(t)
+	w := newWorld(t, "")
+	d := w.martDevice(t, "user-1", "orders:read orders:cancel")
+	p.open(d.VerificationURIComplete, "/login")
+	p.click("button[type=submit]")
+	p.waitFor(`location.pathname === "/a2a/mart/oauth/consent" && document.querySelector("input[name=session]")`)
+	var facts struct {
+		Typed, Checked int
+		Cookie         string
+	}
+	if err := p.eval(`({typed: document.querySelectorAll("#confirm_code").length,
+		checked: document.querySelectorAll("input[name=scope]:checked").length, cookie: document.cookie})`, &facts); err != nil {
+		t.Fatal(err)
+	}
+	if facts.Typed != 0 || facts.Checked != 2 || facts.Cookie != "" {
+		t.Fatalf("signed consent page %+v", facts)
+	}
+	p.click(`input[value="orders:cancel"]`)
+	p.click(`button[value=allow]`)
+	p.waitFor(`location.pathname === "/a2a/mart/oauth/connected" && new URLSearchParams(location.search).get("status") === "approved"`)
+	var tok tokenResponse
+	wantOAuthJSON(t, "token", w.oauthPost(t, mart, "token", "Bearer "+w.token(t, "user-1"), w.paForm("grant_type", deviceGrant, "device_code", d.DeviceCode)), &tok)
+	if tok.Scope != "orders:read" {
+		t.Fatalf("granted %q", tok.Scope)
+	}
 }

@@ -240,6 +240,12 @@ type receipt struct {
 // pa and brand this PA and Brand. It returns the reply and the claims.
 func (w *world) verifyReceipt(t *testing.T, r response) (receiptReply, receipt) {
 	t.Helper()
+	return w.verifyReceiptAt(t, shop, r)
+}
+
+// verifyReceiptAt is verifyReceipt for a reply of brand.
+func (w *world) verifyReceiptAt(t *testing.T, brand string, r response) (receiptReply, receipt) {
+	t.Helper()
 	if r.status != 200 || r.header.Get("Content-Type") != "application/a2a+json" {
 		t.Fatalf("delegated reply: %d %s", r.status, r.body)
 	}
@@ -255,7 +261,7 @@ func (w *world) verifyReceipt(t *testing.T, r response) (receiptReply, receipt) 
 	if json.Unmarshal(hb, &hdr) != nil || hdr.Alg != "ES256" || hdr.Typ != "pact-receipt+jws" || hdr.Kid == "" {
 		t.Fatalf("receipt header %s", hb)
 	}
-	pub := w.providerKey(t, hdr.Kid)
+	pub := w.providerKeyAt(t, brand, hdr.Kid)
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
 	d := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
 	if err != nil || len(sig) != 64 || !ecdsa.Verify(pub, d[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])) {
@@ -267,14 +273,14 @@ func (w *world) verifyReceipt(t *testing.T, r response) (receiptReply, receipt) 
 	}
 	var c receipt
 	strict(t, string(payload), &c)
-	if c.PA != w.issuer || c.Brand != w.feURL+"/a2a/"+shop || c.ScopesUsed == nil || c.Actions == nil {
+	if c.PA != w.issuer || c.Brand != w.feURL+"/a2a/"+brand || c.ScopesUsed == nil || c.Actions == nil {
 		t.Fatalf("receipt claims %s", payload)
 	}
 	return rep, c
 }
 
-// providerKey finds kid in the JWKS the Brand's metadata points to.
-func (w *world) providerKey(t *testing.T, kid string) *ecdsa.PublicKey {
+// providerKeyAt finds kid in the JWKS the metadata of brand's card points to.
+func (w *world) providerKeyAt(t *testing.T, brand, kid string) *ecdsa.PublicKey {
 	t.Helper()
 	var c struct {
 		SecuritySchemes map[string]struct {
@@ -283,7 +289,7 @@ func (w *world) providerKey(t *testing.T, kid string) *ecdsa.PublicKey {
 			} `json:"oauth2SecurityScheme"`
 		} `json:"securitySchemes"`
 	}
-	w.getJSON(t, w.feURL+"/a2a/"+shop+"/.well-known/agent-card.json", &c)
+	w.getJSON(t, w.feURL+"/a2a/"+brand+"/.well-known/agent-card.json", &c)
 	var md struct {
 		JWKSURI string `json:"jwks_uri"`
 	}

@@ -117,7 +117,7 @@ func (a *countingAgent) Reply(ctx context.Context, t a2a.Turn) (a2a.Reply, error
 		a.entered <- struct{}{}
 		<-a.release
 	}
-	if t.BrandID == shop {
+	if t.BrandID == shop || t.BrandID == mart {
 		return a.demo.Reply(ctx, t)
 	}
 	return a2a.EchoAgent{}.Reply(ctx, t)
@@ -138,6 +138,7 @@ type world struct {
 	agentID  string // its pactd id
 	disabled string // another issuer on the same JWKS, registered then disabled
 	agent    *countingAgent
+	site     *brandSite   // the login of mart, the signed-assertion Brand
 	rpcs     atomic.Int32 // calls that reached pactd
 	agents   pactv1connect.AgentServiceClient
 	brands   pactv1connect.BrandServiceClient
@@ -218,6 +219,10 @@ func newWorld(t *testing.T, dbURL string) *world {
 	}
 	if _, err := w.brands.CreateBrand(ctx, demo.BrandRequest(shop, "Shop Inc.", w.feURL)); err != nil {
 		t.Fatalf("CreateBrand(%s): %v", shop, err)
+	}
+	w.site = newBrandSite(t)
+	if _, err := w.brands.CreateBrand(ctx, w.site.brandRequest(w.feURL)); err != nil {
+		t.Fatalf("CreateBrand(%s): %v", mart, err)
 	}
 	return w
 }

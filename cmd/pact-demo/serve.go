@@ -152,6 +152,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 	if err := register(ctx, pactdURL, adminToken, issuer, feURL); err != nil {
 		return err
 	}
+	globex, err := startBrandLogin(feURL) // the second Brand's own login site
+	if err != nil {
+		return err
+	}
+	defer globex.close()
+	if err := globex.register(ctx, pactdURL, adminToken, feURL); err != nil {
+		return err
+	}
 	fmt.Fprintln(stdout, "starting the frontend (cmd/pact-a2a -demo) ...")
 	stopFE, err := start(ctx, feLn, pactdURL, feToken, *dir, stderr)
 	if err != nil {
@@ -170,6 +178,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 		return err
 	}
 	printBanner(stdout, *dir, pactdURL, feURL, issuer)
+	printGlobex(stdout, feURL, globex)
 
 	select {
 	case <-ctx.Done():

@@ -26,6 +26,7 @@ func runDelegation(t *testing.T, newStore Factory) {
 	t.Run("delegation/brand-assertion-single-use", func(t *testing.T) { t.Parallel(); testAssertionSingleUse(t, newStore(t)) })
 	t.Run("delegation/brand-assertion-concurrent", func(t *testing.T) { t.Parallel(); testAssertionConcurrent(t, newStore(t)) })
 	t.Run("delegation/brand-assertion-purge", func(t *testing.T) { t.Parallel(); testAssertionPurge(t, newStore(t)) })
+	t.Run("delegation/brand-assertion-use-alone", func(t *testing.T) { t.Parallel(); testAssertionUseAlone(t, newStore(t)) })
 }
 
 func delegHash(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
@@ -636,5 +637,42 @@ func testAssertionPurge(t *testing.T, s db.Store) {
 	}
 	if n, err := s.PurgeExpiredDelegation(ctx, exp.Add(time.Hour)); err != nil || n != 1 {
 		t.Fatalf("purge after both = %d, %v; want 1", n, err)
+	}
+}
+
+// testAssertionUseAlone: UseBrandAssertion records a jti once per Brand,
+// shares the record with the decisions' single use, and takes over only an
+// expired record.
+func testAssertionUseAlone(t *testing.T, s db.Store) {
+	ctx := t.Context()
+	delegFixture(t, s)
+	now := at.Add(time.Minute)
+	exp := now.Truncate(time.Second).Add(2 * time.Minute)
+	mustDelegDevice(t, s, delegDevice("da_1", "acme", "agt_1", "https://pa.example"))
+	// ok: the first use.
+	if err := s.UseBrandAssertion(ctx, delegAssertion("acme", "jti-1", exp), now); err != nil {
+		t.Fatalf("first use: %v", err)
+	}
+	// fail: again, alone or with a decision: ErrAssertionReplayed, and the
+	// decision is not made.
+	if err := s.UseBrandAssertion(ctx, delegAssertion("acme", "jti-1", exp), now); !errors.Is(err, db.ErrAssertionReplayed) {
+		t.Fatalf("second use err = %v, want ErrAssertionReplayed", err)
+	}
+	if _, err := s.DenyDeviceAuthorizationWithAssertion(ctx, "da_1", delegAssertion("acme", "jti-1", exp), now); !errors.Is(err, db.ErrAssertionReplayed) {
+		t.Fatalf("decision with a used jti err = %v, want ErrAssertionReplayed", err)
+	}
+	if got, _ := s.GetDeviceAuthorizationByDeviceCode(ctx, "acme", delegHash("dc-da_1")); got.Status != db.DevicePending {
+		t.Fatalf("a replay decided da_1: %+v", got)
+	}
+	// ok: per Brand; and an expired record is taken over.
+	if err := s.UseBrandAssertion(ctx, delegAssertion("beta", "jti-1", exp), now); err != nil {
+		t.Fatalf("same jti at another Brand: %v", err)
+	}
+	late := exp.Add(time.Second)
+	if err := s.UseBrandAssertion(ctx, delegAssertion("acme", "jti-1", late.Add(time.Minute)), late); err != nil {
+		t.Fatalf("after its expire time: %v", err)
+	}
+	if err := s.UseBrandAssertion(ctx, delegAssertion("acme", "jti-1", late.Add(time.Minute)), late); !errors.Is(err, db.ErrAssertionReplayed) {
+		t.Fatalf("taken over, reused err = %v, want ErrAssertionReplayed", err)
 	}
 }

@@ -23,6 +23,7 @@ var frontendProcedures = map[string]bool{
 	pactv1connect.ConversationServiceCloseContextProcedure:            true,
 	pactv1connect.DelegationServiceStartDeviceAuthorizationProcedure:  true,
 	pactv1connect.DelegationServiceDescribeConsentProcedure:           true,
+	pactv1connect.DelegationServiceBeginConsentProcedure:              true,
 	pactv1connect.DelegationServiceApproveConsentProcedure:            true,
 	pactv1connect.DelegationServiceDenyConsentProcedure:               true,
 	pactv1connect.DelegationServiceIssueDelegationProcedure:           true,

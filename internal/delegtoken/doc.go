@@ -1,5 +1,8 @@
-// Package delegtoken mints and verifies PACT delegation tokens (§5.4) and
-// signs and verifies receipts (§5.6), all with the Provider's ES256 keys.
+// Package delegtoken mints and verifies PACT delegation tokens (§5.4),
+// signs and verifies receipts (§5.6) and consent sessions (typ
+// pact-consent+jwt, the consent page's signed state in signed-assertion
+// mode), all with the Provider's ES256 keys. Each kind has its own typ and
+// its own validator, and no validator accepts another kind's typ.
 //
 // A delegation token is a compact JWS with the protected header
 // {"alg":"ES256","kid":…,"typ":"at+jwt"} and the claims iss

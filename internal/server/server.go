@@ -175,7 +175,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		brands.ForgetAll()
 		s.refreshKeys(keyRing)
 	}
-	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks})
+	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks,
+		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}})
 	s.purge = deleg.PurgeExpired
 	svc := Services{
 		Credential:   credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),

@@ -203,7 +203,17 @@ func (s *Service) GetAgentCard(ctx context.Context, req *pactv1.GetAgentCardRequ
 	if err != nil {
 		return nil, s.fault(ctx, "build agent card", err)
 	}
-	return &pactv1.GetAgentCardResponse{CardJson: string(card), ContentType: CardContentType, CacheControl: CardCacheControl}, nil
+	resp := &pactv1.GetAgentCardResponse{CardJson: string(card), ContentType: CardContentType, CacheControl: CardCacheControl,
+		InterfaceUrl: pacturl.Interface(s.d.PublicURL, b.ID)}
+	if b.Delegation.Enabled {
+		// What a frontend needs to pick and run its consent flow.
+		resp.LoginMode = pactv1.BrandLoginMode_BRAND_LOGIN_MODE_SIGNED_ASSERTION
+		if b.Delegation.LoginMode == pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND.String() {
+			resp.LoginMode = pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND
+		}
+		resp.VerificationUri = pacturl.Verification(b.Delegation.LoginURL, pacturl.Consent(s.d.PublicURL, b.ID))
+	}
+	return resp, nil
 }
 
 func (s *Service) load(ctx context.Context, id string) (db.Brand, error) {

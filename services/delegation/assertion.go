@@ -261,6 +261,8 @@ type brandAssertion struct {
 	kid string
 	// email is the optional email claim ("" when absent).
 	email string
+	// userCode is the user_code claim, normalized.
+	userCode string
 	// use is the single-use record to store with the decision.
 	use db.BrandAssertionUse
 }
@@ -423,13 +425,16 @@ func checkAssertionClaims(jws compactJWS, issuer, consentURL, userCode, brandID 
 	if !ok || code == "" {
 		return brandAssertion{}, refuse(reasonUserCodeMissing, "the assertion has no user_code")
 	}
-	want, okWant := NormalizeUserCode(userCode)
 	got, okGot := NormalizeUserCode(code)
+	want, okWant := got, okGot
+	if userCode != "" { // else the claim names the authorization (BeginConsent)
+		want, okWant = NormalizeUserCode(userCode)
+	}
 	if !okWant || !okGot || got != want {
 		return brandAssertion{}, refuse(reasonUserCodeMismatch, "the assertion's user_code is not the user code of this request")
 	}
 	return brandAssertion{
-		subject: sub, jti: jti, kid: jws.kid, email: email,
+		subject: sub, jti: jti, kid: jws.kid, email: email, userCode: got,
 		// The record must outlive every instant the assertion passes the exp
 		// check; the store rounds it up to whole seconds.
 		use: db.BrandAssertionUse{BrandID: brandID, JTI: jti, ExpireTime: numericTime(exp).Add(AssertionSkew)},

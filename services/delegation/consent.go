@@ -134,6 +134,14 @@ func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConse
 	if err != nil {
 		return nil, err
 	}
+	norm, _ := NormalizeUserCode(req.GetUserCode())
+	return s.describe(ctx, op, b, d, norm)
+}
+
+// describe is what the consent page shows for authorization d (found by
+// the normalized user code norm): the PA, its issuer's origin, the Brand
+// and the requested scopes the Brand still defines, in the Brand's order.
+func (s *Service) describe(ctx context.Context, op string, b db.Brand, d db.DeviceAuthorization, norm string) (*pactv1.DescribeConsentResponse, error) {
 	a, err := s.d.Store.GetAgent(ctx, d.AgentID)
 	if errors.Is(err, db.ErrNotFound) {
 		return nil, rpcerr.NotFound("user code")
@@ -141,15 +149,19 @@ func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConse
 	if err != nil {
 		return nil, s.fault(ctx, op+": load agent", err)
 	}
-	norm, _ := NormalizeUserCode(req.GetUserCode())
 	resp := &pactv1.DescribeConsentResponse{
 		AgentDisplayName: a.DisplayName, AgentOrigin: origin(a.Issuer), BrandDisplayName: b.DisplayName,
 		UserCode: FormatUserCode(norm), ExpiresAt: timestamppb.New(d.ExpiresAt),
 	}
-	defined := brandScopes(b)
+	// In the Brand's scope order, so the page reads the same whatever order
+	// the PA asked in.
+	requested := make(map[string]bool, len(d.Scopes))
 	for _, sc := range d.Scopes {
-		if desc, ok := defined[sc]; ok {
-			resp.Scopes = append(resp.Scopes, &pactv1.Scope{Id: sc, Description: desc})
+		requested[sc] = true
+	}
+	for _, sc := range b.Delegation.Scopes {
+		if requested[sc.ID] {
+			resp.Scopes = append(resp.Scopes, &pactv1.Scope{Id: sc.ID, Description: sc.Description})
 		}
 	}
 	if resp.AuthorizationDetails, err = consentDetails(b, d.AuthorizationDetails); err != nil {
@@ -193,6 +205,9 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
+	if req.GetConsentSession() != "" {
+		return s.approveWithSession(ctx, op, req)
+	}
 	b, err := s.consentBrand(ctx, op, req.GetBrandId(), req.GetUserCode(), req.GetSource())
 	if err != nil {
 		return nil, err
@@ -221,7 +236,7 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 			return nil, s.decisionErr(ctx, op, err)
 		}
 		s.d.Logger.InfoContext(ctx, "consent denied (nothing granted)", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID))
-		return &pactv1.ApproveConsentResponse{Scopes: []string{}}, nil
+		return &pactv1.ApproveConsentResponse{Scopes: []string{}, ClientId: d.ClientID}, nil
 	}
 	g := newGrant(b, d, req.GetBrandUser(), granted, now)
 	if _, g, err = s.d.Store.ApproveDeviceAuthorization(ctx, d.ID, g, now); err != nil {
@@ -229,7 +244,7 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 	}
 	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)))
-	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
+	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }
 
 // approveSigned is ApproveConsent for a Brand whose login signs
@@ -265,7 +280,7 @@ func (s *Service) approveSigned(ctx context.Context, op string, b db.Brand, req 
 		}
 		s.d.Logger.InfoContext(ctx, "consent denied (nothing granted)", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 			slog.String("kid", a.kid), slog.String("jti", a.jti))
-		return &pactv1.ApproveConsentResponse{Scopes: []string{}}, nil
+		return &pactv1.ApproveConsentResponse{Scopes: []string{}, ClientId: d.ClientID}, nil
 	}
 	g := newGrant(b, d, a.subject, granted, now)
 	if _, g, err = s.d.Store.ApproveDeviceAuthorizationWithAssertion(ctx, d.ID, g, a.use, now); err != nil {
@@ -273,7 +288,7 @@ func (s *Service) approveSigned(ctx context.Context, op string, b db.Brand, req 
 	}
 	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)), slog.String("kid", a.kid), slog.String("jti", a.jti))
-	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
+	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }
 
 // grantedScopes is requested ∩ chosen ∩ the Brand's current scopes, in
@@ -311,6 +326,9 @@ func newGrant(b db.Brand, d db.DeviceAuthorization, brandUser string, scopes []s
 // uses it up: otherwise anyone who knows a user code could deny it.
 func (s *Service) DenyConsent(ctx context.Context, req *pactv1.DenyConsentRequest) (*pactv1.DenyConsentResponse, error) {
 	const op = "deny consent"
+	if req.GetConsentSession() != "" {
+		return s.denyWithSession(ctx, op, req)
+	}
 	b, err := s.consentBrand(ctx, op, req.GetBrandId(), req.GetUserCode(), req.GetSource())
 	if err != nil {
 		return nil, err
@@ -334,7 +352,7 @@ func (s *Service) DenyConsent(ctx context.Context, req *pactv1.DenyConsentReques
 			return nil, s.decisionErr(ctx, op, err)
 		}
 		s.d.Logger.InfoContext(ctx, "consent denied", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID))
-		return &pactv1.DenyConsentResponse{}, nil
+		return &pactv1.DenyConsentResponse{ClientId: d.ClientID}, nil
 	}
 	a, err := s.assertion(ctx, op, b, req.GetBrandAssertion(), req.GetUserCode(), req.GetSource())
 	if err != nil {
@@ -349,10 +367,11 @@ func (s *Service) DenyConsent(ctx context.Context, req *pactv1.DenyConsentReques
 	}
 	s.d.Logger.InfoContext(ctx, "consent denied", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("kid", a.kid), slog.String("jti", a.jti))
-	return &pactv1.DenyConsentResponse{}, nil
+	return &pactv1.DenyConsentResponse{ClientId: d.ClientID}, nil
 }
 
-// assertion verifies a Brand login assertion for the RPC: a refusal is
+// assertion verifies a Brand login assertion for the RPC (userCode ""
+// takes the user code from the assertion's claim): a refusal is
 // logged (operation, Brand, reason, source; never the assertion or the
 // code) and returned as its RPC error; a keys fault is logged once and
 // returned as KEYS_UNAVAILABLE; the end of ctx is returned as it is.

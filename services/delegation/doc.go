@@ -71,6 +71,23 @@
 // The other refusals are FailedPrecondition. Refusals are logged with the
 // reason (and kid and jti once verified), never the assertion or the code.
 //
+// # Consent sessions
+//
+// A frontend that keeps no cookie state for a signed-assertion Brand calls
+// BeginConsent with the assertion the Brand's login posted: it is verified
+// as above (the user code from its claim), the authorization must be
+// pending (NOT_PENDING, not used up), its jti is recorded (REPLAYED), and
+// the answer carries a consent session: a Provider-signed JWT (typ
+// pact-consent+jwt, iss {interfaceUrl}/oauth, aud the decision URL
+// {interfaceUrl}/oauth/consent/decision, sub, user_code, email, jti, iat,
+// exp 600 s but never past the authorization). ApproveConsent and
+// DenyConsent take it as consent_session instead of brand_assertion. It is
+// verified by its own validator (delegtoken.VerifyConsentSession), which
+// refuses every other typ, as the delegation-token and receipt validators
+// refuse it; refusals are pact.v1.ConsentSessionRefusal reasons. A session
+// is not tracked: the pending-only decision update lets it decide once,
+// and a second decision is NOT_PENDING.
+//
 // # Guessing user codes
 //
 // User codes (8 of 20 consonants, ≈34.6 bits, 10 minutes) are guarded

@@ -193,6 +193,7 @@ func newEnv(t *testing.T, s db.Store, opts ...envOption) *env {
 	deps := delegation.Deps{
 		Store: s, PA: fakePA{}, Minter: delegtoken.NewSigner(e.keys, nil), PublicURL: publicURL,
 		Now: e.clk.Now, Logger: slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Sessions: delegtoken.ConsentSessions{Signer: delegtoken.NewSigner(e.keys, e.clk.Now), Verifier: delegtoken.NewVerifier(e.keys, e.clk.Now)},
 	}
 	for _, o := range opts {
 		o(&deps)

@@ -78,6 +78,10 @@ type Deps struct {
 	// it). Without it, consent decisions of such Brands fail with
 	// Unavailable (and change nothing).
 	BrandKeys BrandKeys
+	// Sessions signs and verifies consent sessions (BeginConsent and the
+	// decisions made with them). Without it those calls fail with
+	// Unavailable (and change nothing).
+	Sessions ConsentSessions
 }
 
 // Service implements pactv1connect.DelegationServiceHandler.

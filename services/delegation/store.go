@@ -22,6 +22,7 @@ type Store interface {
 	DenyDeviceAuthorization(ctx context.Context, id string, now time.Time) (db.DeviceAuthorization, error)
 	ApproveDeviceAuthorizationWithAssertion(ctx context.Context, id string, g db.Grant, a db.BrandAssertionUse, now time.Time) (db.DeviceAuthorization, db.Grant, error)
 	DenyDeviceAuthorizationWithAssertion(ctx context.Context, id string, a db.BrandAssertionUse, now time.Time) (db.DeviceAuthorization, error)
+	UseBrandAssertion(ctx context.Context, a db.BrandAssertionUse, now time.Time) error
 	RedeemDeviceAuthorization(ctx context.Context, id string, now time.Time, rt db.RefreshToken) (db.DeviceAuthorization, error)
 
 	GetGrant(ctx context.Context, id string) (db.Grant, error)

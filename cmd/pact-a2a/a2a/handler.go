@@ -12,7 +12,9 @@
 //
 // Under /a2a/{brandId}/oauth/ (PACT Delegated) pactd's OAuth endpoints are
 // reverse-proxied, and the Provider's consent and connected-apps pages are
-// served here (see Sessions).
+// served here: for Brands in BRAND_LOGIN_MODE_TRUSTED_FRONTEND with the
+// frontend's own sign-in (see Sessions), for Brands in
+// BRAND_LOGIN_MODE_SIGNED_ASSERTION without any cookie (see signed.go).
 package a2a
 
 import (
@@ -53,7 +55,8 @@ type Config struct {
 	// Logger receives one line per failed call to pactd or the agent.
 	Logger *slog.Logger
 	// Sessions tells the consent and connected-apps pages who the User is
-	// at a Brand; without it those pages answer 404.
+	// at a Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND; without it those
+	// Brands' pages answer 404 (signed-assertion Brands need none).
 	Sessions Sessions
 }
 

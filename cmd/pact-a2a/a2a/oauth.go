@@ -19,8 +19,9 @@ import (
 )
 
 // Sessions tells the consent and connected-apps pages who the User is at a
-// Brand (BRAND_LOGIN_MODE_TRUSTED_FRONTEND: the frontend vouches for the
-// Brand user it passes to pactd). Package demo has a cookie login.
+// Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND (the frontend vouches for the
+// Brand user it passes to pactd). Package demo has a cookie login. Brands
+// in BRAND_LOGIN_MODE_SIGNED_ASSERTION need none (see signed.go).
 type Sessions interface {
 	// BrandUser returns the id at brandID of the User signed in on r, or "".
 	BrandUser(r *http.Request, brandID string) string
@@ -42,18 +43,18 @@ func (h *Handler) oauthRoutes(p string) map[string]endpoint {
 	case ".well-known/oauth-authorization-server", "jwks.json":
 		return map[string]endpoint{http.MethodGet: forward}
 	}
-	if h.cfg.Sessions == nil {
-		return nil
-	}
 	switch p {
 	case "consent":
-		return map[string]endpoint{http.MethodGet: open(h.consentPage)}
+		// POST: a signed-assertion Brand's login returns the User here.
+		return map[string]endpoint{http.MethodGet: open(h.consentPage), http.MethodPost: open(h.beginConsent)}
 	case "consent/decision":
 		return map[string]endpoint{http.MethodPost: open(h.decide)}
 	case "connected":
 		return map[string]endpoint{http.MethodGet: open(h.connectedPage)}
 	case "connected/revoke":
-		return map[string]endpoint{http.MethodPost: open(h.revoke)}
+		if h.cfg.Sessions != nil {
+			return map[string]endpoint{http.MethodPost: open(h.revoke)}
+		}
 	}
 	return nil
 }
@@ -88,19 +89,29 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, brandID, endpo
 	h.proxy.ServeHTTP(w, out)
 }
 
-// consentPage serves GET consent?user_code=…: the User must be signed in at
-// the Brand; without a code it asks for one (a step-up link carries none).
+// consentPage serves GET consent?user_code=…. A signed-assertion Brand's
+// User goes to the Brand's login (which posts back here); otherwise the
+// User must be signed in at the Brand, and without a code the page asks
+// for one (a step-up link carries none).
 func (h *Handler) consentPage(w http.ResponseWriter, r *http.Request, c *call) {
-	user, ok := h.signedIn(w, r, c.brandID)
+	b, ok := h.brandPages(w, r, c.brandID)
 	if !ok {
 		return
 	}
 	code := r.URL.Query().Get("user_code")
-	if code == "" {
-		h.pages.render(w, http.StatusOK, "code", view{Title: "Connect your assistant", User: user})
+	if b.signed() {
+		http.Redirect(w, r, b.loginLink(code), http.StatusSeeOther)
 		return
 	}
-	h.showConsent(w, r, c.brandID, user, code, http.StatusOK, "")
+	user, ok := h.signedIn(w, r, c.brandID)
+	if !ok {
+		return
+	}
+	if code == "" {
+		h.pages.render(w, http.StatusOK, "code", view{Title: "Connect your assistant", User: user, Action: b.consentURL()})
+		return
+	}
+	h.showConsent(w, r, b, user, code, http.StatusOK, "")
 }
 
 // guessSource names the signed-in Brand user to pactd's user-code guessing
@@ -113,17 +124,26 @@ func guessSource(user string) string {
 
 // showConsent describes the pending authorization and renders the page,
 // or the page that says why it cannot be decided.
-func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, brandID, user, code string, status int, problem string) {
+func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, b brandPages, user, code string, status int, problem string) {
+	brandID := b.id
 	d, err := h.deleg.DescribeConsent(r.Context(), &pactv1.DescribeConsentRequest{BrandId: brandID, UserCode: code, Source: guessSource(user)})
 	if err != nil {
-		h.consentError(w, r, user, err)
+		h.consentError(w, r, b, user, err)
 		return
 	}
 	v := view{
-		Title: "Allow " + d.GetAgentDisplayName() + "?", User: user, Error: problem,
+		Title: "Allow " + d.GetAgentDisplayName() + "?", User: user, Error: problem, Action: b.decisionURL(),
 		Agent: d.GetAgentDisplayName(), Origin: d.GetAgentOrigin(), Brand: d.GetBrandDisplayName(), Code: d.GetUserCode(),
 		Expires: d.GetExpiresAt().AsTime().UTC().Format("15:04 MST"), CSRF: h.pages.csrf(brandID, user, "consent "+d.GetUserCode()),
 	}
+	v.Scopes = scopeViews(d)
+	h.pages.render(w, status, "consent", v)
+}
+
+// scopeViews are the consent page's scopes, each with the words of the
+// authorization_details entries that need it (PACT §5.7).
+func scopeViews(d *pactv1.DescribeConsentResponse) []scopeView {
+	var out []scopeView
 	for _, sc := range d.GetScopes() {
 		sv := scopeView{ID: sc.GetId(), Description: sc.GetDescription()}
 		for _, ad := range d.GetAuthorizationDetails() {
@@ -131,14 +151,14 @@ func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, brandID, u
 				sv.Details = append(sv.Details, ad.GetWords())
 			}
 		}
-		v.Scopes = append(v.Scopes, sv)
+		out = append(out, sv)
 	}
-	h.pages.render(w, status, "consent", v)
+	return out
 }
 
 // consentError renders why a code cannot be decided.
-func (h *Handler) consentError(w http.ResponseWriter, r *http.Request, user string, err error) {
-	v := view{Title: "Connect your assistant", User: user}
+func (h *Handler) consentError(w http.ResponseWriter, r *http.Request, b brandPages, user string, err error) {
+	v := view{Title: "Connect your assistant", User: user, Action: b.consentURL()}
 	status := http.StatusBadRequest
 	switch connect.CodeOf(err) {
 	case connect.CodeNotFound, connect.CodeInvalidArgument:
@@ -155,8 +175,25 @@ func (h *Handler) consentError(w http.ResponseWriter, r *http.Request, user stri
 }
 
 // decide serves POST consent/decision: Allow grants the checked scopes,
-// once the User has typed the code their assistant shows; Deny refuses.
+// once the User has typed the code their assistant shows; Deny refuses. A
+// form with a consent session is a signed-assertion Brand's (decideSigned).
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request, c *call) {
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		h.forbidden(w, "")
+		return
+	}
+	b, ok := h.brandPages(w, r, c.brandID)
+	if !ok {
+		return
+	}
+	if b.signed() {
+		h.decideSigned(w, r, b)
+		return
+	}
+	if h.cfg.Sessions == nil {
+		bare(w, http.StatusNotFound)
+		return
+	}
 	user, f, ok := h.form(w, r, c.brandID)
 	if !ok {
 		return
@@ -173,7 +210,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, c *call) {
 		_, err = h.deleg.DenyConsent(r.Context(), &pactv1.DenyConsentRequest{BrandId: c.brandID, UserCode: code, Source: guessSource(user)})
 	case "allow":
 		if normCode(f.Get("confirm_code")) != normCode(code) {
-			h.showConsent(w, r, c.brandID, user, code, http.StatusBadRequest,
+			h.showConsent(w, r, b, user, code, http.StatusBadRequest,
 				"The code you typed is not the code of this request. If your assistant shows another code, deny this request.")
 			return
 		}
@@ -189,7 +226,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, c *call) {
 		return
 	}
 	if err != nil {
-		h.consentError(w, r, user, err)
+		h.consentError(w, r, b, user, err)
 		return
 	}
 	http.Redirect(w, r, "../connected?status="+outcome, http.StatusSeeOther)
@@ -198,6 +235,18 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, c *call) {
 // connectedPage serves GET connected: the User's grants at the Brand, each
 // live one with a Revoke button.
 func (h *Handler) connectedPage(w http.ResponseWriter, r *http.Request, c *call) {
+	b, ok := h.brandPages(w, r, c.brandID)
+	if !ok {
+		return
+	}
+	if b.signed() {
+		h.connectedSigned(w, r)
+		return
+	}
+	if h.cfg.Sessions == nil {
+		bare(w, http.StatusNotFound)
+		return
+	}
 	user, ok := h.signedIn(w, r, c.brandID)
 	if !ok {
 		return
@@ -210,10 +259,7 @@ func (h *Handler) connectedPage(w http.ResponseWriter, r *http.Request, c *call)
 		return
 	}
 	v := view{Title: "Connected assistants", User: user, CSRF: h.pages.csrf(c.brandID, user, "connected"),
-		Status: map[string]string{
-			"approved": "Done: your assistant is connected.", "denied": "Done: nothing was shared.",
-			"revoked": "Done: access was revoked.",
-		}[r.URL.Query().Get("status")]}
+		Action: b.interfaceURL + "/oauth/connected/revoke", Status: statusText[r.URL.Query().Get("status")]}
 	now := time.Now()
 	for _, g := range res.GetGrants() {
 		gv := grantView{ID: g.GetGrantId(), Agent: g.GetAgentDisplayName(), Scopes: strings.Join(g.GetScopes(), ", "),
@@ -229,6 +275,13 @@ func (h *Handler) connectedPage(w http.ResponseWriter, r *http.Request, c *call)
 		v.Grants = append(v.Grants, gv)
 	}
 	h.pages.render(w, http.StatusOK, "connected", v)
+}
+
+// statusText is what the connected page says after a decision or a
+// revocation.
+var statusText = map[string]string{
+	"approved": "Done: your assistant is connected.", "denied": "Done: nothing was shared.",
+	"revoked": "Done: access was revoked.",
 }
 
 // revoke serves POST connected/revoke: it revokes one of the User's grants.

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"html/template"
 	"net/http"
+	"net/url"
 )
 
 //go:embed pages.html
@@ -42,30 +43,49 @@ th,td{text-align:left;padding:.4em;border-bottom:1px solid #dde1e6}
 
 // pages renders the Provider's HTML pages.
 type pages struct {
-	t   *template.Template
-	csp string
-	key []byte // keys the forms' anti-forgery tokens
+	t        *template.Template
+	styleSrc string // the CSP's style-src: the style sheet's hash
+	key      []byte // keys the forms' anti-forgery tokens
 }
 
 func newPages() *pages {
 	sum := sha256.Sum256([]byte(pageCSS))
 	return &pages{
-		t: template.Must(template.New("pages").Parse(pagesHTML)),
-		csp: "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
-			"form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-		key: newKey(),
+		t:        template.Must(template.New("pages").Parse(pagesHTML)),
+		styleSrc: "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'",
+		key:      newKey(),
 	}
+}
+
+// csp is a page's Content-Security-Policy: nothing runs but its style
+// sheet, no frame may hold it, and its forms may post only to this origin
+// and to the origin of its (absolute) form action.
+func (p *pages) csp(action string) string {
+	formAction := "'self'"
+	if u, err := url.Parse(action); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
+		formAction += " " + u.Scheme + "://" + u.Host
+	}
+	return "default-src 'none'; style-src " + p.styleSrc + "; form-action " + formAction + "; frame-ancestors 'none'; base-uri 'none'"
 }
 
 // view is what a page shows.
 type view struct {
 	Title, User, Error, Status string
+	// Action is the absolute URL the page's forms post (or get) to.
+	Action string
 	// The consent page.
 	Agent, Origin, Brand, Code, Expires, CSRF string
 	Scopes                                    []scopeView
-	// The connected-apps page.
-	Grants []grantView
-	CSS    template.CSS
+	// Session is the consent session of a signed-assertion Brand's consent
+	// page (its form's only state and anti-forgery token); Email is the
+	// User's, from the Brand's assertion.
+	Session, Email string
+	// The connected-apps page: the grants of a signed-in User, or (Signed,
+	// no sign-in at the Provider) only the decision's outcome.
+	Grants  []grantView
+	Signed  bool
+	Granted string
+	CSS     template.CSS
 }
 
 // scopeView is one requested scope; Details are the conditions in words of
@@ -91,7 +111,7 @@ func (p *pages) render(w http.ResponseWriter, status int, name string, v view) {
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", p.csp)
+	h.Set("Content-Security-Policy", p.csp(v.Action))
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Referrer-Policy", "no-referrer")

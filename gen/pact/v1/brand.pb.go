@@ -919,9 +919,20 @@ type GetAgentCardResponse struct {
 	// Content-Type to send: "application/a2a+json".
 	ContentType string `protobuf:"bytes,2,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
 	// Cache-Control to send: "public, max-age=300".
-	CacheControl  string `protobuf:"bytes,3,opt,name=cache_control,json=cacheControl,proto3" json:"cache_control,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CacheControl string `protobuf:"bytes,3,opt,name=cache_control,json=cacheControl,proto3" json:"cache_control,omitempty"`
+	// The Brand's interface URL, {PACT_PUBLIC_URL}/a2a/{brand_id}: the base of
+	// the absolute URLs a frontend's consent and connected pages use.
+	InterfaceUrl string `protobuf:"bytes,4,opt,name=interface_url,json=interfaceUrl,proto3" json:"interface_url,omitempty"`
+	// How the Brand's login asserts the User when it offers delegation
+	// (UNSPECIFIED is reported as BRAND_LOGIN_MODE_SIGNED_ASSERTION, which it
+	// means); UNSPECIFIED when it does not. A frontend picks its consent flow
+	// by it.
+	LoginMode BrandLoginMode `protobuf:"varint,5,opt,name=login_mode,json=loginMode,proto3,enum=pact.v1.BrandLoginMode" json:"login_mode,omitempty"`
+	// The Brand login link without a user code,
+	// {login_url}/login?return_to={consent URL}; empty without delegation.
+	VerificationUri string `protobuf:"bytes,6,opt,name=verification_uri,json=verificationUri,proto3" json:"verification_uri,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GetAgentCardResponse) Reset() {
@@ -971,6 +982,27 @@ func (x *GetAgentCardResponse) GetContentType() string {
 func (x *GetAgentCardResponse) GetCacheControl() string {
 	if x != nil {
 		return x.CacheControl
+	}
+	return ""
+}
+
+func (x *GetAgentCardResponse) GetInterfaceUrl() string {
+	if x != nil {
+		return x.InterfaceUrl
+	}
+	return ""
+}
+
+func (x *GetAgentCardResponse) GetLoginMode() BrandLoginMode {
+	if x != nil {
+		return x.LoginMode
+	}
+	return BrandLoginMode_BRAND_LOGIN_MODE_UNSPECIFIED
+}
+
+func (x *GetAgentCardResponse) GetVerificationUri() string {
+	if x != nil {
+		return x.VerificationUri
 	}
 	return ""
 }
@@ -1038,11 +1070,15 @@ const file_pact_v1_brand_proto_rawDesc = "" +
 	"\x13UpdateBrandResponse\x12$\n" +
 	"\x05brand\x18\x01 \x01(\v2\x0e.pact.v1.BrandR\x05brand\"0\n" +
 	"\x13GetAgentCardRequest\x12\x19\n" +
-	"\bbrand_id\x18\x01 \x01(\tR\abrandId\"{\n" +
+	"\bbrand_id\x18\x01 \x01(\tR\abrandId\"\x83\x02\n" +
 	"\x14GetAgentCardResponse\x12\x1b\n" +
 	"\tcard_json\x18\x01 \x01(\tR\bcardJson\x12!\n" +
 	"\fcontent_type\x18\x02 \x01(\tR\vcontentType\x12#\n" +
-	"\rcache_control\x18\x03 \x01(\tR\fcacheControl*\x80\x01\n" +
+	"\rcache_control\x18\x03 \x01(\tR\fcacheControl\x12#\n" +
+	"\rinterface_url\x18\x04 \x01(\tR\finterfaceUrl\x126\n" +
+	"\n" +
+	"login_mode\x18\x05 \x01(\x0e2\x17.pact.v1.BrandLoginModeR\tloginMode\x12)\n" +
+	"\x10verification_uri\x18\x06 \x01(\tR\x0fverificationUri*\x80\x01\n" +
 	"\x0eBrandLoginMode\x12 \n" +
 	"\x1cBRAND_LOGIN_MODE_UNSPECIFIED\x10\x00\x12%\n" +
 	"!BRAND_LOGIN_MODE_SIGNED_ASSERTION\x10\x01\x12%\n" +
@@ -1109,21 +1145,22 @@ var file_pact_v1_brand_proto_depIdxs = []int32{
 	1,  // 13: pact.v1.UpdateBrandRequest.brand:type_name -> pact.v1.Brand
 	18, // 14: pact.v1.UpdateBrandRequest.update_mask:type_name -> google.protobuf.FieldMask
 	1,  // 15: pact.v1.UpdateBrandResponse.brand:type_name -> pact.v1.Brand
-	5,  // 16: pact.v1.BrandService.CreateBrand:input_type -> pact.v1.CreateBrandRequest
-	7,  // 17: pact.v1.BrandService.GetBrand:input_type -> pact.v1.GetBrandRequest
-	9,  // 18: pact.v1.BrandService.ListBrands:input_type -> pact.v1.ListBrandsRequest
-	11, // 19: pact.v1.BrandService.UpdateBrand:input_type -> pact.v1.UpdateBrandRequest
-	13, // 20: pact.v1.BrandService.GetAgentCard:input_type -> pact.v1.GetAgentCardRequest
-	6,  // 21: pact.v1.BrandService.CreateBrand:output_type -> pact.v1.CreateBrandResponse
-	8,  // 22: pact.v1.BrandService.GetBrand:output_type -> pact.v1.GetBrandResponse
-	10, // 23: pact.v1.BrandService.ListBrands:output_type -> pact.v1.ListBrandsResponse
-	12, // 24: pact.v1.BrandService.UpdateBrand:output_type -> pact.v1.UpdateBrandResponse
-	14, // 25: pact.v1.BrandService.GetAgentCard:output_type -> pact.v1.GetAgentCardResponse
-	21, // [21:26] is the sub-list for method output_type
-	16, // [16:21] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	0,  // 16: pact.v1.GetAgentCardResponse.login_mode:type_name -> pact.v1.BrandLoginMode
+	5,  // 17: pact.v1.BrandService.CreateBrand:input_type -> pact.v1.CreateBrandRequest
+	7,  // 18: pact.v1.BrandService.GetBrand:input_type -> pact.v1.GetBrandRequest
+	9,  // 19: pact.v1.BrandService.ListBrands:input_type -> pact.v1.ListBrandsRequest
+	11, // 20: pact.v1.BrandService.UpdateBrand:input_type -> pact.v1.UpdateBrandRequest
+	13, // 21: pact.v1.BrandService.GetAgentCard:input_type -> pact.v1.GetAgentCardRequest
+	6,  // 22: pact.v1.BrandService.CreateBrand:output_type -> pact.v1.CreateBrandResponse
+	8,  // 23: pact.v1.BrandService.GetBrand:output_type -> pact.v1.GetBrandResponse
+	10, // 24: pact.v1.BrandService.ListBrands:output_type -> pact.v1.ListBrandsResponse
+	12, // 25: pact.v1.BrandService.UpdateBrand:output_type -> pact.v1.UpdateBrandResponse
+	14, // 26: pact.v1.BrandService.GetAgentCard:output_type -> pact.v1.GetAgentCardResponse
+	22, // [22:27] is the sub-list for method output_type
+	17, // [17:22] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_brand_proto_init() }

@@ -22,6 +22,101 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ConsentSessionRefusal names why ApproveConsent or DenyConsent refused a
+// consent_session. The value's name is the google.rpc.ErrorInfo reason of
+// the error (domain "pactd"); the message never repeats the session.
+// Checks run in this order: size and form, alg, typ, header, key and
+// signature, aud, iss, exp, iat and lifetime, the claims, the user code,
+// and last the pending-only decision.
+type ConsentSessionRefusal int32
+
+const (
+	// Never used.
+	ConsentSessionRefusal_CONSENT_SESSION_REFUSAL_UNSPECIFIED ConsentSessionRefusal = 0
+	// INVALID_ARGUMENT: larger than 8 KiB, not three base64url segments, or
+	// header or claims not a JSON object of unique members.
+	ConsentSessionRefusal_CONSENT_SESSION_REFUSAL_MALFORMED ConsentSessionRefusal = 1
+	// FAILED_PRECONDITION: typ is not pact-consent+jwt: a delegation token
+	// (at+jwt), a receipt (pact-receipt+jws) or anything else, even when
+	// signed by the same Provider key.
+	ConsentSessionRefusal_CONSENT_SESSION_REFUSAL_TYPE ConsentSessionRefusal = 2
+	// FAILED_PRECONDITION: not signed by a published Provider key (alg not
+	// ES256, a header member other than alg, kid and typ, an unknown kid, or
+	// a signature that does not verify): forged.
+	ConsentSessionRefusal_CONSENT_SESSION_REFUSAL_SIGNATURE ConsentSessionRefusal = 3
+	// FAILED_PRECONDITION: aud is not this Brand's decision URL (a session of
+	// another Brand).
+	ConsentSessionRefusal_CONSENT_SESSION_REFUSAL_AUDIENCE ConsentSessionRefusal = 4
+	// FAILED_PRECONDITION: iss is not this Brand's {interfaceUrl}/oauth.
+	ConsentSessionRefusal_CONSENT_SESSION_REFUSAL_ISSUER ConsentSessionRefusal = 5
+	// FAILED_PRECONDITION: exp has passed (no skew).
+	ConsentSessionRefusal_CONSENT_SESSION_REFUSAL_EXPIRED ConsentSessionRefusal = 6
+	// FAILED_PRECONDITION: iat in the future (beyond 30 s), a lifetime
+	// (exp - iat) not in (0, 600] seconds, or sub, user_code or jti missing.
+	ConsentSessionRefusal_CONSENT_SESSION_REFUSAL_CLAIMS ConsentSessionRefusal = 7
+	// FAILED_PRECONDITION: the request's user_code (when given) is not the
+	// session's.
+	ConsentSessionRefusal_CONSENT_SESSION_REFUSAL_USER_CODE_MISMATCH ConsentSessionRefusal = 8
+	// FAILED_PRECONDITION: the session's authorization is no longer pending
+	// (decided already, consumed or expired); nothing changed.
+	ConsentSessionRefusal_CONSENT_SESSION_REFUSAL_NOT_PENDING ConsentSessionRefusal = 9
+)
+
+// Enum value maps for ConsentSessionRefusal.
+var (
+	ConsentSessionRefusal_name = map[int32]string{
+		0: "CONSENT_SESSION_REFUSAL_UNSPECIFIED",
+		1: "CONSENT_SESSION_REFUSAL_MALFORMED",
+		2: "CONSENT_SESSION_REFUSAL_TYPE",
+		3: "CONSENT_SESSION_REFUSAL_SIGNATURE",
+		4: "CONSENT_SESSION_REFUSAL_AUDIENCE",
+		5: "CONSENT_SESSION_REFUSAL_ISSUER",
+		6: "CONSENT_SESSION_REFUSAL_EXPIRED",
+		7: "CONSENT_SESSION_REFUSAL_CLAIMS",
+		8: "CONSENT_SESSION_REFUSAL_USER_CODE_MISMATCH",
+		9: "CONSENT_SESSION_REFUSAL_NOT_PENDING",
+	}
+	ConsentSessionRefusal_value = map[string]int32{
+		"CONSENT_SESSION_REFUSAL_UNSPECIFIED":        0,
+		"CONSENT_SESSION_REFUSAL_MALFORMED":          1,
+		"CONSENT_SESSION_REFUSAL_TYPE":               2,
+		"CONSENT_SESSION_REFUSAL_SIGNATURE":          3,
+		"CONSENT_SESSION_REFUSAL_AUDIENCE":           4,
+		"CONSENT_SESSION_REFUSAL_ISSUER":             5,
+		"CONSENT_SESSION_REFUSAL_EXPIRED":            6,
+		"CONSENT_SESSION_REFUSAL_CLAIMS":             7,
+		"CONSENT_SESSION_REFUSAL_USER_CODE_MISMATCH": 8,
+		"CONSENT_SESSION_REFUSAL_NOT_PENDING":        9,
+	}
+)
+
+func (x ConsentSessionRefusal) Enum() *ConsentSessionRefusal {
+	p := new(ConsentSessionRefusal)
+	*p = x
+	return p
+}
+
+func (x ConsentSessionRefusal) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ConsentSessionRefusal) Descriptor() protoreflect.EnumDescriptor {
+	return file_pact_v1_delegation_proto_enumTypes[0].Descriptor()
+}
+
+func (ConsentSessionRefusal) Type() protoreflect.EnumType {
+	return &file_pact_v1_delegation_proto_enumTypes[0]
+}
+
+func (x ConsentSessionRefusal) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ConsentSessionRefusal.Descriptor instead.
+func (ConsentSessionRefusal) EnumDescriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{0}
+}
+
 // BrandAssertionRefusal names why ApproveConsent or DenyConsent refused a
 // Brand login assertion (BRAND_LOGIN_MODE_SIGNED_ASSERTION). The value's
 // name is the google.rpc.ErrorInfo reason of the error (domain "pactd"),
@@ -151,11 +246,11 @@ func (x BrandAssertionRefusal) String() string {
 }
 
 func (BrandAssertionRefusal) Descriptor() protoreflect.EnumDescriptor {
-	return file_pact_v1_delegation_proto_enumTypes[0].Descriptor()
+	return file_pact_v1_delegation_proto_enumTypes[1].Descriptor()
 }
 
 func (BrandAssertionRefusal) Type() protoreflect.EnumType {
-	return &file_pact_v1_delegation_proto_enumTypes[0]
+	return &file_pact_v1_delegation_proto_enumTypes[1]
 }
 
 func (x BrandAssertionRefusal) Number() protoreflect.EnumNumber {
@@ -164,7 +259,7 @@ func (x BrandAssertionRefusal) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BrandAssertionRefusal.Descriptor instead.
 func (BrandAssertionRefusal) EnumDescriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{0}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{1}
 }
 
 // StartDeviceAuthorizationRequest is a device authorization request.
@@ -548,12 +643,191 @@ func (x *DescribeConsentResponse) GetAuthorizationDetails() []*ConsentAuthorizat
 	return nil
 }
 
+// BeginConsentRequest carries the Brand login's assertion to the consent
+// page (BRAND_LOGIN_MODE_SIGNED_ASSERTION).
+type BeginConsentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Brand id from the consent URL's path.
+	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
+	// The Brand's signed login assertion, exactly as the Brand posted it (the
+	// form field assertion), with the rules of
+	// ApproveConsentRequest.brand_assertion. Its user_code claim names the
+	// authorization. Single use: BeginConsent uses it up.
+	BrandAssertion string `protobuf:"bytes,2,opt,name=brand_assertion,json=brandAssertion,proto3" json:"brand_assertion,omitempty"`
+	// Optional: the client the frontend serves, as in DescribeConsentRequest
+	// (for the user-code guessing limits and the log).
+	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeginConsentRequest) Reset() {
+	*x = BeginConsentRequest{}
+	mi := &file_pact_v1_delegation_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeginConsentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeginConsentRequest) ProtoMessage() {}
+
+func (x *BeginConsentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_delegation_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeginConsentRequest.ProtoReflect.Descriptor instead.
+func (*BeginConsentRequest) Descriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *BeginConsentRequest) GetBrandId() string {
+	if x != nil {
+		return x.BrandId
+	}
+	return ""
+}
+
+func (x *BeginConsentRequest) GetBrandAssertion() string {
+	if x != nil {
+		return x.BrandAssertion
+	}
+	return ""
+}
+
+func (x *BeginConsentRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+// BeginConsentResponse is what the consent page shows, and the session its
+// decision form carries.
+type BeginConsentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What DescribeConsent answers for the assertion's user code.
+	Consent *DescribeConsentResponse `protobuf:"bytes,1,opt,name=consent,proto3" json:"consent,omitempty"`
+	// The User's id at the Brand (the assertion's sub).
+	BrandUser string `protobuf:"bytes,2,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`
+	// The User's email (the assertion's email claim; empty when absent).
+	Email string `protobuf:"bytes,3,opt,name=email,proto3" json:"email,omitempty"`
+	// The consent session: a Provider-signed JWT (ES256, typ
+	// pact-consent+jwt, a kid of the Provider's JWKS) with iss
+	// {interfaceUrl}/oauth, aud the decision URL, sub the Brand user,
+	// user_code, email, jti, iat and exp (600 s, never past the
+	// authorization's expiry). The page puts it in a hidden field of the
+	// decision form (it is also the form's anti-forgery token) and the
+	// decision passes it to ApproveConsent or DenyConsent. It is not a
+	// delegation token and never verifies as one.
+	ConsentSession string `protobuf:"bytes,4,opt,name=consent_session,json=consentSession,proto3" json:"consent_session,omitempty"`
+	// When consent_session expires.
+	SessionExpiresAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=session_expires_at,json=sessionExpiresAt,proto3" json:"session_expires_at,omitempty"`
+	// The absolute URL the decision form posts to:
+	// {interfaceUrl}/oauth/consent/decision (the session's aud).
+	DecisionUrl string `protobuf:"bytes,6,opt,name=decision_url,json=decisionUrl,proto3" json:"decision_url,omitempty"`
+	// The PA's client_id (its issuer URL).
+	ClientId      string `protobuf:"bytes,7,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeginConsentResponse) Reset() {
+	*x = BeginConsentResponse{}
+	mi := &file_pact_v1_delegation_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeginConsentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeginConsentResponse) ProtoMessage() {}
+
+func (x *BeginConsentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_delegation_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeginConsentResponse.ProtoReflect.Descriptor instead.
+func (*BeginConsentResponse) Descriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *BeginConsentResponse) GetConsent() *DescribeConsentResponse {
+	if x != nil {
+		return x.Consent
+	}
+	return nil
+}
+
+func (x *BeginConsentResponse) GetBrandUser() string {
+	if x != nil {
+		return x.BrandUser
+	}
+	return ""
+}
+
+func (x *BeginConsentResponse) GetEmail() string {
+	if x != nil {
+		return x.Email
+	}
+	return ""
+}
+
+func (x *BeginConsentResponse) GetConsentSession() string {
+	if x != nil {
+		return x.ConsentSession
+	}
+	return ""
+}
+
+func (x *BeginConsentResponse) GetSessionExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SessionExpiresAt
+	}
+	return nil
+}
+
+func (x *BeginConsentResponse) GetDecisionUrl() string {
+	if x != nil {
+		return x.DecisionUrl
+	}
+	return ""
+}
+
+func (x *BeginConsentResponse) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
 // ApproveConsentRequest approves a pending authorization.
 type ApproveConsentRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The Brand id.
 	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
-	// The user code.
+	// The user code; optional with consent_session (which names it; when
+	// given it must be the session's).
 	UserCode string `protobuf:"bytes,2,opt,name=user_code,json=userCode,proto3" json:"user_code,omitempty"`
 	// The User's id at the Brand (BRAND_LOGIN_MODE_TRUSTED_FRONTEND only;
 	// must be empty in BRAND_LOGIN_MODE_SIGNED_ASSERTION).
@@ -577,14 +851,18 @@ type ApproveConsentRequest struct {
 	// given, per (Brand, source) as well, so one client cannot use up the
 	// Brand's budget. It is logged with failed lookups and refused
 	// assertions; never put a secret in it.
-	Source        string `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Source string `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
+	// The consent session BeginConsent returned (BRAND_LOGIN_MODE_SIGNED_ASSERTION
+	// only; instead of brand_assertion). Not single use by itself: the
+	// pending-only decision lets it decide once.
+	ConsentSession string `protobuf:"bytes,7,opt,name=consent_session,json=consentSession,proto3" json:"consent_session,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ApproveConsentRequest) Reset() {
 	*x = ApproveConsentRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[4]
+	mi := &file_pact_v1_delegation_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -596,7 +874,7 @@ func (x *ApproveConsentRequest) String() string {
 func (*ApproveConsentRequest) ProtoMessage() {}
 
 func (x *ApproveConsentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[4]
+	mi := &file_pact_v1_delegation_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -609,7 +887,7 @@ func (x *ApproveConsentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveConsentRequest.ProtoReflect.Descriptor instead.
 func (*ApproveConsentRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{4}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ApproveConsentRequest) GetBrandId() string {
@@ -654,6 +932,13 @@ func (x *ApproveConsentRequest) GetSource() string {
 	return ""
 }
 
+func (x *ApproveConsentRequest) GetConsentSession() string {
+	if x != nil {
+		return x.ConsentSession
+	}
+	return ""
+}
+
 // ApproveConsentResponse reports the grant.
 type ApproveConsentResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -661,16 +946,18 @@ type ApproveConsentResponse struct {
 	GrantId string `protobuf:"bytes,1,opt,name=grant_id,json=grantId,proto3" json:"grant_id,omitempty"`
 	// The granted scopes.
 	Scopes []string `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// The PA's client_id (its issuer URL), for the connected page.
+	ClientId string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	// The granted authorization_details: the requested entries minus those
 	// whose scope was not granted, canonical JSON; empty when none.
-	AuthorizationDetailsJson string `protobuf:"bytes,3,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
+	AuthorizationDetailsJson string `protobuf:"bytes,4,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
 	unknownFields            protoimpl.UnknownFields
 	sizeCache                protoimpl.SizeCache
 }
 
 func (x *ApproveConsentResponse) Reset() {
 	*x = ApproveConsentResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[5]
+	mi := &file_pact_v1_delegation_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -682,7 +969,7 @@ func (x *ApproveConsentResponse) String() string {
 func (*ApproveConsentResponse) ProtoMessage() {}
 
 func (x *ApproveConsentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[5]
+	mi := &file_pact_v1_delegation_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -695,7 +982,7 @@ func (x *ApproveConsentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveConsentResponse.ProtoReflect.Descriptor instead.
 func (*ApproveConsentResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{5}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ApproveConsentResponse) GetGrantId() string {
@@ -712,6 +999,13 @@ func (x *ApproveConsentResponse) GetScopes() []string {
 	return nil
 }
 
+func (x *ApproveConsentResponse) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
 func (x *ApproveConsentResponse) GetAuthorizationDetailsJson() string {
 	if x != nil {
 		return x.AuthorizationDetailsJson
@@ -724,7 +1018,8 @@ type DenyConsentRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The Brand id.
 	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
-	// The user code.
+	// The user code; optional with consent_session, as in
+	// ApproveConsentRequest.
 	UserCode string `protobuf:"bytes,2,opt,name=user_code,json=userCode,proto3" json:"user_code,omitempty"`
 	// The Brand's signed login assertion, as in ApproveConsentRequest
 	// (required in BRAND_LOGIN_MODE_SIGNED_ASSERTION, must be empty
@@ -737,14 +1032,17 @@ type DenyConsentRequest struct {
 	// given, per (Brand, source) as well, so one client cannot use up the
 	// Brand's budget. It is logged with failed lookups and refused
 	// assertions; never put a secret in it.
-	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Source string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	// The consent session, as in ApproveConsentRequest (instead of
+	// brand_assertion).
+	ConsentSession string `protobuf:"bytes,5,opt,name=consent_session,json=consentSession,proto3" json:"consent_session,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *DenyConsentRequest) Reset() {
 	*x = DenyConsentRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[6]
+	mi := &file_pact_v1_delegation_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -756,7 +1054,7 @@ func (x *DenyConsentRequest) String() string {
 func (*DenyConsentRequest) ProtoMessage() {}
 
 func (x *DenyConsentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[6]
+	mi := &file_pact_v1_delegation_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -769,7 +1067,7 @@ func (x *DenyConsentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DenyConsentRequest.ProtoReflect.Descriptor instead.
 func (*DenyConsentRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{6}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DenyConsentRequest) GetBrandId() string {
@@ -800,16 +1098,25 @@ func (x *DenyConsentRequest) GetSource() string {
 	return ""
 }
 
-// DenyConsentResponse is empty.
+func (x *DenyConsentRequest) GetConsentSession() string {
+	if x != nil {
+		return x.ConsentSession
+	}
+	return ""
+}
+
+// DenyConsentResponse reports the refusal.
 type DenyConsentResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The PA's client_id (its issuer URL), for the connected page.
+	ClientId      string `protobuf:"bytes,1,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DenyConsentResponse) Reset() {
 	*x = DenyConsentResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[7]
+	mi := &file_pact_v1_delegation_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +1128,7 @@ func (x *DenyConsentResponse) String() string {
 func (*DenyConsentResponse) ProtoMessage() {}
 
 func (x *DenyConsentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[7]
+	mi := &file_pact_v1_delegation_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +1141,14 @@ func (x *DenyConsentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DenyConsentResponse.ProtoReflect.Descriptor instead.
 func (*DenyConsentResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{7}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *DenyConsentResponse) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
 }
 
 // IssueDelegationRequest is a token request.
@@ -858,7 +1172,7 @@ type IssueDelegationRequest struct {
 
 func (x *IssueDelegationRequest) Reset() {
 	*x = IssueDelegationRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[8]
+	mi := &file_pact_v1_delegation_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -870,7 +1184,7 @@ func (x *IssueDelegationRequest) String() string {
 func (*IssueDelegationRequest) ProtoMessage() {}
 
 func (x *IssueDelegationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[8]
+	mi := &file_pact_v1_delegation_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -883,7 +1197,7 @@ func (x *IssueDelegationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueDelegationRequest.ProtoReflect.Descriptor instead.
 func (*IssueDelegationRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{8}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *IssueDelegationRequest) GetBrandId() string {
@@ -962,7 +1276,7 @@ type IssueDelegationResponse struct {
 
 func (x *IssueDelegationResponse) Reset() {
 	*x = IssueDelegationResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[9]
+	mi := &file_pact_v1_delegation_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -974,7 +1288,7 @@ func (x *IssueDelegationResponse) String() string {
 func (*IssueDelegationResponse) ProtoMessage() {}
 
 func (x *IssueDelegationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[9]
+	mi := &file_pact_v1_delegation_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -987,7 +1301,7 @@ func (x *IssueDelegationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IssueDelegationResponse.ProtoReflect.Descriptor instead.
 func (*IssueDelegationResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{9}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *IssueDelegationResponse) GetAccessToken() string {
@@ -1073,7 +1387,7 @@ type Grant struct {
 
 func (x *Grant) Reset() {
 	*x = Grant{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[10]
+	mi := &file_pact_v1_delegation_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1085,7 +1399,7 @@ func (x *Grant) String() string {
 func (*Grant) ProtoMessage() {}
 
 func (x *Grant) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[10]
+	mi := &file_pact_v1_delegation_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1098,7 +1412,7 @@ func (x *Grant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Grant.ProtoReflect.Descriptor instead.
 func (*Grant) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{10}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Grant) GetGrantId() string {
@@ -1181,7 +1495,7 @@ type RevokeGrantRequest struct {
 
 func (x *RevokeGrantRequest) Reset() {
 	*x = RevokeGrantRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[11]
+	mi := &file_pact_v1_delegation_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1507,7 @@ func (x *RevokeGrantRequest) String() string {
 func (*RevokeGrantRequest) ProtoMessage() {}
 
 func (x *RevokeGrantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[11]
+	mi := &file_pact_v1_delegation_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1520,7 @@ func (x *RevokeGrantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeGrantRequest.ProtoReflect.Descriptor instead.
 func (*RevokeGrantRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{11}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RevokeGrantRequest) GetBrandId() string {
@@ -1239,7 +1553,7 @@ type RevokeGrantResponse struct {
 
 func (x *RevokeGrantResponse) Reset() {
 	*x = RevokeGrantResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[12]
+	mi := &file_pact_v1_delegation_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1565,7 @@ func (x *RevokeGrantResponse) String() string {
 func (*RevokeGrantResponse) ProtoMessage() {}
 
 func (x *RevokeGrantResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[12]
+	mi := &file_pact_v1_delegation_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1578,7 @@ func (x *RevokeGrantResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeGrantResponse.ProtoReflect.Descriptor instead.
 func (*RevokeGrantResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{12}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{14}
 }
 
 // RevokeTokenRequest is an RFC 7009 revocation request from a PA.
@@ -1287,7 +1601,7 @@ type RevokeTokenRequest struct {
 
 func (x *RevokeTokenRequest) Reset() {
 	*x = RevokeTokenRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[13]
+	mi := &file_pact_v1_delegation_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1299,7 +1613,7 @@ func (x *RevokeTokenRequest) String() string {
 func (*RevokeTokenRequest) ProtoMessage() {}
 
 func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[13]
+	mi := &file_pact_v1_delegation_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1312,7 +1626,7 @@ func (x *RevokeTokenRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenRequest.ProtoReflect.Descriptor instead.
 func (*RevokeTokenRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{13}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RevokeTokenRequest) GetBrandId() string {
@@ -1364,7 +1678,7 @@ type RevokeTokenResponse struct {
 
 func (x *RevokeTokenResponse) Reset() {
 	*x = RevokeTokenResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[14]
+	mi := &file_pact_v1_delegation_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1376,7 +1690,7 @@ func (x *RevokeTokenResponse) String() string {
 func (*RevokeTokenResponse) ProtoMessage() {}
 
 func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[14]
+	mi := &file_pact_v1_delegation_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1389,7 +1703,7 @@ func (x *RevokeTokenResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeTokenResponse.ProtoReflect.Descriptor instead.
 func (*RevokeTokenResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{14}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RevokeTokenResponse) GetError() *OAuthError {
@@ -1414,7 +1728,7 @@ type ListGrantsRequest struct {
 
 func (x *ListGrantsRequest) Reset() {
 	*x = ListGrantsRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[15]
+	mi := &file_pact_v1_delegation_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1426,7 +1740,7 @@ func (x *ListGrantsRequest) String() string {
 func (*ListGrantsRequest) ProtoMessage() {}
 
 func (x *ListGrantsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[15]
+	mi := &file_pact_v1_delegation_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1439,7 +1753,7 @@ func (x *ListGrantsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGrantsRequest.ProtoReflect.Descriptor instead.
 func (*ListGrantsRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{15}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListGrantsRequest) GetBrandId() string {
@@ -1476,7 +1790,7 @@ type ListGrantsResponse struct {
 
 func (x *ListGrantsResponse) Reset() {
 	*x = ListGrantsResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[16]
+	mi := &file_pact_v1_delegation_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1802,7 @@ func (x *ListGrantsResponse) String() string {
 func (*ListGrantsResponse) ProtoMessage() {}
 
 func (x *ListGrantsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[16]
+	mi := &file_pact_v1_delegation_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1815,7 @@ func (x *ListGrantsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListGrantsResponse.ProtoReflect.Descriptor instead.
 func (*ListGrantsResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{16}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListGrantsResponse) GetGrants() []*Grant {
@@ -1535,7 +1849,7 @@ type StartStepUpRequest struct {
 
 func (x *StartStepUpRequest) Reset() {
 	*x = StartStepUpRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[17]
+	mi := &file_pact_v1_delegation_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1547,7 +1861,7 @@ func (x *StartStepUpRequest) String() string {
 func (*StartStepUpRequest) ProtoMessage() {}
 
 func (x *StartStepUpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[17]
+	mi := &file_pact_v1_delegation_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1560,7 +1874,7 @@ func (x *StartStepUpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartStepUpRequest.ProtoReflect.Descriptor instead.
 func (*StartStepUpRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{17}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StartStepUpRequest) GetBrandId() string {
@@ -1614,7 +1928,7 @@ type StartStepUpResponse struct {
 
 func (x *StartStepUpResponse) Reset() {
 	*x = StartStepUpResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[18]
+	mi := &file_pact_v1_delegation_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1626,7 +1940,7 @@ func (x *StartStepUpResponse) String() string {
 func (*StartStepUpResponse) ProtoMessage() {}
 
 func (x *StartStepUpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[18]
+	mi := &file_pact_v1_delegation_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1639,7 +1953,7 @@ func (x *StartStepUpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartStepUpResponse.ProtoReflect.Descriptor instead.
 func (*StartStepUpResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{18}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StartStepUpResponse) GetTaskId() string {
@@ -1705,7 +2019,20 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\tuser_code\x18\x05 \x01(\tR\buserCode\x129\n" +
 	"\n" +
 	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12X\n" +
-	"\x15authorization_details\x18\a \x03(\v2#.pact.v1.ConsentAuthorizationDetailR\x14authorizationDetails\"\xc7\x01\n" +
+	"\x15authorization_details\x18\a \x03(\v2#.pact.v1.ConsentAuthorizationDetailR\x14authorizationDetails\"q\n" +
+	"\x13BeginConsentRequest\x12\x19\n" +
+	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12'\n" +
+	"\x0fbrand_assertion\x18\x02 \x01(\tR\x0ebrandAssertion\x12\x16\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\xba\x02\n" +
+	"\x14BeginConsentResponse\x12:\n" +
+	"\aconsent\x18\x01 \x01(\v2 .pact.v1.DescribeConsentResponseR\aconsent\x12\x1d\n" +
+	"\n" +
+	"brand_user\x18\x02 \x01(\tR\tbrandUser\x12\x14\n" +
+	"\x05email\x18\x03 \x01(\tR\x05email\x12'\n" +
+	"\x0fconsent_session\x18\x04 \x01(\tR\x0econsentSession\x12H\n" +
+	"\x12session_expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionExpiresAt\x12!\n" +
+	"\fdecision_url\x18\x06 \x01(\tR\vdecisionUrl\x12\x1b\n" +
+	"\tclient_id\x18\a \x01(\tR\bclientId\"\xf0\x01\n" +
 	"\x15ApproveConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12\x1d\n" +
@@ -1713,17 +2040,21 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"brand_user\x18\x03 \x01(\tR\tbrandUser\x12'\n" +
 	"\x0fbrand_assertion\x18\x04 \x01(\tR\x0ebrandAssertion\x12\x16\n" +
 	"\x06scopes\x18\x05 \x03(\tR\x06scopes\x12\x16\n" +
-	"\x06source\x18\x06 \x01(\tR\x06source\"\x89\x01\n" +
+	"\x06source\x18\x06 \x01(\tR\x06source\x12'\n" +
+	"\x0fconsent_session\x18\a \x01(\tR\x0econsentSession\"\xa6\x01\n" +
 	"\x16ApproveConsentResponse\x12\x19\n" +
 	"\bgrant_id\x18\x01 \x01(\tR\agrantId\x12\x16\n" +
-	"\x06scopes\x18\x02 \x03(\tR\x06scopes\x12<\n" +
-	"\x1aauthorization_details_json\x18\x03 \x01(\tR\x18authorizationDetailsJson\"\x8d\x01\n" +
+	"\x06scopes\x18\x02 \x03(\tR\x06scopes\x12\x1b\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12<\n" +
+	"\x1aauthorization_details_json\x18\x04 \x01(\tR\x18authorizationDetailsJson\"\xb6\x01\n" +
 	"\x12DenyConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12'\n" +
 	"\x0fbrand_assertion\x18\x03 \x01(\tR\x0ebrandAssertion\x12\x16\n" +
-	"\x06source\x18\x04 \x01(\tR\x06source\"\x15\n" +
-	"\x13DenyConsentResponse\"\xdb\x01\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\x12'\n" +
+	"\x0fconsent_session\x18\x05 \x01(\tR\x0econsentSession\"2\n" +
+	"\x13DenyConsentResponse\x12\x1b\n" +
+	"\tclient_id\x18\x01 \x01(\tR\bclientId\"\xdb\x01\n" +
 	"\x16IssueDelegationRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12$\n" +
 	"\rauthorization\x18\x02 \x01(\tR\rauthorization\x12\x1d\n" +
@@ -1790,7 +2121,18 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12%\n" +
 	"\x0emissing_scopes\x18\x02 \x03(\tR\rmissingScopes\x12:\n" +
 	"\x19verification_uri_complete\x18\x03 \x01(\tR\x17verificationUriComplete\x12&\n" +
-	"\x06scopes\x18\x04 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes*\x96\x06\n" +
+	"\x06scopes\x18\x04 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes*\x9c\x03\n" +
+	"\x15ConsentSessionRefusal\x12'\n" +
+	"#CONSENT_SESSION_REFUSAL_UNSPECIFIED\x10\x00\x12%\n" +
+	"!CONSENT_SESSION_REFUSAL_MALFORMED\x10\x01\x12 \n" +
+	"\x1cCONSENT_SESSION_REFUSAL_TYPE\x10\x02\x12%\n" +
+	"!CONSENT_SESSION_REFUSAL_SIGNATURE\x10\x03\x12$\n" +
+	" CONSENT_SESSION_REFUSAL_AUDIENCE\x10\x04\x12\"\n" +
+	"\x1eCONSENT_SESSION_REFUSAL_ISSUER\x10\x05\x12#\n" +
+	"\x1fCONSENT_SESSION_REFUSAL_EXPIRED\x10\x06\x12\"\n" +
+	"\x1eCONSENT_SESSION_REFUSAL_CLAIMS\x10\a\x12.\n" +
+	"*CONSENT_SESSION_REFUSAL_USER_CODE_MISMATCH\x10\b\x12'\n" +
+	"#CONSENT_SESSION_REFUSAL_NOT_PENDING\x10\t*\x96\x06\n" +
 	"\x15BrandAssertionRefusal\x12'\n" +
 	"#BRAND_ASSERTION_REFUSAL_UNSPECIFIED\x10\x00\x12%\n" +
 	"!BRAND_ASSERTION_REFUSAL_MALFORMED\x10\x01\x12%\n" +
@@ -1811,10 +2153,11 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"*BRAND_ASSERTION_REFUSAL_USER_CODE_MISMATCH\x10\x0f\x12$\n" +
 	" BRAND_ASSERTION_REFUSAL_REPLAYED\x10\x10\x12'\n" +
 	"#BRAND_ASSERTION_REFUSAL_NOT_PENDING\x10\x11\x12,\n" +
-	"(BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE\x10\x122\x84\x06\n" +
+	"(BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE\x10\x122\xd3\x06\n" +
 	"\x11DelegationService\x12q\n" +
 	"\x18StartDeviceAuthorization\x12(.pact.v1.StartDeviceAuthorizationRequest\x1a).pact.v1.StartDeviceAuthorizationResponse\"\x00\x12V\n" +
-	"\x0fDescribeConsent\x12\x1f.pact.v1.DescribeConsentRequest\x1a .pact.v1.DescribeConsentResponse\"\x00\x12S\n" +
+	"\x0fDescribeConsent\x12\x1f.pact.v1.DescribeConsentRequest\x1a .pact.v1.DescribeConsentResponse\"\x00\x12M\n" +
+	"\fBeginConsent\x12\x1c.pact.v1.BeginConsentRequest\x1a\x1d.pact.v1.BeginConsentResponse\"\x00\x12S\n" +
 	"\x0eApproveConsent\x12\x1e.pact.v1.ApproveConsentRequest\x1a\x1f.pact.v1.ApproveConsentResponse\"\x00\x12J\n" +
 	"\vDenyConsent\x12\x1b.pact.v1.DenyConsentRequest\x1a\x1c.pact.v1.DenyConsentResponse\"\x00\x12V\n" +
 	"\x0fIssueDelegation\x12\x1f.pact.v1.IssueDelegationRequest\x1a .pact.v1.IssueDelegationResponse\"\x00\x12J\n" +
@@ -1837,71 +2180,78 @@ func file_pact_v1_delegation_proto_rawDescGZIP() []byte {
 	return file_pact_v1_delegation_proto_rawDescData
 }
 
-var file_pact_v1_delegation_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pact_v1_delegation_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_pact_v1_delegation_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_pact_v1_delegation_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_pact_v1_delegation_proto_goTypes = []any{
-	(BrandAssertionRefusal)(0),               // 0: pact.v1.BrandAssertionRefusal
-	(*StartDeviceAuthorizationRequest)(nil),  // 1: pact.v1.StartDeviceAuthorizationRequest
-	(*StartDeviceAuthorizationResponse)(nil), // 2: pact.v1.StartDeviceAuthorizationResponse
-	(*DescribeConsentRequest)(nil),           // 3: pact.v1.DescribeConsentRequest
-	(*DescribeConsentResponse)(nil),          // 4: pact.v1.DescribeConsentResponse
-	(*ApproveConsentRequest)(nil),            // 5: pact.v1.ApproveConsentRequest
-	(*ApproveConsentResponse)(nil),           // 6: pact.v1.ApproveConsentResponse
-	(*DenyConsentRequest)(nil),               // 7: pact.v1.DenyConsentRequest
-	(*DenyConsentResponse)(nil),              // 8: pact.v1.DenyConsentResponse
-	(*IssueDelegationRequest)(nil),           // 9: pact.v1.IssueDelegationRequest
-	(*IssueDelegationResponse)(nil),          // 10: pact.v1.IssueDelegationResponse
-	(*Grant)(nil),                            // 11: pact.v1.Grant
-	(*RevokeGrantRequest)(nil),               // 12: pact.v1.RevokeGrantRequest
-	(*RevokeGrantResponse)(nil),              // 13: pact.v1.RevokeGrantResponse
-	(*RevokeTokenRequest)(nil),               // 14: pact.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),              // 15: pact.v1.RevokeTokenResponse
-	(*ListGrantsRequest)(nil),                // 16: pact.v1.ListGrantsRequest
-	(*ListGrantsResponse)(nil),               // 17: pact.v1.ListGrantsResponse
-	(*StartStepUpRequest)(nil),               // 18: pact.v1.StartStepUpRequest
-	(*StartStepUpResponse)(nil),              // 19: pact.v1.StartStepUpResponse
-	(*OAuthError)(nil),                       // 20: pact.v1.OAuthError
-	(*Scope)(nil),                            // 21: pact.v1.Scope
-	(*timestamppb.Timestamp)(nil),            // 22: google.protobuf.Timestamp
-	(*ConsentAuthorizationDetail)(nil),       // 23: pact.v1.ConsentAuthorizationDetail
-	(*PageRequest)(nil),                      // 24: pact.v1.PageRequest
+	(ConsentSessionRefusal)(0),               // 0: pact.v1.ConsentSessionRefusal
+	(BrandAssertionRefusal)(0),               // 1: pact.v1.BrandAssertionRefusal
+	(*StartDeviceAuthorizationRequest)(nil),  // 2: pact.v1.StartDeviceAuthorizationRequest
+	(*StartDeviceAuthorizationResponse)(nil), // 3: pact.v1.StartDeviceAuthorizationResponse
+	(*DescribeConsentRequest)(nil),           // 4: pact.v1.DescribeConsentRequest
+	(*DescribeConsentResponse)(nil),          // 5: pact.v1.DescribeConsentResponse
+	(*BeginConsentRequest)(nil),              // 6: pact.v1.BeginConsentRequest
+	(*BeginConsentResponse)(nil),             // 7: pact.v1.BeginConsentResponse
+	(*ApproveConsentRequest)(nil),            // 8: pact.v1.ApproveConsentRequest
+	(*ApproveConsentResponse)(nil),           // 9: pact.v1.ApproveConsentResponse
+	(*DenyConsentRequest)(nil),               // 10: pact.v1.DenyConsentRequest
+	(*DenyConsentResponse)(nil),              // 11: pact.v1.DenyConsentResponse
+	(*IssueDelegationRequest)(nil),           // 12: pact.v1.IssueDelegationRequest
+	(*IssueDelegationResponse)(nil),          // 13: pact.v1.IssueDelegationResponse
+	(*Grant)(nil),                            // 14: pact.v1.Grant
+	(*RevokeGrantRequest)(nil),               // 15: pact.v1.RevokeGrantRequest
+	(*RevokeGrantResponse)(nil),              // 16: pact.v1.RevokeGrantResponse
+	(*RevokeTokenRequest)(nil),               // 17: pact.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),              // 18: pact.v1.RevokeTokenResponse
+	(*ListGrantsRequest)(nil),                // 19: pact.v1.ListGrantsRequest
+	(*ListGrantsResponse)(nil),               // 20: pact.v1.ListGrantsResponse
+	(*StartStepUpRequest)(nil),               // 21: pact.v1.StartStepUpRequest
+	(*StartStepUpResponse)(nil),              // 22: pact.v1.StartStepUpResponse
+	(*OAuthError)(nil),                       // 23: pact.v1.OAuthError
+	(*Scope)(nil),                            // 24: pact.v1.Scope
+	(*timestamppb.Timestamp)(nil),            // 25: google.protobuf.Timestamp
+	(*ConsentAuthorizationDetail)(nil),       // 26: pact.v1.ConsentAuthorizationDetail
+	(*PageRequest)(nil),                      // 27: pact.v1.PageRequest
 }
 var file_pact_v1_delegation_proto_depIdxs = []int32{
-	20, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
-	21, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
-	22, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
-	23, // 3: pact.v1.DescribeConsentResponse.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
-	20, // 4: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
-	22, // 5: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
-	22, // 6: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
-	22, // 7: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
-	20, // 8: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
-	24, // 9: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
-	11, // 10: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
-	21, // 11: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
-	1,  // 12: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
-	3,  // 13: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
-	5,  // 14: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
-	7,  // 15: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
-	9,  // 16: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
-	12, // 17: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
-	14, // 18: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
-	16, // 19: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
-	18, // 20: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
-	2,  // 21: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
-	4,  // 22: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
-	6,  // 23: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
-	8,  // 24: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
-	10, // 25: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
-	13, // 26: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
-	15, // 27: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
-	17, // 28: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
-	19, // 29: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
-	21, // [21:30] is the sub-list for method output_type
-	12, // [12:21] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	23, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
+	24, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
+	25, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
+	26, // 3: pact.v1.DescribeConsentResponse.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
+	5,  // 4: pact.v1.BeginConsentResponse.consent:type_name -> pact.v1.DescribeConsentResponse
+	25, // 5: pact.v1.BeginConsentResponse.session_expires_at:type_name -> google.protobuf.Timestamp
+	23, // 6: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
+	25, // 7: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
+	25, // 8: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
+	25, // 9: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
+	23, // 10: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
+	27, // 11: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
+	14, // 12: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
+	24, // 13: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
+	2,  // 14: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
+	4,  // 15: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
+	6,  // 16: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
+	8,  // 17: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
+	10, // 18: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
+	12, // 19: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
+	15, // 20: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
+	17, // 21: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
+	19, // 22: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
+	21, // 23: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
+	3,  // 24: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
+	5,  // 25: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
+	7,  // 26: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
+	9,  // 27: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
+	11, // 28: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
+	13, // 29: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
+	16, // 30: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
+	18, // 31: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
+	20, // 32: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
+	22, // 33: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
+	24, // [24:34] is the sub-list for method output_type
+	14, // [14:24] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_delegation_proto_init() }
@@ -1918,8 +2268,8 @@ func file_pact_v1_delegation_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pact_v1_delegation_proto_rawDesc), len(file_pact_v1_delegation_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   19,
+			NumEnums:      2,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,6 +21,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	DelegationService_StartDeviceAuthorization_FullMethodName = "/pact.v1.DelegationService/StartDeviceAuthorization"
 	DelegationService_DescribeConsent_FullMethodName          = "/pact.v1.DelegationService/DescribeConsent"
+	DelegationService_BeginConsent_FullMethodName             = "/pact.v1.DelegationService/BeginConsent"
 	DelegationService_ApproveConsent_FullMethodName           = "/pact.v1.DelegationService/ApproveConsent"
 	DelegationService_DenyConsent_FullMethodName              = "/pact.v1.DelegationService/DenyConsent"
 	DelegationService_IssueDelegation_FullMethodName          = "/pact.v1.DelegationService/IssueDelegation"
@@ -59,14 +60,33 @@ type DelegationServiceClient interface {
 	// RESOURCE_EXHAUSTED (with RetryInfo) while the Brand, or the Brand and
 	// the request's source, is over its limit of failed user-code lookups.
 	DescribeConsent(ctx context.Context, in *DescribeConsentRequest, opts ...grpc.CallOption) (*DescribeConsentResponse, error)
+	// BeginConsent opens the consent page of a Brand in
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it):
+	// the frontend passes the brand_assertion the Brand's login posted to the
+	// consent URL. pactd verifies it with every rule of ApproveConsent
+	// (refusals carry the same BrandAssertionRefusal reasons), requires the
+	// user code it names to be pending (NOT_PENDING otherwise, and the
+	// assertion is not used up), then records its single use (REPLAYED when
+	// it was used already) and answers what the page shows plus a
+	// consent_session. The page carries that session to the decision, which
+	// passes it to ApproveConsent or DenyConsent instead of the assertion, so
+	// the browser needs no cookie. A Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND
+	// is FAILED_PRECONDITION (its frontend uses DescribeConsent). User-code
+	// errors are those of DescribeConsent.
+	BeginConsent(ctx context.Context, in *BeginConsentRequest, opts ...grpc.CallOption) (*BeginConsentResponse, error)
 	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
 	// nothing granted is a deny. The requested authorization_details whose
 	// scope was not granted are dropped with it; the rest are stored with
 	// the grant (§5.7). Only a pending authorization can be decided, once.
 	//
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
-	// User is the sub of brand_assertion, the Brand's single-use login
-	// assertion, and brand_user must be empty. A refused assertion is
+	// User is the sub of consent_session (from BeginConsent) or of
+	// brand_assertion, the Brand's single-use login assertion (exactly one of
+	// the two), and brand_user must be empty. A refused consent_session is
+	// INVALID_ARGUMENT (MALFORMED) or FAILED_PRECONDITION with a
+	// ConsentSessionRefusal reason; a session whose authorization was decided
+	// already (twice, or approve after deny) is refused by the pending-only
+	// update with NOT_PENDING and changes nothing. A refused assertion is
 	// INVALID_ARGUMENT (it cannot be a valid assertion: malformed, alg,
 	// forbidden header) or FAILED_PRECONDITION (everything else), and
 	// UNAVAILABLE when the Brand's keys cannot be fetched; the
@@ -76,9 +96,10 @@ type DelegationServiceClient interface {
 	// so it decides at most one authorization, once.
 	ApproveConsent(ctx context.Context, in *ApproveConsentRequest, opts ...grpc.CallOption) (*ApproveConsentResponse, error)
 	// DenyConsent records the User's refusal. In
-	// BRAND_LOGIN_MODE_SIGNED_ASSERTION it needs a valid brand_assertion
-	// bound to the user code, exactly as ApproveConsent (otherwise anyone who
-	// knows a user code could deny it), and uses it up.
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION it needs a valid consent_session or
+	// brand_assertion bound to the user code, exactly as ApproveConsent
+	// (otherwise anyone who knows a user code could deny it); an assertion
+	// is used up.
 	DenyConsent(ctx context.Context, in *DenyConsentRequest, opts ...grpc.CallOption) (*DenyConsentResponse, error)
 	// IssueDelegation is the token endpoint: device-code and refresh-token
 	// grants, authenticated by the PA JWT.
@@ -121,6 +142,16 @@ func (c *delegationServiceClient) DescribeConsent(ctx context.Context, in *Descr
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DescribeConsentResponse)
 	err := c.cc.Invoke(ctx, DelegationService_DescribeConsent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *delegationServiceClient) BeginConsent(ctx context.Context, in *BeginConsentRequest, opts ...grpc.CallOption) (*BeginConsentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BeginConsentResponse)
+	err := c.cc.Invoke(ctx, DelegationService_BeginConsent_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -226,14 +257,33 @@ type DelegationServiceServer interface {
 	// RESOURCE_EXHAUSTED (with RetryInfo) while the Brand, or the Brand and
 	// the request's source, is over its limit of failed user-code lookups.
 	DescribeConsent(context.Context, *DescribeConsentRequest) (*DescribeConsentResponse, error)
+	// BeginConsent opens the consent page of a Brand in
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it):
+	// the frontend passes the brand_assertion the Brand's login posted to the
+	// consent URL. pactd verifies it with every rule of ApproveConsent
+	// (refusals carry the same BrandAssertionRefusal reasons), requires the
+	// user code it names to be pending (NOT_PENDING otherwise, and the
+	// assertion is not used up), then records its single use (REPLAYED when
+	// it was used already) and answers what the page shows plus a
+	// consent_session. The page carries that session to the decision, which
+	// passes it to ApproveConsent or DenyConsent instead of the assertion, so
+	// the browser needs no cookie. A Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND
+	// is FAILED_PRECONDITION (its frontend uses DescribeConsent). User-code
+	// errors are those of DescribeConsent.
+	BeginConsent(context.Context, *BeginConsentRequest) (*BeginConsentResponse, error)
 	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
 	// nothing granted is a deny. The requested authorization_details whose
 	// scope was not granted are dropped with it; the rest are stored with
 	// the grant (§5.7). Only a pending authorization can be decided, once.
 	//
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
-	// User is the sub of brand_assertion, the Brand's single-use login
-	// assertion, and brand_user must be empty. A refused assertion is
+	// User is the sub of consent_session (from BeginConsent) or of
+	// brand_assertion, the Brand's single-use login assertion (exactly one of
+	// the two), and brand_user must be empty. A refused consent_session is
+	// INVALID_ARGUMENT (MALFORMED) or FAILED_PRECONDITION with a
+	// ConsentSessionRefusal reason; a session whose authorization was decided
+	// already (twice, or approve after deny) is refused by the pending-only
+	// update with NOT_PENDING and changes nothing. A refused assertion is
 	// INVALID_ARGUMENT (it cannot be a valid assertion: malformed, alg,
 	// forbidden header) or FAILED_PRECONDITION (everything else), and
 	// UNAVAILABLE when the Brand's keys cannot be fetched; the
@@ -243,9 +293,10 @@ type DelegationServiceServer interface {
 	// so it decides at most one authorization, once.
 	ApproveConsent(context.Context, *ApproveConsentRequest) (*ApproveConsentResponse, error)
 	// DenyConsent records the User's refusal. In
-	// BRAND_LOGIN_MODE_SIGNED_ASSERTION it needs a valid brand_assertion
-	// bound to the user code, exactly as ApproveConsent (otherwise anyone who
-	// knows a user code could deny it), and uses it up.
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION it needs a valid consent_session or
+	// brand_assertion bound to the user code, exactly as ApproveConsent
+	// (otherwise anyone who knows a user code could deny it); an assertion
+	// is used up.
 	DenyConsent(context.Context, *DenyConsentRequest) (*DenyConsentResponse, error)
 	// IssueDelegation is the token endpoint: device-code and refresh-token
 	// grants, authenticated by the PA JWT.
@@ -279,6 +330,9 @@ func (UnimplementedDelegationServiceServer) StartDeviceAuthorization(context.Con
 }
 func (UnimplementedDelegationServiceServer) DescribeConsent(context.Context, *DescribeConsentRequest) (*DescribeConsentResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DescribeConsent not implemented")
+}
+func (UnimplementedDelegationServiceServer) BeginConsent(context.Context, *BeginConsentRequest) (*BeginConsentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BeginConsent not implemented")
 }
 func (UnimplementedDelegationServiceServer) ApproveConsent(context.Context, *ApproveConsentRequest) (*ApproveConsentResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ApproveConsent not implemented")
@@ -354,6 +408,24 @@ func _DelegationService_DescribeConsent_Handler(srv interface{}, ctx context.Con
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(DelegationServiceServer).DescribeConsent(ctx, req.(*DescribeConsentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _DelegationService_BeginConsent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BeginConsentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DelegationServiceServer).BeginConsent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DelegationService_BeginConsent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DelegationServiceServer).BeginConsent(ctx, req.(*BeginConsentRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -498,6 +570,10 @@ var DelegationService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DescribeConsent",
 			Handler:    _DelegationService_DescribeConsent_Handler,
+		},
+		{
+			MethodName: "BeginConsent",
+			Handler:    _DelegationService_BeginConsent_Handler,
 		},
 		{
 			MethodName: "ApproveConsent",

@@ -39,6 +39,9 @@ const (
 	// DelegationServiceDescribeConsentProcedure is the fully-qualified name of the DelegationService's
 	// DescribeConsent RPC.
 	DelegationServiceDescribeConsentProcedure = "/pact.v1.DelegationService/DescribeConsent"
+	// DelegationServiceBeginConsentProcedure is the fully-qualified name of the DelegationService's
+	// BeginConsent RPC.
+	DelegationServiceBeginConsentProcedure = "/pact.v1.DelegationService/BeginConsent"
 	// DelegationServiceApproveConsentProcedure is the fully-qualified name of the DelegationService's
 	// ApproveConsent RPC.
 	DelegationServiceApproveConsentProcedure = "/pact.v1.DelegationService/ApproveConsent"
@@ -74,14 +77,33 @@ type DelegationServiceClient interface {
 	// RESOURCE_EXHAUSTED (with RetryInfo) while the Brand, or the Brand and
 	// the request's source, is over its limit of failed user-code lookups.
 	DescribeConsent(context.Context, *v1.DescribeConsentRequest) (*v1.DescribeConsentResponse, error)
+	// BeginConsent opens the consent page of a Brand in
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it):
+	// the frontend passes the brand_assertion the Brand's login posted to the
+	// consent URL. pactd verifies it with every rule of ApproveConsent
+	// (refusals carry the same BrandAssertionRefusal reasons), requires the
+	// user code it names to be pending (NOT_PENDING otherwise, and the
+	// assertion is not used up), then records its single use (REPLAYED when
+	// it was used already) and answers what the page shows plus a
+	// consent_session. The page carries that session to the decision, which
+	// passes it to ApproveConsent or DenyConsent instead of the assertion, so
+	// the browser needs no cookie. A Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND
+	// is FAILED_PRECONDITION (its frontend uses DescribeConsent). User-code
+	// errors are those of DescribeConsent.
+	BeginConsent(context.Context, *v1.BeginConsentRequest) (*v1.BeginConsentResponse, error)
 	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
 	// nothing granted is a deny. The requested authorization_details whose
 	// scope was not granted are dropped with it; the rest are stored with
 	// the grant (§5.7). Only a pending authorization can be decided, once.
 	//
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
-	// User is the sub of brand_assertion, the Brand's single-use login
-	// assertion, and brand_user must be empty. A refused assertion is
+	// User is the sub of consent_session (from BeginConsent) or of
+	// brand_assertion, the Brand's single-use login assertion (exactly one of
+	// the two), and brand_user must be empty. A refused consent_session is
+	// INVALID_ARGUMENT (MALFORMED) or FAILED_PRECONDITION with a
+	// ConsentSessionRefusal reason; a session whose authorization was decided
+	// already (twice, or approve after deny) is refused by the pending-only
+	// update with NOT_PENDING and changes nothing. A refused assertion is
 	// INVALID_ARGUMENT (it cannot be a valid assertion: malformed, alg,
 	// forbidden header) or FAILED_PRECONDITION (everything else), and
 	// UNAVAILABLE when the Brand's keys cannot be fetched; the
@@ -91,9 +113,10 @@ type DelegationServiceClient interface {
 	// so it decides at most one authorization, once.
 	ApproveConsent(context.Context, *v1.ApproveConsentRequest) (*v1.ApproveConsentResponse, error)
 	// DenyConsent records the User's refusal. In
-	// BRAND_LOGIN_MODE_SIGNED_ASSERTION it needs a valid brand_assertion
-	// bound to the user code, exactly as ApproveConsent (otherwise anyone who
-	// knows a user code could deny it), and uses it up.
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION it needs a valid consent_session or
+	// brand_assertion bound to the user code, exactly as ApproveConsent
+	// (otherwise anyone who knows a user code could deny it); an assertion
+	// is used up.
 	DenyConsent(context.Context, *v1.DenyConsentRequest) (*v1.DenyConsentResponse, error)
 	// IssueDelegation is the token endpoint: device-code and refresh-token
 	// grants, authenticated by the PA JWT.
@@ -135,6 +158,12 @@ func NewDelegationServiceClient(httpClient connect.HTTPClient, baseURL string, o
 			httpClient,
 			baseURL+DelegationServiceDescribeConsentProcedure,
 			connect.WithSchema(delegationServiceMethods.ByName("DescribeConsent")),
+			connect.WithClientOptions(opts...),
+		),
+		beginConsent: connect.NewClient[v1.BeginConsentRequest, v1.BeginConsentResponse](
+			httpClient,
+			baseURL+DelegationServiceBeginConsentProcedure,
+			connect.WithSchema(delegationServiceMethods.ByName("BeginConsent")),
 			connect.WithClientOptions(opts...),
 		),
 		approveConsent: connect.NewClient[v1.ApproveConsentRequest, v1.ApproveConsentResponse](
@@ -186,6 +215,7 @@ func NewDelegationServiceClient(httpClient connect.HTTPClient, baseURL string, o
 type delegationServiceClient struct {
 	startDeviceAuthorization *connect.Client[v1.StartDeviceAuthorizationRequest, v1.StartDeviceAuthorizationResponse]
 	describeConsent          *connect.Client[v1.DescribeConsentRequest, v1.DescribeConsentResponse]
+	beginConsent             *connect.Client[v1.BeginConsentRequest, v1.BeginConsentResponse]
 	approveConsent           *connect.Client[v1.ApproveConsentRequest, v1.ApproveConsentResponse]
 	denyConsent              *connect.Client[v1.DenyConsentRequest, v1.DenyConsentResponse]
 	issueDelegation          *connect.Client[v1.IssueDelegationRequest, v1.IssueDelegationResponse]
@@ -207,6 +237,15 @@ func (c *delegationServiceClient) StartDeviceAuthorization(ctx context.Context, 
 // DescribeConsent calls pact.v1.DelegationService.DescribeConsent.
 func (c *delegationServiceClient) DescribeConsent(ctx context.Context, req *v1.DescribeConsentRequest) (*v1.DescribeConsentResponse, error) {
 	response, err := c.describeConsent.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// BeginConsent calls pact.v1.DelegationService.BeginConsent.
+func (c *delegationServiceClient) BeginConsent(ctx context.Context, req *v1.BeginConsentRequest) (*v1.BeginConsentResponse, error) {
+	response, err := c.beginConsent.CallUnary(ctx, connect.NewRequest(req))
 	if response != nil {
 		return response.Msg, err
 	}
@@ -288,14 +327,33 @@ type DelegationServiceHandler interface {
 	// RESOURCE_EXHAUSTED (with RetryInfo) while the Brand, or the Brand and
 	// the request's source, is over its limit of failed user-code lookups.
 	DescribeConsent(context.Context, *v1.DescribeConsentRequest) (*v1.DescribeConsentResponse, error)
+	// BeginConsent opens the consent page of a Brand in
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it):
+	// the frontend passes the brand_assertion the Brand's login posted to the
+	// consent URL. pactd verifies it with every rule of ApproveConsent
+	// (refusals carry the same BrandAssertionRefusal reasons), requires the
+	// user code it names to be pending (NOT_PENDING otherwise, and the
+	// assertion is not used up), then records its single use (REPLAYED when
+	// it was used already) and answers what the page shows plus a
+	// consent_session. The page carries that session to the decision, which
+	// passes it to ApproveConsent or DenyConsent instead of the assertion, so
+	// the browser needs no cookie. A Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND
+	// is FAILED_PRECONDITION (its frontend uses DescribeConsent). User-code
+	// errors are those of DescribeConsent.
+	BeginConsent(context.Context, *v1.BeginConsentRequest) (*v1.BeginConsentResponse, error)
 	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
 	// nothing granted is a deny. The requested authorization_details whose
 	// scope was not granted are dropped with it; the rest are stored with
 	// the grant (§5.7). Only a pending authorization can be decided, once.
 	//
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
-	// User is the sub of brand_assertion, the Brand's single-use login
-	// assertion, and brand_user must be empty. A refused assertion is
+	// User is the sub of consent_session (from BeginConsent) or of
+	// brand_assertion, the Brand's single-use login assertion (exactly one of
+	// the two), and brand_user must be empty. A refused consent_session is
+	// INVALID_ARGUMENT (MALFORMED) or FAILED_PRECONDITION with a
+	// ConsentSessionRefusal reason; a session whose authorization was decided
+	// already (twice, or approve after deny) is refused by the pending-only
+	// update with NOT_PENDING and changes nothing. A refused assertion is
 	// INVALID_ARGUMENT (it cannot be a valid assertion: malformed, alg,
 	// forbidden header) or FAILED_PRECONDITION (everything else), and
 	// UNAVAILABLE when the Brand's keys cannot be fetched; the
@@ -305,9 +363,10 @@ type DelegationServiceHandler interface {
 	// so it decides at most one authorization, once.
 	ApproveConsent(context.Context, *v1.ApproveConsentRequest) (*v1.ApproveConsentResponse, error)
 	// DenyConsent records the User's refusal. In
-	// BRAND_LOGIN_MODE_SIGNED_ASSERTION it needs a valid brand_assertion
-	// bound to the user code, exactly as ApproveConsent (otherwise anyone who
-	// knows a user code could deny it), and uses it up.
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION it needs a valid consent_session or
+	// brand_assertion bound to the user code, exactly as ApproveConsent
+	// (otherwise anyone who knows a user code could deny it); an assertion
+	// is used up.
 	DenyConsent(context.Context, *v1.DenyConsentRequest) (*v1.DenyConsentResponse, error)
 	// IssueDelegation is the token endpoint: device-code and refresh-token
 	// grants, authenticated by the PA JWT.
@@ -345,6 +404,12 @@ func NewDelegationServiceHandler(svc DelegationServiceHandler, opts ...connect.H
 		DelegationServiceDescribeConsentProcedure,
 		svc.DescribeConsent,
 		connect.WithSchema(delegationServiceMethods.ByName("DescribeConsent")),
+		connect.WithHandlerOptions(opts...),
+	)
+	delegationServiceBeginConsentHandler := connect.NewUnaryHandlerSimple(
+		DelegationServiceBeginConsentProcedure,
+		svc.BeginConsent,
+		connect.WithSchema(delegationServiceMethods.ByName("BeginConsent")),
 		connect.WithHandlerOptions(opts...),
 	)
 	delegationServiceApproveConsentHandler := connect.NewUnaryHandlerSimple(
@@ -395,6 +460,8 @@ func NewDelegationServiceHandler(svc DelegationServiceHandler, opts ...connect.H
 			delegationServiceStartDeviceAuthorizationHandler.ServeHTTP(w, r)
 		case DelegationServiceDescribeConsentProcedure:
 			delegationServiceDescribeConsentHandler.ServeHTTP(w, r)
+		case DelegationServiceBeginConsentProcedure:
+			delegationServiceBeginConsentHandler.ServeHTTP(w, r)
 		case DelegationServiceApproveConsentProcedure:
 			delegationServiceApproveConsentHandler.ServeHTTP(w, r)
 		case DelegationServiceDenyConsentProcedure:
@@ -424,6 +491,10 @@ func (UnimplementedDelegationServiceHandler) StartDeviceAuthorization(context.Co
 
 func (UnimplementedDelegationServiceHandler) DescribeConsent(context.Context, *v1.DescribeConsentRequest) (*v1.DescribeConsentResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.DelegationService.DescribeConsent is not implemented"))
+}
+
+func (UnimplementedDelegationServiceHandler) BeginConsent(context.Context, *v1.BeginConsentRequest) (*v1.BeginConsentResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.DelegationService.BeginConsent is not implemented"))
 }
 
 func (UnimplementedDelegationServiceHandler) ApproveConsent(context.Context, *v1.ApproveConsentRequest) (*v1.ApproveConsentResponse, error) {
