@@ -171,6 +171,7 @@ var sameRankAllowed = map[string]string{
 	"pactd/db/dbtest -> pactd/db": "the store contract suite judges engines through db.Store",
 
 	"pactd/internal/paging -> pactd/internal/rpcerr": "a bad page token is an InvalidArgument with a field violation",
+	"pactd/internal/rpcerr -> pactd/internal/reqlog": "Fault marks the request's fault as logged, so the RPC boundary does not log it twice",
 	"pactd/internal/pajwt -> pactd/internal/jose":    "PA-JWT verification runs on the jose key set and JWKS client",
 }
 

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	pactv1 "pactd/gen/pact/v1"
+	"pactd/internal/reqlog"
 )
 
 // Domain is the ErrorInfo domain of every pactd error.
@@ -130,5 +131,6 @@ func Fault(ctx context.Context, log *slog.Logger, op string, err error) error {
 		return ctx.Err()
 	}
 	log.ErrorContext(ctx, op, slog.String("error", err.Error()))
+	reqlog.MarkFaultLogged(ctx) // the RPC boundary need not log it again
 	return Unavailable("a dependency of pactd is unavailable; retry")
 }

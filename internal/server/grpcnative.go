@@ -21,6 +21,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/auth"
+	"pactd/internal/reqlog"
 )
 
 // The native gRPC transport (PACT_GRPC_LISTEN) serves the same service
@@ -103,7 +104,7 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 		grpc.NumStreamWorkers(streamWorkers),
 		// Outermost first: errors become gRPC statuses last, so the
 		// observer and the log see the service's own error.
-		grpc.ChainUnaryInterceptor(grpcStatusErrors, s.grpcObserve(m), grpcAuth(authn), s.grpcRecover),
+		grpc.ChainUnaryInterceptor(grpcRequestID, grpcStatusErrors, s.grpcObserve(m), grpcAuth(authn), s.grpcRecover),
 	}
 	if s.cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
@@ -131,6 +132,21 @@ func noAuthMethod(fullMethod string) bool {
 }
 
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+
+// grpcRequestID gives each call a request id as the main port does: the
+// caller's x-request-id metadata when well-formed, else a new one, sent
+// back as header metadata.
+func grpcRequestID(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	var caller string
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if v := md.Get("x-request-id"); len(v) == 1 {
+			caller = v[0]
+		}
+	}
+	id := reqlog.IDFrom(caller)
+	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", id)) // fails only after headers were sent
+	return next(reqlog.With(ctx, id), req)
+}
 
 // grpcAuth admits a call exactly as the main port's interceptor does.
 func grpcAuth(a *auth.Authenticator) grpc.UnaryServerInterceptor {
@@ -168,6 +184,7 @@ func (s *Server) grpcRecover(ctx context.Context, req any, info *grpc.UnaryServe
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.ErrorContext(ctx, "panic in handler", slog.String("procedure", info.FullMethod), slog.Any("panic", p))
+			reqlog.MarkFaultLogged(ctx)
 			resp, err = nil, connect.NewError(connect.CodeInternal, errors.New("internal error"))
 		}
 	}()

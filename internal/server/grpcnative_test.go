@@ -106,6 +106,21 @@ func TestNativeGRPCPort(t *testing.T) {
 		if _, err := pactv1.NewBrandServiceClient(conn).CreateBrand(as(adminToken), &pactv1.CreateBrandRequest{BrandId: "acme", DisplayName: "Acme"}); err != nil {
 			t.Fatal(err)
 		}
+		// Request ids: the caller's comes back as header metadata; a
+		// malformed one is replaced by a fresh one.
+		for sent, want := range map[string]func(string) bool{
+			"grpc-call-7": func(got string) bool { return got == "grpc-call-7" },
+			"bad id!":     func(got string) bool { return len(got) == 16 && got != "bad id!" },
+		} {
+			var hdr metadata.MD
+			rctx := metadata.AppendToOutgoingContext(as(adminToken), "x-request-id", sent)
+			if _, err := ac.ListAgents(rctx, &pactv1.ListAgentsRequest{}, grpc.Header(&hdr)); err != nil {
+				t.Fatal(err)
+			}
+			if got := hdr.Get("x-request-id"); len(got) != 1 || !want(got[0]) {
+				t.Fatalf("x-request-id for %q: %v", sent, got)
+			}
+		}
 		vc := pactv1.NewVerificationServiceClient(conn)
 		good := pa.token(t, map[string]any{"alg": "ES256", "kid": pa.kid}, pa.claims("https://provider.example/a2a", time.Now()))
 		r, err := vc.VerifyAgentRequest(as(frontendToken), &pactv1.VerifyAgentRequestRequest{BrandId: "acme", Authorization: "Bearer " + good})

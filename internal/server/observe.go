@@ -8,6 +8,8 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"pactd/internal/reqlog"
 )
 
 // rpcMetrics are the per-procedure RPC metrics.
@@ -53,6 +55,9 @@ func (o observer) record(ctx context.Context, procedure string, start time.Time,
 	level := slog.LevelInfo
 	switch connect.CodeOf(err) {
 	case connect.CodeInternal, connect.CodeUnavailable, connect.CodeUnknown, connect.CodeDataLoss:
+		if reqlog.FaultLogged(ctx) {
+			return // logged once already, with its cause and this request's id
+		}
 		level = slog.LevelError
 	}
 	msg := err.Error()
@@ -62,7 +67,7 @@ func (o observer) record(ctx context.Context, procedure string, start time.Time,
 	}
 	o.log.LogAttrs(ctx, level, "rpc failed",
 		slog.String("procedure", procedure), slog.String("code", code),
-		slog.Duration("duration", d), slog.String("error", msg))
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("error", msg))
 }
 
 func (o observer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {

@@ -83,13 +83,30 @@ func (p *cutProxy) setCut(cut bool) {
 	}
 }
 
-// countingHandler counts log records at warn level and above.
-type countingHandler struct{ n *atomic.Int64 }
+// countingHandler counts log records at warn level and above, and per
+// request id.
+type countingHandler struct {
+	n     *atomic.Int64
+	mu    *sync.Mutex
+	perID map[string]int
+}
 
 func (h countingHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
-func (h countingHandler) Handle(context.Context, slog.Record) error    { h.n.Add(1); return nil }
 func (h countingHandler) WithAttrs([]slog.Attr) slog.Handler           { return h }
 func (h countingHandler) WithGroup(string) slog.Handler                { return h }
+
+func (h countingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.n.Add(1)
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "request_id" {
+			h.mu.Lock()
+			h.perID[a.Value.String()]++
+			h.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
 
 // Through a 6-second PostgreSQL outage, PA-JWT verification keeps
 // succeeding from last-known agent, Brand and credential state (new tokens
@@ -103,6 +120,7 @@ func (h countingHandler) WithGroup(string) slog.Handler                { return 
 type outageWorld struct {
 	proxy    *cutProxy
 	warnings *atomic.Int64
+	logs     countingHandler
 	verify   func() (*pactv1.VerifyAgentRequestResponse, error)
 	brands   pactv1connect.BrandServiceClient
 	check    func(service string) healthpb.HealthCheckResponse_ServingStatus
@@ -121,8 +139,9 @@ func newOutageWorld(t *testing.T, env ...string) outageWorld {
 	viaProxy.RawQuery = q.Encode()
 
 	warnings := new(atomic.Int64)
+	logs := countingHandler{n: warnings, mu: new(sync.Mutex), perID: map[string]int{}}
 	cfg := testConfig(t, viaProxy.String(), t.TempDir(), env...)
-	srv, err := server.New(t.Context(), cfg, slog.New(countingHandler{warnings}), io.Discard)
+	srv, err := server.New(t.Context(), cfg, slog.New(logs), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +185,7 @@ func newOutageWorld(t *testing.T, env ...string) outageWorld {
 		}
 		return r.GetStatus()
 	}
-	return outageWorld{proxy: proxy, warnings: warnings, verify: verify, brands: bc, check: check}
+	return outageWorld{proxy: proxy, warnings: warnings, logs: logs, verify: verify, brands: bc, check: check}
 }
 
 func TestVerificationThroughADatabaseOutage(t *testing.T) {
@@ -193,10 +212,23 @@ func TestVerificationThroughADatabaseOutage(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	cctx, ccancel := context.WithTimeout(t.Context(), 5*time.Second)
+	cctx, call := connect.NewClientContext(cctx)
+	call.RequestHeader().Set("X-Request-Id", "outage-write-1")
 	_, werr := bc.CreateBrand(cctx, &pactv1.CreateBrandRequest{BrandId: "during", DisplayName: "During"})
 	ccancel()
 	if connect.CodeOf(werr) != connect.CodeUnavailable {
 		t.Fatalf("a write during the outage: %v, want Unavailable", werr)
+	}
+	// The fault is logged once, with the caller's request id, which comes
+	// back in the response.
+	if got := call.ResponseHeader().Get("X-Request-Id"); got != "outage-write-1" {
+		t.Fatalf("response X-Request-Id = %q", got)
+	}
+	w.logs.mu.Lock()
+	n := w.logs.perID["outage-write-1"]
+	w.logs.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("the failed write logged %d warning/error lines; want exactly 1", n)
 	}
 	if s := check(pactv1connect.VerificationServiceName); s != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("VerificationService health during the outage: %v, want SERVING", s)

@@ -35,6 +35,7 @@ import (
 	"pactd/internal/pajwt"
 	"pactd/internal/provkeys"
 	"pactd/internal/ratelimit"
+	"pactd/internal/reqlog"
 	"pactd/services/agent"
 	"pactd/services/brand"
 	"pactd/services/conversation"
@@ -110,6 +111,9 @@ func (s *Server) refreshKeys(r *provkeys.Ring) {
 // New opens the store (applying migrations), bootstraps credentials (writing
 // a generated admin token to out, once) and builds the handler.
 func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) (*Server, error) {
+	// Every line carries its request's id; repeated identical faults are
+	// rate-limited (package reqlog).
+	log = slog.New(reqlog.NewHandler(log.Handler(), nil))
 	// The key-encryption key first: without one on PostgreSQL pactd refuses
 	// to start (unless PACT_DEV=true) before touching the database.
 	kek, err := provkeys.LoadKEK(provkeys.KEKSource{Configured: cfg.KeyEncryptionKey.Reveal(), DataDir: cfg.DataDir,
@@ -189,7 +193,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 			Signer: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
 	}
 	metrics := newRPCMetrics(reg)
-	s.handler = s.mux(svc, authn, metrics)
+	s.handler = withRequestID(s.mux(svc, authn, metrics, newHTTPMetrics(reg)))
 	if cfg.GRPCListen != "" {
 		if s.grpc, err = s.newGRPCServer(svc, authn, metrics); err != nil {
 			_ = store.Close()
@@ -238,7 +242,7 @@ var serviceNames = []string{
 	pactv1connect.TokenServiceName,
 }
 
-func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) http.Handler {
+func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm *httpMetrics) http.Handler {
 	// Interceptors, outermost first: observe (log + metrics) sees every
 	// call, including refused ones; then authentication and role checks.
 	opts := []connect.HandlerOption{
@@ -249,6 +253,7 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) htt
 		connect.WithCompressMinBytes(4096),
 		connect.WithRecover(func(ctx context.Context, spec connect.Spec, _ http.Header, p any) error {
 			s.log.ErrorContext(ctx, "panic in handler", slog.String("procedure", spec.Procedure), slog.Any("panic", p))
+			reqlog.MarkFaultLogged(ctx)
 			return connect.NewError(connect.CodeInternal, errors.New("internal error"))
 		}),
 	}
@@ -256,7 +261,11 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) htt
 	mux := http.NewServeMux()
 	// The OAuth endpoints in RFC wire form; the PA JWT is their client
 	// authentication, so they sit outside the caller-credential interceptor.
-	oauthhttp.New(svc.Delegation, svc.Token, s.log).Register(mux)
+	// They get the RPCs' metrics, fault logging and panic recovery from
+	// observeHTTP; on this port only they live under /a2a/.
+	oauth := http.NewServeMux()
+	oauthhttp.New(svc.Delegation, svc.Token, s.log).Register(oauth)
+	mux.Handle("/a2a/", s.observeHTTP(hm, oauth))
 	mux.Handle(pactv1connect.NewCredentialServiceHandler(svc.Credential, opts...))
 	mux.Handle(pactv1connect.NewAgentServiceHandler(svc.Agent, opts...))
 	mux.Handle(pactv1connect.NewBrandServiceHandler(svc.Brand, opts...))
