@@ -58,6 +58,9 @@ type DeviceAuthorization struct {
 	ExpiresAt time.Time
 	// CreateTime is when the PA asked.
 	CreateTime time.Time
+	// AuthorizationDetails are the requested RFC 9396 authorization_details
+	// (PACT §5.7) in canonical JSON; "" for a scope-only request.
+	AuthorizationDetails string
 }
 
 // Grant is a User's standing permission for one PA at one Brand.
@@ -82,6 +85,10 @@ type Grant struct {
 	RevokeTime time.Time
 	// AgentDisplayName is the PA's display name; filled by ListGrants only.
 	AgentDisplayName string
+	// AuthorizationDetails are the approved RFC 9396 authorization_details
+	// (PACT §5.7) in canonical JSON; "" for a scope-only grant. Fixed when
+	// the grant is made. Not filled by ListGrants.
+	AuthorizationDetails string
 }
 
 // RefreshToken is a stored refresh token: only its hash is kept.
@@ -194,6 +201,9 @@ type DelegationStore interface {
 	// GrantLiveAt reports whether the grant exists for this Brand, client
 	// and Brand user and is neither revoked nor expired at now.
 	GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error)
+	// LiveGrantDetails is GrantLiveAt that also returns the grant's
+	// AuthorizationDetails ("" for a scope-only grant) when it is live.
+	LiveGrantDetails(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (details string, live bool, err error)
 
 	// GetRefreshToken returns a refresh token by hash, used or not.
 	GetRefreshToken(ctx context.Context, hash []byte) (RefreshToken, error)
@@ -245,7 +255,7 @@ func deviceFromRow(r liteq.DeviceAuthorization) DeviceAuthorization {
 		DeviceCodeHash: r.DeviceCodeHash, UserCodeHash: r.UserCodeHash, Scopes: delegSplitScopes(r.Scopes),
 		Status: DeviceStatus(r.Status), BrandUser: r.BrandUser, GrantID: r.GrantID,
 		Interval: time.Duration(r.IntervalSeconds) * time.Second, LastPolledAt: delegFromUnix0(r.LastPolledAt),
-		ExpiresAt: fromUnix(r.ExpiresAt), CreateTime: fromUnix(r.CreateTime),
+		ExpiresAt: fromUnix(r.ExpiresAt), CreateTime: fromUnix(r.CreateTime), AuthorizationDetails: r.AuthorizationDetails,
 	}
 }
 
@@ -258,6 +268,7 @@ func createDeviceParams(d DeviceAuthorization) liteq.CreateDeviceAuthorizationPa
 		ID: d.ID, BrandID: d.BrandID, AgentID: d.AgentID, ClientID: d.ClientID,
 		DeviceCodeHash: d.DeviceCodeHash, UserCodeHash: d.UserCodeHash, Scopes: delegJoinScopes(d.Scopes),
 		IntervalSeconds: int64(d.Interval / time.Second), ExpiresAt: unix(d.ExpiresAt), CreateTime: unix(d.CreateTime),
+		AuthorizationDetails: d.AuthorizationDetails,
 	}
 }
 
@@ -265,7 +276,7 @@ func grantFromRow(r liteq.Grant) Grant {
 	return Grant{
 		ID: r.ID, BrandID: r.BrandID, AgentID: r.AgentID, ClientID: r.ClientID, BrandUser: r.BrandUser,
 		Scopes: delegSplitScopes(r.Scopes), CreateTime: fromUnix(r.CreateTime), ExpireTime: fromUnix(r.ExpireTime),
-		RevokeTime: delegFromUnix0(r.RevokeTime),
+		RevokeTime: delegFromUnix0(r.RevokeTime), AuthorizationDetails: r.AuthorizationDetails,
 	}
 }
 
@@ -288,6 +299,7 @@ func createGrantParams(g Grant) liteq.CreateGrantParams {
 	return liteq.CreateGrantParams{
 		ID: g.ID, BrandID: g.BrandID, AgentID: g.AgentID, ClientID: g.ClientID, BrandUser: g.BrandUser,
 		Scopes: delegJoinScopes(g.Scopes), CreateTime: unix(g.CreateTime), ExpireTime: unix(g.ExpireTime),
+		AuthorizationDetails: g.AuthorizationDetails,
 	}
 }
 

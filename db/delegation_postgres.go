@@ -202,6 +202,17 @@ func (s *pgStore) GrantLiveAt(ctx context.Context, grantID, brandID, clientID, b
 	return n == 1, pgErr(err)
 }
 
+func (s *pgStore) LiveGrantDetails(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (string, bool, error) {
+	d, err := s.q.GetLiveGrantDetails(ctx, pgq.GetLiveGrantDetailsParams{ID: grantID, BrandID: brandID, ClientID: clientID, BrandUser: brandUser, Now: unix(now)})
+	if err != nil {
+		if err = pgErr(err); errors.Is(err, ErrNotFound) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	return d, true, nil
+}
+
 func (s *pgStore) GetRefreshToken(ctx context.Context, hash []byte) (RefreshToken, error) {
 	r, err := s.q.GetRefreshToken(ctx, hash)
 	if err != nil {

@@ -209,6 +209,17 @@ func (s *sqliteStore) GrantLiveAt(ctx context.Context, grantID, brandID, clientI
 	return n == 1, liteErr(err)
 }
 
+func (s *sqliteStore) LiveGrantDetails(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (string, bool, error) {
+	d, err := s.q.GetLiveGrantDetails(ctx, liteq.GetLiveGrantDetailsParams{ID: grantID, BrandID: brandID, ClientID: clientID, BrandUser: brandUser, Now: unix(now)})
+	if err != nil {
+		if err = liteErr(err); errors.Is(err, ErrNotFound) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	return d, true, nil
+}
+
 func (s *sqliteStore) GetRefreshToken(ctx context.Context, hash []byte) (RefreshToken, error) {
 	r, err := s.q.GetRefreshToken(ctx, hash)
 	if err != nil {

@@ -55,6 +55,17 @@ func demoBrand(frontendURL string) *pactv1.CreateBrandRequest {
 			},
 			LoginUrl:  frontendURL + "/demo/" + brandID,
 			LoginMode: pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND,
+			// Resource-bound delegation (PACT §5.7): cancelling exact orders.
+			AuthorizationDetailsTypes: []*pactv1.AuthorizationDetailsType{{
+				Type: "https://acme.example/authorization/order-cancel/v1", Description: "Cancel one order", Scope: "orders:cancel",
+				Combination: pactv1.AuthorizationDetailsCombination_AUTHORIZATION_DETAILS_COMBINATION_UNION,
+				Fields: []*pactv1.AuthorizationDetailsField{
+					{Name: "order_id", Kind: pactv1.AuthorizationDetailsFieldKind_AUTHORIZATION_DETAILS_FIELD_KIND_STRING, Required: true,
+						Label: "order", Pattern: `^[0-9]{4}$`},
+					{Name: "actions", Kind: pactv1.AuthorizationDetailsFieldKind_AUTHORIZATION_DETAILS_FIELD_KIND_ENUM_ARRAY, Required: true,
+						Label: "allowed", Values: []string{"cancel"}},
+				},
+			}},
 		},
 	}
 }

@@ -108,8 +108,9 @@ func decidable(d db.DeviceAuthorization, now time.Time) error {
 }
 
 // DescribeConsent returns what the consent page shows for a pending user
-// code: the PA, its issuer's origin, the Brand and the requested scopes
-// with their descriptions (scopes the Brand no longer defines are left out).
+// code: the PA, its issuer's origin, the Brand, the requested scopes with
+// their descriptions (scopes the Brand no longer defines are left out) and
+// the requested authorization_details with their scope and their words.
 func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConsentRequest) (*pactv1.DescribeConsentResponse, error) {
 	const op = "describe consent"
 	b, d, err := s.pending(ctx, op, req.GetBrandId(), req.GetUserCode(), req.GetSource())
@@ -145,6 +146,9 @@ func (s *Service) describe(ctx context.Context, op string, b db.Brand, d db.Devi
 		if requested[sc.ID] {
 			resp.Scopes = append(resp.Scopes, &pactv1.Scope{Id: sc.ID, Description: sc.Description})
 		}
+	}
+	if resp.AuthorizationDetails, err = consentDetails(b, d.AuthorizationDetails); err != nil {
+		return nil, s.fault(ctx, op+": stored authorization_details", err)
 	}
 	return resp, nil
 }
@@ -223,7 +227,7 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 	}
 	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)))
-	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID}, nil
+	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }
 
 // approveSigned is ApproveConsent for a Brand whose login signs
@@ -267,7 +271,7 @@ func (s *Service) approveSigned(ctx context.Context, op string, b db.Brand, req 
 	}
 	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)), slog.String("kid", a.kid), slog.String("jti", a.jti))
-	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID}, nil
+	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }
 
 // grantedScopes is requested ∩ chosen ∩ the Brand's current scopes, in
@@ -294,6 +298,7 @@ func newGrant(b db.Brand, d db.DeviceAuthorization, brandUser string, scopes []s
 	return db.Grant{
 		ID: ids.New("a2agrant_", time.Now()), BrandID: b.ID, AgentID: d.AgentID, ClientID: d.ClientID,
 		BrandUser: brandUser, Scopes: scopes, CreateTime: now, ExpireTime: now.Add(GrantTTL),
+		AuthorizationDetails: grantDetails(b, d, scopes),
 	}
 }
 

@@ -116,9 +116,16 @@
 // ("rt_" + 32 bytes) are stored as SHA-256 only; user codes as SHA-256 over
 // the Brand and the normalized code. No code or token is ever logged.
 //
+// # Resource-bound delegation (§5.7, RFC 9396)
+//
+// authorization_details is checked strictly against the Brand's declared
+// types at the device authorization (anything else is
+// invalid_authorization_details and stores nothing), stored canonical,
+// shown at consent in pactd's words, cut to the granted scopes on
+// approval, and carried unchanged by the token response, the token and
+// every refresh (details.go, internal/authzdetails).
+//
 // # Not supported
 //
-// authorization_details (RFC 9396, §5.7): any value is refused with
-// invalid_authorization_details, never silently dropped. Consent skipping
-// is not implemented.
+// Consent skipping is not implemented.
 package delegation

@@ -260,7 +260,7 @@ func (s *Service) approveWithSession(ctx context.Context, op string, req *pactv1
 	}
 	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)), slog.String("session", c.JTI))
-	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID}, nil
+	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }
 
 // denyWithSession is DenyConsent with a consent session.

@@ -227,6 +227,7 @@ func (s *Service) mint(ctx context.Context, c client, g db.Grant, now time.Time)
 	access, err := s.d.Minter.Mint(ctx, delegtoken.Claims{
 		Issuer: s.issuer(c.brand.ID), Audience: s.interfaceURL(c.brand.ID), Subject: g.BrandUser,
 		ClientID: g.ClientID, GrantID: g.ID, Scopes: g.Scopes, IssuedAt: now, ExpiresAt: exp,
+		AuthorizationDetails: rawDetails(g.AuthorizationDetails),
 	})
 	if err != nil {
 		return "", newRefresh{}, tokenBody{}, err
@@ -241,15 +242,25 @@ func (s *Service) mint(ctx context.Context, c client, g db.Grant, now time.Time)
 	body := tokenBody{
 		TokenType: "Bearer", AccessToken: access, RefreshToken: secret,
 		ExpiresIn: int32(exp.Sub(now) / time.Second), Scope: strings.Join(g.Scopes, " "),
+		AuthorizationDetails: rawDetails(g.AuthorizationDetails),
 	}
 	return access, rt, body, nil
 }
 
+// rawDetails is a grant's details as a JSON value; nil (omitted) for a
+// scope-only grant.
+func rawDetails(canonical string) json.RawMessage {
+	if canonical == "" {
+		return nil
+	}
+	return json.RawMessage(canonical)
+}
+
 func tokenResponse(access, refresh string, body tokenBody) *pactv1.IssueDelegationResponse {
-	raw, _ := json.Marshal(body) // strings and ints only: cannot fail
+	raw, _ := json.Marshal(body) // strings, ints and details pactd canonicalized: cannot fail
 	return &pactv1.IssueDelegationResponse{
 		AccessToken: access, TokenType: body.TokenType, RefreshToken: refresh, ExpiresIn: body.ExpiresIn,
-		Scope: body.Scope, BodyJson: string(raw),
+		Scope: body.Scope, BodyJson: string(raw), AuthorizationDetailsJson: string(body.AuthorizationDetails),
 	}
 }
 

@@ -47,8 +47,9 @@ func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.U
 
 // grants is a hand-written GrantChecker: live grants by id.
 type grants struct {
-	mu   sync.Mutex
-	live map[string][4]string // grant → brand, client, user
+	mu      sync.Mutex
+	live    map[string][4]string // grant → brand, client, user
+	details map[string]string    // grant → authorization_details
 }
 
 func (g *grants) GrantLiveAt(_ context.Context, grantID, brandID, clientID, brandUser string, _ time.Time) (bool, error) {
@@ -56,6 +57,16 @@ func (g *grants) GrantLiveAt(_ context.Context, grantID, brandID, clientID, bran
 	defer g.mu.Unlock()
 	want, ok := g.live[grantID]
 	return ok && want == [4]string{brandID, clientID, brandUser}, nil
+}
+
+func (g *grants) LiveGrantDetails(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (string, bool, error) {
+	live, err := g.GrantLiveAt(ctx, grantID, brandID, clientID, brandUser, now)
+	if !live || err != nil {
+		return "", false, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.details[grantID], true, nil
 }
 
 func (g *grants) revoke(id string) { g.mu.Lock(); delete(g.live, id); g.mu.Unlock() }

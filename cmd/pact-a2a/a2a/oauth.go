@@ -136,10 +136,24 @@ func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, b brandPag
 		Agent: d.GetAgentDisplayName(), Origin: d.GetAgentOrigin(), Brand: d.GetBrandDisplayName(), Code: d.GetUserCode(),
 		Expires: d.GetExpiresAt().AsTime().UTC().Format("15:04 MST"), CSRF: h.pages.csrf(brandID, user, "consent "+d.GetUserCode()),
 	}
-	for _, sc := range d.GetScopes() {
-		v.Scopes = append(v.Scopes, scopeView{ID: sc.GetId(), Description: sc.GetDescription()})
-	}
+	v.Scopes = scopeViews(d)
 	h.pages.render(w, status, "consent", v)
+}
+
+// scopeViews are the consent page's scopes, each with the words of the
+// authorization_details entries that need it (PACT §5.7).
+func scopeViews(d *pactv1.DescribeConsentResponse) []scopeView {
+	var out []scopeView
+	for _, sc := range d.GetScopes() {
+		sv := scopeView{ID: sc.GetId(), Description: sc.GetDescription()}
+		for _, ad := range d.GetAuthorizationDetails() {
+			if ad.GetScope() == sc.GetId() {
+				sv.Details = append(sv.Details, ad.GetWords())
+			}
+		}
+		out = append(out, sv)
+	}
+	return out
 }
 
 // consentError renders why a code cannot be decided.

@@ -107,9 +107,7 @@ func (h *Handler) beginConsent(w http.ResponseWriter, r *http.Request, c *call) 
 		Agent: d.GetAgentDisplayName(), Origin: d.GetAgentOrigin(), Brand: d.GetBrandDisplayName(), Code: d.GetUserCode(),
 		Expires: d.GetExpiresAt().AsTime().UTC().Format("15:04 MST"), Session: res.GetConsentSession(), Action: res.GetDecisionUrl(),
 	}
-	for _, sc := range d.GetScopes() {
-		v.Scopes = append(v.Scopes, scopeView{ID: sc.GetId(), Description: sc.GetDescription()})
-	}
+	v.Scopes = scopeViews(d)
 	h.pages.render(w, http.StatusOK, "consent", v)
 }
 

@@ -32,7 +32,7 @@ func (q *Queries) AddUserCodeFailure(ctx context.Context, arg AddUserCodeFailure
 const approveDeviceAuthorization = `-- name: ApproveDeviceAuthorization :one
 UPDATE device_authorizations SET status = 'approved', brand_user = ?1, grant_id = ?2
 WHERE id = ?3 AND status = 'pending' AND expires_at > ?4
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
 `
 
 type ApproveDeviceAuthorizationParams struct {
@@ -65,6 +65,7 @@ func (q *Queries) ApproveDeviceAuthorization(ctx context.Context, arg ApproveDev
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
@@ -72,7 +73,7 @@ func (q *Queries) ApproveDeviceAuthorization(ctx context.Context, arg ApproveDev
 const consumeDeviceAuthorization = `-- name: ConsumeDeviceAuthorization :one
 UPDATE device_authorizations SET status = 'consumed'
 WHERE id = ?1 AND status = 'approved' AND expires_at > ?2
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
 `
 
 type ConsumeDeviceAuthorizationParams struct {
@@ -98,6 +99,7 @@ func (q *Queries) ConsumeDeviceAuthorization(ctx context.Context, arg ConsumeDev
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
@@ -158,24 +160,25 @@ func (q *Queries) CountPendingDeviceAuthorizations(ctx context.Context, arg Coun
 const createDeviceAuthorization = `-- name: CreateDeviceAuthorization :one
 
 INSERT INTO device_authorizations (id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status,
-                                   interval_seconds, expires_at, create_time)
+                                   interval_seconds, expires_at, create_time, authorization_details)
 VALUES (?1, ?2, ?3, ?4, ?5,
         ?6, ?7, 'pending', ?8, ?9,
-        ?10)
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time
+        ?10, ?11)
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
 `
 
 type CreateDeviceAuthorizationParams struct {
-	ID              string
-	BrandID         string
-	AgentID         string
-	ClientID        string
-	DeviceCodeHash  []byte
-	UserCodeHash    []byte
-	Scopes          string
-	IntervalSeconds int64
-	ExpiresAt       int64
-	CreateTime      int64
+	ID                   string
+	BrandID              string
+	AgentID              string
+	ClientID             string
+	DeviceCodeHash       []byte
+	UserCodeHash         []byte
+	Scopes               string
+	IntervalSeconds      int64
+	ExpiresAt            int64
+	CreateTime           int64
+	AuthorizationDetails string
 }
 
 // PACT Delegated: device authorizations, grants and refresh tokens.
@@ -193,6 +196,7 @@ func (q *Queries) CreateDeviceAuthorization(ctx context.Context, arg CreateDevic
 		arg.IntervalSeconds,
 		arg.ExpiresAt,
 		arg.CreateTime,
+		arg.AuthorizationDetails,
 	)
 	var i DeviceAuthorization
 	err := row.Scan(
@@ -210,26 +214,28 @@ func (q *Queries) CreateDeviceAuthorization(ctx context.Context, arg CreateDevic
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
 
 const createGrant = `-- name: CreateGrant :one
-INSERT INTO grants (id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time)
+INSERT INTO grants (id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, authorization_details)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-        ?7, ?8)
-RETURNING id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, revoke_time
+        ?7, ?8, ?9)
+RETURNING id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, revoke_time, authorization_details
 `
 
 type CreateGrantParams struct {
-	ID         string
-	BrandID    string
-	AgentID    string
-	ClientID   string
-	BrandUser  string
-	Scopes     string
-	CreateTime int64
-	ExpireTime int64
+	ID                   string
+	BrandID              string
+	AgentID              string
+	ClientID             string
+	BrandUser            string
+	Scopes               string
+	CreateTime           int64
+	ExpireTime           int64
+	AuthorizationDetails string
 }
 
 func (q *Queries) CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant, error) {
@@ -242,6 +248,7 @@ func (q *Queries) CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant
 		arg.Scopes,
 		arg.CreateTime,
 		arg.ExpireTime,
+		arg.AuthorizationDetails,
 	)
 	var i Grant
 	err := row.Scan(
@@ -254,6 +261,7 @@ func (q *Queries) CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant
 		&i.CreateTime,
 		&i.ExpireTime,
 		&i.RevokeTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
@@ -333,7 +341,7 @@ func (q *Queries) DeleteOldUserCodeFailures(ctx context.Context, before int64) (
 const denyDeviceAuthorization = `-- name: DenyDeviceAuthorization :one
 UPDATE device_authorizations SET status = 'denied'
 WHERE id = ?1 AND status = 'pending' AND expires_at > ?2
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
 `
 
 type DenyDeviceAuthorizationParams struct {
@@ -359,12 +367,13 @@ func (q *Queries) DenyDeviceAuthorization(ctx context.Context, arg DenyDeviceAut
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
 
 const getDeviceAuthorizationByDeviceCode = `-- name: GetDeviceAuthorizationByDeviceCode :one
-SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time FROM device_authorizations
+SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details FROM device_authorizations
 WHERE brand_id = ?1 AND device_code_hash = ?2
 `
 
@@ -391,12 +400,13 @@ func (q *Queries) GetDeviceAuthorizationByDeviceCode(ctx context.Context, arg Ge
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
 
 const getDeviceAuthorizationByUserCode = `-- name: GetDeviceAuthorizationByUserCode :one
-SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time FROM device_authorizations
+SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details FROM device_authorizations
 WHERE brand_id = ?1 AND user_code_hash = ?2
 `
 
@@ -423,12 +433,13 @@ func (q *Queries) GetDeviceAuthorizationByUserCode(ctx context.Context, arg GetD
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
 
 const getGrant = `-- name: GetGrant :one
-SELECT id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, revoke_time FROM grants WHERE id = ?1
+SELECT id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, revoke_time, authorization_details FROM grants WHERE id = ?1
 `
 
 func (q *Queries) GetGrant(ctx context.Context, id string) (Grant, error) {
@@ -444,8 +455,38 @@ func (q *Queries) GetGrant(ctx context.Context, id string) (Grant, error) {
 		&i.CreateTime,
 		&i.ExpireTime,
 		&i.RevokeTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
+}
+
+const getLiveGrantDetails = `-- name: GetLiveGrantDetails :one
+SELECT authorization_details FROM grants
+WHERE id = ?1 AND brand_id = ?2 AND client_id = ?3
+  AND brand_user = ?4 AND revoke_time = 0 AND expire_time > ?5
+`
+
+type GetLiveGrantDetailsParams struct {
+	ID        string
+	BrandID   string
+	ClientID  string
+	BrandUser string
+	Now       int64
+}
+
+// The authorization_details of a grant that is live for this Brand, client
+// and Brand user (the guard of CountLiveGrants); no row when it is not.
+func (q *Queries) GetLiveGrantDetails(ctx context.Context, arg GetLiveGrantDetailsParams) (string, error) {
+	row := q.db.QueryRowContext(ctx, getLiveGrantDetails,
+		arg.ID,
+		arg.BrandID,
+		arg.ClientID,
+		arg.BrandUser,
+		arg.Now,
+	)
+	var authorization_details string
+	err := row.Scan(&authorization_details)
+	return authorization_details, err
 }
 
 const getRefreshToken = `-- name: GetRefreshToken :one
@@ -538,7 +579,7 @@ func (q *Queries) ListGrantsByUser(ctx context.Context, arg ListGrantsByUserPara
 const pollDeviceAuthorization = `-- name: PollDeviceAuthorization :one
 UPDATE device_authorizations SET last_polled_at = ?1
 WHERE id = ?2 AND status = 'pending' AND last_polled_at + interval_seconds <= ?1
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
 `
 
 type PollDeviceAuthorizationParams struct {
@@ -565,6 +606,7 @@ func (q *Queries) PollDeviceAuthorization(ctx context.Context, arg PollDeviceAut
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
@@ -628,7 +670,7 @@ func (q *Queries) RevokeGrant(ctx context.Context, arg RevokeGrantParams) (int64
 const slowDownDeviceAuthorization = `-- name: SlowDownDeviceAuthorization :one
 UPDATE device_authorizations SET last_polled_at = ?1, interval_seconds = interval_seconds + ?2
 WHERE id = ?3 AND status = 'pending' AND last_polled_at + interval_seconds > ?1
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
 `
 
 type SlowDownDeviceAuthorizationParams struct {
@@ -657,6 +699,7 @@ func (q *Queries) SlowDownDeviceAuthorization(ctx context.Context, arg SlowDownD
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }

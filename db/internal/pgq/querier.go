@@ -53,6 +53,9 @@ type Querier interface {
 	GetDeviceAuthorizationByDeviceCode(ctx context.Context, arg GetDeviceAuthorizationByDeviceCodeParams) (DeviceAuthorization, error)
 	GetDeviceAuthorizationByUserCode(ctx context.Context, arg GetDeviceAuthorizationByUserCodeParams) (DeviceAuthorization, error)
 	GetGrant(ctx context.Context, id string) (Grant, error)
+	// The authorization_details of a grant that is live for this Brand, client
+	// and Brand user (the guard of CountLiveGrants); no row when it is not.
+	GetLiveGrantDetails(ctx context.Context, arg GetLiveGrantDetailsParams) (string, error)
 	GetRefreshToken(ctx context.Context, tokenHash []byte) (RefreshToken, error)
 	GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error)
 	ListAgents(ctx context.Context, arg ListAgentsParams) ([]Agent, error)

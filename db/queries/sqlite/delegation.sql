@@ -4,10 +4,10 @@
 
 -- name: CreateDeviceAuthorization :one
 INSERT INTO device_authorizations (id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status,
-                                   interval_seconds, expires_at, create_time)
+                                   interval_seconds, expires_at, create_time, authorization_details)
 VALUES (sqlc.arg(id), sqlc.arg(brand_id), sqlc.arg(agent_id), sqlc.arg(client_id), sqlc.arg(device_code_hash),
         sqlc.arg(user_code_hash), sqlc.arg(scopes), 'pending', sqlc.arg(interval_seconds), sqlc.arg(expires_at),
-        sqlc.arg(create_time))
+        sqlc.arg(create_time), sqlc.arg(authorization_details))
 RETURNING *;
 
 -- name: GetDeviceAuthorizationByDeviceCode :one
@@ -50,9 +50,9 @@ RETURNING *;
 DELETE FROM device_authorizations WHERE expires_at <= sqlc.arg(now);
 
 -- name: CreateGrant :one
-INSERT INTO grants (id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time)
+INSERT INTO grants (id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, authorization_details)
 VALUES (sqlc.arg(id), sqlc.arg(brand_id), sqlc.arg(agent_id), sqlc.arg(client_id), sqlc.arg(brand_user), sqlc.arg(scopes),
-        sqlc.arg(create_time), sqlc.arg(expire_time))
+        sqlc.arg(create_time), sqlc.arg(expire_time), sqlc.arg(authorization_details))
 RETURNING *;
 
 -- name: GetGrant :one
@@ -73,6 +73,13 @@ LIMIT sqlc.arg(page_limit);
 
 -- name: CountLiveGrants :one
 SELECT count(*) FROM grants
+WHERE id = sqlc.arg(id) AND brand_id = sqlc.arg(brand_id) AND client_id = sqlc.arg(client_id)
+  AND brand_user = sqlc.arg(brand_user) AND revoke_time = 0 AND expire_time > sqlc.arg(now);
+
+-- name: GetLiveGrantDetails :one
+-- The authorization_details of a grant that is live for this Brand, client
+-- and Brand user (the guard of CountLiveGrants); no row when it is not.
+SELECT authorization_details FROM grants
 WHERE id = sqlc.arg(id) AND brand_id = sqlc.arg(brand_id) AND client_id = sqlc.arg(client_id)
   AND brand_user = sqlc.arg(brand_user) AND revoke_time = 0 AND expire_time > sqlc.arg(now);
 

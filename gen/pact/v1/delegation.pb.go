@@ -273,10 +273,19 @@ type StartDeviceAuthorizationRequest struct {
 	ClientId string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	// The form's scope: space-separated scope ids.
 	Scope string `protobuf:"bytes,4,opt,name=scope,proto3" json:"scope,omitempty"`
-	// The form's authorization_details (RFC 9396 JSON array); unset when the
-	// form has no such field. pactd does not support resource-bound
-	// delegation (§5.7) yet, so any value, even an empty one, is refused with
-	// invalid_authorization_details rather than silently dropped.
+	// The form's authorization_details (RFC 9396 §2 JSON array, PACT §5.7);
+	// unset when the form has no such field. Checked strictly against the
+	// Brand's authorization_details_types, and refused with
+	// invalid_authorization_details (nothing is stored) when: larger than
+	// 8 KiB (or 4 KiB once normalized) or more than 16 entries; not JSON,
+	// not UTF-8, or with a member repeated in one object; not an array
+	// (null, an object, ...) or an empty array; an entry that is not an
+	// object or whose type is missing, not a string, or not a declared type;
+	// a member the type does not declare; a required member missing; a value
+	// of the wrong kind or outside its pattern or enum (an action not
+	// allowed); an entry whose type's scope is not in scope; two identical
+	// entries, or two of a SINGLE type. Set but empty is refused too. The
+	// accepted entries are stored in canonical JSON with the authorization.
 	AuthorizationDetails *string `protobuf:"bytes,5,opt,name=authorization_details,json=authorizationDetails,proto3,oneof" json:"authorization_details,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
@@ -546,9 +555,13 @@ type DescribeConsentResponse struct {
 	// The normalized user code, for the User to compare (RFC 8628 §5.4).
 	UserCode string `protobuf:"bytes,5,opt,name=user_code,json=userCode,proto3" json:"user_code,omitempty"`
 	// When the authorization expires.
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The requested authorization_details entries (PACT §5.7), in request
+	// order, each with the scope it belongs to and its conditions in words;
+	// show each under its scope. Empty for a scope-only request.
+	AuthorizationDetails []*ConsentAuthorizationDetail `protobuf:"bytes,7,rep,name=authorization_details,json=authorizationDetails,proto3" json:"authorization_details,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *DescribeConsentResponse) Reset() {
@@ -619,6 +632,13 @@ func (x *DescribeConsentResponse) GetUserCode() string {
 func (x *DescribeConsentResponse) GetExpiresAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *DescribeConsentResponse) GetAuthorizationDetails() []*ConsentAuthorizationDetail {
+	if x != nil {
+		return x.AuthorizationDetails
 	}
 	return nil
 }
@@ -927,9 +947,12 @@ type ApproveConsentResponse struct {
 	// The granted scopes.
 	Scopes []string `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	// The PA's client_id (its issuer URL), for the connected page.
-	ClientId      string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ClientId string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// The granted authorization_details: the requested entries minus those
+	// whose scope was not granted, canonical JSON; empty when none.
+	AuthorizationDetailsJson string `protobuf:"bytes,4,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *ApproveConsentResponse) Reset() {
@@ -979,6 +1002,13 @@ func (x *ApproveConsentResponse) GetScopes() []string {
 func (x *ApproveConsentResponse) GetClientId() string {
 	if x != nil {
 		return x.ClientId
+	}
+	return ""
+}
+
+func (x *ApproveConsentResponse) GetAuthorizationDetailsJson() string {
+	if x != nil {
+		return x.AuthorizationDetailsJson
 	}
 	return ""
 }
@@ -1233,10 +1263,15 @@ type IssueDelegationResponse struct {
 	Error *OAuthError `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
 	// The complete RFC 6749 JSON body on success, to send with status 200,
 	// Content-Type: application/json, Cache-Control: no-store and
-	// Pragma: no-cache.
-	BodyJson      string `protobuf:"bytes,7,opt,name=body_json,json=bodyJson,proto3" json:"body_json,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Pragma: no-cache. It carries authorization_details when the grant has
+	// any.
+	BodyJson string `protobuf:"bytes,7,opt,name=body_json,json=bodyJson,proto3" json:"body_json,omitempty"`
+	// The grant's approved authorization_details (canonical JSON array, the
+	// same value as in body_json and in the token's authorization_details
+	// claim); empty for a scope-only grant. Unchanged by refresh.
+	AuthorizationDetailsJson string `protobuf:"bytes,8,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *IssueDelegationResponse) Reset() {
@@ -1314,6 +1349,13 @@ func (x *IssueDelegationResponse) GetError() *OAuthError {
 func (x *IssueDelegationResponse) GetBodyJson() string {
 	if x != nil {
 		return x.BodyJson
+	}
+	return ""
+}
+
+func (x *IssueDelegationResponse) GetAuthorizationDetailsJson() string {
+	if x != nil {
+		return x.AuthorizationDetailsJson
 	}
 	return ""
 }
@@ -1946,7 +1988,7 @@ var File_pact_v1_delegation_proto protoreflect.FileDescriptor
 
 const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\n" +
-	"\x18pact/v1/delegation.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13pact/v1/brand.proto\x1a\x14pact/v1/common.proto\"\xe9\x01\n" +
+	"\x18pact/v1/delegation.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#pact/v1/authorization_details.proto\x1a\x13pact/v1/brand.proto\x1a\x14pact/v1/common.proto\"\xe9\x01\n" +
 	"\x1fStartDeviceAuthorizationRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12$\n" +
 	"\rauthorization\x18\x02 \x01(\tR\rauthorization\x12\x1b\n" +
@@ -1968,7 +2010,7 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x16DescribeConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12\x16\n" +
-	"\x06source\x18\x03 \x01(\tR\x06source\"\x98\x02\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\xf2\x02\n" +
 	"\x17DescribeConsentResponse\x12,\n" +
 	"\x12agent_display_name\x18\x01 \x01(\tR\x10agentDisplayName\x12!\n" +
 	"\fagent_origin\x18\x02 \x01(\tR\vagentOrigin\x12,\n" +
@@ -1976,7 +2018,8 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x06scopes\x18\x04 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes\x12\x1b\n" +
 	"\tuser_code\x18\x05 \x01(\tR\buserCode\x129\n" +
 	"\n" +
-	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"q\n" +
+	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12X\n" +
+	"\x15authorization_details\x18\a \x03(\v2#.pact.v1.ConsentAuthorizationDetailR\x14authorizationDetails\"q\n" +
 	"\x13BeginConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12'\n" +
 	"\x0fbrand_assertion\x18\x02 \x01(\tR\x0ebrandAssertion\x12\x16\n" +
@@ -1998,11 +2041,12 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x0fbrand_assertion\x18\x04 \x01(\tR\x0ebrandAssertion\x12\x16\n" +
 	"\x06scopes\x18\x05 \x03(\tR\x06scopes\x12\x16\n" +
 	"\x06source\x18\x06 \x01(\tR\x06source\x12'\n" +
-	"\x0fconsent_session\x18\a \x01(\tR\x0econsentSession\"h\n" +
+	"\x0fconsent_session\x18\a \x01(\tR\x0econsentSession\"\xa6\x01\n" +
 	"\x16ApproveConsentResponse\x12\x19\n" +
 	"\bgrant_id\x18\x01 \x01(\tR\agrantId\x12\x16\n" +
 	"\x06scopes\x18\x02 \x03(\tR\x06scopes\x12\x1b\n" +
-	"\tclient_id\x18\x03 \x01(\tR\bclientId\"\xb6\x01\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12<\n" +
+	"\x1aauthorization_details_json\x18\x04 \x01(\tR\x18authorizationDetailsJson\"\xb6\x01\n" +
 	"\x12DenyConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12'\n" +
@@ -2019,7 +2063,7 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\vdevice_code\x18\x04 \x01(\tR\n" +
 	"deviceCode\x12#\n" +
 	"\rrefresh_token\x18\x05 \x01(\tR\frefreshToken\x12\x1b\n" +
-	"\tclient_id\x18\x06 \x01(\tR\bclientId\"\xfd\x01\n" +
+	"\tclient_id\x18\x06 \x01(\tR\bclientId\"\xbb\x02\n" +
 	"\x17IssueDelegationResponse\x12!\n" +
 	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1d\n" +
 	"\n" +
@@ -2029,7 +2073,8 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"expires_in\x18\x04 \x01(\x05R\texpiresIn\x12\x14\n" +
 	"\x05scope\x18\x05 \x01(\tR\x05scope\x12)\n" +
 	"\x05error\x18\x06 \x01(\v2\x13.pact.v1.OAuthErrorR\x05error\x12\x1b\n" +
-	"\tbody_json\x18\a \x01(\tR\bbodyJson\"\xf4\x02\n" +
+	"\tbody_json\x18\a \x01(\tR\bbodyJson\x12<\n" +
+	"\x1aauthorization_details_json\x18\b \x01(\tR\x18authorizationDetailsJson\"\xf4\x02\n" +
 	"\x05Grant\x12\x19\n" +
 	"\bgrant_id\x18\x01 \x01(\tR\agrantId\x12\x19\n" +
 	"\bbrand_id\x18\x02 \x01(\tR\abrandId\x12\x19\n" +
@@ -2164,47 +2209,49 @@ var file_pact_v1_delegation_proto_goTypes = []any{
 	(*OAuthError)(nil),                       // 23: pact.v1.OAuthError
 	(*Scope)(nil),                            // 24: pact.v1.Scope
 	(*timestamppb.Timestamp)(nil),            // 25: google.protobuf.Timestamp
-	(*PageRequest)(nil),                      // 26: pact.v1.PageRequest
+	(*ConsentAuthorizationDetail)(nil),       // 26: pact.v1.ConsentAuthorizationDetail
+	(*PageRequest)(nil),                      // 27: pact.v1.PageRequest
 }
 var file_pact_v1_delegation_proto_depIdxs = []int32{
 	23, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
 	24, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
 	25, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
-	5,  // 3: pact.v1.BeginConsentResponse.consent:type_name -> pact.v1.DescribeConsentResponse
-	25, // 4: pact.v1.BeginConsentResponse.session_expires_at:type_name -> google.protobuf.Timestamp
-	23, // 5: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
-	25, // 6: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
-	25, // 7: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
-	25, // 8: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
-	23, // 9: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
-	26, // 10: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
-	14, // 11: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
-	24, // 12: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
-	2,  // 13: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
-	4,  // 14: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
-	6,  // 15: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
-	8,  // 16: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
-	10, // 17: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
-	12, // 18: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
-	15, // 19: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
-	17, // 20: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
-	19, // 21: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
-	21, // 22: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
-	3,  // 23: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
-	5,  // 24: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
-	7,  // 25: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
-	9,  // 26: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
-	11, // 27: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
-	13, // 28: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
-	16, // 29: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
-	18, // 30: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
-	20, // 31: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
-	22, // 32: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
-	23, // [23:33] is the sub-list for method output_type
-	13, // [13:23] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	26, // 3: pact.v1.DescribeConsentResponse.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
+	5,  // 4: pact.v1.BeginConsentResponse.consent:type_name -> pact.v1.DescribeConsentResponse
+	25, // 5: pact.v1.BeginConsentResponse.session_expires_at:type_name -> google.protobuf.Timestamp
+	23, // 6: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
+	25, // 7: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
+	25, // 8: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
+	25, // 9: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
+	23, // 10: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
+	27, // 11: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
+	14, // 12: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
+	24, // 13: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
+	2,  // 14: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
+	4,  // 15: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
+	6,  // 16: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
+	8,  // 17: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
+	10, // 18: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
+	12, // 19: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
+	15, // 20: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
+	17, // 21: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
+	19, // 22: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
+	21, // 23: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
+	3,  // 24: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
+	5,  // 25: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
+	7,  // 26: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
+	9,  // 27: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
+	11, // 28: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
+	13, // 29: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
+	16, // 30: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
+	18, // 31: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
+	20, // 32: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
+	22, // 33: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
+	24, // [24:34] is the sub-list for method output_type
+	14, // [14:24] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_delegation_proto_init() }
@@ -2212,6 +2259,7 @@ func file_pact_v1_delegation_proto_init() {
 	if File_pact_v1_delegation_proto != nil {
 		return
 	}
+	file_pact_v1_authorization_details_proto_init()
 	file_pact_v1_brand_proto_init()
 	file_pact_v1_common_proto_init()
 	file_pact_v1_delegation_proto_msgTypes[0].OneofWrappers = []any{}
