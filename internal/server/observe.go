@@ -62,7 +62,7 @@ func (o observer) record(ctx context.Context, procedure string, start time.Time,
 	}
 	o.log.LogAttrs(ctx, level, "rpc failed",
 		slog.String("procedure", procedure), slog.String("code", code),
-		slog.Duration("duration", d), slog.String("error", msg))
+		slog.Float64("duration_ms", ms(d)), slog.String("error", msg))
 }
 
 func (o observer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
@@ -86,3 +86,7 @@ func (o observer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connec
 		return err
 	}
 }
+
+// ms is a duration in milliseconds for logs: every duration pactd logs is a
+// number named *_ms, never slog's bare nanoseconds.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
