@@ -6,8 +6,9 @@
 #   1. toolchain and modules      go and git exist; main and tools modules downloaded;
 #                                 with CI=true, Debian's chromium (for e2e/browser_test.go)
 #   2. protos                     buf lint; buf format -d --exit-code
-#   3. generated code is fresh    buf generate + sqlc generate, then no diff and no
-#                                 untracked file under gen/ and db/internal/; sqlc compile, vet
+#   3. generated code is fresh    buf generate, buf build (internal/apidesc/pact.binpb) and
+#                                 sqlc generate, then no diff and no untracked file under gen/
+#                                 and db/internal/; sqlc compile, vet
 #   4. gofmt and go vet           gofmt -l prints nothing (generated code included)
 #   5. PostgreSQL                 127.0.0.1:5432 answers, or the machine's cluster is started
 #   6. go test -race ./...        every package under the race detector
@@ -146,12 +147,14 @@ echo "protos lint-clean and formatted"
 section "generated code is fresh (buf generate, sqlc generate)"
 git rev-parse --is-inside-work-tree >/dev/null 2>&1 || fail "not a git checkout: the freshness check needs git"
 tool buf generate
+# The documented descriptors that reflection serves (internal/apidesc).
+tool buf build --as-file-descriptor-set -o internal/apidesc/pact.binpb
 tool sqlc generate
 tool sqlc compile
 tool sqlc vet
-if ! git diff --exit-code --stat -- gen db/internal; then
+if ! git diff --exit-code --stat -- gen db/internal internal/apidesc/pact.binpb; then
 	git --no-pager diff -- gen db/internal | head -n 200
-	fail "generated code under gen/ or db/internal/ is stale: regenerate and commit it (never edit it by hand; fix the protos, queries or sqlc.yaml)"
+	fail "generated code under gen/, db/internal/ or internal/apidesc/pact.binpb is stale: regenerate and commit it (never edit it by hand; fix the protos, queries or sqlc.yaml)"
 fi
 untracked=$(git status --porcelain --untracked-files=all -- gen db/internal | grep '^??' || true)
 if [[ -n "$untracked" ]]; then

@@ -118,8 +118,7 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) err
 		_ = ln.Close()
 		return err
 	}
-	log.Info("pactd ready", slog.String("listen", ln.Addr().String()),
-		slog.Float64("startup_ms", float64(time.Since(start).Microseconds())/1000))
+	log.Info("pactd ready", slog.Float64("startup_ms", float64(time.Since(start).Microseconds())/1000))
 	return srv.Serve(ctx, ln)
 }
 

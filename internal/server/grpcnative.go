@@ -15,6 +15,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
+	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/protoadapt"
 
@@ -118,7 +120,10 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 		hs.SetServingStatus(n, healthpb.HealthCheckResponse_SERVING)
 	}
 	healthpb.RegisterHealthServer(g, hs)
-	reflection.Register(g)
+	// The same documented descriptors as the main port's reflection.
+	ropts := reflection.ServerOptions{Services: g, DescriptorResolver: s.descriptors()}
+	reflectionv1.RegisterServerReflectionServer(g, reflection.NewServerV1(ropts))
+	reflectionv1alpha.RegisterServerReflectionServer(g, reflection.NewServer(ropts))
 	return g, nil
 }
 

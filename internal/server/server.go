@@ -21,10 +21,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"pactd/db"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/agentdir"
+	"pactd/internal/apidesc"
 	"pactd/internal/auth"
 	"pactd/internal/brandcache"
 	"pactd/internal/config"
@@ -220,6 +223,18 @@ type Services struct {
 	Token        pactv1connect.TokenServiceHandler
 }
 
+// descriptors resolves the API's descriptors for reflection: the documented
+// ones of internal/apidesc, or (if those could not be read, which a test
+// rules out) the ones linked into the binary, without comments.
+func (s *Server) descriptors() protodesc.Resolver {
+	r, err := apidesc.Resolver()
+	if err != nil {
+		s.log.Error("reflection without documentation", slog.String("error", err.Error()))
+		return protoregistry.GlobalFiles
+	}
+	return r
+}
+
 // serviceNames are the fully qualified names health and reflection report.
 var serviceNames = []string{
 	pactv1connect.AgentServiceName,
@@ -257,7 +272,10 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) htt
 
 	checker := &storeChecker{store: s.store, services: serviceNames}
 	mux.Handle(grpchealth.NewHandler(checker))
-	reflector := grpcreflect.NewStaticReflector(serviceNames...)
+	// Reflection answers from the documented descriptors, so a client's
+	// describe shows the .proto comments.
+	reflector := grpcreflect.NewReflector(grpcreflect.NamerFunc(func() []string { return serviceNames }),
+		grpcreflect.WithDescriptorResolver(s.descriptors()))
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	if s.cfg.MetricsListen == "" {
