@@ -9,7 +9,8 @@
 #   3. generated code is fresh    buf generate, buf build (internal/apidesc/pact.binpb) and
 #                                 sqlc generate, then no diff and no untracked file under gen/
 #                                 and db/internal/; sqlc compile, vet
-#   4. gofmt and go vet           gofmt -l prints nothing (generated code included)
+#   4. gofmt, go vet, promtool    gofmt -l prints nothing (generated code included);
+#                                 promtool check rules deploy/prometheus/*.yml
 #   5. PostgreSQL                 127.0.0.1:5432 answers, or the machine's cluster is started
 #   6. go test -race ./...        every package under the race detector
 #   7. fuzz smoke                 every Fuzz* target for PACT_FUZZTIME (default 20000x)
@@ -134,6 +135,14 @@ if [[ "${CI:-}" == "true" ]] && ! command -v chromium >/dev/null; then
 		fail "apt-get install chromium failed"
 fi
 if command -v chromium >/dev/null; then echo "chromium: $(chromium --version 2>/dev/null)"; fi
+# promtool (Debian's prometheus package) checks the alert rules in deploy/;
+# CI installs it, elsewhere that check is skipped without it.
+if [[ "${CI:-}" == "true" ]] && ! command -v promtool >/dev/null; then
+	echo "installing promtool (Debian package prometheus) for the alert rules check"
+	[[ $(id -u) == 0 ]] || fail "promtool is missing and installing it needs root: apt-get install prometheus"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null ||
+		fail "apt-get install prometheus failed"
+fi
 
 # ---------------------------------------------------------------------------
 section "protos: buf lint, buf format"
@@ -164,7 +173,7 @@ fi
 echo "gen/ and db/internal/ match buf and sqlc output"
 
 # ---------------------------------------------------------------------------
-section "gofmt, go vet"
+section "gofmt, go vet, promtool check rules"
 unformatted=$(gofmt -l .) || fail "gofmt could not read the files above"
 if [[ -n "$unformatted" ]]; then
 	printf '%s\n' "$unformatted"
@@ -172,6 +181,13 @@ if [[ -n "$unformatted" ]]; then
 fi
 heartbeat "go vet" go vet ./...
 echo "gofmt and go vet clean"
+if command -v promtool >/dev/null; then
+	promtool check rules deploy/prometheus/*.yml || fail "promtool check rules: the alert rules in deploy/prometheus/ are invalid"
+elif [[ "${CI:-}" == "true" ]]; then
+	fail "promtool is missing under CI=true"
+else
+	echo "SKIP promtool check rules: promtool is not installed (Debian: apt-get install prometheus)"
+fi
 
 # ---------------------------------------------------------------------------
 section "PostgreSQL"

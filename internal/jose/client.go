@@ -94,6 +94,9 @@ type Config struct {
 	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
 	// RootCAs replaces the system roots for TLS (tests). Default nil.
 	RootCAs *x509.CertPool
+	// OnFetch, when set, is told the outcome of every fetch (nil on
+	// success), for metrics. It must not block.
+	OnFetch func(err error)
 }
 
 func (c *Config) setDefaults() error {
@@ -347,6 +350,9 @@ func (c *JWKSClient) fetchAndStore(ctx context.Context, e *entry) (*KeySet, erro
 	e.mu.Unlock()
 
 	set, ttl, err := c.fetch(ctx, e.u)
+	if c.cfg.OnFetch != nil {
+		c.cfg.OnFetch(err)
+	}
 	now := c.cfg.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -8,6 +8,8 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"pactd/internal/buildinfo"
 )
 
 // rpcMetrics are the per-procedure RPC metrics.
@@ -90,3 +92,46 @@ func (o observer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connec
 // ms is a duration in milliseconds for logs: every duration pactd logs is a
 // number named *_ms, never slog's bare nanoseconds.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// registerProcessMetrics registers pactd_build_info (always 1, its labels
+// name the binary) and pactd_database_up (1 while the store answers a ping
+// within a second at scrape time, else 0).
+func registerProcessMetrics(reg prometheus.Registerer, store interface {
+	Ping(context.Context) error
+}) {
+	bi := buildinfo.Get()
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "pactd_build_info",
+		Help:        "Always 1; the labels say which pactd this is (version, commit, Go version).",
+		ConstLabels: prometheus.Labels{"version": bi.Version, "commit": bi.Commit, "goversion": bi.GoVersion},
+	}, func() float64 { return 1 }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "pactd_database_up",
+		Help: "1 if the database answered a ping (1 s bound) at scrape time, else 0.",
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if store.Ping(ctx) != nil {
+			return 0
+		}
+		return 1
+	}))
+}
+
+// jwksFetches counts PA JWKS fetches by result (ok or error) in
+// pactd_jwks_fetches_total.
+func jwksFetches(reg prometheus.Registerer) func(error) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pactd_jwks_fetches_total",
+		Help: "PA JWKS fetches, by result (ok or error: network, status, size or parse).",
+	}, []string{"result"})
+	reg.MustRegister(c)
+	ok, failed := c.WithLabelValues("ok"), c.WithLabelValues("error")
+	return func(err error) {
+		if err != nil {
+			failed.Inc()
+			return
+		}
+		ok.Inc()
+	}
+}

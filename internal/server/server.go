@@ -128,6 +128,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	s := &Server{cfg: cfg, log: log, store: store}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerProcessMetrics(reg, store)
 	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	authn := auth.NewAuthenticator(store, cfg.AdminToken.Reveal(), cfg.FrontendToken.Reveal(), now)
 	keyRing, err := provkeys.Open(ctx, provkeys.Config{Store: store, KEK: kek, Now: now, Logger: log})
@@ -137,7 +138,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	}
 	tokenSigner := delegtoken.NewSigner(keyRing, now) // also the delegation service's Minter
 
-	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev})
+	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev, OnFetch: jwksFetches(reg)})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("jwks client: %w", err)
