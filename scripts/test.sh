@@ -14,6 +14,10 @@
 #   5. PostgreSQL                 127.0.0.1:5432 answers, or the machine's cluster is started
 #   6. go test -race ./...        every package under the race detector
 #   7. fuzz smoke                 every Fuzz* target for PACT_FUZZTIME (default 20000x)
+#   8. container image            podman build of the Containerfile (offline, FROM scratch);
+#                                 size, user, entrypoint, no shell, and `pactd version` of the
+#                                 binary copied out of it (with CI=true, Debian's podman is
+#                                 installed; elsewhere skipped without podman)
 # and a last line "N passed, M failed", counted from go test -json (test-level
 # pass and fail events of steps 6 and 7). Exits non-zero if anything failed.
 #
@@ -75,7 +79,7 @@ fi
 step=0
 section() {
 	step=$((step + 1))
-	printf '\n==== [%d/7] %s ====\n' "$step" "$*"
+	printf '\n==== [%d/8] %s ====\n' "$step" "$*"
 }
 fail() {
 	printf 'FAIL: %s\n' "$*" >&2
@@ -336,6 +340,57 @@ else
 		fi
 		cat "$one" >>"$JSON_FUZZ"
 	done <<<"$targets"
+fi
+
+# ---------------------------------------------------------------------------
+# The container image (Containerfile, scripts/container.sh): built offline with
+# podman and checked from outside. Containers cannot run on these machines
+# (no permission for the runtime's setrlimit), so the binary is copied out of
+# a created, never started, container and run on the host.
+section "container image (podman build, checked without running it)"
+check_image() {
+	local tag=localhost/pactd:test cid size user entry files want
+	heartbeat "podman build" bash scripts/container.sh "$tag" >"$WORK/image.log" 2>&1 ||
+		{ tail -n 30 "$WORK/image.log"; echo "FAIL  podman build"; return 1; }
+	size=$(podman image inspect --format '{{.Size}}' "$tag")
+	user=$(podman image inspect --format '{{.Config.User}}' "$tag")
+	entry=$(podman image inspect --format '{{json .Config.Entrypoint}}' "$tag")
+	echo "image $tag: $((size / 1024 / 1024)) MiB, user $user, entrypoint $entry"
+	((size < 64 * 1024 * 1024)) || { echo "FAIL  the image is $size bytes, over 64 MiB"; return 1; }
+	[[ $user == "65532:65532" ]] || { echo "FAIL  the image's user is \"$user\", want the non-root 65532:65532"; return 1; }
+	[[ $entry == '["/usr/local/bin/pactd"]' ]] || { echo "FAIL  the image's entrypoint is $entry"; return 1; }
+	cid=$(podman create "$tag")
+	files=$(podman export "$cid" | tar -t) && podman cp "$cid:/usr/local/bin/pactd" "$WORK/pactd-from-image" || {
+		podman rm "$cid" >/dev/null
+		echo "FAIL  could not read the image's files"
+		return 1
+	}
+	podman rm "$cid" >/dev/null
+	if grep -qE '(^|/)(sh|bash|ash|busybox)$' <<<"$files"; then
+		echo "FAIL  the image has a shell"
+		return 1
+	fi
+	want="pactd $(git describe --tags --always --dirty) (commit $(git rev-parse HEAD)"
+	got=$("$WORK/pactd-from-image" version) || { echo "FAIL  the image's pactd did not answer version"; return 1; }
+	[[ $got == "$want"* ]] || { echo "FAIL  the image's pactd version is \"$got\", want \"$want…\""; return 1; }
+	echo "ok    the image's pactd answers: $got"
+	podman rmi "$tag" >/dev/null || true
+}
+if [[ $QUICK == 1 ]]; then
+	echo "PACT_QUICK=1: container image skipped"
+else
+	if [[ "${CI:-}" == "true" ]] && ! command -v podman >/dev/null; then
+		echo "installing podman for the container image check"
+		if [[ $(id -u) != 0 ]] || ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman >/dev/null; }; then
+			echo "FAIL  podman is missing and could not be installed (apt-get install podman)"
+			status=1
+		fi
+	fi
+	if command -v podman >/dev/null; then
+		check_image || status=1
+	elif [[ "${CI:-}" != "true" ]]; then
+		echo "SKIP container image: podman is not installed (Debian: apt-get install podman)"
+	fi
 fi
 
 # ---------------------------------------------------------------------------
