@@ -165,6 +165,16 @@ func options() []option {
 	return opts
 }
 
+// EnvNames returns every PACT_* environment variable pactd reads, sorted.
+func EnvNames() []string {
+	var names []string
+	for _, o := range options() {
+		names = append(names, o.env)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // ErrHelp is returned by Load when -h or --help was given; usage has been
 // written to the output.
 var ErrHelp = flag.ErrHelp
