@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"pactd/internal/buildinfo"
 	"pactd/internal/config"
 	"pactd/internal/server"
+	"pactd/internal/tracing"
 )
 
 func main() {
@@ -62,7 +64,7 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, stdout, stderr)
+		return serve(ctx, cfg, env, stdout, stderr)
 	case "migrate":
 		cfg, err := config.LoadCommand("usage: pactd migrate [flags]\n       apply the embedded migrations to the configured database and exit\n", args, env, stderr)
 		if err != nil {
@@ -101,10 +103,22 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) erro
 	}
 }
 
+// getenv looks a variable up in env (KEY=VALUE lines).
+func getenv(env []string) func(string) string {
+	return func(key string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
 // isHelp reports whether arg asks for help.
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
 
-func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, cfg config.Config, env []string, stdout, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
 	start := time.Now()
 	// Bind first: a taken port is reported before anything is opened or
@@ -113,6 +127,19 @@ func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	// Tracing by the standard OTEL_* variables; off unless an endpoint is set.
+	stopTracing, err := tracing.Setup(ctx, getenv(env))
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Warn("flush traces", slog.String("error", err.Error()))
+		}
+	}()
 	srv, err := server.New(ctx, cfg, log, stdout)
 	if err != nil {
 		_ = ln.Close()

@@ -17,6 +17,10 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -377,8 +381,20 @@ func (c *JWKSClient) fetchAndStore(ctx context.Context, e *entry) (*KeySet, erro
 	return set, nil
 }
 
+// tracer makes a client span per JWKS fetch (a no-op without a tracer
+// provider).
+var tracer = otel.Tracer("pactd/jose")
+
 // fetch performs one bounded GET and parses the document.
-func (c *JWKSClient) fetch(ctx context.Context, u *url.URL) (*KeySet, time.Duration, error) {
+func (c *JWKSClient) fetch(ctx context.Context, u *url.URL) (set *KeySet, ttl time.Duration, err error) {
+	ctx, span := tracer.Start(ctx, "jwks fetch", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("url.full", u.Redacted())))
+	defer func() {
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.HTTPTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -404,7 +420,7 @@ func (c *JWKSClient) fetch(ctx context.Context, u *url.URL) (*KeySet, time.Durat
 	if int64(len(body)) > c.cfg.MaxBodyBytes {
 		return nil, 0, fmt.Errorf("more than %d bytes: %w", c.cfg.MaxBodyBytes, ErrDocumentTooLarge)
 	}
-	set, err := ParseJWKS(body, c.cfg.MaxKeys)
+	set, err = ParseJWKS(body, c.cfg.MaxKeys)
 	if err != nil {
 		return nil, 0, err
 	}

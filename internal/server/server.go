@@ -17,6 +17,7 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
+	"connectrpc.com/otelconnect"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -247,10 +248,16 @@ var serviceNames = []string{
 }
 
 func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) http.Handler {
-	// Interceptors, outermost first: observe (log + metrics) sees every
-	// call, including refused ones; then authentication and role checks.
+	// Interceptors, outermost first: the server span (its parent the
+	// caller's W3C traceparent: callers are pactd's own frontends), then
+	// observe (log + metrics), which sees every call, including refused
+	// ones; then authentication and role checks.
+	spans, err := otelconnect.NewInterceptor(otelconnect.WithTrustRemote())
+	if err != nil {
+		panic(err) // only for invalid options
+	}
 	opts := []connect.HandlerOption{
-		connect.WithInterceptors(observer{log: s.log, m: m}, authn.Interceptor()),
+		connect.WithInterceptors(spans, observer{log: s.log, m: m}, authn.Interceptor()),
 		connect.WithReadMaxBytes(MaxRequestBytes),
 		// Most answers are a few hundred bytes to a kilobyte: compressing
 		// them costs more CPU than it saves bandwidth on a LAN.
