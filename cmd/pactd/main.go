@@ -128,7 +128,7 @@ func serve(ctx context.Context, cfg config.Config, env []string, stdout, stderr 
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	// Tracing by the standard OTEL_* variables; off unless an endpoint is set.
-	stopTracing, err := tracing.Setup(ctx, getenv(env))
+	stopTracing, err := tracing.Setup(ctx, getenv(env), buildinfo.Get().Version)
 	if err != nil {
 		_ = ln.Close()
 		return err

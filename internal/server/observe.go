@@ -4,10 +4,16 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"connectrpc.com/connect"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"pactd/internal/buildinfo"
 )
@@ -134,4 +140,36 @@ func jwksFetches(reg prometheus.Registerer) func(error) {
 		}
 		ok.Inc()
 	}
+}
+
+// httpSpans gives each plain-HTTP request (the OAuth endpoints) a server
+// span, the child of the caller's W3C traceparent, named after the route.
+func httpSpans(next http.Handler) http.Handler {
+	tr := otel.Tracer("pactd/oauthhttp")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := tr.Start(ctx, r.Method+" /a2a/{brandId}/oauth", trace.WithSpanKind(trace.SpanKindServer))
+		defer span.End()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		r = r.WithContext(ctx)
+		next.ServeHTTP(rec, r)
+		if r.Pattern != "" { // set by the mux: the route, never the Brand id
+			span.SetName(r.Pattern)
+		}
+		span.SetAttributes(attribute.Int("http.response.status_code", rec.status))
+		if rec.status >= 500 {
+			span.SetStatus(codes.Error, http.StatusText(rec.status))
+		}
+	})
+}
+
+// statusRecorder remembers the status code written.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
 }

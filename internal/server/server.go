@@ -270,7 +270,10 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics) htt
 	mux := http.NewServeMux()
 	// The OAuth endpoints in RFC wire form; the PA JWT is their client
 	// authentication, so they sit outside the caller-credential interceptor.
-	oauthhttp.New(svc.Delegation, svc.Token, s.log).Register(mux)
+	// They get server spans of their own (httpSpans), as the RPCs do.
+	oauth := http.NewServeMux()
+	oauthhttp.New(svc.Delegation, svc.Token, s.log).Register(oauth)
+	mux.Handle("/a2a/", httpSpans(oauth))
 	mux.Handle(pactv1connect.NewAgentServiceHandler(svc.Agent, opts...))
 	mux.Handle(pactv1connect.NewBrandServiceHandler(svc.Brand, opts...))
 	mux.Handle(pactv1connect.NewVerificationServiceHandler(svc.Verification, opts...))

@@ -77,7 +77,7 @@ func TestTraceparentReachesTheSQLSpan(t *testing.T) {
 	defer collector.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20") // ms: export soon
-	shutdown, err := tracing.Setup(t.Context(), os.Getenv)
+	shutdown, err := tracing.Setup(t.Context(), os.Getenv, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +125,28 @@ func TestTraceparentReachesTheSQLSpan(t *testing.T) {
 			}
 			if !bytes.Equal(sql.GetParentSpanId(), server.GetSpanId()) {
 				t.Errorf("the SQL span %q's parent is %x, want the server span %x", sql.GetName(), sql.GetParentSpanId(), server.GetSpanId())
+			}
+
+			// The OAuth endpoints in RFC wire form get a server span too.
+			oauthTrace := strings.Repeat("0", 30) + "b" + string(rune('1'+i))
+			oauthID, _ := hex.DecodeString(oauthTrace)
+			hreq, _ := http.NewRequest(http.MethodGet, inst.url+"/a2a/acme/oauth/jwks.json", nil)
+			hreq.Header.Set("traceparent", "00-"+oauthTrace+"-"+parentHex+"-01")
+			res, err := http.DefaultClient.Do(hreq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			var oauth *tracepb.Span
+			for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline) && oauth == nil; time.Sleep(50 * time.Millisecond) {
+				for _, s := range recv.trace(oauthID) {
+					if s.GetName() == "GET /a2a/{brandId}/oauth/jwks.json" && s.GetKind() == tracepb.Span_SPAN_KIND_SERVER {
+						oauth = s
+					}
+				}
+			}
+			if oauth == nil || !bytes.Equal(oauth.GetParentSpanId(), parentID) {
+				t.Errorf("OAuth JWKS endpoint: span %v, want a server span under the caller's %s", oauth, parentHex)
 			}
 		})
 	}

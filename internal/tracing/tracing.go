@@ -21,8 +21,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
-
-	"pactd/internal/buildinfo"
 )
 
 // Enabled reports whether the environment asks for trace export.
@@ -40,8 +38,9 @@ func Enabled(getenv func(string) string) bool {
 }
 
 // Setup installs the W3C propagators and, when Enabled, a global tracer
-// provider exporting to OTLP/HTTP. shutdown flushes and stops it.
-func Setup(ctx context.Context, getenv func(string) string) (shutdown func(context.Context) error, err error) {
+// provider exporting to OTLP/HTTP, its resource naming the service pactd at
+// version. shutdown flushes and stops it.
+func Setup(ctx context.Context, getenv func(string) string, version string) (shutdown func(context.Context) error, err error) {
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	if !Enabled(getenv) {
 		return func(context.Context) error { return nil }, nil
@@ -53,10 +52,9 @@ func Setup(ctx context.Context, getenv func(string) string) (shutdown func(conte
 	if err != nil {
 		return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
-	bi := buildinfo.Get()
 	// service.name is pactd unless OTEL_SERVICE_NAME or
 	// OTEL_RESOURCE_ATTRIBUTES (read after it, so they win) say otherwise.
-	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName("pactd"), semconv.ServiceVersion(bi.Version)),
+	res, err := resource.New(ctx, resource.WithAttributes(semconv.ServiceName("pactd"), semconv.ServiceVersion(version)),
 		resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil {
 		return nil, fmt.Errorf("trace resource: %w", err)

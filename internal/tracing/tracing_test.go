@@ -39,11 +39,11 @@ func TestEnabled(t *testing.T) {
 // TestSetupRefusesGRPCProtocol: pactd exports over http/protobuf only and
 // says so rather than silently exporting to the wrong port.
 func TestSetupRefusesGRPCProtocol(t *testing.T) {
-	_, err := Setup(context.Background(), env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"))
+	_, err := Setup(context.Background(), env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), "test")
 	if err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_PROTOCOL=grpc") {
 		t.Fatalf("Setup with protocol grpc: %v, want a refusal naming OTEL_EXPORTER_OTLP_PROTOCOL", err)
 	}
-	stop, err := Setup(context.Background(), env()) // positive control: off is fine
+	stop, err := Setup(context.Background(), env(), "test") // positive control: off is fine
 	if err != nil || stop(context.Background()) != nil {
 		t.Fatalf("Setup off: %v", err)
 	}
