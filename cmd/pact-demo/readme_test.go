@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -135,5 +137,24 @@ func TestReadmeGrantWalk(t *testing.T) {
 	}
 	if _, err := os.Stat(currentFile()); !os.IsNotExist(err) {
 		t.Errorf("the demo left %s behind (%v)", currentFile(), err)
+	}
+}
+
+// TestHelpListsThePACommands: pact-demo -h says how to be the PA, and exits
+// as help (flag.ErrHelp: status 0), not as an error.
+func TestHelpListsThePACommands(t *testing.T) {
+	var stderr strings.Builder
+	err := run(t.Context(), []string{"-h"}, io.Discard, &stderr)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("pact-demo -h: %v, want flag.ErrHelp", err)
+	}
+	for _, w := range []string{"pact-demo pa [-dir DIR] COMMAND", "send [-new] TEXT", "connect [-as USER] SCOPE", "token", "-listen", "-dir"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("pact-demo -h lacks %q:\n%s", w, stderr.String())
+		}
+	}
+	// An unexpected argument is an error, not a silent start.
+	if err := run(t.Context(), []string{"send", "hi"}, io.Discard, io.Discard); err == nil || errors.Is(err, flag.ErrHelp) {
+		t.Errorf("pact-demo send hi: %v, want an error pointing at \"pa\"", err)
 	}
 }

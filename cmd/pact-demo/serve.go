@@ -67,7 +67,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 	fs := flag.NewFlagSet("pact-demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: pact-demo [flags]    run the demo Provider until Ctrl-C\n       %s\n\nflags of pact-demo:\n", strings.ReplaceAll(paUsage, "\n", "\n       "))
+		fmt.Fprintf(stderr, "usage: pact-demo [flags]    run the demo Provider until Ctrl-C\n       %s\n\nflags of pact-demo:\n", strings.ReplaceAll(strings.TrimPrefix(paUsage, "usage: "), "\n", "\n       "))
 		fs.PrintDefaults()
 	}
 	dir := fs.String("dir", "", "the demo's directory, deleted at the start and the end (default: a fresh temporary directory)")
