@@ -350,7 +350,8 @@ fi
 section "container image (podman build, checked without running it)"
 check_image() {
 	local tag=localhost/pactd:test cid size user entry files want
-	heartbeat "podman build" bash scripts/container.sh "$tag" >"$WORK/image.log" 2>&1 ||
+	echo "building the image (a static pactd build first: minutes on a cold cache)"
+	heartbeat "podman build" bash -c 'bash scripts/container.sh "$1" >"$2" 2>&1' _ "$tag" "$WORK/image.log" ||
 		{ tail -n 30 "$WORK/image.log"; echo "FAIL  podman build"; return 1; }
 	size=$(podman image inspect --format '{{.Size}}' "$tag")
 	user=$(podman image inspect --format '{{.Config.User}}' "$tag")
