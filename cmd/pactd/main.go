@@ -11,22 +11,26 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"pactd/db"
 	"pactd/internal/auth"
+	"pactd/internal/buildinfo"
 	"pactd/internal/config"
 	"pactd/internal/server"
+	"pactd/internal/tracing"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, config.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "pactd:", err)
+		if errors.Is(err, config.ErrHelp) { // -h: the usage was printed
+			return
 		}
+		fmt.Fprintln(os.Stderr, "pactd:", err)
 		stop()
 		os.Exit(2)
 	}
@@ -36,23 +40,33 @@ const usage = `usage: pactd [serve] [flags]      serve the PACT trust API (the d
        pactd migrate [flags]        apply database migrations and exit
        pactd token create --role admin|frontend [flags]
                                     store a new caller credential and print it once
-       pactd help                   this text; "pactd serve -h" lists the flags
+       pactd version                print the version, commit and Go version
+       pactd help                   this text
+
+Every subcommand takes -h; serve, migrate and token create take the flags below.
+`
+
+const tokenUsage = `usage: pactd token create --role admin|frontend [flags]
+       store a new caller credential in the configured database and print it once
 `
 
 func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
+	} else if len(args) > 0 && isHelp(args[0]) {
+		// "pactd -h": the subcommands first, then the flags of serve.
+		cmd = "help"
 	}
 	switch cmd {
 	case "serve":
-		cfg, err := config.Load(args, env, stderr)
+		cfg, err := config.LoadCommand("usage: pactd [serve] [flags]\n       serve the PACT trust API\n", args, env, stderr)
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, stdout, stderr)
+		return serve(ctx, cfg, env, stdout, stderr)
 	case "migrate":
-		cfg, err := config.Load(args, env, stderr)
+		cfg, err := config.LoadCommand("usage: pactd migrate [flags]\n       apply the embedded migrations to the configured database and exit\n", args, env, stderr)
 		if err != nil {
 			return err
 		}
@@ -69,33 +83,79 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) erro
 		return err
 	case "token":
 		return tokenCmd(ctx, args, env, stdout, stderr)
-	case "help", "-h", "--help":
-		_, err := io.WriteString(stdout, usage)
+	case "version":
+		if len(args) > 0 {
+			fmt.Fprint(stderr, "usage: pactd version\n       print the version, commit and Go version of this binary\n")
+			if isHelp(args[0]) {
+				return config.ErrHelp
+			}
+			return fmt.Errorf("version takes no arguments")
+		}
+		in := buildinfo.Get()
+		_, err := fmt.Fprintf(stdout, "pactd %s (commit %s, %s)\n", in.Version, in.Commit, in.GoVersion)
 		return err
+	case "help":
+		_, _ = config.LoadCommand(usage, []string{"-h"}, nil, stdout)
+		return nil
 	default:
 		_, _ = io.WriteString(stderr, usage)
-		return fmt.Errorf("unknown command %q", cmd)
+		return fmt.Errorf("unknown command %q (see pactd -h)", cmd)
 	}
 }
 
-func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error {
+// getenv looks a variable up in env (KEY=VALUE lines).
+func getenv(env []string) func(string) string {
+	return func(key string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+func serve(ctx context.Context, cfg config.Config, env []string, stdout, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
 	start := time.Now()
-	srv, err := server.New(ctx, cfg, log, stdout)
-	if err != nil {
-		return err
-	}
+	// Bind first: a taken port is reported before anything is opened or
+	// logged (such as the key-encryption-key notice of an SQLite start).
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		_ = srv.Close()
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	log.Info("pactd ready", slog.Duration("startup", time.Since(start)))
+	// Tracing by the standard OTEL_* variables; off unless an endpoint is set.
+	stopTracing, err := tracing.Setup(ctx, getenv(env), buildinfo.Get().Version)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Warn("flush traces", slog.String("error", err.Error()))
+		}
+	}()
+	srv, err := server.New(ctx, cfg, log, stdout)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	log.Info("pactd ready", slog.Float64("startup_ms", float64(time.Since(start).Microseconds())/1000))
 	return srv.Serve(ctx, ln)
 }
 
 func tokenCmd(ctx context.Context, args, env []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		_, _ = config.LoadCommand(tokenUsage, []string{"-h"}, nil, stderr)
+		return config.ErrHelp
+	}
 	if len(args) == 0 || args[0] != "create" {
+		_, _ = io.WriteString(stderr, tokenUsage)
 		return errors.New("usage: pactd token create --role admin|frontend")
 	}
 	args = args[1:]
@@ -113,6 +173,9 @@ func tokenCmd(ctx context.Context, args, env []string, stdout, stderr io.Writer)
 			if a[1] != '-' {
 				role = a[len("-role="):]
 			}
+		case isHelp(a):
+			_, _ = config.LoadCommand(tokenUsage, []string{"-h"}, nil, stderr)
+			return config.ErrHelp
 		default:
 			rest = append(rest, a)
 		}

@@ -303,7 +303,7 @@ func (r *Ring) current(ctx context.Context) (*snapshot, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		r.cfg.Logger.ErrorContext(ctx, "reload signing keys", slog.String("error", err.Error()), slog.Duration("snapshot_age", age))
+		r.cfg.Logger.ErrorContext(ctx, "reload signing keys", slog.String("error", err.Error()), slog.Int64("snapshot_age_ms", age.Milliseconds()))
 		if tooOld {
 			return nil, fmt.Errorf("%w: %w", ErrStale, err)
 		}
@@ -557,8 +557,8 @@ func (r *Ring) add(ctx context.Context, s *snapshot, now, activate time.Time) (K
 // LogValue redacts the KEK, so a Config can be logged.
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.Bool("kek_set", len(c.KEK) > 0), slog.Duration("publish_delay", c.PublishDelay),
-		slog.Duration("retire_grace", c.RetireGrace), slog.Duration("refresh_interval", c.RefreshInterval),
+		slog.Bool("kek_set", len(c.KEK) > 0), slog.Int64("publish_delay_ms", c.PublishDelay.Milliseconds()),
+		slog.Int64("retire_grace_ms", c.RetireGrace.Milliseconds()), slog.Int64("refresh_interval_ms", c.RefreshInterval.Milliseconds()),
 	)
 }
 
