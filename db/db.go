@@ -68,6 +68,9 @@ type Delegation struct {
 	// AuthorizationDetailsTypes are the RFC 9396 types the Brand accepts
 	// (PACT §5.7); none means PAs may not send authorization_details.
 	AuthorizationDetailsTypes []authzdetails.Type `json:"authorization_details_types,omitempty"`
+	// SkipConsent approves a request that a live grant of the same User to
+	// the same PA already covers, without a consent page.
+	SkipConsent bool `json:"skip_consent_when_granted,omitempty"`
 }
 
 // Scope is a permission a Brand defines.

@@ -285,7 +285,7 @@ func grantFromPG(r pgq.Grant) Grant { return grantFromRow(liteq.Grant(r)) }
 func grantFromListRow(r liteq.ListGrantsByUserRow) Grant {
 	g := grantFromRow(liteq.Grant{
 		ID: r.ID, BrandID: r.BrandID, AgentID: r.AgentID, ClientID: r.ClientID, BrandUser: r.BrandUser,
-		Scopes: r.Scopes, CreateTime: r.CreateTime, ExpireTime: r.ExpireTime, RevokeTime: r.RevokeTime,
+		Scopes: r.Scopes, CreateTime: r.CreateTime, ExpireTime: r.ExpireTime, RevokeTime: r.RevokeTime, AuthorizationDetails: r.AuthorizationDetails,
 	})
 	g.AgentDisplayName = r.AgentDisplayName
 	return g

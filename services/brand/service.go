@@ -249,6 +249,7 @@ func (s *Service) toProto(b db.Brand) *pactv1.Brand {
 		out.Delegation.Scopes = append(out.Delegation.Scopes, &pactv1.Scope{Id: sc.ID, Description: sc.Description})
 	}
 	out.Delegation.AuthorizationDetailsTypes = detailsTypesToProto(d.AuthorizationDetailsTypes)
+	out.Delegation.SkipConsentWhenGranted = d.SkipConsent
 	return out
 }
 
@@ -269,6 +270,7 @@ func delegationFromProto(d *pactv1.DelegationSettings) db.Delegation {
 		out.Scopes = append(out.Scopes, db.Scope{ID: s.GetId(), Description: s.GetDescription()})
 	}
 	out.AuthorizationDetailsTypes = detailsTypesFromProto(d.GetAuthorizationDetailsTypes())
+	out.SkipConsent = d.GetSkipConsentWhenGranted()
 	return out
 }
 

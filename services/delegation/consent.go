@@ -113,12 +113,30 @@ func decidable(d db.DeviceAuthorization, now time.Time) error {
 // the requested authorization_details with their scope and their words.
 func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConsentRequest) (*pactv1.DescribeConsentResponse, error) {
 	const op = "describe consent"
+	if u := req.GetBrandUser(); u != "" {
+		var v rpcerr.Violations
+		checkBrandUser(&v, "brand_user", u)
+		if err := v.Err(); err != nil {
+			return nil, err
+		}
+	}
 	b, d, err := s.pending(ctx, op, req.GetBrandId(), req.GetUserCode(), req.GetSource())
 	if err != nil {
 		return nil, err
 	}
 	norm, _ := NormalizeUserCode(req.GetUserCode())
-	return s.describe(ctx, op, b, d, norm)
+	resp, err := s.describe(ctx, op, b, d, norm)
+	if err != nil {
+		return nil, err
+	}
+	// Consent skipping is for the User the trusted frontend signed in; a
+	// signed-assertion Brand skips in BeginConsent, on the assertion's sub.
+	if req.GetBrandUser() != "" && trustedFrontend(b) {
+		if resp.CoveredByGrant, err = s.coveringGrant(ctx, b, d, req.GetBrandUser(), s.now()); err != nil {
+			return nil, s.fault(ctx, op+": covering grant", err)
+		}
+	}
+	return resp, nil
 }
 
 // describe is what the consent page shows for authorization d (found by

@@ -111,7 +111,7 @@ func (h *Handler) consentPage(w http.ResponseWriter, r *http.Request, c *call) {
 		h.pages.render(w, http.StatusOK, "code", view{Title: "Connect your assistant", User: user, Action: b.consentURL()})
 		return
 	}
-	h.showConsent(w, r, b, user, code, http.StatusOK, "")
+	h.showConsent(w, r, b, user, code, http.StatusOK, "", true)
 }
 
 // guessSource names the signed-in Brand user to pactd's user-code guessing
@@ -124,11 +124,38 @@ func guessSource(user string) string {
 
 // showConsent describes the pending authorization and renders the page,
 // or the page that says why it cannot be decided.
-func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, b brandPages, user, code string, status int, problem string) {
+//
+// mayskip: when the Brand skips consent and a grant of this User to this
+// PA covers the request already (covered_by_grant), it is approved with
+// every requested scope at once, without the page.
+func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, b brandPages, user, code string, status int, problem string, maySkip bool) {
 	brandID := b.id
-	d, err := h.deleg.DescribeConsent(r.Context(), &pactv1.DescribeConsentRequest{BrandId: brandID, UserCode: code, Source: guessSource(user)})
+	req := &pactv1.DescribeConsentRequest{BrandId: brandID, UserCode: code, Source: guessSource(user)}
+	if maySkip {
+		req.BrandUser = user
+	}
+	d, err := h.deleg.DescribeConsent(r.Context(), req)
 	if err != nil {
 		h.consentError(w, r, b, user, err)
+		return
+	}
+	if d.GetCoveredByGrant() {
+		scopes := make([]string, 0, len(d.GetScopes()))
+		for _, sc := range d.GetScopes() {
+			scopes = append(scopes, sc.GetId())
+		}
+		res, err := h.deleg.ApproveConsent(r.Context(), &pactv1.ApproveConsentRequest{
+			BrandId: brandID, UserCode: code, BrandUser: user, Scopes: scopes, Source: guessSource(user),
+		})
+		if err != nil {
+			h.consentError(w, r, b, user, err)
+			return
+		}
+		outcome := "denied"
+		if res.GetGrantId() != "" {
+			outcome = "approved"
+		}
+		http.Redirect(w, r, b.interfaceURL+"/oauth/connected?status="+outcome, http.StatusSeeOther)
 		return
 	}
 	v := view{
@@ -211,7 +238,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, c *call) {
 	case "allow":
 		if normCode(f.Get("confirm_code")) != normCode(code) {
 			h.showConsent(w, r, b, user, code, http.StatusBadRequest,
-				"The code you typed is not the code of this request. If your assistant shows another code, deny this request.")
+				"The code you typed is not the code of this request. If your assistant shows another code, deny this request.", false)
 			return
 		}
 		var res *pactv1.ApproveConsentResponse

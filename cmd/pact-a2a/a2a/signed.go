@@ -101,6 +101,13 @@ func (h *Handler) beginConsent(w http.ResponseWriter, r *http.Request, c *call) 
 		h.signedError(w, r, err)
 		return
 	}
+	if res.GetSkippedGrantId() != "" {
+		// Consent skipped: a grant of this User to this PA covers the
+		// request, and pactd approved it; answer as after an allow.
+		http.Redirect(w, r, b.interfaceURL+"/oauth/connected?client="+url.QueryEscape(res.GetClientId())+
+			"&status=approved&scope="+url.QueryEscape(strings.Join(res.GetGrantedScopes(), " ")), http.StatusSeeOther)
+		return
+	}
 	d := res.GetConsent()
 	v := view{
 		Title: "Allow " + d.GetAgentDisplayName() + "?", User: res.GetBrandUser(), Email: res.GetEmail(),

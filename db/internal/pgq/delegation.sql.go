@@ -507,7 +507,7 @@ func (q *Queries) GetRefreshToken(ctx context.Context, tokenHash []byte) (Refres
 }
 
 const listGrantsByUser = `-- name: ListGrantsByUser :many
-SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time,
+SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time, g.authorization_details,
        a.display_name AS agent_display_name
 FROM grants g JOIN agents a ON a.id = g.agent_id
 WHERE g.brand_id = $1 AND g.brand_user = $2
@@ -524,16 +524,17 @@ type ListGrantsByUserParams struct {
 }
 
 type ListGrantsByUserRow struct {
-	ID               string
-	BrandID          string
-	AgentID          string
-	ClientID         string
-	BrandUser        string
-	Scopes           string
-	CreateTime       int64
-	ExpireTime       int64
-	RevokeTime       int64
-	AgentDisplayName string
+	ID                   string
+	BrandID              string
+	AgentID              string
+	ClientID             string
+	BrandUser            string
+	Scopes               string
+	CreateTime           int64
+	ExpireTime           int64
+	RevokeTime           int64
+	AuthorizationDetails string
+	AgentDisplayName     string
 }
 
 // Newest first (ids are ULIDs); before_id ” starts at the newest.
@@ -561,6 +562,7 @@ func (q *Queries) ListGrantsByUser(ctx context.Context, arg ListGrantsByUserPara
 			&i.CreateTime,
 			&i.ExpireTime,
 			&i.RevokeTime,
+			&i.AuthorizationDetails,
 			&i.AgentDisplayName,
 		); err != nil {
 			return nil, err

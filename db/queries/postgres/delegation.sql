@@ -63,7 +63,7 @@ UPDATE grants SET revoke_time = sqlc.arg(now) WHERE id = sqlc.arg(id) AND revoke
 
 -- name: ListGrantsByUser :many
 -- Newest first (ids are ULIDs); before_id '' starts at the newest.
-SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time,
+SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time, g.authorization_details,
        a.display_name AS agent_display_name
 FROM grants g JOIN agents a ON a.id = g.agent_id
 WHERE g.brand_id = sqlc.arg(brand_id) AND g.brand_user = sqlc.arg(brand_user)

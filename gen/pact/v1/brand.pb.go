@@ -292,8 +292,20 @@ type DelegationSettings struct {
 	// See AuthorizationDetailsType for the rules CreateBrand and UpdateBrand
 	// enforce (InvalidArgument naming the field).
 	AuthorizationDetailsTypes []*AuthorizationDetailsType `protobuf:"bytes,7,rep,name=authorization_details_types,json=authorizationDetailsTypes,proto3" json:"authorization_details_types,omitempty"`
-	unknownFields             protoimpl.UnknownFields
-	sizeCache                 protoimpl.SizeCache
+	// Consent skipping (the spec allows it), off by default: when the User
+	// signed in at the Brand already has an unexpired, unrevoked grant to the
+	// same PA (agent and client_id) that covers every requested scope and
+	// authorization_details entry, the new device authorization is approved
+	// without a consent page, with exactly what was requested. A grant
+	// covers a scope it holds unrestricted, or one it restricts with
+	// authorization_details when the request restricts it too, to entries
+	// the grant holds each exactly. BeginConsent approves at once
+	// (skipped_grant_id); in BRAND_LOGIN_MODE_TRUSTED_FRONTEND,
+	// DescribeConsent with brand_user reports covered_by_grant and the
+	// frontend approves.
+	SkipConsentWhenGranted bool `protobuf:"varint,8,opt,name=skip_consent_when_granted,json=skipConsentWhenGranted,proto3" json:"skip_consent_when_granted,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *DelegationSettings) Reset() {
@@ -373,6 +385,13 @@ func (x *DelegationSettings) GetAuthorizationDetailsTypes() []*AuthorizationDeta
 		return x.AuthorizationDetailsTypes
 	}
 	return nil
+}
+
+func (x *DelegationSettings) GetSkipConsentWhenGranted() bool {
+	if x != nil {
+		return x.SkipConsentWhenGranted
+	}
+	return false
 }
 
 // Scope is a permission a Brand defines.
@@ -1030,7 +1049,7 @@ const file_pact_v1_brand_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x12\n" +
 	"\x04tags\x18\x04 \x03(\tR\x04tags\x12\x1a\n" +
-	"\bexamples\x18\x05 \x03(\tR\bexamples\"\xe7\x02\n" +
+	"\bexamples\x18\x05 \x03(\tR\bexamples\"\xa2\x03\n" +
 	"\x12DelegationSettings\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x12&\n" +
 	"\x06scopes\x18\x02 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes\x12\x1b\n" +
@@ -1039,7 +1058,8 @@ const file_pact_v1_brand_proto_rawDesc = "" +
 	"login_mode\x18\x04 \x01(\x0e2\x17.pact.v1.BrandLoginModeR\tloginMode\x12)\n" +
 	"\x10assertion_issuer\x18\x05 \x01(\tR\x0fassertionIssuer\x12,\n" +
 	"\x12assertion_jwks_uri\x18\x06 \x01(\tR\x10assertionJwksUri\x12a\n" +
-	"\x1bauthorization_details_types\x18\a \x03(\v2!.pact.v1.AuthorizationDetailsTypeR\x19authorizationDetailsTypes\"9\n" +
+	"\x1bauthorization_details_types\x18\a \x03(\v2!.pact.v1.AuthorizationDetailsTypeR\x19authorizationDetailsTypes\x129\n" +
+	"\x19skip_consent_when_granted\x18\b \x01(\bR\x16skipConsentWhenGranted\"9\n" +
 	"\x05Scope\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\"\x85\x02\n" +

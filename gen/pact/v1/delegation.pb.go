@@ -485,7 +485,12 @@ type DescribeConsentRequest struct {
 	// given, per (Brand, source) as well, so one client cannot use up the
 	// Brand's budget. It is logged with failed lookups and refused
 	// assertions; never put a secret in it.
-	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	Source string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	// Optional (BRAND_LOGIN_MODE_TRUSTED_FRONTEND): the User signed in at the
+	// Brand, as the frontend knows them; given, and with the Brand's
+	// skip_consent_when_granted on, the response says whether an existing
+	// grant already covers the request (covered_by_grant).
+	BrandUser     string `protobuf:"bytes,4,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -541,6 +546,13 @@ func (x *DescribeConsentRequest) GetSource() string {
 	return ""
 }
 
+func (x *DescribeConsentRequest) GetBrandUser() string {
+	if x != nil {
+		return x.BrandUser
+	}
+	return ""
+}
+
 // DescribeConsentResponse is what the consent page shows.
 type DescribeConsentResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -560,8 +572,13 @@ type DescribeConsentResponse struct {
 	// order, each with the scope it belongs to and its conditions in words;
 	// show each under its scope. Empty for a scope-only request.
 	AuthorizationDetails []*ConsentAuthorizationDetail `protobuf:"bytes,7,rep,name=authorization_details,json=authorizationDetails,proto3" json:"authorization_details,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// True when the Brand skips consent for covered requests
+	// (skip_consent_when_granted), brand_user was given, and a live grant of
+	// that User to this PA covers everything requested: the frontend may
+	// approve with every requested scope at once instead of showing the page.
+	CoveredByGrant bool `protobuf:"varint,8,opt,name=covered_by_grant,json=coveredByGrant,proto3" json:"covered_by_grant,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *DescribeConsentResponse) Reset() {
@@ -641,6 +658,13 @@ func (x *DescribeConsentResponse) GetAuthorizationDetails() []*ConsentAuthorizat
 		return x.AuthorizationDetails
 	}
 	return nil
+}
+
+func (x *DescribeConsentResponse) GetCoveredByGrant() bool {
+	if x != nil {
+		return x.CoveredByGrant
+	}
+	return false
 }
 
 // BeginConsentRequest carries the Brand login's assertion to the consent
@@ -737,7 +761,14 @@ type BeginConsentResponse struct {
 	// {interfaceUrl}/oauth/consent/decision (the session's aud).
 	DecisionUrl string `protobuf:"bytes,6,opt,name=decision_url,json=decisionUrl,proto3" json:"decision_url,omitempty"`
 	// The PA's client_id (its issuer URL).
-	ClientId      string `protobuf:"bytes,7,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	ClientId string `protobuf:"bytes,7,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// Set when consent was skipped (the Brand's skip_consent_when_granted,
+	// and a live grant of this User to this PA covers the request): the
+	// authorization is approved already with exactly what was requested,
+	// consent_session is empty, and the frontend answers as after an allow.
+	SkippedGrantId string `protobuf:"bytes,8,opt,name=skipped_grant_id,json=skippedGrantId,proto3" json:"skipped_grant_id,omitempty"`
+	// With skipped_grant_id: the granted scopes (all requested).
+	GrantedScopes []string `protobuf:"bytes,9,rep,name=granted_scopes,json=grantedScopes,proto3" json:"granted_scopes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -819,6 +850,20 @@ func (x *BeginConsentResponse) GetClientId() string {
 		return x.ClientId
 	}
 	return ""
+}
+
+func (x *BeginConsentResponse) GetSkippedGrantId() string {
+	if x != nil {
+		return x.SkippedGrantId
+	}
+	return ""
+}
+
+func (x *BeginConsentResponse) GetGrantedScopes() []string {
+	if x != nil {
+		return x.GrantedScopes
+	}
+	return nil
 }
 
 // ApproveConsentRequest approves a pending authorization.
@@ -2006,11 +2051,13 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"expires_in\x18\x05 \x01(\x05R\texpiresIn\x12\x1a\n" +
 	"\binterval\x18\x06 \x01(\x05R\binterval\x12)\n" +
 	"\x05error\x18\a \x01(\v2\x13.pact.v1.OAuthErrorR\x05error\x12\x1b\n" +
-	"\tbody_json\x18\b \x01(\tR\bbodyJson\"h\n" +
+	"\tbody_json\x18\b \x01(\tR\bbodyJson\"\x87\x01\n" +
 	"\x16DescribeConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12\x16\n" +
-	"\x06source\x18\x03 \x01(\tR\x06source\"\xf2\x02\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\x12\x1d\n" +
+	"\n" +
+	"brand_user\x18\x04 \x01(\tR\tbrandUser\"\x9c\x03\n" +
 	"\x17DescribeConsentResponse\x12,\n" +
 	"\x12agent_display_name\x18\x01 \x01(\tR\x10agentDisplayName\x12!\n" +
 	"\fagent_origin\x18\x02 \x01(\tR\vagentOrigin\x12,\n" +
@@ -2019,11 +2066,12 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\tuser_code\x18\x05 \x01(\tR\buserCode\x129\n" +
 	"\n" +
 	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12X\n" +
-	"\x15authorization_details\x18\a \x03(\v2#.pact.v1.ConsentAuthorizationDetailR\x14authorizationDetails\"q\n" +
+	"\x15authorization_details\x18\a \x03(\v2#.pact.v1.ConsentAuthorizationDetailR\x14authorizationDetails\x12(\n" +
+	"\x10covered_by_grant\x18\b \x01(\bR\x0ecoveredByGrant\"q\n" +
 	"\x13BeginConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12'\n" +
 	"\x0fbrand_assertion\x18\x02 \x01(\tR\x0ebrandAssertion\x12\x16\n" +
-	"\x06source\x18\x03 \x01(\tR\x06source\"\xba\x02\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\x8b\x03\n" +
 	"\x14BeginConsentResponse\x12:\n" +
 	"\aconsent\x18\x01 \x01(\v2 .pact.v1.DescribeConsentResponseR\aconsent\x12\x1d\n" +
 	"\n" +
@@ -2032,7 +2080,9 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x0fconsent_session\x18\x04 \x01(\tR\x0econsentSession\x12H\n" +
 	"\x12session_expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionExpiresAt\x12!\n" +
 	"\fdecision_url\x18\x06 \x01(\tR\vdecisionUrl\x12\x1b\n" +
-	"\tclient_id\x18\a \x01(\tR\bclientId\"\xf0\x01\n" +
+	"\tclient_id\x18\a \x01(\tR\bclientId\x12(\n" +
+	"\x10skipped_grant_id\x18\b \x01(\tR\x0eskippedGrantId\x12%\n" +
+	"\x0egranted_scopes\x18\t \x03(\tR\rgrantedScopes\"\xf0\x01\n" +
 	"\x15ApproveConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12\x1d\n" +
