@@ -9,8 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -46,8 +48,10 @@ const usage = `usage: pactd [serve] [flags]      serve the PACT trust API (the d
 Every subcommand takes -h; serve, migrate and token create take the flags below.
 `
 
-const tokenUsage = `usage: pactd token create --role admin|frontend [flags]
+const tokenUsage = `usage: pactd token create --role admin|frontend [--name NAME] [flags]
        store a new caller credential in the configured database and print it once
+       (standard output: the token; standard error: which database it went to).
+       It refuses a database pactd has never served: start pactd on it first.
 `
 
 func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) error {
@@ -159,45 +163,97 @@ func tokenCmd(ctx context.Context, args, env []string, stdout, stderr io.Writer)
 		return errors.New("usage: pactd token create --role admin|frontend")
 	}
 	args = args[1:]
-	role := ""
+	role, name := "", "created by pactd token create"
 	var rest []string
 	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--role" || a == "-role":
-			if i+1 < len(args) {
-				role = args[i+1]
-				i++
-			}
-		case len(a) > 7 && (a[:7] == "--role=" || a[:6] == "-role="):
-			role = a[len("--role="):]
-			if a[1] != '-' {
-				role = a[len("-role="):]
-			}
-		case isHelp(a):
+		a := args[i]
+		if isHelp(a) {
 			_, _ = config.LoadCommand(tokenUsage, []string{"-h"}, nil, stderr)
 			return config.ErrHelp
-		default:
-			rest = append(rest, a)
 		}
+		if v, ok := flagValue(args, &i, "role"); ok {
+			role = v
+			continue
+		}
+		if v, ok := flagValue(args, &i, "name"); ok {
+			name = v
+			continue
+		}
+		rest = append(rest, a)
 	}
 	if role != string(db.RoleAdmin) && role != string(db.RoleFrontend) {
 		return errors.New("--role must be admin or frontend")
 	}
+	if name == "" || strings.HasPrefix(name, auth.BootstrapLabelPrefix) || strings.HasPrefix(name, "generated ") {
+		return errors.New("--name must be non-empty and not start with \"bootstrap \" or \"generated \" (pactd's own)")
+	}
 	cfg, err := config.Load(rest, env, stderr)
 	if err != nil {
 		return err
+	}
+	where, sqlitePath := describeDatabase(cfg)
+	if sqlitePath != "" {
+		// Opening would create an empty store; a credential there is useless.
+		if _, err := os.Stat(sqlitePath); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("no pactd database at %s: start pactd once with this PACT_DATA_DIR (or set PACT_DATABASE_URL), "+
+				"or pass the --data-dir of the running pactd; token create never creates a new store", sqlitePath)
+		}
 	}
 	s, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	_, tok, err := auth.Create(ctx, s, db.Role(role), "created by pactd token create", time.Time{}, time.Now())
+	// A store pactd has served holds at least its bootstrap or generated
+	// admin credential; one that holds none was never served.
+	if n, err := s.CountCredentials(ctx, db.RoleAdmin); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("%s has no admin credential, so pactd has never served it: start pactd on it first", where)
+	}
+	c, tok, err := auth.Create(ctx, s, db.Role(role), name, time.Time{}, time.Now())
 	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(stderr, "pactd: stored %s credential %s (%q) in %s\n", role, c.ID, name, where); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintln(stdout, tok)
 	return err
+}
+
+// flagValue reads --name VALUE, --name=VALUE (or one dash) at args[*i],
+// advancing *i past a separate value.
+func flagValue(args []string, i *int, name string) (string, bool) {
+	a := args[*i]
+	for _, p := range []string{"--" + name, "-" + name} {
+		if a == p && *i+1 < len(args) {
+			*i++
+			return args[*i], true
+		}
+		if strings.HasPrefix(a, p+"=") {
+			return a[len(p)+1:], true
+		}
+	}
+	return "", false
+}
+
+// describeDatabase names the configured store for a person, without
+// credentials, and returns the SQLite file path ("" on PostgreSQL).
+func describeDatabase(cfg config.Config) (where, sqlitePath string) {
+	switch {
+	case cfg.DatabaseURL == "":
+		p := filepath.Join(cfg.DataDir, db.SQLiteFileName)
+		return "the SQLite database " + p, p
+	case strings.HasPrefix(cfg.DatabaseURL, "sqlite:"):
+		p := strings.TrimPrefix(cfg.DatabaseURL, "sqlite:")
+		return "the SQLite database " + p, p
+	}
+	u, err := url.Parse(cfg.DatabaseURL)
+	if err != nil {
+		return "the PostgreSQL database (unparsable URL)", ""
+	}
+	return "the PostgreSQL database " + u.Host + u.Path, ""
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {

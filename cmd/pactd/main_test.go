@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"errors"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"pactd/db"
+	"pactd/internal/auth"
 	"pactd/internal/config"
+	"pactd/internal/server"
 )
 
 // TestHelp: pactd -h lists every subcommand, and every subcommand answers -h
@@ -78,5 +82,56 @@ func TestTakenPortFailsFirst(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(dir); len(m) != 0 {
 		t.Errorf("the data directory %s was created before the listen error", dir)
+	}
+}
+
+// TestTokenCreate: token create refuses to make a new, empty store (no
+// file is created), writes to an existing one and says which (the token on
+// standard output only), and the token authenticates.
+func TestTokenCreate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	env := []string{"PACT_DEV=true", "PACT_ADMIN_TOKEN=token-create-admin-0123456789"}
+	var out, errOut bytes.Buffer
+	err := run(t.Context(), []string{"token", "create", "--role", "frontend", "--data-dir", dir}, env, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "no pactd database at "+filepath.Join(dir, "pactd.db")) || out.Len() != 0 {
+		t.Fatalf("token create on a missing store: %v (stdout %q)", err, out.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+		t.Fatalf("token create left files behind: %v", m)
+	}
+	// A store pactd served: its bootstrap admin credential is there.
+	cfg, err := config.Load([]string{"--data-dir", dir}, env, &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = srv.Close()
+	out.Reset()
+	errOut.Reset()
+	if err := run(t.Context(), []string{"token", "create", "--role=frontend", "--name", "checkout", "--data-dir", dir}, env, &out, &errOut); err != nil {
+		t.Fatalf("token create: %v (%s)", err, errOut.String())
+	}
+	tok := strings.TrimSpace(out.String())
+	if !strings.HasPrefix(tok, "pact_fro_") || strings.Contains(errOut.String(), tok) ||
+		!strings.Contains(errOut.String(), `frontend credential cred_`) || !strings.Contains(errOut.String(), `("checkout") in the SQLite database `+filepath.Join(dir, "pactd.db")) {
+		t.Fatalf("token create printed %q and %q", out.String(), errOut.String())
+	}
+	// The credential is stored: the store knows its hash, as a frontend one.
+	s, err := db.Open(t.Context(), "", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.GetCredentialByHash(t.Context(), auth.Hash(tok))
+	if err != nil || c.Role != db.RoleFrontend || c.Label != "checkout" {
+		t.Fatalf("stored credential = %+v, %v", c, err)
+	}
+	for _, bad := range [][]string{{"--role", "root"}, {"--role", "admin", "--name", "bootstrap admin"}} {
+		if err := run(t.Context(), append([]string{"token", "create", "--data-dir", dir}, bad...), env, &out, &errOut); err == nil {
+			t.Fatalf("token create %v: no error", bad)
+		}
 	}
 }
