@@ -1,6 +1,7 @@
 package delegation_test
 
 import (
+	"strings"
 	"testing"
 
 	"pactd/db"
@@ -194,6 +195,15 @@ func TestConsentSkippingWithDetails(t *testing.T) {
 			if c {
 				t.Fatalf("%s: reported covered", name)
 			}
+		}
+		// ListGrants shows a grant's restrictions in the consent page's words.
+		list, err := e.rpc.ListGrants(ctx, &pactv1.ListGrantsRequest{BrandId: "rar", BrandUser: "alice"})
+		if err != nil || len(list.GetGrants()) != 1 {
+			t.Fatalf("ListGrants(alice) = %v, %v", list, err)
+		}
+		if ds := list.GetGrants()[0].GetAuthorizationDetails(); len(ds) != 2 || ds[0].GetScope() != "orders:cancel" ||
+			!strings.Contains(ds[0].GetWords(), "1002") || !strings.Contains(ds[1].GetWords(), "1004") {
+			t.Fatalf("listed grant's details = %v", ds)
 		}
 		// bob: cancel unrestricted covers any one order.
 		grant("bob", "orders:cancel", "", "orders:cancel")

@@ -163,7 +163,7 @@ func (s *Service) IntrospectToken(ctx context.Context, req *pactv1.IntrospectTok
 	resp := &pactv1.IntrospectTokenResponse{
 		Active: true, Scope: strings.Join(c.Scopes, " "), ClientId: c.ClientID, Sub: c.Subject,
 		Aud: c.Audience, Iss: c.Issuer, Exp: timestamppb.New(c.ExpiresAt), Iat: timestamppb.New(c.IssuedAt),
-		GrantId: c.GrantID, TokenType: TokenTypeBearer, AuthorizationDetailsJson: details,
+		GrantId: c.GrantID, TokenType: TokenTypeBearer, AuthorizationDetailsJson: details, Jti: c.ID,
 	}
 	for _, e := range entries {
 		resp.AuthorizationDetails = append(resp.AuthorizationDetails, authzdetails.Proto(e))

@@ -366,6 +366,10 @@ func TestIntrospectToken(t *testing.T) {
 		e.grants.live["g-plain"] = [4]string{"plain", pa, "user-42"}
 		valid := mintFor(t, e, "acme", pa, "user-42", "g1")
 		ctx := t.Context()
+		var minted struct{ Jti string }
+		if err := json.Unmarshal(payloadOf(valid), &minted); err != nil || minted.Jti == "" {
+			t.Fatalf("the minted token has no jti: %s (%v)", payloadOf(valid), err)
+		}
 
 		for name, opts := range protocols {
 			resp, err := e.client(opts...).IntrospectToken(ctx, &pactv1.IntrospectTokenRequest{Token: valid, BrandId: "acme", ClientId: pa})
@@ -377,6 +381,7 @@ func TestIntrospectToken(t *testing.T) {
 				Active: true, Scope: "orders:read orders:write", ClientId: pa, Sub: "user-42",
 				Aud: publicURL + "/a2a/acme", Iss: publicURL + "/a2a/acme/oauth",
 				Exp: timestamppb.New(now.Add(time.Hour)), Iat: timestamppb.New(now), GrantId: "g1", TokenType: "Bearer",
+				Jti: minted.Jti,
 			}
 			if !proto.Equal(resp, want) {
 				t.Fatalf("%s: introspection = %v\nwant %v", name, resp, want)

@@ -291,6 +291,9 @@ func (h *Handler) connectedPage(w http.ResponseWriter, r *http.Request, c *call)
 	for _, g := range res.GetGrants() {
 		gv := grantView{ID: g.GetGrantId(), Agent: g.GetAgentDisplayName(), Scopes: strings.Join(g.GetScopes(), ", "),
 			Since: g.GetCreateTime().AsTime().UTC().Format("2006-01-02 15:04 MST"), State: "Active"}
+		for _, d := range g.GetAuthorizationDetails() {
+			gv.Details = append(gv.Details, d.GetWords())
+		}
 		switch {
 		case g.GetRevokeTime() != nil:
 			gv.State = "Revoked"

@@ -99,6 +99,8 @@ type scopeView struct {
 type grantView struct {
 	ID, Agent, Scopes, Since, State string
 	Live                            bool
+	// Details are the grant's authorization_details in words.
+	Details []string
 }
 
 // render sends a page with headers that keep it out of frames, caches and

@@ -1425,9 +1425,13 @@ type Grant struct {
 	// When the grant expires.
 	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
 	// When the grant was revoked; absent while live.
-	RevokeTime    *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=revoke_time,json=revokeTime,proto3" json:"revoke_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	RevokeTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=revoke_time,json=revokeTime,proto3" json:"revoke_time,omitempty"`
+	// The approved authorization_details entries (PACT §5.7) with the scope
+	// each belongs to and its conditions in words, as the consent page showed
+	// them; empty for a scope-only grant.
+	AuthorizationDetails []*ConsentAuthorizationDetail `protobuf:"bytes,10,rep,name=authorization_details,json=authorizationDetails,proto3" json:"authorization_details,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Grant) Reset() {
@@ -1519,6 +1523,13 @@ func (x *Grant) GetExpireTime() *timestamppb.Timestamp {
 func (x *Grant) GetRevokeTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.RevokeTime
+	}
+	return nil
+}
+
+func (x *Grant) GetAuthorizationDetails() []*ConsentAuthorizationDetail {
+	if x != nil {
+		return x.AuthorizationDetails
 	}
 	return nil
 }
@@ -2124,7 +2135,7 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x05scope\x18\x05 \x01(\tR\x05scope\x12)\n" +
 	"\x05error\x18\x06 \x01(\v2\x13.pact.v1.OAuthErrorR\x05error\x12\x1b\n" +
 	"\tbody_json\x18\a \x01(\tR\bbodyJson\x12<\n" +
-	"\x1aauthorization_details_json\x18\b \x01(\tR\x18authorizationDetailsJson\"\xf4\x02\n" +
+	"\x1aauthorization_details_json\x18\b \x01(\tR\x18authorizationDetailsJson\"\xce\x03\n" +
 	"\x05Grant\x12\x19\n" +
 	"\bgrant_id\x18\x01 \x01(\tR\agrantId\x12\x19\n" +
 	"\bbrand_id\x18\x02 \x01(\tR\abrandId\x12\x19\n" +
@@ -2138,7 +2149,9 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\vexpire_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"expireTime\x12;\n" +
 	"\vrevoke_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"revokeTime\"i\n" +
+	"revokeTime\x12X\n" +
+	"\x15authorization_details\x18\n" +
+	" \x03(\v2#.pact.v1.ConsentAuthorizationDetailR\x14authorizationDetails\"i\n" +
 	"\x12RevokeGrantRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x19\n" +
 	"\bgrant_id\x18\x02 \x01(\tR\agrantId\x12\x1d\n" +
@@ -2273,35 +2286,36 @@ var file_pact_v1_delegation_proto_depIdxs = []int32{
 	25, // 7: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
 	25, // 8: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
 	25, // 9: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
-	23, // 10: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
-	27, // 11: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
-	14, // 12: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
-	24, // 13: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
-	2,  // 14: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
-	4,  // 15: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
-	6,  // 16: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
-	8,  // 17: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
-	10, // 18: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
-	12, // 19: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
-	15, // 20: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
-	17, // 21: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
-	19, // 22: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
-	21, // 23: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
-	3,  // 24: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
-	5,  // 25: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
-	7,  // 26: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
-	9,  // 27: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
-	11, // 28: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
-	13, // 29: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
-	16, // 30: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
-	18, // 31: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
-	20, // 32: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
-	22, // 33: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
-	24, // [24:34] is the sub-list for method output_type
-	14, // [14:24] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	26, // 10: pact.v1.Grant.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
+	23, // 11: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
+	27, // 12: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
+	14, // 13: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
+	24, // 14: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
+	2,  // 15: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
+	4,  // 16: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
+	6,  // 17: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
+	8,  // 18: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
+	10, // 19: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
+	12, // 20: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
+	15, // 21: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
+	17, // 22: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
+	19, // 23: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
+	21, // 24: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
+	3,  // 25: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
+	5,  // 26: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
+	7,  // 27: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
+	9,  // 28: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
+	11, // 29: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
+	13, // 30: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
+	16, // 31: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
+	18, // 32: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
+	20, // 33: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
+	22, // 34: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
+	25, // [25:35] is the sub-list for method output_type
+	15, // [15:25] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_delegation_proto_init() }

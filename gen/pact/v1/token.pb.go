@@ -119,8 +119,11 @@ type IntrospectTokenResponse struct {
 	AuthorizationDetailsJson string `protobuf:"bytes,11,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
 	// The same entries, structured, in grant order.
 	AuthorizationDetails []*AuthorizationDetail `protobuf:"bytes,12,rep,name=authorization_details,json=authorizationDetails,proto3" json:"authorization_details,omitempty"`
-	unknownFields        protoimpl.UnknownFields
-	sizeCache            protoimpl.SizeCache
+	// The token's jti (RFC 7662 §2.2, RFC 9068 §2.2); empty for a token
+	// minted before pactd added it.
+	Jti           string `protobuf:"bytes,13,opt,name=jti,proto3" json:"jti,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IntrospectTokenResponse) Reset() {
@@ -235,6 +238,13 @@ func (x *IntrospectTokenResponse) GetAuthorizationDetails() []*AuthorizationDeta
 		return x.AuthorizationDetails
 	}
 	return nil
+}
+
+func (x *IntrospectTokenResponse) GetJti() string {
+	if x != nil {
+		return x.Jti
+	}
+	return ""
 }
 
 // SignReceiptRequest carries the receipt claims (§5.6).
@@ -753,7 +763,7 @@ const file_pact_v1_token_proto_rawDesc = "" +
 	"\x16IntrospectTokenRequest\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x19\n" +
 	"\bbrand_id\x18\x02 \x01(\tR\abrandId\x12\x1b\n" +
-	"\tclient_id\x18\x03 \x01(\tR\bclientId\"\xc1\x03\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\"\xd3\x03\n" +
 	"\x17IntrospectTokenResponse\x12\x16\n" +
 	"\x06active\x18\x01 \x01(\bR\x06active\x12\x14\n" +
 	"\x05scope\x18\x02 \x01(\tR\x05scope\x12\x1b\n" +
@@ -768,7 +778,8 @@ const file_pact_v1_token_proto_rawDesc = "" +
 	"token_type\x18\n" +
 	" \x01(\tR\ttokenType\x12<\n" +
 	"\x1aauthorization_details_json\x18\v \x01(\tR\x18authorizationDetailsJson\x12Q\n" +
-	"\x15authorization_details\x18\f \x03(\v2\x1c.pact.v1.AuthorizationDetailR\x14authorizationDetails\"\x85\x02\n" +
+	"\x15authorization_details\x18\f \x03(\v2\x1c.pact.v1.AuthorizationDetailR\x14authorizationDetails\x12\x10\n" +
+	"\x03jti\x18\r \x01(\tR\x03jti\"\x85\x02\n" +
 	"\x12SignReceiptRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x19\n" +
 	"\bgrant_id\x18\x02 \x01(\tR\agrantId\x12\x1f\n" +
