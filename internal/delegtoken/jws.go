@@ -102,8 +102,8 @@ func verifyJWS(ctx context.Context, keys VerificationKeys, token, wantTyp string
 	if !ok {
 		return verified{}, refuse(ReasonMalformed)
 	}
-	header, err := objectMembers(rawHeader)
-	if err != nil {
+	header, ok := jws.HeaderMembers(rawHeader)
+	if !ok {
 		return verified{}, refuse(ReasonMalformed)
 	}
 	if alg, ok := stringMember(header, "alg"); !ok || alg != jws.ES256 {

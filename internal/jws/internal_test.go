@@ -323,3 +323,18 @@ func TestRawToDER(t *testing.T) {
 		}
 	}
 }
+
+func TestHeaderMembers(t *testing.T) {
+	t.Parallel()
+	if _, ok := HeaderMembers([]byte(`{ "alg" : "ES256" ,"kid":"k"}`)); !ok {
+		t.Fatal("ok/inner-whitespace: refused")
+	}
+	for _, s := range []string{` {"alg":"ES256"}`, `{"alg":"ES256"} `, "{\"alg\":\"ES256\"}\n", "\r\n{\"alg\":\"ES256\"}", ``, `{`} {
+		if _, ok := HeaderMembers([]byte(s)); ok {
+			t.Errorf("fail/%q: accepted", s)
+		}
+		if o := NewHeader([]byte(s)); o.Valid() {
+			t.Errorf("fail/%q: NewHeader valid before walking", s)
+		}
+	}
+}

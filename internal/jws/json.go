@@ -95,6 +95,17 @@ func NewObject(b []byte) Object {
 	return o
 }
 
+// NewHeader starts walking a protected header: one JSON object as
+// NewObject, with no whitespace before its "{" or after its "}". jwx (and
+// any verifier that rebuilds the signing input from a re-read header)
+// sees such a header differently, and no JOSE library emits one.
+func NewHeader(b []byte) Object {
+	if len(b) == 0 || b[0] != '{' || b[len(b)-1] != '}' {
+		return Object{b: b, bad: true}
+	}
+	return NewObject(b)
+}
+
 // Next returns the next member. ok is false at the end of the object, on a
 // syntax error or on a duplicate name; the caller then checks Valid.
 func (o *Object) Next() (name Name, v Value, ok bool) {
@@ -525,7 +536,15 @@ func parseNumericDate(raw []byte) (float64, bool) {
 // map from unescaped name to the value's JSON text. It is for the paths
 // that are not hot (delegation tokens, receipts, sessions, assertions).
 func Members(b []byte) (map[string]json.RawMessage, bool) {
-	o := NewObject(b)
+	return members(NewObject(b))
+}
+
+// HeaderMembers is Members for a protected header (see NewHeader).
+func HeaderMembers(b []byte) (map[string]json.RawMessage, bool) {
+	return members(NewHeader(b))
+}
+
+func members(o Object) (map[string]json.RawMessage, bool) {
 	m := make(map[string]json.RawMessage)
 	for {
 		name, v, ok := o.Next()

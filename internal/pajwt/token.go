@@ -44,7 +44,7 @@ func parseHeader(b []byte) (header, *Error) {
 		kidV      jws.Value
 		forbidden string
 	)
-	it := jws.NewObject(b)
+	it := jws.NewHeader(b)
 	for {
 		name, v, ok := it.Next()
 		if !ok {

@@ -132,7 +132,7 @@ func parseAssertion(tok string) (compactJWS, *assertionRefusal) {
 	if !ok1 || !ok2 || !ok3 {
 		return compactJWS{}, refuse(reasonMalformed, "an assertion segment is not strict base64url")
 	}
-	hdr, ok := jws.Members(hdrJSON)
+	hdr, ok := jws.HeaderMembers(hdrJSON)
 	if !ok {
 		return compactJWS{}, refuse(reasonMalformed, "the assertion header is not a JSON object of unique members")
 	}
