@@ -77,9 +77,10 @@ type Object struct {
 	dup  bool
 	// badName: an escaped name that does not decode (unpaired surrogate).
 	badName bool
-	// names seen so far, unescaped; the first inlineNames inline, the
-	// rest in more.
-	names [inlineNames][]byte
+	// names are the spans in b of the first inlineNames member names (as
+	// offsets, not slices, so that b does not escape to the heap); the
+	// rest are kept unescaped in more.
+	names [inlineNames]span
 	more  map[string]struct{}
 }
 
@@ -130,8 +131,9 @@ func (o *Object) Next() (name Name, v Value, ok bool) {
 		o.bad = true
 		return Name{}, Value{}, false
 	}
+	nameStart := o.i + 1
 	raw, esc, good := o.readString()
-	if !good || !o.remember(raw, esc) {
+	if !good || !o.remember(nameStart, nameStart+len(raw), esc) {
 		o.bad = true
 		return Name{}, Value{}, false
 	}
@@ -173,42 +175,65 @@ func (o *Object) Next() (name Name, v Value, ok bool) {
 	return Name{Raw: raw, Escaped: esc}, v, true
 }
 
-// remember records a member name and reports false when it was seen
-// before (or is an escaped name that does not decode).
-func (o *Object) remember(raw []byte, esc bool) bool {
+// span is a member name's position in the text: b[start:end] between the
+// quotes, escaped when it holds backslash escapes.
+type span struct {
+	start, end int32
+	escaped    bool
+}
+
+// remember records the member name at b[start:end] and reports false when
+// it was seen before (compared after unescaping) or is an escaped name that
+// does not decode.
+func (o *Object) remember(start, end int, esc bool) bool {
+	cur := span{start: int32(start), end: int32(end), escaped: esc}
+	var curText []byte // the unescaped name, computed only when needed
 	if esc {
-		u, ok := unescape(raw)
+		u, ok := unescape(o.b[start:end])
 		if !ok {
 			o.badName = true
 			return false
 		}
-		raw = u
+		curText = u
 	}
-	if o.n < inlineNames {
-		for _, prev := range o.names[:o.n] {
-			if bytes.Equal(prev, raw) {
-				o.dup = true
-				return false
-			}
-		}
-		o.names[o.n] = raw
-		return true
-	}
-	for _, prev := range o.names {
-		if bytes.Equal(prev, raw) {
+	for _, prev := range o.names[:min(o.n, inlineNames)] {
+		if o.sameName(prev, cur, curText) {
 			o.dup = true
 			return false
 		}
 	}
+	if o.n < inlineNames {
+		o.names[o.n] = cur
+		return true
+	}
+	if curText == nil {
+		curText = o.b[start:end]
+	}
 	if o.more == nil {
 		o.more = make(map[string]struct{})
 	}
-	if _, seen := o.more[string(raw)]; seen {
+	if _, seen := o.more[string(curText)]; seen {
 		o.dup = true
 		return false
 	}
-	o.more[string(raw)] = struct{}{}
+	o.more[string(curText)] = struct{}{}
 	return true
+}
+
+// sameName reports whether the remembered name prev equals cur (whose
+// unescaped text is curText when cur is escaped).
+func (o *Object) sameName(prev, cur span, curText []byte) bool {
+	p := o.b[prev.start:prev.end]
+	if !prev.escaped && !cur.escaped {
+		return bytes.Equal(p, o.b[cur.start:cur.end])
+	}
+	if prev.escaped {
+		p, _ = unescape(p) // decodes: it was checked when remembered
+	}
+	if !cur.escaped {
+		curText = o.b[cur.start:cur.end]
+	}
+	return bytes.Equal(p, curText)
 }
 
 // Valid reports whether the whole text was one well-formed object of
