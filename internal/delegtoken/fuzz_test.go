@@ -6,39 +6,14 @@ import (
 	"testing"
 
 	"pactd/internal/delegtoken"
+	"pactd/internal/jws/jwstest"
 )
 
-// mutations is how many ways mutate changes a token.
-const mutations = 7
-
-// mutate changes tok at position pos (mod its length) the op-th way.
-func mutate(tok string, op, pos int, b byte) string {
-	i := pos % len(tok)
-	switch op {
-	case 0: // overwrite a byte (a no-op when it is the same byte)
-		if tok[i] == b {
-			b ^= 1
-		}
-		return tok[:i] + string([]byte{b}) + tok[i+1:]
-	case 1: // insert a byte
-		return tok[:i] + string([]byte{b}) + tok[i:]
-	case 2: // delete a byte
-		return tok[:i] + tok[i+1:]
-	case 3: // duplicate a byte
-		return tok[:i+1] + tok[i:]
-	case 4: // duplicate a span of up to b bytes
-		end := min(len(tok), i+1+int(b)%32)
-		return tok[:end] + tok[i:end] + tok[end:]
-	case 5: // insert whitespace or a line break
-		return tok[:i] + [...]string{"\n", "\r", "\r\n", " ", "\t"}[int(b)%5] + tok[i:]
-	default: // the high-S twin of the signature
-		return highSTwin(tok)
-	}
-}
-
-// FuzzVerify feeds arbitrary strings, and mutations of a valid token
-// (a byte overwritten, inserted, deleted or duplicated, a span duplicated,
-// CR/LF/space inserted, a high-S twin), to Verify. Properties: it never
+// FuzzVerify feeds arbitrary strings, and every jwstest mutation of a
+// valid token (bytes overwritten, inserted, deleted or duplicated, spans
+// and segments duplicated or dropped, whitespace and CR/LF, padded,
+// standard-alphabet and non-canonical re-encodings, the high-S twin), to
+// Verify. Properties: it never
 // panics; a refusal is always an *Error (the keys never fail here); the
 // answer is deterministic; only the genuine token verifies, so no mutation
 // of it ever does.
@@ -83,8 +58,8 @@ func FuzzVerify(f *testing.F) {
 			}
 		}
 		check(tok)
-		for op := range mutations {
-			check(mutate(valid, op, int(pos), b))
+		for op := range jwstest.Ops {
+			check(jwstest.Mutate(valid, op, int(pos), b))
 		}
 	})
 }

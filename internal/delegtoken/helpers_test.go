@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math/big"
-	"strings"
 	"testing"
 	"time"
 
@@ -166,18 +165,4 @@ func mustDecode(s string) []byte {
 		panic(err)
 	}
 	return b
-}
-
-// highSTwin returns tok with its ES256 signature's S replaced by n−S (the
-// malleated twin that also verifies unless low S is required).
-func highSTwin(tok string) string {
-	i := strings.LastIndexByte(tok, '.')
-	sig, err := base64.RawURLEncoding.DecodeString(tok[i+1:])
-	if err != nil || len(sig) != 64 {
-		return tok + "A"
-	}
-	s := new(big.Int).SetBytes(sig[32:])
-	s.Sub(elliptic.P256().Params().N, s)
-	s.FillBytes(sig[32:])
-	return tok[:i+1] + b64(sig)
 }

@@ -8,7 +8,6 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
-	"math/big"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	jwxjws "github.com/lestrrat-go/jwx/v3/jws"
 
 	"pactd/internal/jws"
+	"pactd/internal/jws/jwstest"
 )
 
 // The differential oracle: lestrrat-go/jwx/v3, configured strictly (compact
@@ -24,7 +24,8 @@ import (
 // every token the core accepts. The core's side is what every pactd
 // verifier does before its own claim rules: Split, strict base64url of all
 // three segments, header and payload JSON objects of unique members, alg
-// the expected one, kid and typ strings when present, none of the members
+// the expected one, kid, typ, cty, x5t and x5t#S256 strings when present
+// (see StringHeader), none of the members
 // every pactd path refuses (jwk, jku, x5u, x5c, crit, b64, zip, enc), and
 // the signature under the origin's low-S rule.
 
@@ -100,7 +101,7 @@ func coreAccepts(k oracleKeys, tok, alg string, o jws.Origin) bool {
 	if a, _, ok := jws.StringMember(h, "alg"); !ok || a != alg {
 		return false
 	}
-	for _, name := range []string{"kid", "typ"} {
+	for _, name := range []string{"kid", "typ", "cty", "x5t", "x5t#S256"} {
 		if _, present, ok := jws.StringMember(h, name); present && !ok {
 			return false
 		}
@@ -129,109 +130,6 @@ func jwxAccepts(k oracleKeys, tok, alg string) bool {
 	return err == nil
 }
 
-// segments splits tok on every dot (for mutations only).
-func segments(tok string) []string { return strings.Split(tok, ".") }
-
-// reencode rewrites segment i of tok with f applied to its decoded bytes'
-// standard encodings.
-func reencode(tok string, i int, f func(raw []byte) string) string {
-	s := segments(tok)
-	if i >= len(s) {
-		return tok
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(s[i])
-	if err != nil {
-		return tok
-	}
-	s[i] = f(raw)
-	return strings.Join(s, ".")
-}
-
-// highS returns tok with its ES256 signature replaced by the (r, n−s) twin.
-func highS(tok string) string {
-	return reencode(tok, 2, func(sig []byte) string {
-		if len(sig) != 64 {
-			return enc(sig)
-		}
-		s := new(big.Int).SetBytes(sig[32:])
-		s.Sub(elliptic.P256().Params().N, s)
-		out := append([]byte(nil), sig...)
-		s.FillBytes(out[32:])
-		return enc(out)
-	})
-}
-
-// nonCanonical sets unused trailing bits of segment i's last character.
-func nonCanonical(tok string, i int) string {
-	s := segments(tok)
-	if i >= len(s) || len(s[i])%4 == 0 || s[i] == "" {
-		return tok
-	}
-	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-	last := strings.IndexByte(alphabet, s[i][len(s[i])-1])
-	if last < 0 {
-		return tok
-	}
-	s[i] = s[i][:len(s[i])-1] + string(alphabet[last|1])
-	return strings.Join(s, ".")
-}
-
-// mutationOps is how many ways mutate changes a token.
-const mutationOps = 16
-
-// mutate changes tok the op-th way at position pos (mod its length), with
-// b as the byte or size where one is needed.
-func mutate(tok string, op, pos int, b byte) string {
-	if tok == "" {
-		return tok
-	}
-	i := pos % len(tok)
-	seg := int(b) % 3
-	switch op % mutationOps {
-	case 0: // overwrite a byte
-		return tok[:i] + string([]byte{b}) + tok[i+1:]
-	case 1: // insert a byte
-		return tok[:i] + string([]byte{b}) + tok[i:]
-	case 2: // delete a byte
-		return tok[:i] + tok[i+1:]
-	case 3: // duplicate a byte
-		return tok[:i+1] + tok[i:]
-	case 4: // duplicate a span
-		end := min(len(tok), i+1+int(b)%48)
-		return tok[:end] + tok[i:end] + tok[end:]
-	case 5: // whitespace or a line break
-		return tok[:i] + [...]string{"\n", "\r", "\r\n", " ", "\t", "\v", "\f"}[int(b)%7] + tok[i:]
-	case 6: // a whole segment duplicated
-		s := segments(tok)
-		if seg >= len(s) {
-			return tok
-		}
-		return strings.Join(append(s[:seg+1:seg+1], s[seg:]...), ".")
-	case 7: // a segment dropped
-		s := segments(tok)
-		if seg >= len(s) {
-			return tok
-		}
-		return strings.Join(append(s[:seg:seg], s[seg+1:]...), ".")
-	case 8: // padded base64url
-		return reencode(tok, seg, func(raw []byte) string { return base64.URLEncoding.EncodeToString(raw) })
-	case 9: // standard alphabet, unpadded
-		return reencode(tok, seg, func(raw []byte) string { return base64.RawStdEncoding.EncodeToString(raw) })
-	case 10: // standard alphabet, padded
-		return reencode(tok, seg, func(raw []byte) string { return base64.StdEncoding.EncodeToString(raw) })
-	case 11: // non-canonical trailing bits
-		return nonCanonical(tok, seg)
-	case 12: // the high-S twin
-		return highS(tok)
-	case 13: // leading or trailing whitespace around the token
-		return [...]string{" ", "\n", "\t"}[int(b)%3] + tok
-	case 14:
-		return tok + [...]string{" ", "\n", "\r\n", "="}[int(b)%4]
-	default: // the token itself
-		return tok
-	}
-}
-
 // diffCase is one token for the differential test.
 type diffCase struct {
 	name, alg string
@@ -257,6 +155,8 @@ var diffCases = []diffCase{
 	{"b64-false-no-crit", jws.ES256, `{"alg":"ES256","b64":false}`, `{}`},
 	{"kid-number", jws.ES256, `{"alg":"ES256","kid":7}`, `{}`},
 	{"typ-null", jws.ES256, `{"alg":"ES256","typ":null}`, `{}`},
+	{"x5t-number", jws.ES256, `{"alg":"ES256","x5t":5}`, `{}`},
+	{"cty-object", jws.ES256, `{"alg":"ES256","cty":{}}`, `{}`},
 	{"alg-none", jws.ES256, `{"alg":"none"}`, `{}`},
 	{"alg-lower", jws.ES256, `{"alg":"es256"}`, `{}`},
 	{"alg-array", jws.ES256, `{"alg":["ES256"]}`, `{}`},
@@ -293,14 +193,14 @@ func TestDifferentialWithJWX(t *testing.T) {
 			t.Fatalf("ok/%s: core %v, jwx %v; want both to accept", name, coreAccepts(k, toks[name], alg, jws.ThirdParty), jwxAccepts(k, toks[name], alg))
 		}
 	}
-	for _, name := range []string{"dup-alg", "escaped-dup-alg", "dup-claim", "escaped-dup-claim", "crit", "b64-false", "kid-number", "typ-null", "alg-none", "payload-not-json", "deep", "lone-surrogate-name", "header-outer-whitespace"} {
+	for _, name := range []string{"dup-alg", "escaped-dup-alg", "dup-claim", "escaped-dup-claim", "crit", "b64-false", "kid-number", "typ-null", "x5t-number", "cty-object", "alg-none", "payload-not-json", "deep", "lone-surrogate-name", "header-outer-whitespace"} {
 		if coreAccepts(k, toks[name], jws.ES256, jws.ThirdParty) {
 			t.Errorf("fail/%s: the core accepts", name)
 		}
 	}
 	// The high-S twin: a third party's passes (jwx too); one of pactd's own
 	// is refused.
-	twin := highS(toks["es256-plain"])
+	twin := jwstest.HighS(toks["es256-plain"])
 	if !coreAccepts(k, twin, jws.ES256, jws.ThirdParty) || !jwxAccepts(k, twin, jws.ES256) {
 		t.Error("ok/high-s-third-party: refused")
 	}
@@ -310,10 +210,10 @@ func TestDifferentialWithJWX(t *testing.T) {
 	n := 0
 	for _, c := range diffCases {
 		tok := toks[c.name]
-		for op := range mutationOps {
+		for op := range jwstest.Ops {
 			for pos := 0; pos < len(tok); pos += 1 + len(tok)/23 {
 				for _, b := range []byte{0, 1, 2, 'A', '.', '=', '+', 0xff} {
-					m := mutate(tok, op, pos, b)
+					m := jwstest.Mutate(tok, op, pos, b)
 					for _, o := range []jws.Origin{jws.ThirdParty, jws.Own} {
 						n++
 						if coreAccepts(k, m, c.alg, o) && !jwxAccepts(k, m, c.alg) {
@@ -345,7 +245,7 @@ func FuzzDifferential(f *testing.F) {
 		if useRSA {
 			alg = jws.RS256
 		}
-		tok := mutate(sign(t, k, alg, []byte(header), payload), int(op), int(pos), b)
+		tok := jwstest.Mutate(sign(t, k, alg, []byte(header), payload), int(op), int(pos), b)
 		for _, o := range []jws.Origin{jws.ThirdParty, jws.Own} {
 			if coreAccepts(k, tok, alg, o) && !jwxAccepts(k, tok, alg) {
 				t.Fatalf("the core accepts %q (origin %d), jwx refuses", tok, o)

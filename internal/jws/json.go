@@ -64,6 +64,20 @@ func (n Name) Is(want string) bool {
 	return ok && string(b) == want
 }
 
+// StringHeader reports whether name is one of the registered header
+// parameters that are JSON strings (RFC 7515 §4.1: kid, typ, cty, x5t,
+// x5t#S256) and not refused by every pactd verifier anyway. A verifier that
+// lets such a member through must refuse it when it is not a string: jwx
+// refuses such a token, so one pactd accepts would read differently there.
+func StringHeader(name Name) bool {
+	for _, n := range [...]string{"kid", "typ", "cty", "x5t", "x5t#S256"} {
+		if name.Is(n) {
+			return true
+		}
+	}
+	return false
+}
+
 // inlineNames is how many names an Object remembers without allocating.
 const inlineNames = 16
 

@@ -34,8 +34,8 @@ type header struct {
 
 // parseHeader checks a decoded JOSE header: a JSON object (ReasonMalformed),
 // an accepted "alg" (ReasonAlgorithm), no forbidden members and an acceptable
-// "typ" (ReasonForbiddenHeader), a string "kid" (ReasonMalformed), in that
-// order.
+// "typ" (ReasonForbiddenHeader), a string "kid", then string "cty", "x5t"
+// and "x5t#S256" when present (ReasonMalformed), in that order.
 func parseHeader(b []byte) (header, *Error) {
 	var (
 		h         header
@@ -43,6 +43,7 @@ func parseHeader(b []byte) (header, *Error) {
 		typV      jws.Value
 		kidV      jws.Value
 		forbidden string
+		mistyped  bool // cty, x5t or x5t#S256 not a string
 	)
 	it := jws.NewHeader(b)
 	for {
@@ -60,6 +61,9 @@ func parseHeader(b []byte) (header, *Error) {
 		default:
 			if forbidden == "" {
 				forbidden = forbiddenHeader(name)
+			}
+			if v.Kind != jws.KindString && jws.StringHeader(name) {
+				mistyped = true
 			}
 		}
 	}
@@ -103,6 +107,9 @@ func parseHeader(b []byte) (header, *Error) {
 		h.kid = kid
 	default:
 		return h, refuse(ReasonMalformed, "kid not a string")
+	}
+	if mistyped {
+		return h, refuse(ReasonMalformed, "cty, x5t or x5t#S256 not a string")
 	}
 	return h, nil
 }

@@ -181,12 +181,13 @@ func New(cfg Config) (*Verifier, error) {
 //     [TooLarge, Malformed];
 //  2. exactly three strict base64url segments, header and claims non-empty
 //     [Malformed];
-//  3. the header is a JSON object [Malformed]; "alg" is ES256 or RS256
-//     before any key is touched [Algorithm]; no jwk, jku, x5u, x5c, crit,
-//     b64, zip or enc, and "typ" absent or JWT [ForbiddenHeader]; "kid" a
-//     non-empty string if present [Malformed];
-//  4. the claims are a JSON object without duplicated registered claims
-//     [Malformed]; "iss" a non-empty string [UnknownIssuer];
+//  3. the header is a JSON object of unique members with nothing around it
+//     [Malformed]; "alg" is ES256 or RS256 before any key is touched
+//     [Algorithm]; no jwk, jku, x5u, x5c, crit, b64, zip or enc, and "typ"
+//     absent or JWT [ForbiddenHeader]; "kid" a non-empty string if present,
+//     and "cty", "x5t" and "x5t#S256" strings if present (RFC 7515 §4.1)
+//     [Malformed];
+//  4. the claims are a JSON object of unique members [Malformed]; "iss" a non-empty string [UnknownIssuer];
 //  5. lookup by exact issuer [UnknownIssuer], enabled [AgentDisabled];
 //  6. the key: by kid, refetching once (subject to the source's cooldown)
 //     when unknown [UnknownKey]; without kid, each key fitting alg, at most
