@@ -176,6 +176,7 @@ var sameRankAllowed = map[string]string{
 
 	"pactd/internal/pajwt -> pactd/internal/jws":      "PA JWTs are parsed and verified by the one compact-JWS core",
 	"pactd/internal/delegtoken -> pactd/internal/jws": "delegation tokens, receipts and consent sessions are parsed, signed and verified by the one compact-JWS core",
+	"pactd/internal/jose -> pactd/internal/jws":       "JWK documents are read with the core's strict unique-member JSON reader",
 }
 
 // knownExceptions are imports that break the rule today and are to be
