@@ -2,7 +2,6 @@ package delegation
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/delegtoken"
+	"pactd/internal/jws"
 )
 
 // IssueDelegation is the token endpoint (RFC 6749 §3.2, RFC 8628 §3.4,
@@ -322,25 +322,26 @@ func (s *Service) RevokeToken(ctx context.Context, req *pactv1.RevokeTokenReques
 }
 
 // unverifiedGrantID reads grant_id from a compact JWS payload without
-// checking anything else; "" when there is none. Input is bounded before
-// decoding.
+// checking the signature; "" when there is none. It goes through the same
+// parser front end as every verified token (size bound, three segments,
+// strict base64url, a JSON object of unique members), so it never reads a
+// grant id that the token's own verifier would read differently.
 func unverifiedGrantID(tok string) string {
-	if len(tok) > delegtoken.MaxTokenBytes {
-		return ""
-	}
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		return ""
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	parts, err := jws.Split(tok, delegtoken.MaxTokenBytes)
 	if err != nil {
 		return ""
 	}
-	var claims struct {
-		GrantID string `json:"grant_id"`
-	}
-	if json.Unmarshal(payload, &claims) != nil || len(claims.GrantID) > maxIDLen {
+	payload, ok := jws.Decode(parts.Payload)
+	if !ok {
 		return ""
 	}
-	return claims.GrantID
+	claims, ok := jws.Members(payload)
+	if !ok {
+		return ""
+	}
+	id, _, ok := jws.StringMember(claims, "grant_id")
+	if !ok || len(id) > maxIDLen {
+		return ""
+	}
+	return id
 }
