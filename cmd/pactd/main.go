@@ -184,8 +184,8 @@ func tokenCmd(ctx context.Context, args, env []string, stdout, stderr io.Writer)
 	if role != string(db.RoleAdmin) && role != string(db.RoleFrontend) {
 		return errors.New("--role must be admin or frontend")
 	}
-	if name == "" || strings.HasPrefix(name, auth.BootstrapLabelPrefix) || strings.HasPrefix(name, "generated ") {
-		return errors.New("--name must be non-empty and not start with \"bootstrap \" or \"generated \" (pactd's own)")
+	if problem := auth.CheckLabel(name); problem != "" {
+		return errors.New("--name " + problem)
 	}
 	cfg, err := config.Load(rest, env, stderr)
 	if err != nil {

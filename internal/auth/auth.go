@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"connectrpc.com/connect"
 	"golang.org/x/sync/singleflight"
@@ -64,6 +66,24 @@ const (
 	GeneratedAdminLabel = "generated admin"
 )
 
+// MaxLabel bounds a credential's name, in characters.
+const MaxLabel = 200
+
+// CheckLabel says what is wrong with a name for a new credential ("" when
+// nothing): 1 to MaxLabel printable characters without leading or trailing
+// space, and not one of pactd's own prefixes.
+func CheckLabel(name string) string {
+	switch {
+	case name == "" || utf8.RuneCountInString(name) > MaxLabel || strings.TrimSpace(name) != name:
+		return fmt.Sprintf("must be 1 to %d characters without leading or trailing space", MaxLabel)
+	case strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		return "must be printable characters"
+	case strings.HasPrefix(name, BootstrapLabelPrefix) || strings.HasPrefix(name, GeneratedAdminLabel[:len("generated ")]):
+		return fmt.Sprintf("names starting with %q or %q are pactd's own", BootstrapLabelPrefix, GeneratedAdminLabel[:len("generated ")])
+	}
+	return ""
+}
+
 // Hash is the stored form of a credential.
 func Hash(token string) []byte {
 	h := sha256.Sum256([]byte(token))
@@ -80,8 +100,8 @@ func NewToken(role db.Role) string {
 // Bootstrap stores the configured credentials' hashes. The variables are a
 // bootstrap only: when one holds a new value, the credential of its
 // previous value is revoked (an unset variable revokes nothing). A
-// configured value whose credential was revoked is refused: choose a new
-// one. When no admin token is configured and no live admin credential is
+// configured value whose credential was revoked stays refused (pactd says
+// so on out and starts anyway): choose a new one. When no admin token is configured and no live admin credential is
 // stored, it generates one, stores its hash and writes it to out once: it
 // cannot be shown again (this is also how an operator who revoked every
 // admin credential gets back in).
@@ -99,7 +119,14 @@ func Bootstrap(ctx context.Context, s Store, adminToken, frontendToken string, n
 			return err
 		}
 		if !cred.LiveAt(now) {
-			return fmt.Errorf("%s is a credential that was revoked (%s); set a new value", c.env, cred.ID)
+			// Refused, but no reason to stop serving everyone else: a
+			// revoked bootstrap must not take every replica down at its
+			// next start.
+			if _, err := fmt.Fprintf(out, "pactd: %s is a revoked or expired credential (%s): it is refused; set a new value\n",
+				c.env, cred.ID); err != nil {
+				return err
+			}
+			continue
 		}
 		revoked, err := s.RevokeCredentialsByLabel(ctx, label, Hash(c.token), now)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,7 +100,7 @@ const (
 
 // Handler wraps a slog.Handler: it adds request_id to records logged with a
 // request's context, and rate-limits records at warn level and above that
-// repeat the same message and error.
+// repeat the same message and attributes.
 type Handler struct {
 	next  slog.Handler
 	state *limiter
@@ -131,11 +132,13 @@ func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool { return h.nex
 // Handle implements slog.Handler.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level >= slog.LevelWarn {
+		// The key is the message and every attribute but the timings, so
+		// only truly identical records collapse: an audit line of one
+		// Brand or source never hides another's.
 		k := r.Message
 		r.Attrs(func(a slog.Attr) bool {
-			if a.Key == "error" {
-				k += "\x00" + a.Value.String()
-				return false
+			if !strings.HasSuffix(a.Key, "_ms") {
+				k += "\x00" + a.Key + "=" + a.Value.String()
 			}
 			return true
 		})

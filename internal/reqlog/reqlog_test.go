@@ -101,3 +101,19 @@ func TestFaultLoggedMark(t *testing.T) {
 		t.Fatal("a bare context has a request")
 	}
 }
+
+// Records that differ in any attribute but timings are limited apart:
+// one Brand's audit lines never hide another's.
+func TestLimitKeyIncludesAttributes(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Unix(1000, 0)
+	log := slog.New(NewHandler(slog.NewJSONHandler(&buf, nil), func() time.Time { return now }))
+	for range 10 {
+		log.Warn("user code lookup failed", slog.String("brand_id", "acme"), slog.Float64("duration_ms", 1.5))
+	}
+	log.Warn("user code lookup failed", slog.String("brand_id", "beta"), slog.Float64("duration_ms", 2.5))
+	got := lines(t, &buf)
+	if len(got) != Burst+1 || got[len(got)-1]["brand_id"] != "beta" {
+		t.Fatalf("%d lines (want %d, the last for beta): %s", len(got), Burst+1, buf.String())
+	}
+}

@@ -76,6 +76,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap lets http.ResponseController reach the real writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
@@ -94,6 +97,9 @@ func (s *Server) observeHTTP(m *httpMetrics, next http.Handler) http.Handler {
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p) // net/http's own way to abort a response: not a fault
+				}
 				s.log.ErrorContext(r.Context(), "panic in OAuth endpoint", slog.String("endpoint", endpoint), slog.Any("panic", p))
 				reqlog.MarkFaultLogged(r.Context())
 				if sw.status == 0 {

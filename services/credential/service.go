@@ -9,9 +9,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"time"
-	"unicode"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -26,8 +24,6 @@ import (
 
 // Limits of a credential request.
 const (
-	// MaxName bounds a credential's name, in characters.
-	MaxName = 200
 	// MaxLifetime bounds how far ahead an expiry may be.
 	MaxLifetime = 10 * 365 * 24 * time.Hour
 )
@@ -81,18 +77,12 @@ func (s *Service) CreateCredential(ctx context.Context, req *pactv1.CreateCreden
 	if !ok {
 		v.Add("role", "must be CALLER_ROLE_ADMIN or CALLER_ROLE_FRONTEND")
 	}
-	name := req.GetName()
-	switch {
-	case name == "" || len([]rune(name)) > MaxName || strings.TrimSpace(name) != name:
-		v.Add("name", "must be 1 to %d characters without leading or trailing space", MaxName)
-	case strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-		v.Add("name", "must be printable characters")
-	case strings.HasPrefix(name, auth.BootstrapLabelPrefix) || strings.HasPrefix(name, "generated "):
-		v.Add("name", "names starting with %q or %q are pactd's own", auth.BootstrapLabelPrefix, "generated ")
+	if problem := auth.CheckLabel(req.GetName()); problem != "" {
+		v.Add("name", "%s", problem)
 	}
 	var expires time.Time
 	if req.GetExpireTime() != nil {
-		expires = req.GetExpireTime().AsTime()
+		expires = req.GetExpireTime().AsTime().Truncate(time.Second) // as stored
 		switch {
 		case req.GetExpireTime().CheckValid() != nil || !expires.After(now):
 			v.Add("expire_time", "must be in the future")
@@ -103,7 +93,7 @@ func (s *Service) CreateCredential(ctx context.Context, req *pactv1.CreateCreden
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	c, tok, err := auth.Create(ctx, s.d.Store, role, name, expires.Truncate(time.Second), now)
+	c, tok, err := auth.Create(ctx, s.d.Store, role, req.GetName(), expires, now)
 	if err != nil {
 		return nil, s.fault(ctx, "create credential", err)
 	}

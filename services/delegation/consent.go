@@ -132,7 +132,7 @@ func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConse
 	// Consent skipping is for the User the trusted frontend signed in; a
 	// signed-assertion Brand skips in BeginConsent, on the assertion's sub.
 	if req.GetBrandUser() != "" && trustedFrontend(b) {
-		if resp.CoveredByGrant, err = s.coveringGrant(ctx, b, d, req.GetBrandUser(), s.now()); err != nil {
+		if _, resp.CoveredByGrant, err = s.coveringGrant(ctx, b, d, req.GetBrandUser(), s.now()); err != nil {
 			return nil, s.fault(ctx, op+": covering grant", err)
 		}
 	}

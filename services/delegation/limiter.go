@@ -2,11 +2,8 @@ package delegation
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
-
-	"pactd/db"
 )
 
 // Defaults of the user-code guessing limits and the pending bounds.
@@ -69,9 +66,11 @@ type guessReservation struct {
 // when its source is over the source limit, or when the Brand is over its
 // limit and the lookup names no source or a source that has failed in this
 // window already: a User with the right code, from a source that has not
-// failed, is never locked out by other sources' guesses. (Such a source
-// gets one lookup while the Brand is over; after one failure it is
-// limited too.)
+// failed, is not locked out by other sources' guesses. Such sources share
+// one more allowance of the Brand's limit a window (a hard cap, so cheap
+// fresh sources cannot lift the bound past twice the limit); a found code
+// gives its place back. Windows are fixed, so up to twice a limit can
+// fall within a few seconds across a window's edge.
 func (s *Service) reserveGuess(ctx context.Context, op, brandID, source string, now time.Time) (guessReservation, error) {
 	g := s.guesses
 	r := guessReservation{window: now.Truncate(g.window)}
@@ -99,7 +98,22 @@ func (s *Service) reserveGuess(ctx context.Context, op, brandID, source string, 
 		return r, s.fault(ctx, op+": count lookup", err)
 	}
 	r.scopes = append(r.scopes, scope)
-	if n > g.brand && (source == "" || sourceFailed) {
+	refuse := n > g.brand && (source == "" || sourceFailed)
+	if n > g.brand && !refuse {
+		// A source that has not failed goes on while the Brand is over its
+		// limit, from a shared allowance of the same size with a hard cap:
+		// cheap fresh sources (accounts, addresses) cannot lift the Brand's
+		// bound past twice its limit a window.
+		scope := "fresh:" + brandID
+		m, err := s.d.Store.AddUserCodeFailure(ctx, scope, r.window)
+		if err != nil {
+			s.releaseGuess(ctx, r)
+			return r, s.fault(ctx, op+": count lookup", err)
+		}
+		r.scopes = append(r.scopes, scope)
+		refuse = m > g.brand
+	}
+	if refuse {
 		s.releaseGuess(ctx, r)
 		s.d.Logger.WarnContext(ctx, "user code lookup refused: guessing limit", slog.String("op", op), slog.String("brand_id", brandID),
 			slog.String("source", source))
@@ -126,10 +140,9 @@ func (s *Service) releaseGuess(ctx context.Context, r guessReservation) {
 // the RFC 6749 invalid_request a client understands (and a description
 // saying to finish or wait for a pending one).
 func (s *Service) checkPending(ctx context.Context, agentID, brandID string, now time.Time) (refused bool, err error) {
+	// Count, then insert: concurrent requests may pass the bound by their
+	// number; it bounds growth, not an exact count.
 	total, atBrand, err := s.d.Store.CountPendingDeviceAuthorizations(ctx, agentID, brandID, now)
-	if errors.Is(err, db.ErrNotFound) {
-		return false, nil
-	}
 	if err != nil {
 		return false, s.fault(ctx, "device authorization: count pending", err)
 	}

@@ -866,3 +866,43 @@ func TestPendingDeviceAuthorizationsAreBounded(t *testing.T) {
 		}
 	})
 }
+
+// Fresh sources while the Brand is over its limit share one more
+// allowance of the Brand's limit, then they are refused too: cheap new
+// sources cannot lift the Brand's bound (here 3 a window, 6 in all).
+func TestFreshSourcesCannotLiftTheBrandLimit(t *testing.T) {
+	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+		e := newEnv(t, newStore(t), func(d *delegation.Deps) { d.GuessLimit, d.SourceGuessLimit, d.GuessWindow = 3, 2, 5*time.Minute })
+		ctx := t.Context()
+		real := e.startDevice("acme", paAuth, paIssuer, "orders:read")["user_code"].(string)
+		describe := func(code, source string) error {
+			_, err := e.rpc.DescribeConsent(ctx, &pactv1.DescribeConsentRequest{BrandId: "acme", UserCode: code, Source: source})
+			return err
+		}
+		notFound := 0
+		for i := range 12 {
+			code := fmt.Sprintf("BBBB-BB%c%c", delegation.UserCodeAlphabet[i/20], delegation.UserCodeAlphabet[i%20])
+			if code == real {
+				t.Skip("the drawn code is one of the guesses")
+			}
+			switch err := describe(code, fmt.Sprintf("192.0.2.%d", i)); connect.CodeOf(err) {
+			case connect.CodeNotFound:
+				notFound++
+			case connect.CodeResourceExhausted:
+			default:
+				t.Fatalf("guess %d: %v", i, err)
+			}
+		}
+		if notFound != 6 {
+			t.Fatalf("12 fresh sources reached the store %d times; want 6 (the Brand's 3 and the fresh allowance's 3)", notFound)
+		}
+		// Now even a fresh source with the right code waits for the window.
+		if err := describe(real, "198.51.100.1"); connect.CodeOf(err) != connect.CodeResourceExhausted {
+			t.Fatalf("fresh source after both allowances: %v, want ResourceExhausted", err)
+		}
+		e.clk.Advance(5 * time.Minute) // the next window; the code (10 minutes) is still pending
+		if err := describe(real, "198.51.100.1"); err != nil {
+			t.Fatalf("ok/next-window: %v", err)
+		}
+	})
+}

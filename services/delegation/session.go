@@ -81,12 +81,15 @@ func (s *Service) BeginConsent(ctx context.Context, req *pactv1.BeginConsentRequ
 	// Consent skipping: a live grant of this User to this PA covers the
 	// request already, so it is approved with exactly what was requested,
 	// the assertion used up in the same transaction.
-	covered, err := s.coveringGrant(ctx, b, d, a.subject, now)
+	cover, covered, err := s.coveringGrant(ctx, b, d, a.subject, now)
 	if err != nil {
 		return nil, s.fault(ctx, op+": covering grant", err)
 	}
 	if covered {
 		g := newGrant(b, d, a.subject, grantedScopes(b, d, d.Scopes), now)
+		if cover.ExpireTime.Before(g.ExpireTime) {
+			g.ExpireTime = cover.ExpireTime // a skip never extends the PA's access
+		}
 		if _, g, err = s.d.Store.ApproveDeviceAuthorizationWithAssertion(ctx, d.ID, g, a.use, now); err != nil {
 			return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
 		}

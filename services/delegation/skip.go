@@ -17,29 +17,35 @@ const maxSkipGrants = 500
 // requests, when the Brand skips consent for such requests
 // (skip_consent_when_granted). It never errs towards skipping: anything it
 // cannot read is "not covered".
-func (s *Service) coveringGrant(ctx context.Context, b db.Brand, d db.DeviceAuthorization, brandUser string, now time.Time) (bool, error) {
+//
+// It returns the covering grant that expires last; a grant made by the
+// skip expires no later than it, so skipping never extends a PA's access
+// in time.
+func (s *Service) coveringGrant(ctx context.Context, b db.Brand, d db.DeviceAuthorization, brandUser string, now time.Time) (db.Grant, bool, error) {
 	if !b.Delegation.SkipConsent || brandUser == "" {
-		return false, nil
+		return db.Grant{}, false, nil
 	}
+	var best db.Grant
+	found := false
 	before := ""
 	for read := 0; read < maxSkipGrants; {
 		page, err := s.d.Store.ListGrants(ctx, b.ID, brandUser, before, 100)
 		if err != nil {
-			return false, err
+			return db.Grant{}, false, err
 		}
 		for _, g := range page {
 			if g.AgentID == d.AgentID && g.ClientID == d.ClientID && g.RevokeTime.IsZero() && now.Before(g.ExpireTime) &&
-				covers(b.Delegation.AuthorizationDetailsTypes, g, d) {
-				return true, nil
+				covers(b.Delegation.AuthorizationDetailsTypes, g, d) && (!found || g.ExpireTime.After(best.ExpireTime)) {
+				best, found = g, true
 			}
 		}
 		if len(page) < 100 {
-			return false, nil
+			break
 		}
 		read += len(page)
 		before = page[len(page)-1].ID
 	}
-	return false, nil
+	return best, found, nil
 }
 
 // covers reports whether grant g covers request d: every requested scope

@@ -1,8 +1,10 @@
 package delegation_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
@@ -113,9 +115,15 @@ func TestConsentSkippingSignedAssertion(t *testing.T) {
 		if r := e.mustBegin(login, code); r.GetSkippedGrantId() != "" || r.GetConsentSession() == "" {
 			t.Fatalf("fail/skip-off: %v", r)
 		}
+		firstGrant, err := s.ListGrants(ctx, "signed", "user-42", "", 10)
+		if err != nil || len(firstGrant) != 1 {
+			t.Fatalf("the first grant: %v, %v", firstGrant, err)
+		}
+		e.clk.Advance(24 * time.Hour) // the skip must not extend the PA's access past the first grant
 		skipConsent(t, s, "signed", true)
 		code, device := e.pendingCode()
-		assertion := login.es256(t, login.claims(e.clk.Now(), code))
+		claims := login.claims(e.clk.Now(), code)
+		assertion := login.es256(t, claims)
 		r, err := e.rpc.BeginConsent(ctx, &pactv1.BeginConsentRequest{BrandId: "signed", BrandAssertion: assertion})
 		if err != nil {
 			t.Fatal(err)
@@ -130,9 +138,15 @@ func TestConsentSkippingSignedAssertion(t *testing.T) {
 		if tok := tr.json(t); tr.status != 200 || tok["scope"] != "orders:read" {
 			t.Fatalf("token after a skipped consent: %d %s", tr.status, tr.body)
 		}
-		// The assertion was used up by the skip.
-		if _, err := e.rpc.BeginConsent(ctx, &pactv1.BeginConsentRequest{BrandId: "signed", BrandAssertion: assertion}); err == nil {
-			t.Fatal("fail/replayed-assertion-after-skip: accepted")
+		// The skipped grant expires with the grant that covered it.
+		grants, err := s.ListGrants(ctx, "signed", "user-42", "", 10)
+		if err != nil || len(grants) != 2 || grants[0].ID != r.GetSkippedGrantId() || !grants[0].ExpireTime.Equal(firstGrant[0].ExpireTime) {
+			t.Fatalf("grants after the skip: %+v, %v; want the new one to expire at %v", grants, err, firstGrant[0].ExpireTime)
+		}
+		// The assertion was used up by the skip: its jti is taken.
+		use := db.BrandAssertionUse{BrandID: "signed", JTI: claims["jti"].(string), ExpireTime: e.clk.Now().Add(time.Hour)}
+		if err := s.UseBrandAssertion(ctx, use, e.clk.Now()); !errors.Is(err, db.ErrAssertionReplayed) {
+			t.Fatalf("the skip's assertion is not used up: %v, want ErrAssertionReplayed", err)
 		}
 		// Another User at the same Brand has no grant: the page.
 		other := login.claims(e.clk.Now(), "")

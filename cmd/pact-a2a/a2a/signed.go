@@ -167,8 +167,8 @@ func (h *Handler) decideSigned(w http.ResponseWriter, r *http.Request, b brandPa
 func (h *Handler) connectedSigned(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v := view{Title: "Connected assistants", Signed: true, Status: statusText[q.Get("status")]}
-	if sc := q.Get("scope"); q.Get("status") == "approved" && len(sc) <= 2048 {
-		v.Granted = sc // shown escaped, and only as the outcome it claims to be
+	if sc := q.Get("scope"); q.Get("status") == "approved" && len(sc) <= 2048 && scopeList(sc) {
+		v.Granted = sc // shown escaped, and only when it is a list of scope ids: no free text on our page
 	}
 	h.pages.render(w, http.StatusOK, "connected", v)
 }
@@ -225,4 +225,24 @@ func clientSource(r *http.Request) string {
 	}
 	sum := sha256.Sum256([]byte(host))
 	return "ip:" + hex.EncodeToString(sum[:12])
+}
+
+// scopeList reports whether s is 1 to 50 scope ids (PACT §5.1 syntax)
+// separated by single spaces, as the decision's redirect writes them.
+func scopeList(s string) bool {
+	ids := strings.Split(s, " ")
+	if len(ids) == 0 || len(ids) > 50 {
+		return false
+	}
+	for _, id := range ids {
+		if id == "" || len(id) > 128 {
+			return false
+		}
+		for i := 0; i < len(id); i++ {
+			if c := id[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
+				return false
+			}
+		}
+	}
+	return true
 }
