@@ -89,6 +89,18 @@ if [[ "${CI:-}" == "true" ]] && ! command -v chromium >/dev/null; then
 		fail "apt-get install chromium failed"
 fi
 if command -v chromium >/dev/null; then echo "chromium: $(chromium --version 2>/dev/null)"; fi
+# frontends/node (the TypeScript frontend): its npm dependencies from the
+# lockfile. Without Node it is skipped, except under CI=true, where it fails.
+NODE_FE=0
+if command -v node >/dev/null && command -v npm >/dev/null; then
+	echo "node $(node --version), npm $(npm --version)"
+	(cd frontends/node && npm ci --no-audit --no-fund) || fail "npm ci in frontends/node failed"
+	NODE_FE=1
+elif [[ "${CI:-}" == "true" ]]; then
+	fail "node and npm (Node 20) are needed for frontends/node"
+else
+	echo "node/npm not found: frontends/node is not checked"
+fi
 
 # ---------------------------------------------------------------------------
 section "protos: buf lint, buf format"
@@ -115,6 +127,15 @@ if [[ -n "$untracked" ]]; then
 	fail "generated files above are not in git: add and commit them"
 fi
 echo "gen/ and db/internal/ match buf and sqlc output"
+# frontends/node/src/gen: the same protos through protoc-gen-es (buf.gen.es.yaml).
+if [[ $NODE_FE == 1 ]]; then
+	tool buf generate --template buf.gen.es.yaml
+	if ! git diff --exit-code --stat -- frontends/node/src/gen ||
+		git status --porcelain --untracked-files=all -- frontends/node/src/gen | grep '^??'; then
+		fail "frontends/node/src/gen is stale: run go tool -modfile=tools/go.mod buf generate --template buf.gen.es.yaml and commit it"
+	fi
+	echo "frontends/node/src/gen matches protoc-gen-es output"
+fi
 
 # ---------------------------------------------------------------------------
 section "gofmt, go vet"
