@@ -11,6 +11,8 @@
  *                                    signs Users in for the consent pages
  *   -transport  A2A_TRANSPORT        how pactd is called: connect (HTTP/1.1, default),
  *                                    connect-h2 (HTTP/2) or grpc
+ *   -agent-url  A2A_AGENT_URL        run each turn by an agent in another process over HTTP
+ *                                    (src/remote.ts); wins over -demo's agent
  *               PACT_FRONTEND_TOKEN  the frontend credential pactd knows (required)
  */
 import { createServer, type Server } from "node:http";
@@ -21,6 +23,7 @@ import { DemoAgent } from "./demo/agent.js";
 import { DemoLogin } from "./demo/login.js";
 import { pactdTransport, transportKinds, type TransportKind } from "./transport.js";
 import type { Agent } from "./agent.js";
+import { RemoteAgent } from "./remote.js";
 
 /** Options are the parsed settings. */
 export interface Options {
@@ -29,6 +32,7 @@ export interface Options {
   demo: boolean;
   transport: TransportKind;
   token: string;
+  agentUrl: string;
 }
 
 /** parseOptions reads flags (-name value, -name=value, --name …) over the environment. */
@@ -39,9 +43,10 @@ export function parseOptions(args: string[], env: Record<string, string | undefi
     demo: env["A2A_DEMO"] === "true",
     transport: (env["A2A_TRANSPORT"] || "connect") as TransportKind,
     token: env["PACT_FRONTEND_TOKEN"] ?? "",
+    agentUrl: env["A2A_AGENT_URL"] ?? "",
   };
   for (let i = 0; i < args.length; i++) {
-    const m = /^--?([a-z]+)(?:=(.*))?$/.exec(args[i]!);
+    const m = /^--?([a-z-]+)(?:=(.*))?$/.exec(args[i]!);
     if (!m) throw new Error("unexpected argument " + JSON.stringify(args[i]));
     const name = m[1]!;
     if (name === "demo") {
@@ -53,6 +58,7 @@ export function parseOptions(args: string[], env: Record<string, string | undefi
     if (name === "listen") o.listen = value;
     else if (name === "pactd") o.pactd = value;
     else if (name === "transport") o.transport = value as TransportKind;
+    else if (name === "agent-url") o.agentUrl = value;
     else throw new Error("flag provided but not defined: -" + name);
   }
   if (!transportKinds.includes(o.transport)) throw new Error("-transport must be one of " + transportKinds.join(", "));
@@ -78,6 +84,7 @@ export async function start(o: Options, agent?: Agent): Promise<Server> {
     cfg.agent = new DemoAgent();
     cfg.sessions = login;
   }
+  if (o.agentUrl) cfg.agent = new RemoteAgent(o.agentUrl);
   if (agent) cfg.agent = agent;
   if (!o.token) throw new Error("a2a: need pactd's URL and a frontend token (set PACT_FRONTEND_TOKEN)");
   const fe = new Frontend(cfg);
