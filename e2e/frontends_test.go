@@ -67,11 +67,11 @@ func frontendFor(t *testing.T) frontend {
 	return goFrontend
 }
 
-// onlyGo skips a test on the other frontends, saying what they miss.
-func onlyGo(t *testing.T, missing string) {
-	t.Helper()
-	if fe := frontendFor(t); fe.name != goFrontend.name {
-		t.Skipf("not run against the %s frontend: %s", fe.name, missing)
+// eachFrontend runs f once per frontend, one after another, on SQLite (the
+// browser tests: one Chromium at a time is enough for two cores).
+func eachFrontend(t *testing.T, f func(t *testing.T)) {
+	for _, fe := range frontends {
+		t.Run(fe.name, func(t *testing.T) { useFrontend(t, fe); f(t) })
 	}
 }
 
