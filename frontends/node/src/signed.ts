@@ -44,7 +44,7 @@ export class BrandPages {
     } catch {
       return this.verification;
     }
-    u.searchParams.set("return_to", this.consentURL + "?user_code=" + encodeURIComponent(code));
+    u.searchParams.set("return_to", this.consentURL + "?user_code=" + queryEscape(code));
     // Go's url.Values.Encode sorts the keys.
     u.searchParams.sort();
     return u.toString();

@@ -17,6 +17,7 @@ import type { Sessions } from "../oauth.js";
 import { field, readForm, redirect } from "../oauth.js";
 import { esc } from "../pages.js";
 import { unescapeSegment } from "../handler.js";
+import { queryEscape } from "../signed.js";
 
 /** sessionTtlSeconds is how long a demo sign-in lasts. */
 export const sessionTtlSeconds = 3600;
@@ -98,7 +99,7 @@ export class DemoLogin implements Sessions {
   }
 
   loginURL(brandId: string, returnTo: string): string {
-    return "/demo/" + encodeURIComponent(brandId) + "/login?return_to=" + encodeURIComponent(returnTo);
+    return "/demo/" + encodeURIComponent(brandId) + "/login?return_to=" + queryEscape(returnTo);
   }
 
   /** brandUser is the user name of a valid, unexpired cookie for the Brand, or "". */
