@@ -12,6 +12,8 @@
 #   5. PostgreSQL                 127.0.0.1:5432 answers, or the machine's cluster is started
 #   6. go test -race ./...        every package under the race detector
 #   7. fuzz smoke                 every Fuzz* target for PACT_FUZZTIME (default 20000x)
+# frontends/node (the TypeScript frontend) joins in: npm ci (step 1), its generated code
+# (step 3), type-check, unit tests and build (step 4); e2e runs against it in step 6.
 # and a last line "N passed, M failed", counted from go test -json (test-level
 # pass and fail events of steps 6 and 7). Exits non-zero if anything failed.
 #
@@ -146,6 +148,12 @@ if [[ -n "$unformatted" ]]; then
 fi
 go vet ./...
 echo "gofmt and go vet clean"
+# frontends/node: strict type-check, its unit tests (node --test), and the
+# build the shared e2e suite starts as the TypeScript frontend.
+if [[ $NODE_FE == 1 ]]; then
+	(cd frontends/node && npm run --silent typecheck && npm test) || fail "frontends/node: type-check or unit tests failed"
+	echo "frontends/node type-checks, its unit tests pass, dist/ is built for e2e"
+fi
 
 # ---------------------------------------------------------------------------
 section "PostgreSQL"
