@@ -14,6 +14,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"pactd/internal/authzdetails"
 )
 
 // ErrNotFound means the requested row does not exist.
@@ -63,6 +65,12 @@ type Delegation struct {
 	LoginMode        string  `json:"login_mode,omitempty"`
 	AssertionIssuer  string  `json:"assertion_issuer,omitempty"`
 	AssertionJWKSURI string  `json:"assertion_jwks_uri,omitempty"`
+	// AuthorizationDetailsTypes are the RFC 9396 types the Brand accepts
+	// (PACT §5.7); none means PAs may not send authorization_details.
+	AuthorizationDetailsTypes []authzdetails.Type `json:"authorization_details_types,omitempty"`
+	// SkipConsent approves a request that a live grant of the same User to
+	// the same PA already covers, without a consent page.
+	SkipConsent bool `json:"skip_consent_when_granted,omitempty"`
 }
 
 // Scope is a permission a Brand defines.

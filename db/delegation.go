@@ -58,6 +58,9 @@ type DeviceAuthorization struct {
 	ExpiresAt time.Time
 	// CreateTime is when the PA asked.
 	CreateTime time.Time
+	// AuthorizationDetails are the requested RFC 9396 authorization_details
+	// (PACT §5.7) in canonical JSON; "" for a scope-only request.
+	AuthorizationDetails string
 }
 
 // Grant is a User's standing permission for one PA at one Brand.
@@ -82,6 +85,10 @@ type Grant struct {
 	RevokeTime time.Time
 	// AgentDisplayName is the PA's display name; filled by ListGrants only.
 	AgentDisplayName string
+	// AuthorizationDetails are the approved RFC 9396 authorization_details
+	// (PACT §5.7) in canonical JSON; "" for a scope-only grant. Fixed when
+	// the grant is made. Not filled by ListGrants.
+	AuthorizationDetails string
 }
 
 // RefreshToken is a stored refresh token: only its hash is kept.
@@ -194,6 +201,9 @@ type DelegationStore interface {
 	// GrantLiveAt reports whether the grant exists for this Brand, client
 	// and Brand user and is neither revoked nor expired at now.
 	GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error)
+	// LiveGrantDetails is GrantLiveAt that also returns the grant's
+	// AuthorizationDetails ("" for a scope-only grant) when it is live.
+	LiveGrantDetails(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (details string, live bool, err error)
 
 	// GetRefreshToken returns a refresh token by hash, used or not.
 	GetRefreshToken(ctx context.Context, hash []byte) (RefreshToken, error)
@@ -205,9 +215,20 @@ type DelegationStore interface {
 	RotateRefreshToken(ctx context.Context, old []byte, brandID, clientID string, now time.Time, next RefreshToken) (RefreshToken, error)
 
 	// PurgeExpiredDelegation deletes device authorizations and refresh
-	// tokens that expired at or before now, and used Brand assertions whose
-	// ExpireTime is before now, returning how many rows went.
+	// tokens that expired at or before now, used Brand assertions whose
+	// ExpireTime is before now, and user-code failure windows that started
+	// more than an hour before now, returning how many rows went.
 	PurgeExpiredDelegation(ctx context.Context, now time.Time) (int64, error)
+
+	// AddUserCodeFailure counts one failed (or reserved) user-code lookup
+	// in scope's window starting at window, and returns the window's count
+	// including it. Concurrent calls each see a distinct count.
+	AddUserCodeFailure(ctx context.Context, scope string, window time.Time) (int64, error)
+	// RemoveUserCodeFailure takes one back (never below zero).
+	RemoveUserCodeFailure(ctx context.Context, scope string, window time.Time) error
+	// CountPendingDeviceAuthorizations counts an agent's pending device
+	// authorizations that have not expired at now: in all, and at brandID.
+	CountPendingDeviceAuthorizations(ctx context.Context, agentID, brandID string, now time.Time) (total, atBrand int64, err error)
 }
 
 // delegFromUnix0 reads 0 (never) back as the zero time.
@@ -234,7 +255,7 @@ func deviceFromRow(r liteq.DeviceAuthorization) DeviceAuthorization {
 		DeviceCodeHash: r.DeviceCodeHash, UserCodeHash: r.UserCodeHash, Scopes: delegSplitScopes(r.Scopes),
 		Status: DeviceStatus(r.Status), BrandUser: r.BrandUser, GrantID: r.GrantID,
 		Interval: time.Duration(r.IntervalSeconds) * time.Second, LastPolledAt: delegFromUnix0(r.LastPolledAt),
-		ExpiresAt: fromUnix(r.ExpiresAt), CreateTime: fromUnix(r.CreateTime),
+		ExpiresAt: fromUnix(r.ExpiresAt), CreateTime: fromUnix(r.CreateTime), AuthorizationDetails: r.AuthorizationDetails,
 	}
 }
 
@@ -247,6 +268,7 @@ func createDeviceParams(d DeviceAuthorization) liteq.CreateDeviceAuthorizationPa
 		ID: d.ID, BrandID: d.BrandID, AgentID: d.AgentID, ClientID: d.ClientID,
 		DeviceCodeHash: d.DeviceCodeHash, UserCodeHash: d.UserCodeHash, Scopes: delegJoinScopes(d.Scopes),
 		IntervalSeconds: int64(d.Interval / time.Second), ExpiresAt: unix(d.ExpiresAt), CreateTime: unix(d.CreateTime),
+		AuthorizationDetails: d.AuthorizationDetails,
 	}
 }
 
@@ -254,7 +276,7 @@ func grantFromRow(r liteq.Grant) Grant {
 	return Grant{
 		ID: r.ID, BrandID: r.BrandID, AgentID: r.AgentID, ClientID: r.ClientID, BrandUser: r.BrandUser,
 		Scopes: delegSplitScopes(r.Scopes), CreateTime: fromUnix(r.CreateTime), ExpireTime: fromUnix(r.ExpireTime),
-		RevokeTime: delegFromUnix0(r.RevokeTime),
+		RevokeTime: delegFromUnix0(r.RevokeTime), AuthorizationDetails: r.AuthorizationDetails,
 	}
 }
 
@@ -263,7 +285,7 @@ func grantFromPG(r pgq.Grant) Grant { return grantFromRow(liteq.Grant(r)) }
 func grantFromListRow(r liteq.ListGrantsByUserRow) Grant {
 	g := grantFromRow(liteq.Grant{
 		ID: r.ID, BrandID: r.BrandID, AgentID: r.AgentID, ClientID: r.ClientID, BrandUser: r.BrandUser,
-		Scopes: r.Scopes, CreateTime: r.CreateTime, ExpireTime: r.ExpireTime, RevokeTime: r.RevokeTime,
+		Scopes: r.Scopes, CreateTime: r.CreateTime, ExpireTime: r.ExpireTime, RevokeTime: r.RevokeTime, AuthorizationDetails: r.AuthorizationDetails,
 	})
 	g.AgentDisplayName = r.AgentDisplayName
 	return g
@@ -277,6 +299,7 @@ func createGrantParams(g Grant) liteq.CreateGrantParams {
 	return liteq.CreateGrantParams{
 		ID: g.ID, BrandID: g.BrandID, AgentID: g.AgentID, ClientID: g.ClientID, BrandUser: g.BrandUser,
 		Scopes: delegJoinScopes(g.Scopes), CreateTime: unix(g.CreateTime), ExpireTime: unix(g.ExpireTime),
+		AuthorizationDetails: g.AuthorizationDetails,
 	}
 }
 

@@ -202,6 +202,17 @@ func (s *pgStore) GrantLiveAt(ctx context.Context, grantID, brandID, clientID, b
 	return n == 1, pgErr(err)
 }
 
+func (s *pgStore) LiveGrantDetails(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (string, bool, error) {
+	d, err := s.q.GetLiveGrantDetails(ctx, pgq.GetLiveGrantDetailsParams{ID: grantID, BrandID: brandID, ClientID: clientID, BrandUser: brandUser, Now: unix(now)})
+	if err != nil {
+		if err = pgErr(err); errors.Is(err, ErrNotFound) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	return d, true, nil
+}
+
 func (s *pgStore) GetRefreshToken(ctx context.Context, hash []byte) (RefreshToken, error) {
 	r, err := s.q.GetRefreshToken(ctx, hash)
 	if err != nil {
@@ -240,8 +251,26 @@ func (s *pgStore) PurgeExpiredDelegation(ctx context.Context, now time.Time) (in
 			return err
 		}
 		k, err := q.DeleteExpiredBrandAssertions(ctx, unix(now))
-		total = n + m + k
+		if err != nil {
+			return err
+		}
+		f, err := q.DeleteOldUserCodeFailures(ctx, unix(now.Add(-time.Hour)))
+		total = n + m + k + f
 		return err
 	})
 	return total, err
+}
+
+func (s *pgStore) AddUserCodeFailure(ctx context.Context, scope string, window time.Time) (int64, error) {
+	n, err := s.q.AddUserCodeFailure(ctx, pgq.AddUserCodeFailureParams{Scope: scope, WindowStart: unix(window)})
+	return n, pgErr(err)
+}
+
+func (s *pgStore) RemoveUserCodeFailure(ctx context.Context, scope string, window time.Time) error {
+	return pgErr(s.q.RemoveUserCodeFailure(ctx, pgq.RemoveUserCodeFailureParams{Scope: scope, WindowStart: unix(window)}))
+}
+
+func (s *pgStore) CountPendingDeviceAuthorizations(ctx context.Context, agentID, brandID string, now time.Time) (int64, int64, error) {
+	r, err := s.q.CountPendingDeviceAuthorizations(ctx, pgq.CountPendingDeviceAuthorizationsParams{AgentID: agentID, BrandID: brandID, Now: unix(now)})
+	return r.Total, r.AtBrand, pgErr(err)
 }

@@ -209,6 +209,17 @@ func (s *sqliteStore) GrantLiveAt(ctx context.Context, grantID, brandID, clientI
 	return n == 1, liteErr(err)
 }
 
+func (s *sqliteStore) LiveGrantDetails(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (string, bool, error) {
+	d, err := s.q.GetLiveGrantDetails(ctx, liteq.GetLiveGrantDetailsParams{ID: grantID, BrandID: brandID, ClientID: clientID, BrandUser: brandUser, Now: unix(now)})
+	if err != nil {
+		if err = liteErr(err); errors.Is(err, ErrNotFound) {
+			return "", false, nil
+		}
+		return "", false, err
+	}
+	return d, true, nil
+}
+
 func (s *sqliteStore) GetRefreshToken(ctx context.Context, hash []byte) (RefreshToken, error) {
 	r, err := s.q.GetRefreshToken(ctx, hash)
 	if err != nil {
@@ -247,8 +258,26 @@ func (s *sqliteStore) PurgeExpiredDelegation(ctx context.Context, now time.Time)
 			return err
 		}
 		k, err := q.DeleteExpiredBrandAssertions(ctx, unix(now))
-		total = n + m + k
+		if err != nil {
+			return err
+		}
+		f, err := q.DeleteOldUserCodeFailures(ctx, unix(now.Add(-time.Hour)))
+		total = n + m + k + f
 		return err
 	})
 	return total, err
+}
+
+func (s *sqliteStore) AddUserCodeFailure(ctx context.Context, scope string, window time.Time) (int64, error) {
+	n, err := s.q.AddUserCodeFailure(ctx, liteq.AddUserCodeFailureParams{Scope: scope, WindowStart: unix(window)})
+	return n, liteErr(err)
+}
+
+func (s *sqliteStore) RemoveUserCodeFailure(ctx context.Context, scope string, window time.Time) error {
+	return liteErr(s.q.RemoveUserCodeFailure(ctx, liteq.RemoveUserCodeFailureParams{Scope: scope, WindowStart: unix(window)}))
+}
+
+func (s *sqliteStore) CountPendingDeviceAuthorizations(ctx context.Context, agentID, brandID string, now time.Time) (int64, int64, error) {
+	r, err := s.q.CountPendingDeviceAuthorizations(ctx, liteq.CountPendingDeviceAuthorizationsParams{AgentID: agentID, BrandID: brandID, Now: unix(now)})
+	return r.Total, r.AtBrand, liteErr(err)
 }

@@ -28,6 +28,7 @@ func OpenPostgres(ctx context.Context, databaseURL string) (Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
+	cfg.ConnConfig.Tracer = pgTracer{} // a span per statement (db/trace.go)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect postgres: %w", err)

@@ -51,7 +51,7 @@ func OpenSQLite(ctx context.Context, path string) (Store, error) {
 		_ = sdb.Close()
 		return nil, err
 	}
-	return &sqliteStore{db: sdb, q: liteq.New(sdb)}, nil
+	return &sqliteStore{db: sdb, q: liteq.New(tracedDB{sdb})}, nil
 }
 
 // liteErr turns driver errors into the package's sentinels.

@@ -6,18 +6,30 @@
 #   1. toolchain and modules      go and git exist; main and tools modules downloaded;
 #                                 with CI=true, Debian's chromium (for e2e/browser_test.go)
 #   2. protos                     buf lint; buf format -d --exit-code
-#   3. generated code is fresh    buf generate + sqlc generate, then no diff and no
-#                                 untracked file under gen/ and db/internal/; sqlc compile, vet
-#   4. gofmt and go vet           gofmt -l prints nothing (generated code included)
+#   3. generated code is fresh    buf generate, buf build (internal/apidesc/pact.binpb) and
+#                                 sqlc generate, then no diff and no untracked file under gen/
+#                                 and db/internal/; sqlc compile, vet
+#   4. gofmt, go vet, promtool    gofmt -l prints nothing (generated code included);
+#                                 promtool check rules deploy/prometheus/*.yml
 #   5. PostgreSQL                 127.0.0.1:5432 answers, or the machine's cluster is started
 #   6. go test -race ./...        every package under the race detector
 #   7. fuzz smoke                 every Fuzz* target for PACT_FUZZTIME (default 20000x)
+#   8. container image            podman build of the Containerfile (offline, FROM scratch);
+#                                 size, user, entrypoint, no shell, and `pactd version` of the
+#                                 binary copied out of it (with CI=true, Debian's podman is
+#                                 installed; elsewhere skipped without podman)
 # frontends/node (the TypeScript frontend) joins in: npm ci (step 1), its generated code
 # (step 3), type-check, unit tests and build (step 4); e2e runs against it in step 6.
 # and a last line "N passed, M failed", counted from go test -json (test-level
 # pass and fail events of steps 6 and 7). Exits non-zero if anything failed.
 #
+# How long: on a 2-core machine with a cold Go build cache, about 25 minutes (the pinned
+# tools, the race-instrumented test binaries and the fuzz targets are compiled once; most of
+# it is compiling); warm, about 5 minutes. Every long step prints a line each minute.
+#
 # Environment:
+#   PACT_QUICK=1            quick local iteration: go test without -race, no fuzz smoke, no
+#                           browser test. Ignored under CI=true: CI always runs everything.
 #   PACT_FUZZTIME           fuzz budget per target (default 20000x executions; 0 skips the fuzz smoke).
 #                           A count, not a duration: Go 1.26's fuzz coordinator can report a bare
 #                           "context deadline exceeded" at the end of a wall-clock -fuzztime on a
@@ -57,16 +69,47 @@ if [[ $# -gt 0 ]]; then
 fi
 
 START=$SECONDS
+QUICK=0
+if [[ "${PACT_QUICK:-}" == "1" ]]; then
+	if [[ "${CI:-}" == "true" ]]; then
+		echo "PACT_QUICK=1 is ignored under CI=true: CI runs everything"
+	else
+		QUICK=1
+		echo "PACT_QUICK=1: quick mode (no -race, no fuzz smoke, no browser test); CI runs everything"
+	fi
+fi
 step=0
 section() {
 	step=$((step + 1))
-	printf '\n==== [%d/7] %s ====\n' "$step" "$*"
+	printf '\n==== [%d/8] %s ====\n' "$step" "$*"
 }
 fail() {
 	printf 'FAIL: %s\n' "$*" >&2
 	exit 1
 }
 tool() { go tool -modfile=tools/go.mod "$@"; }
+
+# heartbeat LABEL CMD...: runs CMD, printing a line every 60 s while it runs,
+# so a long compile is never a silent stretch.
+heartbeat() {
+	local label=$1 t0 hb rc=0
+	shift
+	t0=$(date +%s)
+	(
+		trap 'kill "$s" 2>/dev/null; exit 0' TERM
+		while :; do
+			sleep "${HEARTBEAT_SECONDS:-60}" &
+			s=$!
+			wait "$s"
+			echo "  ... $label: still running ($(($(date +%s) - t0))s)"
+		done
+	) &
+	hb=$!
+	"$@" || rc=$?
+	kill "$hb" 2>/dev/null || true
+	wait "$hb" 2>/dev/null || true
+	return "$rc"
+}
 
 WORK=$(mktemp -d -t pactd-test.XXXXXX)
 keep_work=0
@@ -82,6 +125,13 @@ echo "repo: $(pwd)  CI=${CI:-}"
 go mod download
 go mod download -modfile=tools/go.mod
 echo "modules downloaded"
+# The pinned tools the checks and tests run (buf, sqlc; grpcurl for the README's grant walk,
+# which cmd/pact-demo's TestReadmeGrantWalk runs): compiled once, a few minutes on a cold cache.
+echo "building the pinned tools buf, sqlc, grpcurl (a few minutes the first time)"
+heartbeat "building the pinned tools" bash -c 'go tool -modfile=tools/go.mod buf --version >/dev/null &&
+	go tool -modfile=tools/go.mod sqlc version >/dev/null && go tool -modfile=tools/go.mod grpcurl -version >/dev/null 2>&1' ||
+	fail "building the pinned tools failed"
+echo "pinned tools built"
 # e2e/browser_test.go drives headless Chromium and fails (not skips) under
 # CI=true without it, so CI installs Debian's package once (as root).
 if [[ "${CI:-}" == "true" ]] && ! command -v chromium >/dev/null; then
@@ -91,6 +141,14 @@ if [[ "${CI:-}" == "true" ]] && ! command -v chromium >/dev/null; then
 		fail "apt-get install chromium failed"
 fi
 if command -v chromium >/dev/null; then echo "chromium: $(chromium --version 2>/dev/null)"; fi
+# promtool (Debian's prometheus package) checks the alert rules in deploy/;
+# CI installs it, elsewhere that check is skipped without it.
+if [[ "${CI:-}" == "true" ]] && ! command -v promtool >/dev/null; then
+	echo "installing promtool (Debian package prometheus) for the alert rules check"
+	[[ $(id -u) == 0 ]] || fail "promtool is missing and installing it needs root: apt-get install prometheus"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null ||
+		fail "apt-get install prometheus failed"
+fi
 # frontends/node (the TypeScript frontend): its npm dependencies from the
 # lockfile. Without Node it is skipped, except under CI=true, where it fails.
 NODE_FE=0
@@ -116,12 +174,14 @@ echo "protos lint-clean and formatted"
 section "generated code is fresh (buf generate, sqlc generate)"
 git rev-parse --is-inside-work-tree >/dev/null 2>&1 || fail "not a git checkout: the freshness check needs git"
 tool buf generate
+# The documented descriptors that reflection serves (internal/apidesc).
+tool buf build --as-file-descriptor-set -o internal/apidesc/pact.binpb
 tool sqlc generate
 tool sqlc compile
 tool sqlc vet
-if ! git diff --exit-code --stat -- gen db/internal; then
+if ! git diff --exit-code --stat -- gen db/internal internal/apidesc/pact.binpb; then
 	git --no-pager diff -- gen db/internal | head -n 200
-	fail "generated code under gen/ or db/internal/ is stale: regenerate and commit it (never edit it by hand; fix the protos, queries or sqlc.yaml)"
+	fail "generated code under gen/, db/internal/ or internal/apidesc/pact.binpb is stale: regenerate and commit it (never edit it by hand; fix the protos, queries or sqlc.yaml)"
 fi
 untracked=$(git status --porcelain --untracked-files=all -- gen db/internal | grep '^??' || true)
 if [[ -n "$untracked" ]]; then
@@ -140,14 +200,21 @@ if [[ $NODE_FE == 1 ]]; then
 fi
 
 # ---------------------------------------------------------------------------
-section "gofmt, go vet"
+section "gofmt, go vet, promtool check rules"
 unformatted=$(gofmt -l .) || fail "gofmt could not read the files above"
 if [[ -n "$unformatted" ]]; then
 	printf '%s\n' "$unformatted"
 	fail "gofmt would change the files above: run gofmt -w on them"
 fi
-go vet ./...
+heartbeat "go vet" go vet ./...
 echo "gofmt and go vet clean"
+if command -v promtool >/dev/null; then
+	promtool check rules deploy/prometheus/*.yml || fail "promtool check rules: the alert rules in deploy/prometheus/ are invalid"
+elif [[ "${CI:-}" == "true" ]]; then
+	fail "promtool is missing under CI=true"
+else
+	echo "SKIP promtool check rules: promtool is not installed (Debian: apt-get install prometheus)"
+fi
 # frontends/node: strict type-check, its unit tests (node --test), and the
 # build the shared e2e suite starts as the TypeScript frontend.
 if [[ $NODE_FE == 1 ]]; then
@@ -266,16 +333,25 @@ status=0
 # The whole suite runs under the race detector: on this 2-core machine it took
 # 42 s against 39 s without (warm build cache, 2026-11-30), so no package is
 # worth excusing.
-section "go test -race ./..."
 t0=$SECONDS
-go test -json -race -count=1 ./... 2>&1 | tee "$JSON_TEST" | "$WORK/gotestfmt" || status=1
+if [[ $QUICK == 1 ]]; then
+	section "go test ./... (PACT_QUICK=1: no -race, no browser test)"
+	echo "compiling the test binaries, then each package's result as it finishes"
+	heartbeat "go test" bash -c 'set -o pipefail; go test -json -count=1 -skip "^TestBrowser" ./... 2>&1 | tee "$1" | "$2"' _ "$JSON_TEST" "$WORK/gotestfmt" || status=1
+else
+	section "go test -race ./..."
+	echo "compiling the race-instrumented test binaries (minutes on a cold cache), then each package's result as it finishes"
+	heartbeat "go test -race" bash -c 'set -o pipefail; go test -json -race -count=1 ./... 2>&1 | tee "$1" | "$2"' _ "$JSON_TEST" "$WORK/gotestfmt" || status=1
+fi
 echo "go test took $((SECONDS - t0))s"
 
 # ---------------------------------------------------------------------------
 FUZZTIME=${PACT_FUZZTIME:-20000x}
 targets=$(discover_fuzz)
 section "fuzz smoke: $(printf '%s' "$targets" | grep -c . || true) target(s), -fuzztime $FUZZTIME each"
-if [[ "$FUZZTIME" == "0" || "$FUZZTIME" == "0s" || "$FUZZTIME" == "0x" ]]; then
+if [[ $QUICK == 1 ]]; then
+	echo "PACT_QUICK=1: fuzz smoke skipped"
+elif [[ "$FUZZTIME" == "0" || "$FUZZTIME" == "0s" || "$FUZZTIME" == "0x" ]]; then
 	echo "PACT_FUZZTIME=$FUZZTIME: fuzz smoke skipped"
 elif [[ -z "$targets" ]]; then
 	echo "no fuzz targets found"
@@ -293,6 +369,58 @@ else
 		fi
 		cat "$one" >>"$JSON_FUZZ"
 	done <<<"$targets"
+fi
+
+# ---------------------------------------------------------------------------
+# The container image (Containerfile, scripts/container.sh): built offline with
+# podman and checked from outside. Containers cannot run on these machines
+# (no permission for the runtime's setrlimit), so the binary is copied out of
+# a created, never started, container and run on the host.
+section "container image (podman build, checked without running it)"
+check_image() {
+	local tag=localhost/pactd:test cid size user entry files want
+	echo "building the image (a static pactd build first: minutes on a cold cache)"
+	heartbeat "podman build" bash -c 'bash scripts/container.sh "$1" >"$2" 2>&1' _ "$tag" "$WORK/image.log" ||
+		{ tail -n 30 "$WORK/image.log"; echo "FAIL  podman build"; return 1; }
+	size=$(podman image inspect --format '{{.Size}}' "$tag")
+	user=$(podman image inspect --format '{{.Config.User}}' "$tag")
+	entry=$(podman image inspect --format '{{json .Config.Entrypoint}}' "$tag")
+	echo "image $tag: $((size / 1024 / 1024)) MiB, user $user, entrypoint $entry"
+	((size < 64 * 1024 * 1024)) || { echo "FAIL  the image is $size bytes, over 64 MiB"; return 1; }
+	[[ $user == "65532:65532" ]] || { echo "FAIL  the image's user is \"$user\", want the non-root 65532:65532"; return 1; }
+	[[ $entry == '["/usr/local/bin/pactd"]' ]] || { echo "FAIL  the image's entrypoint is $entry"; return 1; }
+	cid=$(podman create "$tag")
+	files=$(podman export "$cid" | tar -t) && podman cp "$cid:/usr/local/bin/pactd" "$WORK/pactd-from-image" || {
+		podman rm "$cid" >/dev/null
+		echo "FAIL  could not read the image's files"
+		return 1
+	}
+	podman rm "$cid" >/dev/null
+	if grep -qE '(^|/)(sh|bash|ash|busybox)$' <<<"$files"; then
+		echo "FAIL  the image has a shell"
+		return 1
+	fi
+	want="pactd $(git describe --tags --always --dirty) (commit $(git rev-parse HEAD)"
+	got=$("$WORK/pactd-from-image" version) || { echo "FAIL  the image's pactd did not answer version"; return 1; }
+	[[ $got == "$want"* ]] || { echo "FAIL  the image's pactd version is \"$got\", want \"$want…\""; return 1; }
+	echo "ok    the image's pactd answers: $got"
+	podman rmi "$tag" >/dev/null || true
+}
+if [[ $QUICK == 1 ]]; then
+	echo "PACT_QUICK=1: container image skipped"
+else
+	if [[ "${CI:-}" == "true" ]] && ! command -v podman >/dev/null; then
+		echo "installing podman for the container image check"
+		if [[ $(id -u) != 0 ]] || ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman >/dev/null; }; then
+			echo "FAIL  podman is missing and could not be installed (apt-get install podman)"
+			status=1
+		fi
+	fi
+	if command -v podman >/dev/null; then
+		check_image || status=1
+	elif [[ "${CI:-}" != "true" ]]; then
+		echo "SKIP container image: podman is not installed (Debian: apt-get install podman)"
+	fi
 fi
 
 # ---------------------------------------------------------------------------

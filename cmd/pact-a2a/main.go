@@ -57,7 +57,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	cfg := a2a.Config{PactdURL: *pactd, Token: getenv("PACT_FRONTEND_TOKEN"), Logger: log}
+	cfg := a2a.Config{PactdURL: *pactd, Token: getenv("PACT_FRONTEND_TOKEN"), Logger: log,
+		// The caller's W3C traceparent goes on to pactd (trace.go).
+		HTTPClient: pactdClient()}
 	mux := http.NewServeMux()
 	if *withDemo {
 		login := demo.NewLogin()
@@ -74,7 +76,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           withTraceContext(mux),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      90 * time.Second,

@@ -76,6 +76,11 @@ func TestDemo(t *testing.T) {
 		{[]string{"connect", "-as", "alice", "orders:cancel"}, []string{"granted: orders:cancel orders:read"}},
 		{[]string{"send", "cancel order 1002"}, []string{"Done: order #1002 (Milk frother) is cancelled.", "receipt ✔", "actions [cancel_order]"}},
 		{[]string{"token"}, []string{"eyJ"}},
+		// Resource-bound delegation (PACT §5.7): a grant for order 1001 only.
+		{[]string{"connect", "-as", "alice", "-details", `[{"type":"https://acme.example/authorization/order-cancel/v1","order_id":"1001","actions":["cancel"]}]`, "orders:cancel"},
+			[]string{`limited to authorization_details [{"actions":["cancel"],"order_id":"1001","type":"https://acme.example/authorization/order-cancel/v1"}]`}},
+		{[]string{"send", "cancel order 1002"}, []string{"needs [orders:cancel]"}},
+		{[]string{"send", "cancel order 1001"}, []string{"Order #1001 is delivered, so it can no longer be cancelled."}},
 	}
 	for _, s := range steps {
 		out := pa(s.args...)

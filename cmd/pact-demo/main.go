@@ -10,10 +10,12 @@
 //	go run ./cmd/pact-demo pa token             print a fresh PA JWT (for curl)
 //
 // The frontend runs as its own process (built with go build, or -frontend)
-// and reaches pactd only with a frontend token, as any frontend would. The
-// PA commands read the running demo's state file in the demo directory
-// (-dir, default $TMPDIR/pact-demo), which also keeps the PA's
-// conversation and delegation tokens between commands.
+// and reaches pactd only with a frontend token, as any frontend would. Each
+// run keeps its state in a fresh temporary directory (or -dir), so two demos
+// on one machine never share or delete each other's files. The PA commands
+// read the running demo's state file there (-dir, default: the directory of
+// the demo started last, named in $TMPDIR/pact-demo.current), which also
+// keeps the PA's conversation and delegation tokens between commands.
 package main
 
 import (
@@ -25,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -44,5 +47,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return serve(ctx, args, stdout, stderr, startFrontend)
 }
 
-// defaultDir is where the demo keeps its state unless -dir says otherwise.
-func defaultDir() string { return filepath.Join(os.TempDir(), "pact-demo") }
+// currentFile names the directory of the demo started last: the PA commands'
+// default -dir.
+func currentFile() string { return filepath.Join(os.TempDir(), "pact-demo.current") }
+
+// defaultDir is the directory of the demo started last, or "" when none runs.
+func defaultDir() string {
+	raw, err := os.ReadFile(currentFile())
+	if err != nil || len(raw) > 4096 {
+		return ""
+	}
+	return strings.TrimSpace(string(raw))
+}

@@ -74,10 +74,11 @@ func runPA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		err = p.send(ctx, strings.Join(cmd.Args(), " "), *fresh)
 	case "connect":
 		as := cmd.String("as", "", "play the User's browser: sign in as this user and allow")
+		details := cmd.String("details", "", `RFC 9396 authorization_details JSON array to send, e.g. '[{"type":"https://acme.example/authorization/order-cancel/v1","order_id":"1002","actions":["cancel"]}]'`)
 		if err := cmd.Parse(rest); err != nil {
 			return err
 		}
-		err = p.connect(ctx, cmd.Args(), *as)
+		err = p.connect(ctx, cmd.Args(), *as, *details)
 	case "token":
 		_, err = fmt.Fprintln(stdout, p.jwt())
 	default:
@@ -304,7 +305,8 @@ func (p *paClient) send(ctx context.Context, text string, fresh bool) error {
 }
 
 // connect runs the device grant for the scopes (plus those the PA holds).
-func (p *paClient) connect(ctx context.Context, scopes []string, as string) error {
+// details, when not empty, is sent as authorization_details (PACT §5.7).
+func (p *paClient) connect(ctx context.Context, scopes []string, as, details string) error {
 	scopes = slices.Compact(slices.Sorted(slices.Values(slices.Concat(scopes, p.st.PA.Scopes))))
 	if len(scopes) == 0 {
 		return errors.New("pa connect: name the scopes, e.g. pa connect orders:read")
@@ -313,7 +315,11 @@ func (p *paClient) connect(ctx context.Context, scopes []string, as string) erro
 	if err != nil {
 		return err
 	}
-	status, da, err := p.oauth(ctx, c.deviceURL, url.Values{"scope": {strings.Join(scopes, " ")}})
+	form := url.Values{"scope": {strings.Join(scopes, " ")}}
+	if details != "" {
+		form.Set("authorization_details", details)
+	}
+	status, da, err := p.oauth(ctx, c.deviceURL, form)
 	if err != nil {
 		return err
 	}
@@ -345,6 +351,10 @@ func (p *paClient) connect(ctx context.Context, scopes []string, as string) erro
 		case status == http.StatusOK:
 			p.keep(body)
 			fmt.Fprintf(p.out, "pa: connected; granted: %s (the User may grant less than asked)\n", strings.Join(p.st.PA.Scopes, " "))
+			if ad, ok := body["authorization_details"]; ok {
+				raw, _ := json.Marshal(ad)
+				fmt.Fprintf(p.out, "pa: limited to authorization_details %s\n", raw)
+			}
 			return nil
 		case e == "slow_down":
 			interval += 5 * time.Second

@@ -55,6 +55,17 @@ func demoBrand(frontendURL string) *pactv1.CreateBrandRequest {
 			},
 			LoginUrl:  frontendURL + "/demo/" + brandID,
 			LoginMode: pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND,
+			// Resource-bound delegation (PACT §5.7): cancelling exact orders.
+			AuthorizationDetailsTypes: []*pactv1.AuthorizationDetailsType{{
+				Type: "https://acme.example/authorization/order-cancel/v1", Description: "Cancel one order", Scope: "orders:cancel",
+				Combination: pactv1.AuthorizationDetailsCombination_AUTHORIZATION_DETAILS_COMBINATION_UNION,
+				Fields: []*pactv1.AuthorizationDetailsField{
+					{Name: "order_id", Kind: pactv1.AuthorizationDetailsFieldKind_AUTHORIZATION_DETAILS_FIELD_KIND_STRING, Required: true,
+						Label: "order", Pattern: `^[0-9]{4}$`},
+					{Name: "actions", Kind: pactv1.AuthorizationDetailsFieldKind_AUTHORIZATION_DETAILS_FIELD_KIND_ENUM_ARRAY, Required: true,
+						Label: "allowed", Values: []string{"cancel"}},
+				},
+			}},
 		},
 	}
 }
@@ -66,21 +77,27 @@ type frontendStarter func(ctx context.Context, ln net.Listener, pactdURL, token,
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start frontendStarter) error {
 	fs := flag.NewFlagSet("pact-demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("dir", defaultDir(), "the demo's directory (deleted at the start and the end)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: pact-demo [flags]    run the demo Provider until Ctrl-C\n       %s\n\nflags of pact-demo:\n", strings.ReplaceAll(strings.TrimPrefix(paUsage, "usage: "), "\n", "\n       "))
+		fs.PrintDefaults()
+	}
+	dir := fs.String("dir", "", "the demo's directory, deleted at the start and the end (default: a fresh temporary directory)")
 	listen := fs.String("listen", "127.0.0.1:3000", "host:port of the frontend (the Provider's public URL)")
 	binary := fs.String("frontend", "", "a built pact-a2a binary (default: go build pactd/cmd/pact-a2a)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected argument %q (the PA commands start with \"pa\")", fs.Arg(0))
 	}
 	if *binary != "" {
 		start = func(ctx context.Context, ln net.Listener, pactdURL, token, dir string, stderr io.Writer) (func(), error) {
 			return runFrontend(*binary, ln, pactdURL, token, dir)
 		}
 	}
-	if err := os.RemoveAll(*dir); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(*dir, 0o700); err != nil {
+	fresh := *dir == ""
+	if err := demoDir(dir); err != nil {
 		return err
 	}
 	defer os.RemoveAll(*dir)
@@ -166,8 +183,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 	if err := st.save(*dir); err != nil {
 		return err
 	}
+	if fresh {
+		// The PA commands find this demo without -dir; a later demo takes over.
+		if err := os.WriteFile(currentFile(), []byte(*dir+"\n"), 0o600); err != nil {
+			return err
+		}
+		defer forgetCurrent(*dir)
+	}
 	printBanner(stdout, *dir, pactdURL, feURL, issuer)
 	printGlobex(stdout, feURL, globex)
+	printExports(stdout, pLn.Addr().String(), issuer, adminToken, feToken)
 
 	select {
 	case <-ctx.Done():
@@ -177,6 +202,35 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 		served <- err // for the deferred wait
 		return fmt.Errorf("pactd stopped: %w", err)
 	}
+}
+
+// demoDir makes *dir a fresh temporary directory when it is empty, else
+// empties the directory the user named.
+func demoDir(dir *string) error {
+	if *dir == "" {
+		d, err := os.MkdirTemp("", "pact-demo-")
+		*dir = d
+		return err
+	}
+	if err := os.RemoveAll(*dir); err != nil {
+		return err
+	}
+	return os.MkdirAll(*dir, 0o700)
+}
+
+// forgetCurrent removes the pointer to dir unless a later demo replaced it.
+func forgetCurrent(dir string) {
+	if defaultDir() == dir {
+		_ = os.Remove(currentFile())
+	}
+}
+
+// printExports prints the shell line that the README's grpcurl walk starts
+// from: pactd's host:port (grpcurl takes no URL), the PA's issuer and the
+// demo's credentials.
+func printExports(w io.Writer, pactdAddr, issuer, adminToken, feToken string) {
+	fmt.Fprintf(w, "To call this pactd with grpcurl (README: \"The whole grant with grpcurl alone\"), paste:\n\n"+
+		"  export P=%s ISS=%s PACT_ADMIN_TOKEN=%s PACT_FRONTEND_TOKEN=%s\n\n", pactdAddr, issuer, adminToken, feToken)
 }
 
 // register onboards the PA and creates the demo Brand through the admin API.

@@ -48,6 +48,9 @@ type paMemory struct {
 func statePath(dir string) string { return filepath.Join(dir, "demo.json") }
 
 func loadState(dir string) (*demoState, error) {
+	if dir == "" {
+		return nil, errors.New("no running demo: start one with `go run ./cmd/pact-demo` (or pass its -dir)")
+	}
 	raw, err := os.ReadFile(statePath(dir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no running demo in %s: start one with `go run ./cmd/pact-demo` (or pass its -dir)", dir)

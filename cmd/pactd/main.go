@@ -9,24 +9,30 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"pactd/db"
 	"pactd/internal/auth"
+	"pactd/internal/buildinfo"
 	"pactd/internal/config"
 	"pactd/internal/server"
+	"pactd/internal/tracing"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, config.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "pactd:", err)
+		if errors.Is(err, config.ErrHelp) { // -h: the usage was printed
+			return
 		}
+		fmt.Fprintln(os.Stderr, "pactd:", err)
 		stop()
 		os.Exit(2)
 	}
@@ -36,23 +42,35 @@ const usage = `usage: pactd [serve] [flags]      serve the PACT trust API (the d
        pactd migrate [flags]        apply database migrations and exit
        pactd token create --role admin|frontend [flags]
                                     store a new caller credential and print it once
-       pactd help                   this text; "pactd serve -h" lists the flags
+       pactd version                print the version, commit and Go version
+       pactd help                   this text
+
+Every subcommand takes -h; serve, migrate and token create take the flags below.
+`
+
+const tokenUsage = `usage: pactd token create --role admin|frontend [--name NAME] [flags]
+       store a new caller credential in the configured database and print it once
+       (standard output: the token; standard error: which database it went to).
+       It refuses a database pactd has never served: start pactd on it first.
 `
 
 func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) error {
 	cmd := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
+	} else if len(args) > 0 && isHelp(args[0]) {
+		// "pactd -h": the subcommands first, then the flags of serve.
+		cmd = "help"
 	}
 	switch cmd {
 	case "serve":
-		cfg, err := config.Load(args, env, stderr)
+		cfg, err := config.LoadCommand("usage: pactd [serve] [flags]\n       serve the PACT trust API\n", args, env, stderr)
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, stdout, stderr)
+		return serve(ctx, cfg, env, stdout, stderr)
 	case "migrate":
-		cfg, err := config.Load(args, env, stderr)
+		cfg, err := config.LoadCommand("usage: pactd migrate [flags]\n       apply the embedded migrations to the configured database and exit\n", args, env, stderr)
 		if err != nil {
 			return err
 		}
@@ -69,72 +87,173 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) erro
 		return err
 	case "token":
 		return tokenCmd(ctx, args, env, stdout, stderr)
-	case "help", "-h", "--help":
-		_, err := io.WriteString(stdout, usage)
+	case "version":
+		if len(args) > 0 {
+			fmt.Fprint(stderr, "usage: pactd version\n       print the version, commit and Go version of this binary\n")
+			if isHelp(args[0]) {
+				return config.ErrHelp
+			}
+			return fmt.Errorf("version takes no arguments")
+		}
+		in := buildinfo.Get()
+		_, err := fmt.Fprintf(stdout, "pactd %s (commit %s, %s)\n", in.Version, in.Commit, in.GoVersion)
 		return err
+	case "help":
+		_, _ = config.LoadCommand(usage, []string{"-h"}, nil, stdout)
+		return nil
 	default:
 		_, _ = io.WriteString(stderr, usage)
-		return fmt.Errorf("unknown command %q", cmd)
+		return fmt.Errorf("unknown command %q (see pactd -h)", cmd)
 	}
 }
 
-func serve(ctx context.Context, cfg config.Config, stdout, stderr io.Writer) error {
+// getenv looks a variable up in env (KEY=VALUE lines).
+func getenv(env []string) func(string) string {
+	return func(key string) string {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+func serve(ctx context.Context, cfg config.Config, env []string, stdout, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
 	start := time.Now()
-	srv, err := server.New(ctx, cfg, log, stdout)
-	if err != nil {
-		return err
-	}
+	// Bind first: a taken port is reported before anything is opened or
+	// logged (such as the key-encryption-key notice of an SQLite start).
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		_ = srv.Close()
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	log.Info("pactd ready", slog.Duration("startup", time.Since(start)))
+	// Tracing by the standard OTEL_* variables; off unless an endpoint is set.
+	stopTracing, err := tracing.Setup(ctx, getenv(env), buildinfo.Get().Version)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Warn("flush traces", slog.String("error", err.Error()))
+		}
+	}()
+	srv, err := server.New(ctx, cfg, log, stdout)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	log.Info("pactd ready", slog.Float64("startup_ms", float64(time.Since(start).Microseconds())/1000))
 	return srv.Serve(ctx, ln)
 }
 
 func tokenCmd(ctx context.Context, args, env []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && isHelp(args[0]) {
+		_, _ = config.LoadCommand(tokenUsage, []string{"-h"}, nil, stderr)
+		return config.ErrHelp
+	}
 	if len(args) == 0 || args[0] != "create" {
+		_, _ = io.WriteString(stderr, tokenUsage)
 		return errors.New("usage: pactd token create --role admin|frontend")
 	}
 	args = args[1:]
-	role := ""
+	role, name := "", "created by pactd token create"
 	var rest []string
 	for i := 0; i < len(args); i++ {
-		switch a := args[i]; {
-		case a == "--role" || a == "-role":
-			if i+1 < len(args) {
-				role = args[i+1]
-				i++
-			}
-		case len(a) > 7 && (a[:7] == "--role=" || a[:6] == "-role="):
-			role = a[len("--role="):]
-			if a[1] != '-' {
-				role = a[len("-role="):]
-			}
-		default:
-			rest = append(rest, a)
+		a := args[i]
+		if isHelp(a) {
+			_, _ = config.LoadCommand(tokenUsage, []string{"-h"}, nil, stderr)
+			return config.ErrHelp
 		}
+		if v, ok := flagValue(args, &i, "role"); ok {
+			role = v
+			continue
+		}
+		if v, ok := flagValue(args, &i, "name"); ok {
+			name = v
+			continue
+		}
+		rest = append(rest, a)
 	}
 	if role != string(db.RoleAdmin) && role != string(db.RoleFrontend) {
 		return errors.New("--role must be admin or frontend")
 	}
+	if name == "" || strings.HasPrefix(name, auth.BootstrapLabelPrefix) || strings.HasPrefix(name, "generated ") {
+		return errors.New("--name must be non-empty and not start with \"bootstrap \" or \"generated \" (pactd's own)")
+	}
 	cfg, err := config.Load(rest, env, stderr)
 	if err != nil {
 		return err
+	}
+	where, sqlitePath := describeDatabase(cfg)
+	if sqlitePath != "" {
+		// Opening would create an empty store; a credential there is useless.
+		if _, err := os.Stat(sqlitePath); errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("no pactd database at %s: start pactd once with this PACT_DATA_DIR (or set PACT_DATABASE_URL), "+
+				"or pass the --data-dir of the running pactd; token create never creates a new store", sqlitePath)
+		}
 	}
 	s, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	_, tok, err := auth.Create(ctx, s, db.Role(role), "created by pactd token create", time.Time{}, time.Now())
+	// A store pactd has served holds at least its bootstrap or generated
+	// admin credential; one that holds none was never served.
+	if n, err := s.CountCredentials(ctx, db.RoleAdmin); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("%s has no admin credential, so pactd has never served it: start pactd on it first", where)
+	}
+	c, tok, err := auth.Create(ctx, s, db.Role(role), name, time.Time{}, time.Now())
 	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(stderr, "pactd: stored %s credential %s (%q) in %s\n", role, c.ID, name, where); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintln(stdout, tok)
 	return err
+}
+
+// flagValue reads --name VALUE, --name=VALUE (or one dash) at args[*i],
+// advancing *i past a separate value.
+func flagValue(args []string, i *int, name string) (string, bool) {
+	a := args[*i]
+	for _, p := range []string{"--" + name, "-" + name} {
+		if a == p && *i+1 < len(args) {
+			*i++
+			return args[*i], true
+		}
+		if strings.HasPrefix(a, p+"=") {
+			return a[len(p)+1:], true
+		}
+	}
+	return "", false
+}
+
+// describeDatabase names the configured store for a person, without
+// credentials, and returns the SQLite file path ("" on PostgreSQL).
+func describeDatabase(cfg config.Config) (where, sqlitePath string) {
+	switch {
+	case cfg.DatabaseURL == "":
+		p := filepath.Join(cfg.DataDir, db.SQLiteFileName)
+		return "the SQLite database " + p, p
+	case strings.HasPrefix(cfg.DatabaseURL, "sqlite:"):
+		p := strings.TrimPrefix(cfg.DatabaseURL, "sqlite:")
+		return "the SQLite database " + p, p
+	}
+	u, err := url.Parse(cfg.DatabaseURL)
+	if err != nil {
+		return "the PostgreSQL database (unparsable URL)", ""
+	}
+	return "the PostgreSQL database " + u.Host + u.Path, ""
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {

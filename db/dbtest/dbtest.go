@@ -27,6 +27,7 @@ func Run(t *testing.T, newStore Factory) {
 	t.Run("conversations", func(t *testing.T) { runConversations(t, newStore) })
 	runKeys(t, newStore)
 	runDelegation(t, newStore)
+	runAuthorizationDetails(t, newStore)
 }
 
 // at is a fixed instant with a sub-second part that the store must drop.

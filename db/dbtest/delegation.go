@@ -27,6 +27,8 @@ func runDelegation(t *testing.T, newStore Factory) {
 	t.Run("delegation/brand-assertion-concurrent", func(t *testing.T) { t.Parallel(); testAssertionConcurrent(t, newStore(t)) })
 	t.Run("delegation/brand-assertion-purge", func(t *testing.T) { t.Parallel(); testAssertionPurge(t, newStore(t)) })
 	t.Run("delegation/brand-assertion-use-alone", func(t *testing.T) { t.Parallel(); testAssertionUseAlone(t, newStore(t)) })
+	t.Run("delegation/user-code-failures", func(t *testing.T) { t.Parallel(); testUserCodeFailures(t, newStore(t)) })
+	t.Run("delegation/pending-count", func(t *testing.T) { t.Parallel(); testPendingCount(t, newStore(t)) })
 }
 
 func delegHash(s string) []byte { h := sha256.Sum256([]byte(s)); return h[:] }
@@ -674,5 +676,104 @@ func testAssertionUseAlone(t *testing.T, s db.Store) {
 	}
 	if err := s.UseBrandAssertion(ctx, delegAssertion("acme", "jti-1", late.Add(time.Minute)), late); !errors.Is(err, db.ErrAssertionReplayed) {
 		t.Fatalf("taken over, reused err = %v, want ErrAssertionReplayed", err)
+	}
+}
+
+// User-code failure counters: concurrent additions each see a distinct
+// count, removal never goes below zero, scopes and windows are separate,
+// and the purge drops windows older than an hour.
+func testUserCodeFailures(t *testing.T, s db.Store) {
+	ctx := t.Context()
+	w := at.Truncate(time.Minute)
+	var mu sync.Mutex
+	seen := map[int64]bool{}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			n, err := s.AddUserCodeFailure(ctx, "brand:acme", w)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			seen[n] = true
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	for n := int64(1); n <= 20; n++ {
+		if !seen[n] {
+			t.Fatalf("20 concurrent additions saw counts %v; want each of 1..20 once", seen)
+		}
+	}
+	if err := s.RemoveUserCodeFailure(ctx, "brand:acme", w); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.AddUserCodeFailure(ctx, "brand:acme", w); err != nil || n != 20 {
+		t.Fatalf("after one removal the next addition = %d, %v; want 20", n, err)
+	}
+	for _, other := range []struct {
+		scope string
+		w     time.Time
+	}{{"brand:beta", w}, {"brand:acme", w.Add(time.Minute)}} {
+		if n, err := s.AddUserCodeFailure(ctx, other.scope, other.w); err != nil || n != 1 {
+			t.Fatalf("AddUserCodeFailure(%s, %v) = %d, %v; want a fresh count", other.scope, other.w, n, err)
+		}
+	}
+	// Removal never goes below zero, and of an absent window is a no-op.
+	for range 3 {
+		if err := s.RemoveUserCodeFailure(ctx, "brand:beta", w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RemoveUserCodeFailure(ctx, "brand:none", w); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.AddUserCodeFailure(ctx, "brand:beta", w); n != 1 {
+		t.Fatalf("after removals past zero the count is %d, want 1", n)
+	}
+	// The purge drops windows that started more than an hour ago.
+	if _, err := s.PurgeExpiredDelegation(ctx, w.Add(time.Hour+30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.AddUserCodeFailure(ctx, "brand:acme", w); n != 1 {
+		t.Fatalf("the purged window still counts %d", n-1)
+	}
+	if n, _ := s.AddUserCodeFailure(ctx, "brand:acme", w.Add(time.Minute)); n != 2 {
+		t.Fatalf("the window an hour old was purged too (count %d, want 2)", n)
+	}
+}
+
+// Pending device authorizations are counted per agent and per (agent,
+// Brand); decided and expired ones do not count.
+func testPendingCount(t *testing.T, s db.Store) {
+	delegFixture(t, s)
+	ctx := t.Context()
+	for _, d := range []db.DeviceAuthorization{
+		delegDevice("da_p1", "acme", "agt_1", "https://pa.example"),
+		delegDevice("da_p2", "acme", "agt_1", "https://pa.example"),
+		delegDevice("da_p3", "beta", "agt_1", "https://pa.example"),
+		delegDevice("da_p4", "acme", "agt_2", "https://pb.example"),
+		delegDevice("da_denied", "acme", "agt_1", "https://pa.example"),
+	} {
+		mustDelegDevice(t, s, d)
+	}
+	if _, err := s.DenyDeviceAuthorization(ctx, "da_denied", at); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		agent, brand   string
+		now            time.Time
+		total, atBrand int64
+	}{
+		{"agt_1", "acme", at, 3, 2},
+		{"agt_1", "beta", at, 3, 1},
+		{"agt_2", "acme", at, 1, 1},
+		{"agt_1", "acme", at.Add(10 * time.Minute), 0, 0}, // all expired
+	} {
+		total, atBrand, err := s.CountPendingDeviceAuthorizations(ctx, tc.agent, tc.brand, tc.now)
+		if err != nil || total != tc.total || atBrand != tc.atBrand {
+			t.Fatalf("CountPendingDeviceAuthorizations(%s, %s, %v) = %d, %d, %v; want %d, %d", tc.agent, tc.brand, tc.now, total, atBrand, err, tc.total, tc.atBrand)
+		}
 	}
 }

@@ -173,6 +173,10 @@ var sameRankAllowed = map[string]string{
 	"pactd/internal/paging -> pactd/internal/rpcerr": "a bad page token is an InvalidArgument with a field violation",
 	"pactd/internal/rpcerr -> pactd/internal/reqlog": "Fault marks the request's fault as logged, so the RPC boundary does not log it twice",
 	"pactd/internal/pajwt -> pactd/internal/jose":    "PA-JWT verification runs on the jose key set and JWKS client",
+
+	"pactd/internal/pajwt -> pactd/internal/jws":      "PA JWTs are parsed and verified by the one compact-JWS core",
+	"pactd/internal/delegtoken -> pactd/internal/jws": "delegation tokens, receipts and consent sessions are parsed, signed and verified by the one compact-JWS core",
+	"pactd/internal/jose -> pactd/internal/jws":       "JWK documents are read with the core's strict unique-member JSON reader",
 }
 
 // knownExceptions are imports that break the rule today and are to be

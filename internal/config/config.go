@@ -5,6 +5,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -105,6 +106,9 @@ type option struct {
 	set                   func(c *Config, v string) error
 }
 
+// boolFlags take no value: --dev means --dev=true.
+var boolFlags = map[string]bool{"dev": true}
+
 func options() []option {
 	str := func(p func(*Config) *string) func(*Config, string) error {
 		return func(c *Config, v string) error { *p(c) = v; return nil }
@@ -122,7 +126,7 @@ func options() []option {
 			return nil
 		}
 	}
-	return []option{
+	opts := []option{
 		{"listen", "PACT_LISTEN", "127.0.0.1:7070", "host:port to serve Connect, gRPC and gRPC-Web on", str(func(c *Config) *string { return &c.Listen })},
 		{"metrics-listen", "PACT_METRICS_LISTEN", "", "separate host:port for /metrics (default: the main port)", str(func(c *Config) *string { return &c.MetricsListen })},
 		{"grpc-listen", "PACT_GRPC_LISTEN", "", "extra host:port serving gRPC only, on grpc-go's faster transport (default: off)", str(func(c *Config) *string { return &c.GRPCListen })},
@@ -172,6 +176,17 @@ func options() []option {
 			return nil
 		}},
 	}
+	return opts
+}
+
+// EnvNames returns every PACT_* environment variable pactd reads, sorted.
+func EnvNames() []string {
+	var names []string
+	for _, o := range options() {
+		names = append(names, o.env)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // ErrHelp is returned by Load when -h or --help was given; usage has been
@@ -182,6 +197,12 @@ var ErrHelp = flag.ErrHelp
 // program name or subcommand) and an environment lookup. Usage and flag
 // errors are written to out.
 func Load(args []string, environ []string, out io.Writer) (Config, error) {
+	return LoadCommand("", args, environ, out)
+}
+
+// LoadCommand is Load for a subcommand: -h prints usage (the subcommand's
+// synopsis) above the flags.
+func LoadCommand(usage string, args []string, environ []string, out io.Writer) (Config, error) {
 	var c Config
 	opts := options()
 	known := map[string]bool{}
@@ -207,14 +228,30 @@ func Load(args []string, environ []string, out io.Writer) (Config, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return c, fmt.Errorf("unknown environment variable(s) %s (known: see pactd --help)", strings.Join(unknown, ", "))
+		names := make([]string, 0, len(known))
+		for k := range known {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for i, k := range unknown {
+			if s := nearest(k, names); s != "" {
+				unknown[i] = fmt.Sprintf("%s (did you mean %s?)", k, s)
+			}
+		}
+		return c, fmt.Errorf("unknown environment variable(s) %s (known: see pactd serve -h)", strings.Join(unknown, ", "))
 	}
 
 	fs := flag.NewFlagSet("pactd", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintf(out, "%s\nflags (each also a PACT_* environment variable; flags win):\n", cmp.Or(usage, "usage: pactd [serve] [flags]"))
+		fs.PrintDefaults()
+	}
 	flagVals := map[string]*string{}
 	for _, o := range opts {
-		flagVals[o.flag] = fs.String(o.flag, "", fmt.Sprintf("%s (env %s, default %q)", o.usage, o.env, o.def))
+		v := &flagValue{boolean: boolFlags[o.flag]}
+		flagVals[o.flag] = &v.s
+		fs.Var(v, o.flag, fmt.Sprintf("%s (env %s, default %q)", o.usage, o.env, o.def))
 	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -311,4 +348,52 @@ func (c *Config) validate() error {
 // IsPostgresURL reports whether a database URL selects PostgreSQL.
 func IsPostgresURL(u string) bool {
 	return strings.HasPrefix(u, "postgres://") || strings.HasPrefix(u, "postgresql://")
+}
+
+// flagValue holds a flag's text; a boolean one may be given without a value.
+type flagValue struct {
+	s       string
+	boolean bool
+}
+
+func (v *flagValue) String() string { return v.s }
+
+func (v *flagValue) Set(s string) error { v.s = s; return nil }
+
+// IsBoolFlag lets the flag package accept --dev without "=true".
+func (v *flagValue) IsBoolFlag() bool { return v.boolean }
+
+// nearest returns the known name closest to name by edit distance, if it is
+// close enough to be a likely typo: at most one edit per three characters
+// after PACT_ (and at least one).
+func nearest(name string, known []string) string {
+	best, bestD := "", max(1, len(strings.TrimPrefix(name, "PACT_"))/3)+1
+	for _, k := range known {
+		if d := editDistance(name, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes; the
+// names are ASCII and bounded by the environment's size).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

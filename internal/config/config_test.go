@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,22 @@ func TestLoad(t *testing.T) {
 			check: func(t *testing.T, c config.Config) {
 				eq(t, "Listen", c.Listen, "127.0.0.1:9090")
 				eq(t, "LogLevel", c.LogLevel, "warn")
+			},
+		},
+		{
+			name: "ok/dev-is-a-boolean-flag",
+			args: []string{"--dev", "--listen", "127.0.0.1:9091"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "Dev", strconv.FormatBool(c.Dev), "true")
+				eq(t, "Listen", c.Listen, "127.0.0.1:9091")
+			},
+		},
+		{
+			name: "ok/dev-false-flag-beats-env",
+			args: []string{"-dev=false"},
+			env:  []string{"PACT_DEV=true"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "Dev", strconv.FormatBool(c.Dev), "false")
 			},
 		},
 		{
@@ -138,9 +155,9 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			name: "ok/sqlite-url",
-			env:  []string{"PACT_DATABASE_URL=sqlite:/tmp/pactd.db"},
+			env:  []string{"PACT_DATABASE_URL=sqlite:/var/lib/pactd/pactd.db"},
 			check: func(t *testing.T, c config.Config) {
-				eq(t, "DatabaseURL", c.DatabaseURL, "sqlite:/tmp/pactd.db")
+				eq(t, "DatabaseURL", c.DatabaseURL, "sqlite:/var/lib/pactd/pactd.db")
 			},
 		},
 		{
@@ -296,6 +313,27 @@ func TestLoadRefuses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnknownEnvSuggests: a typo of a known PACT_* name is refused with the
+// nearest known name; a name far from every known one gets no guess.
+func TestUnknownEnvSuggests(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ env, want string }{
+		{"PACT_LISTN=127.0.0.1:1", "PACT_LISTN (did you mean PACT_LISTEN?)"},
+		{"PACT_DATABSE_URL=postgres://h/db", "PACT_DATABSE_URL (did you mean PACT_DATABASE_URL?)"},
+		{"PACT_KEY_ENCRYPTION=x", "PACT_KEY_ENCRYPTION (did you mean PACT_KEY_ENCRYPTION_KEY?)"},
+	}
+	for _, tc := range cases {
+		_, err := config.Load(nil, []string{tc.env}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Load(%s) error = %v, want it to contain %q", tc.env, err, tc.want)
+		}
+	}
+	_, err := config.Load(nil, []string{"PACT_ZZZ=1"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "PACT_ZZZ") || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("Load(PACT_ZZZ) error = %v, want PACT_ZZZ named without a guess", err)
 	}
 }
 

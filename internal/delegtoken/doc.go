@@ -14,7 +14,9 @@
 //
 // [Verifier.Verify] checks, in this order, and refuses with an [*Error]
 // naming the first rule broken: the size (8 KiB) before any decoding;
-// exactly three base64url segments; alg exactly ES256 (before any key is
+// exactly three strict base64url segments (no padding, whitespace or line
+// breaks: package jws, the one compact-JWS core) and a header of unique
+// members; alg exactly ES256 (before any key is
 // touched); typ exactly at+jwt, so a consent session (pact-consent+jwt) or
 // a receipt (pact-receipt+jws) signed by the same key never passes; no
 // header member but alg, kid and typ (so no jwk, jku, x5u, x5c, crit or

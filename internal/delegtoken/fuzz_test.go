@@ -6,12 +6,17 @@ import (
 	"testing"
 
 	"pactd/internal/delegtoken"
+	"pactd/internal/jws/jwstest"
 )
 
-// FuzzVerify feeds arbitrary strings, and one-byte mutations of a valid
-// token, to Verify. Properties: it never panics; a refusal is always an
-// *Error (the keys never fail here); the answer is deterministic; only the
-// genuine tokens verify, so no mutation of one ever does.
+// FuzzVerify feeds arbitrary strings, and every jwstest mutation of a
+// valid token (bytes overwritten, inserted, deleted or duplicated, spans
+// and segments duplicated or dropped, whitespace and CR/LF, padded,
+// standard-alphabet and non-canonical re-encodings, the high-S twin), to
+// Verify. Properties: it never
+// panics; a refusal is always an *Error (the keys never fail here); the
+// answer is deterministic; only the genuine token verifies, so no mutation
+// of it ever does.
 func FuzzVerify(f *testing.F) {
 	ks := newKeySet(f)
 	v := delegtoken.NewVerifier(ks, clock)
@@ -53,8 +58,8 @@ func FuzzVerify(f *testing.F) {
 			}
 		}
 		check(tok)
-		mutated := []byte(valid)
-		mutated[int(pos)%len(mutated)] = b
-		check(string(mutated))
+		for op := range jwstest.Ops {
+			check(jwstest.Mutate(valid, op, int(pos), b))
+		}
 	})
 }

@@ -3,13 +3,11 @@ package delegtoken
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"math/big"
-	"strings"
+
+	"pactd/internal/jws"
 )
 
 // Reason names the rule a refused token or receipt broke. It is for logs,
@@ -82,13 +80,6 @@ type SigningKeys interface {
 	Sign(ctx context.Context, typ string, payload []byte) (string, error)
 }
 
-var (
-	b64       = base64.RawURLEncoding
-	b64Strict = base64.RawURLEncoding.Strict()
-	p256      = elliptic.P256().Params()
-	halfOrder = new(big.Int).Rsh(p256.N, 1)
-)
-
 // verified is a compact JWS whose header and signature passed.
 type verified struct {
 	kid     string
@@ -98,25 +89,24 @@ type verified struct {
 // verifyJWS runs the header and signature checks shared by tokens and
 // receipts. The payload is decoded only after the signature verified.
 func verifyJWS(ctx context.Context, keys VerificationKeys, token, wantTyp string, maxBytes int) (verified, error) {
-	if len(token) > maxBytes {
-		return verified{}, refuse(ReasonOversized)
-	}
-	h, rest, ok1 := strings.Cut(token, ".")
-	p, s, ok2 := strings.Cut(rest, ".")
 	// An empty signature segment is still three segments (alg none looks
 	// like that); it is refused by the alg check, then by the signature's.
-	if !ok1 || !ok2 || strings.Contains(s, ".") || h == "" || p == "" {
-		return verified{}, refuse(ReasonMalformed)
+	parts, err := jws.Split(token, maxBytes)
+	if errors.Is(err, jws.ErrOversized) {
+		return verified{}, refuse(ReasonOversized)
 	}
-	rawHeader, err := b64Strict.DecodeString(h)
 	if err != nil {
 		return verified{}, refuse(ReasonMalformed)
 	}
-	header, err := objectMembers(rawHeader)
-	if err != nil {
+	rawHeader, ok := jws.Decode(parts.Header)
+	if !ok {
 		return verified{}, refuse(ReasonMalformed)
 	}
-	if alg, ok := stringMember(header, "alg"); !ok || alg != "ES256" {
+	header, ok := jws.HeaderMembers(rawHeader)
+	if !ok {
+		return verified{}, refuse(ReasonMalformed)
+	}
+	if alg, ok := stringMember(header, "alg"); !ok || alg != jws.ES256 {
 		return verified{}, refuse(ReasonAlgorithm)
 	}
 	if typ, ok := stringMember(header, "typ"); !ok || typ != wantTyp {
@@ -138,23 +128,15 @@ func verifyJWS(ctx context.Context, keys VerificationKeys, token, wantTyp string
 	if !found {
 		return verified{}, refuse(ReasonUnknownKey)
 	}
-	sig, err := b64Strict.DecodeString(s)
-	if err != nil || len(sig) != 64 {
+	sig, ok := jws.Decode(parts.Signature)
+	// pactd signed this itself: only the low-S form verifies (the policy in
+	// package jws), so a token has exactly one valid encoding.
+	digest := sha256.Sum256([]byte(parts.SigningInput))
+	if !ok || !jws.VerifyES256(pub, &digest, sig, jws.Own) {
 		return verified{}, refuse(ReasonSignature)
 	}
-	r := new(big.Int).SetBytes(sig[:32])
-	ss := new(big.Int).SetBytes(sig[32:])
-	// Only the low-S form is accepted (the signer always produces it), so
-	// a signature has exactly one valid encoding.
-	if r.Sign() == 0 || ss.Sign() == 0 || r.Cmp(p256.N) >= 0 || ss.Cmp(halfOrder) > 0 {
-		return verified{}, refuse(ReasonSignature)
-	}
-	digest := sha256.Sum256([]byte(token[:len(h)+1+len(p)]))
-	if !ecdsa.Verify(pub, digest[:], r, ss) {
-		return verified{}, refuse(ReasonSignature)
-	}
-	payload, err := b64Strict.DecodeString(p)
-	if err != nil {
+	payload, ok := jws.Decode(parts.Payload)
+	if !ok {
 		return verified{}, refuse(ReasonMalformed)
 	}
 	return verified{kid: kid, payload: payload}, nil
@@ -165,70 +147,15 @@ func verifyJWS(ctx context.Context, keys VerificationKeys, token, wantTyp string
 // different parsers would resolve differently, "\u0061lg" and "alg"
 // included).
 func objectMembers(data []byte) (map[string]json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, err
-	}
-	if m == nil {
-		return nil, errors.New("not a JSON object")
-	}
-	if topLevelMembers(data) != len(m) {
-		return nil, errors.New("duplicate member")
+	m, ok := jws.Members(data)
+	if !ok {
+		return nil, errors.New("not a JSON object of unique members")
 	}
 	return m, nil
 }
 
-// topLevelMembers counts the member names of the JSON object in data,
-// which must already be known to be valid JSON.
-func topLevelMembers(data []byte) int {
-	n, depth := 0, 0
-	inString, escaped, expectName := false, false, false
-	for _, c := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-			if depth == 1 && expectName {
-				n++
-				expectName = false
-			}
-		case '{':
-			depth++
-			if depth == 1 {
-				expectName = true
-			}
-		case '[':
-			depth++
-		case '}', ']':
-			depth--
-		case ',':
-			if depth == 1 {
-				expectName = true
-			}
-		}
-	}
-	return n
-}
-
 // stringMember returns a member that is a JSON string.
 func stringMember(m map[string]json.RawMessage, name string) (string, bool) {
-	raw, ok := m[name]
-	if !ok || len(raw) == 0 || raw[0] != '"' {
-		return "", false
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
-	}
-	return s, true
+	v, _, ok := jws.StringMember(m, name)
+	return v, ok
 }

@@ -17,6 +17,10 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -94,6 +98,9 @@ type Config struct {
 	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
 	// RootCAs replaces the system roots for TLS (tests). Default nil.
 	RootCAs *x509.CertPool
+	// OnFetch, when set, is told the outcome of every fetch (nil on
+	// success), for metrics. It must not block.
+	OnFetch func(err error)
 }
 
 func (c *Config) setDefaults() error {
@@ -347,6 +354,9 @@ func (c *JWKSClient) fetchAndStore(ctx context.Context, e *entry) (*KeySet, erro
 	e.mu.Unlock()
 
 	set, ttl, err := c.fetch(ctx, e.u)
+	if c.cfg.OnFetch != nil {
+		c.cfg.OnFetch(err)
+	}
 	now := c.cfg.Now()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -371,8 +381,20 @@ func (c *JWKSClient) fetchAndStore(ctx context.Context, e *entry) (*KeySet, erro
 	return set, nil
 }
 
+// tracer makes a client span per JWKS fetch (a no-op without a tracer
+// provider).
+var tracer = otel.Tracer("pactd/jose")
+
 // fetch performs one bounded GET and parses the document.
-func (c *JWKSClient) fetch(ctx context.Context, u *url.URL) (*KeySet, time.Duration, error) {
+func (c *JWKSClient) fetch(ctx context.Context, u *url.URL) (set *KeySet, ttl time.Duration, err error) {
+	ctx, span := tracer.Start(ctx, "jwks fetch", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("url.full", u.Redacted())))
+	defer func() {
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}()
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.HTTPTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -398,7 +420,7 @@ func (c *JWKSClient) fetch(ctx context.Context, u *url.URL) (*KeySet, time.Durat
 	if int64(len(body)) > c.cfg.MaxBodyBytes {
 		return nil, 0, fmt.Errorf("more than %d bytes: %w", c.cfg.MaxBodyBytes, ErrDocumentTooLarge)
 	}
-	set, err := ParseJWKS(body, c.cfg.MaxKeys)
+	set, err = ParseJWKS(body, c.cfg.MaxKeys)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -716,3 +716,28 @@ func TestNewJWKSClientRefusesBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestOnFetchReportsEveryFetch: the metrics hook hears nil for a good fetch
+// and the fetch's error for a failed one, once per fetch (not per cached call).
+func TestOnFetchReportsEveryFetch(t *testing.T) {
+	t.Parallel()
+	a := newECKey(t)
+	srv := newJWKSServer(t, jwksDoc(t, ecJWK(t, &a.PublicKey, "a", nil)))
+	clock := newFakeClock()
+	var mu sync.Mutex
+	var got []error
+	c := newDevClient(t, clock, func(cfg *jose.Config) {
+		cfg.OnFetch = func(err error) { mu.Lock(); got = append(got, err); mu.Unlock() }
+	})
+	mustKeys(t, c, srv.URL)
+	mustKeys(t, c, srv.URL) // cached: no fetch
+	srv.set(nil, http.StatusServiceUnavailable, nil)
+	clock.Advance(11 * time.Minute)
+	_, _ = c.Keys(t.Context(), srv.URL)
+	mu.Lock()
+	defer mu.Unlock()
+	var se *jose.StatusError
+	if len(got) != 2 || got[0] != nil || !errors.As(got[1], &se) || se.Code != http.StatusServiceUnavailable {
+		t.Fatalf("OnFetch heard %v; want [nil, the 503 StatusError]", got)
+	}
+}

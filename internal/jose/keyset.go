@@ -9,11 +9,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math/big"
 	"strings"
+
+	"pactd/internal/jws"
 )
 
 // Signature algorithms a [Key] can be used with.
@@ -454,41 +454,14 @@ func b64Member(m map[string]json.RawMessage, name string) ([]byte, error) {
 	return b, nil
 }
 
-// decodeObject decodes one JSON object into its members, refusing duplicate
-// member names, non-objects and trailing data.
+// decodeObject decodes one JSON object into its members with the strict
+// unique-member reader of package jws: duplicate member names (compared
+// after unescaping), non-objects, invalid UTF-8, nesting deeper than
+// jws.MaxDepth and trailing data are refused.
 func decodeObject(raw []byte) (map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformedDocument, err)
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, fmt.Errorf("not a JSON object: %w", ErrMalformedDocument)
-	}
-	m := make(map[string]json.RawMessage)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrMalformedDocument, err)
-		}
-		name, ok := tok.(string)
-		if !ok {
-			return nil, ErrMalformedDocument
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrMalformedDocument, err)
-		}
-		if _, dup := m[name]; dup {
-			return nil, fmt.Errorf("duplicate member %q: %w", name, ErrMalformedDocument)
-		}
-		m[name] = v
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, fmt.Errorf("%w: %w", ErrMalformedDocument, err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("trailing data: %w", ErrMalformedDocument)
+	m, ok := jws.Members(raw)
+	if !ok {
+		return nil, fmt.Errorf("not a JSON object of unique members: %w", ErrMalformedDocument)
 	}
 	return m, nil
 }

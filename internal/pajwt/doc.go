@@ -1,9 +1,11 @@
 // Package pajwt verifies the PA JWT that personal agents send as
 // "Authorization: Bearer" on every PACT request (PACT 1.0 §3).
 //
-// The hot path is hand-rolled on purpose: a bounded compact-JWS splitter, a
-// strict base64url decoder, a small validating JSON reader and crypto/ecdsa /
-// crypto/rsa directly. It does not use a general JOSE library, so no library
+// The hot path runs on pactd's one compact-JWS core, package jws (a bounded
+// splitter, a strict base64url decoder, a small validating unique-member
+// JSON reader, crypto/ecdsa and crypto/rsa directly; a PA's ES256 signature
+// may have either S form, the core's low-S policy). It does not use a
+// general JOSE library on the token path, so no library
 // default can loosen a rule: the algorithm allowlist (ES256, RS256), the
 // forbidden header members, the exact-issuer lookup, a single-string "aud",
 // "iat" and "exp" required and positive, 30 s skew, exp - iat <= 300 s and

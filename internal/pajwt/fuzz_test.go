@@ -14,13 +14,15 @@ import (
 	"time"
 
 	"pactd/internal/jose"
+	"pactd/internal/jws/jwstest"
 	"pactd/internal/pajwt"
 )
 
 // fuzzWorld is a deterministic verifier setup: a fixed P-256 key, RFC 6979
 // signatures and a fixed clock, so seed tokens are the same on every run.
 type fuzzWorld struct {
-	valid    string // the one valid token
+	valid    string // the one valid token (its high-S twin verifies too)
+	priv     *ecdsa.PrivateKey
 	cached   *pajwt.Verifier
 	uncached *pajwt.Verifier
 	book     *agentBook
@@ -40,7 +42,7 @@ func newFuzzWorld(tb testing.TB) *fuzzWorld {
 	}
 	set := mustKeySet(tb, key)
 	keys := &fakeKeys{keys: func(context.Context, string) (*jose.KeySet, error) { return set, nil }}
-	w := &fuzzWorld{book: newAgentBook(testAgent()), now: 1_780_000_000}
+	w := &fuzzWorld{book: newAgentBook(testAgent()), now: 1_780_000_000, priv: priv}
 	clock := func() time.Time { return time.Unix(w.now, 0) }
 	if w.cached, err = pajwt.New(pajwt.Config{Keys: keys, Now: clock, CacheSize: 64}); err != nil {
 		tb.Fatal(err)
@@ -104,9 +106,11 @@ func outcome(res pajwt.Result, err error) (pajwt.Result, pajwt.Reason, bool) {
 }
 
 // FuzzVerify asserts properties of Verify on arbitrary Authorization values:
-// it never panics; the only token it ever accepts is the one valid token
-// (mutations are never accepted); and the outcome is deterministic, the same
-// on a repeat (cache hit) and with the cache disabled.
+// it never panics; the only tokens it ever accepts are the one valid token
+// and its high-S twin (a PA's signature may have either S, the low-S policy
+// in package jws; no other mutation is accepted); and the outcome is
+// deterministic, the same on a repeat (cache hit) and with the cache
+// disabled.
 func FuzzVerify(f *testing.F) {
 	w := newFuzzWorld(f)
 	for _, s := range w.hostileSeeds() {
@@ -127,7 +131,7 @@ func FuzzVerify(f *testing.F) {
 			return
 		}
 		fields := strings.Fields(auth)
-		if len(fields) != 2 || !strings.EqualFold(fields[0], "bearer") || fields[1] != w.valid {
+		if len(fields) != 2 || !strings.EqualFold(fields[0], "bearer") || (fields[1] != w.valid && fields[1] != jwstest.HighS(w.valid)) {
 			t.Fatalf("accepted a token other than the valid one: %q", auth)
 		}
 		if r1.Subject != testSubject || r1.Agent.Issuer != testIssuer {

@@ -2,6 +2,8 @@ package pajwt
 
 import (
 	"strings"
+
+	"pactd/internal/jws"
 )
 
 // alg is an accepted signature algorithm.
@@ -30,58 +32,51 @@ type header struct {
 	kid string
 }
 
-// Bits for duplicate detection of registered header members.
-const (
-	hAlg = 1 << iota
-	hKid
-	hTyp
-)
-
 // parseHeader checks a decoded JOSE header: a JSON object (ReasonMalformed),
 // an accepted "alg" (ReasonAlgorithm), no forbidden members and an acceptable
-// "typ" (ReasonForbiddenHeader), a string "kid" (ReasonMalformed), in that
-// order.
+// "typ" (ReasonForbiddenHeader), a string "kid", then string "cty", "x5t"
+// and "x5t#S256" when present (ReasonMalformed), in that order.
 func parseHeader(b []byte) (header, *Error) {
 	var (
 		h         header
-		seen      int
-		algV      jsonValue
-		typV      jsonValue
-		kidV      jsonValue
+		algV      jws.Value
+		typV      jws.Value
+		kidV      jws.Value
 		forbidden string
+		mistyped  bool // cty, x5t or x5t#S256 not a string
 	)
-	it := newObjectIter(b)
+	it := jws.NewHeader(b)
 	for {
-		name, esc, v, ok := it.next()
+		name, v, ok := it.Next()
 		if !ok {
 			break
 		}
-		var bit int
 		switch {
-		case nameIs(name, esc, "alg"):
-			bit, algV = hAlg, v
-		case nameIs(name, esc, "kid"):
-			bit, kidV = hKid, v
-		case nameIs(name, esc, "typ"):
-			bit, typV = hTyp, v
+		case name.Is("alg"):
+			algV = v
+		case name.Is("kid"):
+			kidV = v
+		case name.Is("typ"):
+			typV = v
 		default:
 			if forbidden == "" {
-				forbidden = forbiddenHeader(name, esc)
+				forbidden = forbiddenHeader(name)
 			}
-			continue
+			if v.Kind != jws.KindString && jws.StringHeader(name) {
+				mistyped = true
+			}
 		}
-		if seen&bit != 0 {
+	}
+	if !it.Valid() {
+		if it.Duplicate() {
 			return h, refuse(ReasonMalformed, "duplicate header member")
 		}
-		seen |= bit
-	}
-	if !it.valid() {
 		return h, refuse(ReasonMalformed, "header is not a JSON object")
 	}
-	if algV.kind != kindString {
+	if algV.Kind != jws.KindString {
 		return h, refuse(ReasonAlgorithm, "alg missing or not a string")
 	}
-	switch a, _ := stringValue(algV); a {
+	switch a, _ := algV.String(); a {
 	case "ES256":
 		h.alg = algES256
 	case "RS256":
@@ -92,26 +87,29 @@ func parseHeader(b []byte) (header, *Error) {
 	if forbidden != "" {
 		return h, refuse(ReasonForbiddenHeader, "header member "+forbidden+" not allowed")
 	}
-	switch typV.kind {
-	case kindAbsent:
-	case kindString:
-		t, ok := stringValue(typV)
+	switch typV.Kind {
+	case jws.KindAbsent:
+	case jws.KindString:
+		t, ok := typV.String()
 		if !ok || !(strings.EqualFold(t, "JWT") || strings.EqualFold(t, "application/jwt")) {
 			return h, refuse(ReasonForbiddenHeader, "typ not JWT")
 		}
 	default:
 		return h, refuse(ReasonMalformed, "typ not a string")
 	}
-	switch kidV.kind {
-	case kindAbsent:
-	case kindString:
-		kid, ok := stringValue(kidV)
+	switch kidV.Kind {
+	case jws.KindAbsent:
+	case jws.KindString:
+		kid, ok := kidV.String()
 		if !ok || kid == "" {
 			return h, refuse(ReasonMalformed, "kid empty or badly escaped")
 		}
 		h.kid = kid
 	default:
 		return h, refuse(ReasonMalformed, "kid not a string")
+	}
+	if mistyped {
+		return h, refuse(ReasonMalformed, "cty, x5t or x5t#S256 not a string")
 	}
 	return h, nil
 }
@@ -120,9 +118,9 @@ func parseHeader(b []byte) (header, *Error) {
 // in a PA JWT, or "". Key-carrying members (jwk, jku, x5u, x5c) are never
 // trusted; crit, b64, zip and enc change how the token must be processed.
 // x5t and x5t#S256 are harmless hints and are ignored.
-func forbiddenHeader(name []byte, esc bool) string {
+func forbiddenHeader(name jws.Name) string {
 	for _, f := range [...]string{"jwk", "jku", "x5u", "x5c", "crit", "b64", "zip", "enc"} {
-		if nameIs(name, esc, f) {
+		if name.Is(f) {
 			return f
 		}
 	}
@@ -134,73 +132,59 @@ func forbiddenHeader(name []byte, esc bool) string {
 type claimSet struct {
 	iss, sub, aud, jti             string
 	iat, exp, nbf                  float64
-	issK, subK, audK, jtiK         jsonKind
-	iatK, expK, nbfK               jsonKind
+	issK, subK, audK, jtiK         jws.Kind
+	iatK, expK, nbfK               jws.Kind
 	issBad, subBad, audBad, jtiBad bool // string with invalid escapes
 	iatBad, expBad, nbfBad         bool // number out of range
 }
 
-// Bits for duplicate detection of registered claims.
-const (
-	cIss = 1 << iota
-	cSub
-	cAud
-	cIat
-	cExp
-	cNbf
-	cJti
-)
-
 // parseClaims decodes the claims object. Only structure is judged here
-// (ReasonMalformed for a non-object or a duplicated registered claim); the
+// (ReasonMalformed for a non-object or a duplicated claim); the
 // values are judged by the checks after the signature.
 func parseClaims(b []byte) (claimSet, *Error) {
 	var c claimSet
-	seen := 0
-	it := newObjectIter(b)
+	it := jws.NewObject(b)
 	for {
-		name, esc, v, ok := it.next()
+		name, v, ok := it.Next()
 		if !ok {
 			break
 		}
-		var bit int
 		var sp *string
 		var np *float64
-		var kp *jsonKind
+		var kp *jws.Kind
 		var bad *bool
 		switch {
-		case nameIs(name, esc, "iss"):
-			bit, sp, kp, bad = cIss, &c.iss, &c.issK, &c.issBad
-		case nameIs(name, esc, "sub"):
-			bit, sp, kp, bad = cSub, &c.sub, &c.subK, &c.subBad
-		case nameIs(name, esc, "aud"):
-			bit, sp, kp, bad = cAud, &c.aud, &c.audK, &c.audBad
-		case nameIs(name, esc, "jti"):
-			bit, sp, kp, bad = cJti, &c.jti, &c.jtiK, &c.jtiBad
-		case nameIs(name, esc, "iat"):
-			bit, np, kp, bad = cIat, &c.iat, &c.iatK, &c.iatBad
-		case nameIs(name, esc, "exp"):
-			bit, np, kp, bad = cExp, &c.exp, &c.expK, &c.expBad
-		case nameIs(name, esc, "nbf"):
-			bit, np, kp, bad = cNbf, &c.nbf, &c.nbfK, &c.nbfBad
+		case name.Is("iss"):
+			sp, kp, bad = &c.iss, &c.issK, &c.issBad
+		case name.Is("sub"):
+			sp, kp, bad = &c.sub, &c.subK, &c.subBad
+		case name.Is("aud"):
+			sp, kp, bad = &c.aud, &c.audK, &c.audBad
+		case name.Is("jti"):
+			sp, kp, bad = &c.jti, &c.jtiK, &c.jtiBad
+		case name.Is("iat"):
+			np, kp, bad = &c.iat, &c.iatK, &c.iatBad
+		case name.Is("exp"):
+			np, kp, bad = &c.exp, &c.expK, &c.expBad
+		case name.Is("nbf"):
+			np, kp, bad = &c.nbf, &c.nbfK, &c.nbfBad
 		default:
 			continue
 		}
-		if seen&bit != 0 {
-			return c, refuse(ReasonMalformed, "duplicate registered claim")
-		}
-		seen |= bit
-		*kp = v.kind
+		*kp = v.Kind
 		switch {
-		case sp != nil && v.kind == kindString:
-			s, ok := stringValue(v)
+		case sp != nil && v.Kind == jws.KindString:
+			s, ok := v.String()
 			*sp, *bad = s, !ok
-		case np != nil && v.kind == kindNumber:
-			f, ok := numberValue(v)
+		case np != nil && v.Kind == jws.KindNumber:
+			f, ok := v.NumericDate()
 			*np, *bad = f, !ok
 		}
 	}
-	if !it.valid() {
+	if !it.Valid() {
+		if it.Duplicate() {
+			return c, refuse(ReasonMalformed, "duplicate claim")
+		}
 		return c, refuse(ReasonMalformed, "claims are not a JSON object")
 	}
 	return c, nil
@@ -208,5 +192,5 @@ func parseClaims(b []byte) (claimSet, *Error) {
 
 // issuer returns the "iss" claim if it is a usable (non-empty) string.
 func (c *claimSet) issuer() (string, bool) {
-	return c.iss, c.issK == kindString && !c.issBad && c.iss != ""
+	return c.iss, c.issK == jws.KindString && !c.issBad && c.iss != ""
 }

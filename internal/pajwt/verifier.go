@@ -2,17 +2,14 @@ package pajwt
 
 import (
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/rsa"
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
 	"pactd/internal/jose"
+	"pactd/internal/jws"
 )
 
 // Defaults and hard limits for [Config].
@@ -184,12 +181,13 @@ func New(cfg Config) (*Verifier, error) {
 //     [TooLarge, Malformed];
 //  2. exactly three strict base64url segments, header and claims non-empty
 //     [Malformed];
-//  3. the header is a JSON object [Malformed]; "alg" is ES256 or RS256
-//     before any key is touched [Algorithm]; no jwk, jku, x5u, x5c, crit,
-//     b64, zip or enc, and "typ" absent or JWT [ForbiddenHeader]; "kid" a
-//     non-empty string if present [Malformed];
-//  4. the claims are a JSON object without duplicated registered claims
-//     [Malformed]; "iss" a non-empty string [UnknownIssuer];
+//  3. the header is a JSON object of unique members with nothing around it
+//     [Malformed]; "alg" is ES256 or RS256 before any key is touched
+//     [Algorithm]; no jwk, jku, x5u, x5c, crit, b64, zip or enc, and "typ"
+//     absent or JWT [ForbiddenHeader]; "kid" a non-empty string if present,
+//     and "cty", "x5t" and "x5t#S256" strings if present (RFC 7515 §4.1)
+//     [Malformed];
+//  4. the claims are a JSON object of unique members [Malformed]; "iss" a non-empty string [UnknownIssuer];
 //  5. lookup by exact issuer [UnknownIssuer], enabled [AgentDisabled];
 //  6. the key: by kid, refetching once (subject to the source's cooldown)
 //     when unknown [UnknownKey]; without kid, each key fitting alg, at most
@@ -224,20 +222,13 @@ func (v *Verifier) Verify(ctx context.Context, authorization string, lookup Agen
 	if rerr != nil {
 		return Result{}, rerr
 	}
-	d1 := strings.IndexByte(tok, '.')
-	if d1 <= 0 {
-		return Result{}, refuse(ReasonMalformed, "not a compact JWS")
+	// bearerToken has bounded the size; Split checks it again for free.
+	parts, err := jws.Split(tok, v.maxToken)
+	if err != nil {
+		return Result{}, refuse(ReasonMalformed, "not a compact JWS of three segments")
 	}
-	rel := strings.IndexByte(tok[d1+1:], '.')
-	if rel <= 0 {
-		return Result{}, refuse(ReasonMalformed, "not three segments")
-	}
-	d2 := d1 + 1 + rel
-	sigSeg := tok[d2+1:] // may be empty ("alg":"none" tokens): refused later
-	if strings.IndexByte(sigSeg, '.') >= 0 {
-		return Result{}, refuse(ReasonMalformed, "not three segments")
-	}
-	digest := sha256.Sum256([]byte(tok[:d2]))
+	sigSeg := parts.Signature // may be empty ("alg":"none" tokens): refused later
+	digest := sha256.Sum256([]byte(parts.SigningInput))
 
 	if v.cache != nil {
 		if ct, ok := v.cache.get(&digest, sigSeg); ok {
@@ -248,9 +239,9 @@ func (v *Verifier) Verify(ctx context.Context, authorization string, lookup Agen
 	var hbuf [256]byte
 	var pbuf [1024]byte
 	var sbuf [512]byte
-	hdrJSON, ok1 := decodeB64(hbuf[:0], tok[:d1])
-	payload, ok2 := decodeB64(pbuf[:0], tok[d1+1:d2])
-	sig, ok3 := decodeB64(sbuf[:0], sigSeg)
+	hdrJSON, ok1 := jws.AppendDecode(hbuf[:0], parts.Header)
+	payload, ok2 := jws.AppendDecode(pbuf[:0], parts.Payload)
+	sig, ok3 := jws.AppendDecode(sbuf[:0], sigSeg)
 	if !(ok1 && ok2 && ok3) {
 		return Result{}, refuse(ReasonMalformed, "segment is not strict base64url")
 	}
@@ -459,58 +450,16 @@ func countFitting(ks *jose.KeySet, alg string) int {
 	return n
 }
 
-// verifyWith checks sig over digest with k for a.
+// verifyWith checks sig over digest with k for a. PA keys are a third
+// party's: either ECDSA S form verifies (the low-S policy in package jws).
 func verifyWith(k *jose.Key, a alg, digest *[32]byte, sig []byte) bool {
 	switch a {
 	case algES256:
-		pub := k.ECDSA()
-		if pub == nil || len(sig) != 64 {
-			return false
-		}
-		var der [72]byte
-		return ecdsa.VerifyASN1(pub, digest[:], rawToDER(&der, sig))
+		return jws.VerifyES256(k.ECDSA(), digest, sig, jws.ThirdParty)
 	case algRS256:
-		pub := k.RSA()
-		if pub == nil {
-			return false
-		}
-		return rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest[:], sig) == nil
+		return jws.VerifyRS256(k.RSA(), digest, sig)
 	}
 	return false
-}
-
-// rawToDER encodes a 64-byte JWS ES256 signature (R||S) as an ASN.1 DER
-// ECDSA-Sig-Value into buf.
-func rawToDER(buf *[72]byte, sig []byte) []byte {
-	out := buf[:0]
-	r, s := derInt(sig[:32]), derInt(sig[32:])
-	rl, sl := len(r), len(s)
-	if r[0]&0x80 != 0 {
-		rl++
-	}
-	if s[0]&0x80 != 0 {
-		sl++
-	}
-	out = append(out, 0x30, byte(2+rl+2+sl))
-	out = appendDERInt(out, r, rl)
-	out = appendDERInt(out, s, sl)
-	return out
-}
-
-// derInt strips leading zero bytes, keeping at least one byte.
-func derInt(b []byte) []byte {
-	for len(b) > 1 && b[0] == 0 {
-		b = b[1:]
-	}
-	return b
-}
-
-func appendDERInt(out, v []byte, l int) []byte {
-	out = append(out, 0x02, byte(l))
-	if l > len(v) {
-		out = append(out, 0)
-	}
-	return append(out, v...)
 }
 
 // MaxIssuerBytes bounds iss: no registered issuer is longer (registration
@@ -532,31 +481,31 @@ func hasControl(s string) bool {
 // order, against the agent and the current clock.
 func (v *Verifier) checkClaims(c *claimSet, a *Agent) *Error {
 	switch {
-	case c.audK == kindOther:
+	case c.audK == jws.KindOther:
 		return refuse(ReasonAudience, "aud is not a single string")
-	case c.audK != kindString || c.audBad || c.aud == "" || c.aud != a.Audience:
+	case c.audK != jws.KindString || c.audBad || c.aud == "" || c.aud != a.Audience:
 		return refuse(ReasonAudience, "aud missing or not the assigned audience")
 	}
-	if c.subK != kindString || c.subBad || c.sub == "" || len(c.sub) > v.maxSub || hasControl(c.sub) {
+	if c.subK != jws.KindString || c.subBad || c.sub == "" || len(c.sub) > v.maxSub || hasControl(c.sub) {
 		return refuse(ReasonSubject, "sub missing, not a string, empty, too long or holds control characters")
 	}
 	now := v.now()
-	t := float64(now.Unix()) + float64(now.Nanosecond())/1e9
-	if c.iatK != kindNumber || c.iatBad || c.iat <= 0 {
+	t := jws.Seconds(now)
+	if c.iatK != jws.KindNumber || c.iatBad || c.iat <= 0 {
 		return refuse(ReasonNotYetValid, "iat missing or not a positive number")
 	}
 	if c.iat > t+v.skew {
 		return refuse(ReasonNotYetValid, "iat in the future")
 	}
-	if c.expK != kindNumber || c.expBad || c.exp <= 0 {
+	if c.expK != jws.KindNumber || c.expBad || c.exp <= 0 {
 		return refuse(ReasonExpired, "exp missing or not a positive number")
 	}
 	if c.exp < t-v.skew {
 		return refuse(ReasonExpired, "token expired")
 	}
 	switch c.nbfK {
-	case kindAbsent:
-	case kindNumber:
+	case jws.KindAbsent:
+	case jws.KindNumber:
 		if c.nbfBad {
 			return refuse(ReasonClaims, "nbf out of range")
 		}
@@ -569,7 +518,7 @@ func (v *Verifier) checkClaims(c *claimSet, a *Agent) *Error {
 	if life := c.exp - c.iat; life <= 0 || life > v.maxLifetime {
 		return refuse(ReasonLifetime, "exp - iat out of range")
 	}
-	if c.jtiK != kindAbsent && (c.jtiK != kindString || c.jtiBad) {
+	if c.jtiK != jws.KindAbsent && (c.jtiK != jws.KindString || c.jtiBad) {
 		return refuse(ReasonClaims, "jti not a string")
 	}
 	return nil
@@ -579,16 +528,10 @@ func result(a Agent, c *claimSet, kid string, cached bool) Result {
 	return Result{
 		Agent:     a,
 		Subject:   c.sub,
-		IssuedAt:  numericTime(c.iat),
-		ExpiresAt: numericTime(c.exp),
+		IssuedAt:  jws.Time(c.iat),
+		ExpiresAt: jws.Time(c.exp),
 		JTI:       c.jti,
 		KeyID:     kid,
 		Cached:    cached,
 	}
-}
-
-// numericTime converts a NumericDate to a time.Time.
-func numericTime(f float64) time.Time {
-	sec := math.Floor(f)
-	return time.Unix(int64(sec), int64((f-sec)*1e9))
 }

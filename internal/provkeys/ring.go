@@ -5,18 +5,17 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"regexp"
 	"sort"
 	"sync/atomic"
 	"time"
 
 	"pactd/db"
+	"pactd/internal/jws"
 )
 
 // Timing defaults.
@@ -303,7 +302,7 @@ func (r *Ring) current(ctx context.Context) (*snapshot, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		r.cfg.Logger.ErrorContext(ctx, "reload signing keys", slog.String("error", err.Error()), slog.Duration("snapshot_age", age))
+		r.cfg.Logger.ErrorContext(ctx, "reload signing keys", slog.String("error", err.Error()), slog.Int64("snapshot_age_ms", age.Milliseconds()))
 		if tooOld {
 			return nil, fmt.Errorf("%w: %w", ErrStale, err)
 		}
@@ -352,9 +351,9 @@ func (r *Ring) Sign(ctx context.Context, typ string, payload []byte) (string, er
 	input = append(input, k.header(typ)...)
 	input = append(input, '.')
 	input = b64.AppendEncode(input, payload)
-	sig, err := signRaw(k.priv, input)
+	sig, err := jws.SignES256(k.priv, input) // low S: the one encoding verifiers accept
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("provkeys: sign: %w", err)
 	}
 	input = append(input, '.')
 	input = b64.AppendEncode(input, sig)
@@ -389,26 +388,6 @@ func (k *key) header(typ string) string {
 			return h
 		}
 	}
-}
-
-// p256HalfOrder is (n-1)/2 of P-256: S above it is "high".
-var p256HalfOrder = new(big.Int).Rsh(elliptic.P256().Params().N, 1)
-
-// signRaw signs SHA-256(input) and returns R||S, 32 bytes each, with S
-// normalised to the low half so the signature has one encoding.
-func signRaw(priv *ecdsa.PrivateKey, input []byte) ([]byte, error) {
-	digest := sha256.Sum256(input)
-	rr, ss, err := ecdsa.Sign(rand.Reader, priv, digest[:])
-	if err != nil {
-		return nil, fmt.Errorf("provkeys: sign: %w", err)
-	}
-	if ss.Cmp(p256HalfOrder) > 0 {
-		ss.Sub(elliptic.P256().Params().N, ss)
-	}
-	sig := make([]byte, 64)
-	rr.FillBytes(sig[:32])
-	ss.FillBytes(sig[32:])
-	return sig, nil
 }
 
 // PublicKey returns the published key with the kid. found is false for a
@@ -557,8 +536,8 @@ func (r *Ring) add(ctx context.Context, s *snapshot, now, activate time.Time) (K
 // LogValue redacts the KEK, so a Config can be logged.
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.Bool("kek_set", len(c.KEK) > 0), slog.Duration("publish_delay", c.PublishDelay),
-		slog.Duration("retire_grace", c.RetireGrace), slog.Duration("refresh_interval", c.RefreshInterval),
+		slog.Bool("kek_set", len(c.KEK) > 0), slog.Int64("publish_delay_ms", c.PublishDelay.Milliseconds()),
+		slog.Int64("retire_grace_ms", c.RetireGrace.Milliseconds()), slog.Int64("refresh_interval_ms", c.RefreshInterval.Milliseconds()),
 	)
 }
 

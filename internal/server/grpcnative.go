@@ -9,12 +9,15 @@ import (
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
+	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/protoadapt"
 
@@ -93,6 +96,8 @@ const streamWorkers = 32
 // newGRPCServer builds the native gRPC server over the same services.
 func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMetrics) (*grpc.Server, error) {
 	opts := []grpc.ServerOption{
+		// A server span per RPC, the child of the caller's traceparent.
+		grpc.StatsHandler(otelgrpc.NewServerHandler()),
 		grpc.MaxRecvMsgSize(MaxRequestBytes),
 		// The bounds net/http applies on the main port.
 		grpc.MaxConcurrentStreams(250),
@@ -122,7 +127,10 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 	pactv1.RegisterDelegationServiceServer(g, grpcDelegation{DelegationServiceHandler: svc.Delegation})
 	pactv1.RegisterTokenServiceServer(g, grpcToken{TokenServiceHandler: svc.Token})
 	healthpb.RegisterHealthServer(g, grpcHealth{c: s.health})
-	reflection.Register(g)
+	// The same documented descriptors as the main port's reflection.
+	ropts := reflection.ServerOptions{Services: g, DescriptorResolver: s.descriptors()}
+	reflectionv1.RegisterServerReflectionServer(g, reflection.NewServerV1(ropts))
+	reflectionv1alpha.RegisterServerReflectionServer(g, reflection.NewServer(ropts))
 	return g, nil
 }
 

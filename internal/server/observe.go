@@ -4,11 +4,18 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"connectrpc.com/connect"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
+	"pactd/internal/buildinfo"
 	"pactd/internal/reqlog"
 )
 
@@ -67,7 +74,7 @@ func (o observer) record(ctx context.Context, procedure string, start time.Time,
 	}
 	o.log.LogAttrs(ctx, level, "rpc failed",
 		slog.String("procedure", procedure), slog.String("code", code),
-		slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("error", msg))
+		slog.Float64("duration_ms", ms(d)), slog.String("error", msg))
 }
 
 func (o observer) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
@@ -90,4 +97,83 @@ func (o observer) WrapStreamingHandler(next connect.StreamingHandlerFunc) connec
 		o.record(ctx, conn.Spec().Procedure, start, err)
 		return err
 	}
+}
+
+// ms is a duration in milliseconds for logs: every duration pactd logs is a
+// number named *_ms, never slog's bare nanoseconds.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// registerProcessMetrics registers pactd_build_info (always 1, its labels
+// name the binary) and pactd_database_up (1 while the store answers a ping
+// within a second at scrape time, else 0).
+func registerProcessMetrics(reg prometheus.Registerer, store interface {
+	Ping(context.Context) error
+}) {
+	bi := buildinfo.Get()
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "pactd_build_info",
+		Help:        "Always 1; the labels say which pactd this is (version, commit, Go version).",
+		ConstLabels: prometheus.Labels{"version": bi.Version, "commit": bi.Commit, "goversion": bi.GoVersion},
+	}, func() float64 { return 1 }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "pactd_database_up",
+		Help: "1 if the database answered a ping (1 s bound) at scrape time, else 0.",
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if store.Ping(ctx) != nil {
+			return 0
+		}
+		return 1
+	}))
+}
+
+// jwksFetches counts PA JWKS fetches by result (ok or error) in
+// pactd_jwks_fetches_total.
+func jwksFetches(reg prometheus.Registerer) func(error) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "pactd_jwks_fetches_total",
+		Help: "PA JWKS fetches, by result (ok or error: network, status, size or parse).",
+	}, []string{"result"})
+	reg.MustRegister(c)
+	ok, failed := c.WithLabelValues("ok"), c.WithLabelValues("error")
+	return func(err error) {
+		if err != nil {
+			failed.Inc()
+			return
+		}
+		ok.Inc()
+	}
+}
+
+// httpSpans gives each plain-HTTP request (the OAuth endpoints) a server
+// span, the child of the caller's W3C traceparent, named after the route.
+func httpSpans(next http.Handler) http.Handler {
+	tr := otel.Tracer("pactd/oauthhttp")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := tr.Start(ctx, r.Method+" /a2a/{brandId}/oauth", trace.WithSpanKind(trace.SpanKindServer))
+		defer span.End()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		r = r.WithContext(ctx)
+		next.ServeHTTP(rec, r)
+		if r.Pattern != "" { // set by the mux: the route, never the Brand id
+			span.SetName(r.Pattern)
+		}
+		span.SetAttributes(attribute.Int("http.response.status_code", rec.status))
+		if rec.status >= 500 {
+			span.SetStatus(codes.Error, http.StatusText(rec.status))
+		}
+	})
+}
+
+// statusRecorder remembers the status code written.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
 }

@@ -18,14 +18,18 @@ import (
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 	"connectrpc.com/grpcreflect"
+	"connectrpc.com/otelconnect"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/reflect/protodesc"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"pactd/db"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/agentdir"
+	"pactd/internal/apidesc"
 	"pactd/internal/auth"
 	"pactd/internal/brandcache"
 	"pactd/internal/config"
@@ -133,6 +137,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	s := &Server{cfg: cfg, log: log, store: store}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerProcessMetrics(reg, store)
 	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	authn := auth.NewAuthenticator(store, cfg.OutageGrace, now)
 	keyRing, err := provkeys.Open(ctx, provkeys.Config{Store: store, KEK: kek, Now: now, Logger: log})
@@ -142,7 +147,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	}
 	tokenSigner := delegtoken.NewSigner(keyRing, now) // also the delegation service's Minter
 
-	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev})
+	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev, OnFetch: jwksFetches(reg)})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("jwks client: %w", err)
@@ -231,6 +236,18 @@ type Services struct {
 	Token        pactv1connect.TokenServiceHandler
 }
 
+// descriptors resolves the API's descriptors for reflection: the documented
+// ones of internal/apidesc, or (if those could not be read, which a test
+// rules out) the ones linked into the binary, without comments.
+func (s *Server) descriptors() protodesc.Resolver {
+	r, err := apidesc.Resolver()
+	if err != nil {
+		s.log.Error("reflection without documentation", slog.String("error", err.Error()))
+		return protoregistry.GlobalFiles
+	}
+	return r
+}
+
 // serviceNames are the fully qualified names health and reflection report.
 var serviceNames = []string{
 	pactv1connect.CredentialServiceName,
@@ -243,10 +260,16 @@ var serviceNames = []string{
 }
 
 func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm *httpMetrics) http.Handler {
-	// Interceptors, outermost first: observe (log + metrics) sees every
-	// call, including refused ones; then authentication and role checks.
+	// Interceptors, outermost first: the server span (its parent the
+	// caller's W3C traceparent: callers are pactd's own frontends), then
+	// observe (log + metrics), which sees every call, including refused
+	// ones; then authentication and role checks.
+	spans, err := otelconnect.NewInterceptor(otelconnect.WithTrustRemote())
+	if err != nil {
+		panic(err) // only for invalid options
+	}
 	opts := []connect.HandlerOption{
-		connect.WithInterceptors(observer{log: s.log, m: m}, authn.Interceptor()),
+		connect.WithInterceptors(spans, observer{log: s.log, m: m}, authn.Interceptor()),
 		connect.WithReadMaxBytes(MaxRequestBytes),
 		// Most answers are a few hundred bytes to a kilobyte: compressing
 		// them costs more CPU than it saves bandwidth on a LAN.
@@ -261,11 +284,12 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	mux := http.NewServeMux()
 	// The OAuth endpoints in RFC wire form; the PA JWT is their client
 	// authentication, so they sit outside the caller-credential interceptor.
-	// They get the RPCs' metrics, fault logging and panic recovery from
-	// observeHTTP; on this port only they live under /a2a/.
+	// They get server spans of their own (httpSpans), and the RPCs'
+	// metrics, fault logging and panic recovery (observeHTTP); on this port
+	// only they live under /a2a/.
 	oauth := http.NewServeMux()
 	oauthhttp.New(svc.Delegation, svc.Token, s.log).Register(oauth)
-	mux.Handle("/a2a/", s.observeHTTP(hm, oauth))
+	mux.Handle("/a2a/", httpSpans(s.observeHTTP(hm, oauth)))
 	mux.Handle(pactv1connect.NewCredentialServiceHandler(svc.Credential, opts...))
 	mux.Handle(pactv1connect.NewAgentServiceHandler(svc.Agent, opts...))
 	mux.Handle(pactv1connect.NewBrandServiceHandler(svc.Brand, opts...))
@@ -277,7 +301,10 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	checker := &storeChecker{store: s.store, services: serviceNames, grace: s.cfg.OutageGrace, now: time.Now}
 	s.health = checker
 	mux.Handle(grpchealth.NewHandler(checker))
-	reflector := grpcreflect.NewStaticReflector(serviceNames...)
+	// Reflection answers from the documented descriptors, so a client's
+	// describe shows the .proto comments.
+	reflector := grpcreflect.NewReflector(grpcreflect.NamerFunc(func() []string { return serviceNames }),
+		grpcreflect.WithDescriptorResolver(s.descriptors()))
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	if s.cfg.MetricsListen == "" {

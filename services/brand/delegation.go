@@ -75,4 +75,5 @@ func (s *Service) checkDelegation(v *rpcerr.Violations, field string, d *pactv1.
 	signed := mode != pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND
 	checkURL("assertion_issuer", d.GetAssertionIssuer(), d.GetEnabled() && signed)
 	checkURL("assertion_jwks_uri", d.GetAssertionJwksUri(), d.GetEnabled() && signed)
+	checkDetailsTypes(v, f("authorization_details_types"), d)
 }

@@ -248,6 +248,8 @@ func (s *Service) toProto(b db.Brand) *pactv1.Brand {
 	for _, sc := range d.Scopes {
 		out.Delegation.Scopes = append(out.Delegation.Scopes, &pactv1.Scope{Id: sc.ID, Description: sc.Description})
 	}
+	out.Delegation.AuthorizationDetailsTypes = detailsTypesToProto(d.AuthorizationDetailsTypes)
+	out.Delegation.SkipConsentWhenGranted = d.SkipConsent
 	return out
 }
 
@@ -267,6 +269,8 @@ func delegationFromProto(d *pactv1.DelegationSettings) db.Delegation {
 	for _, s := range d.GetScopes() {
 		out.Scopes = append(out.Scopes, db.Scope{ID: s.GetId(), Description: s.GetDescription()})
 	}
+	out.AuthorizationDetailsTypes = detailsTypesFromProto(d.GetAuthorizationDetailsTypes())
+	out.SkipConsent = d.GetSkipConsentWhenGranted()
 	return out
 }
 

@@ -1,19 +1,10 @@
 package delegation
 
 import (
-	"bytes"
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/rsa"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
-	"math"
-	"math/big"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -24,6 +15,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/jose"
+	"pactd/internal/jws"
 	"pactd/internal/rpcerr"
 )
 
@@ -42,8 +34,6 @@ const (
 	maxJTI = 256
 	// maxEmail bounds the optional email claim (RFC 5321 path limit).
 	maxEmail = 320
-	// maxNumericDate bounds accepted NumericDate values (about year 33658).
-	maxNumericDate = 1e12
 )
 
 // assertionRefusal is a refused assertion: why, and a fixed client-safe
@@ -129,25 +119,24 @@ type compactJWS struct {
 // non-empty string if present, the claims a JSON object of unique members.
 // typ and any other header member are ignored.
 func parseAssertion(tok string) (compactJWS, *assertionRefusal) {
-	if len(tok) > MaxBrandAssertionBytes {
+	parts, err := jws.Split(tok, MaxBrandAssertionBytes)
+	if errors.Is(err, jws.ErrOversized) {
 		return compactJWS{}, refuse(reasonMalformed, "the assertion is larger than 8 KiB")
 	}
-	h, rest, ok1 := strings.Cut(tok, ".")
-	p, sigSeg, ok2 := strings.Cut(rest, ".")
-	if !ok1 || !ok2 || h == "" || p == "" || strings.Contains(sigSeg, ".") {
+	if err != nil {
 		return compactJWS{}, refuse(reasonMalformed, "the assertion is not a compact JWS of three segments")
 	}
-	hdrJSON, ok1 := decodeSegment(h)
-	payload, ok2 := decodeSegment(p)
-	sig, ok3 := decodeSegment(sigSeg)
+	hdrJSON, ok1 := jws.Decode(parts.Header)
+	payload, ok2 := jws.Decode(parts.Payload)
+	sig, ok3 := jws.Decode(parts.Signature)
 	if !ok1 || !ok2 || !ok3 {
 		return compactJWS{}, refuse(reasonMalformed, "an assertion segment is not strict base64url")
 	}
-	hdr, ok := jsonObject(hdrJSON)
+	hdr, ok := jws.HeaderMembers(hdrJSON)
 	if !ok {
 		return compactJWS{}, refuse(reasonMalformed, "the assertion header is not a JSON object of unique members")
 	}
-	alg, present, isString := stringMember(hdr, "alg")
+	alg, present, isString := jws.StringMember(hdr, "alg")
 	if !present || !isString || (alg != jose.AlgES256 && alg != jose.AlgRS256) {
 		return compactJWS{}, refuse(reasonAlgorithm, "the assertion's alg must be ES256 or RS256")
 	}
@@ -156,99 +145,15 @@ func parseAssertion(tok string) (compactJWS, *assertionRefusal) {
 			return compactJWS{}, refuse(reasonForbiddenHeader, "the assertion header carries a member that is not allowed (jwk, jku, x5u, x5c, crit, b64, zip or enc)")
 		}
 	}
-	kid, present, isString := stringMember(hdr, "kid")
+	kid, present, isString := jws.StringMember(hdr, "kid")
 	if present && (!isString || kid == "" || len(kid) > jose.MaxKIDBytes) {
 		return compactJWS{}, refuse(reasonMalformed, "the assertion's kid is not a non-empty string")
 	}
-	claims, ok := jsonObject(payload)
+	claims, ok := jws.Members(payload)
 	if !ok {
 		return compactJWS{}, refuse(reasonMalformed, "the assertion claims are not a JSON object of unique members")
 	}
-	return compactJWS{alg: alg, kid: kid, signingInput: h + "." + p, sig: sig, claims: claims}, nil
-}
-
-// decodeSegment decodes one unpadded base64url segment strictly: every
-// character in the alphabet (encoding/base64 would skip CR and LF) and
-// zero trailing bits, so each byte string has one accepted encoding.
-func decodeSegment(seg string) ([]byte, bool) {
-	for i := 0; i < len(seg); i++ {
-		c := seg[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return nil, false
-		}
-	}
-	b, err := base64.RawURLEncoding.Strict().DecodeString(seg)
-	return b, err == nil
-}
-
-// jsonObject parses one JSON object of valid UTF-8 into its members, by
-// their exact (unescaped) names. A member given twice, trailing data or
-// any syntax error refuses the whole text.
-func jsonObject(b []byte) (map[string]json.RawMessage, bool) {
-	if !utf8.Valid(b) {
-		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
-	}
-	m := make(map[string]json.RawMessage)
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, false
-		}
-		name, ok := t.(string)
-		if !ok {
-			return nil, false
-		}
-		if _, dup := m[name]; dup {
-			return nil, false
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, false
-		}
-		m[name] = v
-	}
-	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	return m, true
-}
-
-// stringMember returns member name as a string: present reports whether it
-// is there at all, isString whether it is a JSON string.
-func stringMember(m map[string]json.RawMessage, name string) (v string, present, isString bool) {
-	raw, ok := m[name]
-	if !ok {
-		return "", false, false
-	}
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &v) != nil {
-		return "", true, false
-	}
-	return v, true, true
-}
-
-// numberMember returns member name as a NumericDate in seconds: present
-// reports whether it is there at all, isNumber whether it is a finite JSON
-// number within ±1e12.
-func numberMember(m map[string]json.RawMessage, name string) (v float64, present, isNumber bool) {
-	raw, ok := m[name]
-	if !ok {
-		return 0, false, false
-	}
-	if len(raw) == 0 || !(raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
-		return 0, true, false
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= -maxNumericDate || f >= maxNumericDate {
-		return 0, true, false
-	}
-	return f, true, true
+	return compactJWS{alg: alg, kid: kid, signingInput: parts.SigningInput, sig: sig, claims: claims}, nil
 }
 
 // brandAssertion is a verified Brand login assertion.
@@ -277,24 +182,24 @@ func (s *Service) verifyAssertion(ctx context.Context, b db.Brand, tok, userCode
 	if issuer == "" || jwksURI == "" {
 		return brandAssertion{}, refuse(reasonKeysUnavailable, "the Brand's signed login is not configured (assertion_issuer, assertion_jwks_uri)")
 	}
-	jws, r := parseAssertion(tok)
+	a, r := parseAssertion(tok)
 	if r != nil {
 		return brandAssertion{}, r
 	}
-	if jws.kid == "" {
+	if a.kid == "" {
 		return brandAssertion{}, refuse(reasonUnknownKey, "the assertion names no kid")
 	}
-	key, err := s.assertionKey(ctx, jwksURI, jws.kid)
+	key, err := s.assertionKey(ctx, jwksURI, a.kid)
 	if err != nil {
 		return brandAssertion{}, err
 	}
-	if key.Algorithm() != jws.alg {
+	if key.Algorithm() != a.alg {
 		return brandAssertion{}, refuse(reasonUnknownKey, "the Brand's key with this kid does not fit the assertion's alg")
 	}
-	if !verifySignature(key, jws.alg, jws.signingInput, jws.sig) {
+	if !verifySignature(key, a.alg, a.signingInput, a.sig) {
 		return brandAssertion{}, refuse(reasonSignature, "the assertion's signature does not verify with the Brand's key")
 	}
-	return checkAssertionClaims(jws, issuer, s.consentURL(b.ID), userCode, b.ID, s.now())
+	return checkAssertionClaims(a, issuer, s.consentURL(b.ID), userCode, b.ID, s.now())
 }
 
 // assertionKey returns the Brand's key with kid, refetching the key set
@@ -352,20 +257,15 @@ func (f *keysFault) refusal() *assertionRefusal {
 }
 
 // verifySignature checks sig over the signing input with k for alg: ES256
-// as raw 64-byte R||S, RS256 as PKCS #1 v1.5.
+// as raw 64-byte R||S, RS256 as PKCS #1 v1.5. A Brand's key is a third
+// party's: either ECDSA S form verifies (the low-S policy in package jws).
 func verifySignature(k *jose.Key, alg, signingInput string, sig []byte) bool {
 	digest := sha256.Sum256([]byte(signingInput))
 	switch alg {
 	case jose.AlgES256:
-		pub := k.ECDSA()
-		if pub == nil || len(sig) != 64 {
-			return false
-		}
-		r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
-		return ecdsa.Verify(pub, digest[:], r, s)
+		return jws.VerifyES256(k.ECDSA(), &digest, sig, jws.ThirdParty)
 	case jose.AlgRS256:
-		pub := k.RSA()
-		return pub != nil && rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest[:], sig) == nil
+		return jws.VerifyRS256(k.RSA(), &digest, sig)
 	}
 	return false
 }
@@ -373,34 +273,34 @@ func verifySignature(k *jose.Key, alg, signingInput string, sig []byte) bool {
 // checkAssertionClaims judges the claims of a signature-verified assertion
 // against the Brand's issuer, its consent URL, the request's user code and
 // the clock, in the documented order.
-func checkAssertionClaims(jws compactJWS, issuer, consentURL, userCode, brandID string, now time.Time) (brandAssertion, error) {
-	c := jws.claims
-	if iss, _, ok := stringMember(c, "iss"); !ok || iss != issuer {
+func checkAssertionClaims(a compactJWS, issuer, consentURL, userCode, brandID string, now time.Time) (brandAssertion, error) {
+	c := a.claims
+	if iss, _, ok := jws.StringMember(c, "iss"); !ok || iss != issuer {
 		return brandAssertion{}, refuse(reasonIssuer, "the assertion's iss is not the Brand's assertion issuer")
 	}
-	if aud, _, ok := stringMember(c, "aud"); !ok || aud != consentURL {
+	if aud, _, ok := jws.StringMember(c, "aud"); !ok || aud != consentURL {
 		return brandAssertion{}, refuse(reasonAudience, "the assertion's aud is not this Brand's consent URL (one string)")
 	}
-	sub, _, ok := stringMember(c, "sub")
+	sub, _, ok := jws.StringMember(c, "sub")
 	if !ok || !validBrandUser(sub) {
 		return brandAssertion{}, refuse(reasonSubject, "the assertion's sub must be 1 to 256 bytes without control characters")
 	}
-	t := float64(now.Unix()) + float64(now.Nanosecond())/1e9
+	t := jws.Seconds(now)
 	skew, maxAge := AssertionSkew.Seconds(), AssertionMaxAge.Seconds()
-	iat, _, ok := numberMember(c, "iat")
+	iat, _, ok := jws.NumericDateMember(c, "iat")
 	if !ok || iat <= 0 {
 		return brandAssertion{}, refuse(reasonNotYetValid, "the assertion's iat is missing or not a positive number")
 	}
 	if iat > t+skew {
 		return brandAssertion{}, refuse(reasonNotYetValid, "the assertion's iat is in the future")
 	}
-	switch nbf, present, ok := numberMember(c, "nbf"); {
+	switch nbf, present, ok := jws.NumericDateMember(c, "nbf"); {
 	case present && !ok:
 		return brandAssertion{}, refuse(reasonClaims, "the assertion's nbf is not a number")
 	case present && nbf > t+skew:
 		return brandAssertion{}, refuse(reasonNotYetValid, "the assertion's nbf is in the future")
 	}
-	exp, _, ok := numberMember(c, "exp")
+	exp, _, ok := jws.NumericDateMember(c, "exp")
 	if !ok || exp <= 0 {
 		return brandAssertion{}, refuse(reasonExpired, "the assertion's exp is missing or not a positive number")
 	}
@@ -413,15 +313,15 @@ func checkAssertionClaims(jws compactJWS, issuer, consentURL, userCode, brandID 
 	if t-iat > maxAge {
 		return brandAssertion{}, refuse(reasonTooOld, "the assertion is more than 300 seconds old")
 	}
-	jti, _, ok := stringMember(c, "jti")
+	jti, _, ok := jws.StringMember(c, "jti")
 	if !ok || jti == "" || len(jti) > maxJTI || hasControl(jti) {
 		return brandAssertion{}, refuse(reasonClaims, "the assertion's jti must be 1 to 256 bytes without control characters")
 	}
-	email, present, ok := stringMember(c, "email")
+	email, present, ok := jws.StringMember(c, "email")
 	if present && (!ok || len(email) > maxEmail || hasControl(email)) {
 		return brandAssertion{}, refuse(reasonClaims, "the assertion's email must be a string of at most 320 bytes")
 	}
-	code, _, ok := stringMember(c, "user_code")
+	code, _, ok := jws.StringMember(c, "user_code")
 	if !ok || code == "" {
 		return brandAssertion{}, refuse(reasonUserCodeMissing, "the assertion has no user_code")
 	}
@@ -434,7 +334,7 @@ func checkAssertionClaims(jws compactJWS, issuer, consentURL, userCode, brandID 
 		return brandAssertion{}, refuse(reasonUserCodeMismatch, "the assertion's user_code is not the user code of this request")
 	}
 	return brandAssertion{
-		subject: sub, jti: jti, kid: jws.kid, email: email, userCode: got,
+		subject: sub, jti: jti, kid: a.kid, email: email, userCode: got,
 		// The record must outlive every instant the assertion passes the exp
 		// check; the store rounds it up to whole seconds.
 		use: db.BrandAssertionUse{BrandID: brandID, JTI: jti, ExpireTime: numericTime(exp).Add(AssertionSkew)},
@@ -452,8 +352,5 @@ func hasControl(s string) bool {
 	return strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f })
 }
 
-// numericTime converts a NumericDate to a time.Time.
-func numericTime(f float64) time.Time {
-	sec := math.Floor(f)
-	return time.Unix(int64(sec), int64((f-sec)*1e9)).UTC()
-}
+// numericTime converts a NumericDate to a time.Time in UTC.
+func numericTime(f float64) time.Time { return jws.Time(f).UTC() }

@@ -771,8 +771,7 @@ func TestSignedAssertionWithJWKSClient(t *testing.T) {
 func TestUserCodeGuessingPerSource(t *testing.T) {
 	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t), func(d *delegation.Deps) {
-			d.GuessBurst, d.GuessEvery = 8, 10*time.Second
-			d.SourceGuessBurst, d.SourceGuessEvery = 3, 30*time.Second
+			d.GuessLimit, d.SourceGuessLimit, d.GuessWindow = 8, 3, time.Minute
 		})
 		ctx := t.Context()
 		real := e.startDevice("acme", paAuth, paIssuer, "orders:read")["user_code"].(string)
@@ -830,23 +829,33 @@ func TestUserCodeGuessingPerSource(t *testing.T) {
 				t.Fatalf("guess %d from %s: %v", i, src, err)
 			}
 		}
-		for _, src := range []string{user, other, ""} {
-			if err := describe(real, src); connect.CodeOf(err) != connect.CodeResourceExhausted {
-				t.Fatalf("source %q with the Brand over its limit: %v, want ResourceExhausted", src, err)
+		// With the Brand over its limit, a lookup without a source is
+		// refused, but a source that has not failed is never locked out by
+		// the others: the User with the right code goes on.
+		if err := describe(real, ""); connect.CodeOf(err) != connect.CodeResourceExhausted || !hasRetryInfo(err) {
+			t.Fatalf("no source with the Brand over its limit: %v, want ResourceExhausted with RetryInfo", err)
+		}
+		for _, src := range []string{user, other} {
+			if err := describe(real, src); err != nil {
+				t.Fatalf("source %q (no failures) with the Brand over its limit: %v, want the consent", src, err)
 			}
 		}
-		// Refill: after 10 s the Brand allows one more; the attacker's
-		// source is still over its own limit (30 s).
-		e.clk.Advance(10 * time.Second)
-		if err := describe(real, attacker); connect.CodeOf(err) != connect.CodeResourceExhausted {
-			t.Fatalf("attacker after the Brand refilled: %v, want ResourceExhausted", err)
+		// A fresh source gets its one lookup; once it has failed, the
+		// Brand's limit applies to it too.
+		const fresh = "192.0.2.200"
+		if err := describe(guess(8), fresh); connect.CodeOf(err) != connect.CodeNotFound {
+			t.Fatalf("fresh source's first guess: %v, want NotFound", err)
 		}
-		if err := describe(real, user); err != nil {
-			t.Fatalf("user after the Brand refilled: %v", err)
+		if err := describe(real, fresh); connect.CodeOf(err) != connect.CodeResourceExhausted {
+			t.Fatalf("the source after its failure, Brand over: %v, want ResourceExhausted", err)
 		}
-		e.clk.Advance(30 * time.Second)
+		// The next window starts every count afresh, the attacker's too.
+		e.clk.Advance(time.Minute)
 		if err := describe(real, attacker); err != nil {
-			t.Fatalf("attacker's source after its refill: %v", err)
+			t.Fatalf("attacker's source in the next window: %v", err)
+		}
+		if err := describe(real, ""); err != nil {
+			t.Fatalf("no source in the next window: %v", err)
 		}
 		// Bad sources are refused before anything else.
 		for _, src := range []string{"has space", strings.Repeat("s", 129), "tab\t", "ü"} {
@@ -857,8 +866,8 @@ func TestUserCodeGuessingPerSource(t *testing.T) {
 		// The audit: one line per failed lookup, with the source, never a
 		// code.
 		logs := e.logs.String()
-		if n := strings.Count(logs, "user code lookup failed"); n != 8 {
-			t.Fatalf("%d audit lines for 8 failed lookups:\n%s", n, logs)
+		if n := strings.Count(logs, "user code lookup failed"); n != 9 {
+			t.Fatalf("%d audit lines for 9 failed lookups:\n%s", n, logs)
 		}
 		if !strings.Contains(logs, "source="+attacker) || !strings.Contains(logs, "guessing limit of the source") {
 			t.Fatalf("the source is not in the audit:\n%s", logs)

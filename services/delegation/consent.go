@@ -39,44 +39,27 @@ func (s *Service) consentBrand(ctx context.Context, op, brandID, userCode, sourc
 // lookup finds the authorization a user code names at Brand b. Every
 // lookup of a well-formed code that matches nothing counts against the
 // Brand's guessing limit and, when the call names a source, against the
-// (Brand, source) limit too, and is audited with the source (never the
-// code). While either limit is exhausted every such lookup is refused with
-// ResourceExhausted before the store is asked.
+// (Brand, source) limit too (reserveGuess: counted in the store, before
+// the lookup), and is audited with the source (never the code).
 func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, source string) (db.DeviceAuthorization, error) {
 	norm, ok := NormalizeUserCode(userCode)
 	if !ok {
 		// No code has this form; nothing to guess, nothing to look up.
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
-	now := s.now()
-	skey := sourceKey(b.ID, source)
-	if source != "" {
-		if wait := s.sourceGuesses.take(skey, now); wait > 0 {
-			s.d.Logger.WarnContext(ctx, "user code lookup refused: guessing limit of the source", slog.String("op", op),
-				slog.String("brand_id", b.ID), slog.String("source", source))
-			return db.DeviceAuthorization{}, tooManyGuesses(wait, "too many unknown user codes from this source; retry later")
-		}
-	}
-	if wait := s.guesses.take(b.ID, now); wait > 0 {
-		if source != "" {
-			s.sourceGuesses.refund(skey, now)
-		}
-		s.d.Logger.WarnContext(ctx, "user code lookup refused: guessing limit", slog.String("op", op), slog.String("brand_id", b.ID),
-			slog.String("source", source))
-		return db.DeviceAuthorization{}, tooManyGuesses(wait, "too many unknown user codes for this Brand; retry later")
+	r, err := s.reserveGuess(ctx, op, b.ID, source, s.now())
+	if err != nil {
+		return db.DeviceAuthorization{}, err
 	}
 	d, err := s.d.Store.GetDeviceAuthorizationByUserCode(ctx, b.ID, userCodeHash(b.ID, norm))
 	if errors.Is(err, db.ErrNotFound) {
-		// The tokens taken above stay spent: this was a failed guess.
+		// The reservation stays counted: this was a failed guess.
 		s.d.Logger.WarnContext(ctx, "user code lookup failed", slog.String("op", op), slog.String("brand_id", b.ID),
 			slog.String("source", source))
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
-	// Found (or the store failed): not a guess, give the tokens back.
-	s.guesses.refund(b.ID, now)
-	if source != "" {
-		s.sourceGuesses.refund(skey, now)
-	}
+	// Found (or the store failed): not a guess.
+	s.releaseGuess(ctx, r)
 	if err != nil {
 		return db.DeviceAuthorization{}, s.fault(ctx, op+": load authorization", err)
 	}
@@ -125,16 +108,35 @@ func decidable(d db.DeviceAuthorization, now time.Time) error {
 }
 
 // DescribeConsent returns what the consent page shows for a pending user
-// code: the PA, its issuer's origin, the Brand and the requested scopes
-// with their descriptions (scopes the Brand no longer defines are left out).
+// code: the PA, its issuer's origin, the Brand, the requested scopes with
+// their descriptions (scopes the Brand no longer defines are left out) and
+// the requested authorization_details with their scope and their words.
 func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConsentRequest) (*pactv1.DescribeConsentResponse, error) {
 	const op = "describe consent"
+	if u := req.GetBrandUser(); u != "" {
+		var v rpcerr.Violations
+		checkBrandUser(&v, "brand_user", u)
+		if err := v.Err(); err != nil {
+			return nil, err
+		}
+	}
 	b, d, err := s.pending(ctx, op, req.GetBrandId(), req.GetUserCode(), req.GetSource())
 	if err != nil {
 		return nil, err
 	}
 	norm, _ := NormalizeUserCode(req.GetUserCode())
-	return s.describe(ctx, op, b, d, norm)
+	resp, err := s.describe(ctx, op, b, d, norm)
+	if err != nil {
+		return nil, err
+	}
+	// Consent skipping is for the User the trusted frontend signed in; a
+	// signed-assertion Brand skips in BeginConsent, on the assertion's sub.
+	if req.GetBrandUser() != "" && trustedFrontend(b) {
+		if resp.CoveredByGrant, err = s.coveringGrant(ctx, b, d, req.GetBrandUser(), s.now()); err != nil {
+			return nil, s.fault(ctx, op+": covering grant", err)
+		}
+	}
+	return resp, nil
 }
 
 // describe is what the consent page shows for authorization d (found by
@@ -162,6 +164,9 @@ func (s *Service) describe(ctx context.Context, op string, b db.Brand, d db.Devi
 		if requested[sc.ID] {
 			resp.Scopes = append(resp.Scopes, &pactv1.Scope{Id: sc.ID, Description: sc.Description})
 		}
+	}
+	if resp.AuthorizationDetails, err = consentDetails(b, d.AuthorizationDetails); err != nil {
+		return nil, s.fault(ctx, op+": stored authorization_details", err)
 	}
 	return resp, nil
 }
@@ -240,7 +245,7 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 	}
 	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)))
-	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID}, nil
+	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }
 
 // approveSigned is ApproveConsent for a Brand whose login signs
@@ -284,7 +289,7 @@ func (s *Service) approveSigned(ctx context.Context, op string, b db.Brand, req 
 	}
 	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)), slog.String("kid", a.kid), slog.String("jti", a.jti))
-	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID}, nil
+	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }
 
 // grantedScopes is requested ∩ chosen ∩ the Brand's current scopes, in
@@ -311,6 +316,7 @@ func newGrant(b db.Brand, d db.DeviceAuthorization, brandUser string, scopes []s
 	return db.Grant{
 		ID: ids.New("a2agrant_", time.Now()), BrandID: b.ID, AgentID: d.AgentID, ClientID: d.ClientID,
 		BrandUser: brandUser, Scopes: scopes, CreateTime: now, ExpireTime: now.Add(GrantTTL),
+		AuthorizationDetails: grantDetails(b, d, scopes),
 	}
 }
 

@@ -18,8 +18,9 @@ import (
 // iss (401 invalid_client), the Brand (bare 404) and its delegation (400
 // unauthorized_client), the scope (400 invalid_scope: empty, malformed, more
 // than 50 ids, or an id the Brand does not define), authorization_details
-// (400 invalid_authorization_details for any value: resource-bound
-// delegation, §5.7, is not supported, and restrictions are never dropped).
+// (400 invalid_authorization_details: anything the Brand's declared types
+// do not allow, see authzdetails.Parse; restrictions are never dropped).
+// A refusal stores nothing.
 func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.StartDeviceAuthorizationRequest) (*pactv1.StartDeviceAuthorizationResponse, error) {
 	const op = "start device authorization"
 	c, refusal, err := s.authenticate(ctx, op, req.GetBrandId(), req.GetAuthorization(), req.GetClientId())
@@ -36,11 +37,21 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 			return refuseDevice(ErrInvalidScope, "scope names an id this Brand does not define"), nil
 		}
 	}
-	if req.AuthorizationDetails != nil {
-		return refuseDevice(ErrInvalidAuthorizationDetails, "authorization_details (RFC 9396) is not supported by this authorization server"), nil
+	details, why, detailsRefusal := requestDetails(c.brand, req.AuthorizationDetails, scopes)
+	if detailsRefusal != nil {
+		s.d.Logger.InfoContext(ctx, "authorization_details refused", slog.String("brand_id", c.brand.ID),
+			slog.String("agent_id", c.pa.Agent.ID), slog.String("reason", string(why)))
+		return detailsRefusal, nil
 	}
 
 	now := s.now()
+	if refused, err := s.checkPending(ctx, c.pa.Agent.ID, c.brand.ID, now); err != nil || refused {
+		if err != nil {
+			return nil, err
+		}
+		return refuseDevice(ErrInvalidRequest, "this client has too many pending device authorizations; "+
+			"complete one or wait until one expires (at most 10 minutes)"), nil
+	}
 	var deviceCode, userCode string
 	for attempt := 0; ; attempt++ {
 		if deviceCode, err = randomSecret(s.d.Rand, DeviceCodePrefix); err != nil {
@@ -54,6 +65,7 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 			ID: ids.New("da_", now), BrandID: c.brand.ID, AgentID: c.pa.Agent.ID, ClientID: c.id,
 			DeviceCodeHash: secretHash(deviceCode), UserCodeHash: userCodeHash(c.brand.ID, norm),
 			Scopes: scopes, Interval: PollInterval, ExpiresAt: now.Add(DeviceCodeTTL), CreateTime: now,
+			AuthorizationDetails: details,
 		})
 		if err == nil {
 			break

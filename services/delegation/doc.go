@@ -91,15 +91,24 @@
 // # Guessing user codes
 //
 // User codes (8 of 20 consonants, ≈34.6 bits, 10 minutes) are guarded
-// against guessing per Brand, in memory per replica: at most
-// DefaultGuessBurst failed lookups in a burst, then one per DefaultGuessEvery
-// (20 + 1,200 in the first hour). A call that names its source (the client
-// the frontend saw) is also limited per (Brand, source): DefaultSourceGuessBurst
-// failures, then one per DefaultSourceGuessEvery, so one client cannot use
-// up the Brand's budget and lock everyone out. While either limit is
-// exhausted, a lookup is ResourceExhausted with RetryInfo before the store
-// is asked. Each failed lookup is logged (Brand, operation, source) without
-// the code.
+// against guessing per Brand, counted in the store so every replica counts
+// against the same limit: at most DefaultGuessLimit failed lookups per
+// DefaultGuessWindow (20 a minute). A call that names its source (the
+// client the frontend saw) is also limited per (Brand, source):
+// DefaultSourceGuessLimit failures per window. A lookup is counted before
+// the store is asked for the code (so concurrent guesses cannot all pass)
+// and given back when the code is found. While a limit is exhausted the
+// lookup is ResourceExhausted with RetryInfo — except that a source which
+// has not failed in the window is never stopped by the Brand's limit, so
+// other clients' guesses cannot lock a User with the right code out. Each
+// failed lookup is logged (Brand, operation, source) without the code.
+//
+// # Pending authorizations
+//
+// A PA may hold at most DefaultMaxPendingPerAgentBrand pending, unexpired
+// device authorizations at one Brand and DefaultMaxPendingPerAgent in all;
+// over a bound the device authorization endpoint answers 400
+// invalid_request and stores nothing.
 //
 // # Secrets
 //
@@ -107,9 +116,16 @@
 // ("rt_" + 32 bytes) are stored as SHA-256 only; user codes as SHA-256 over
 // the Brand and the normalized code. No code or token is ever logged.
 //
+// # Resource-bound delegation (§5.7, RFC 9396)
+//
+// authorization_details is checked strictly against the Brand's declared
+// types at the device authorization (anything else is
+// invalid_authorization_details and stores nothing), stored canonical,
+// shown at consent in pactd's words, cut to the granted scopes on
+// approval, and carried unchanged by the token response, the token and
+// every refresh (details.go, internal/authzdetails).
+//
 // # Not supported
 //
-// authorization_details (RFC 9396, §5.7): any value is refused with
-// invalid_authorization_details, never silently dropped. Consent skipping
-// is not implemented.
+// Consent skipping is not implemented.
 package delegation

@@ -81,7 +81,13 @@ func (s *Service) ListGrants(ctx context.Context, req *pactv1.ListGrantsRequest)
 	}
 	resp := &pactv1.ListGrantsResponse{Grants: make([]*pactv1.Grant, 0, len(list))}
 	for _, g := range list {
-		resp.Grants = append(resp.Grants, grantToProto(g))
+		out := grantToProto(g)
+		// The grant's restrictions, in the consent page's words; a stored
+		// value that cannot be read is a fault, never silently left out.
+		if out.AuthorizationDetails, err = consentDetails(b, g.AuthorizationDetails); err != nil {
+			return nil, s.fault(ctx, op+": stored authorization_details", err)
+		}
+		resp.Grants = append(resp.Grants, out)
 	}
 	if len(list) > 0 {
 		resp.NextPageToken = paging.Next(len(list), p.Size, list[len(list)-1].ID)

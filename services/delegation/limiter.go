@@ -1,121 +1,149 @@
 package delegation
 
 import (
-	"sync"
+	"context"
+	"errors"
+	"log/slog"
 	"time"
+
+	"pactd/db"
 )
 
-// Defaults of the user-code guessing limit.
+// Defaults of the user-code guessing limits and the pending bounds.
 const (
-	// DefaultGuessBurst is how many failed user-code lookups a Brand may
-	// have in a burst.
-	DefaultGuessBurst = 20
-	// DefaultGuessEvery is how often one more failed lookup is allowed
-	// after the burst: 20 per minute, at most 1,220 in the first hour.
-	DefaultGuessEvery = 3 * time.Second
-	// DefaultSourceGuessBurst is how many failed user-code lookups one
-	// source (the client a frontend saw) may have at one Brand in a burst.
-	// It is well below DefaultGuessBurst, so one source cannot use up the
-	// Brand's budget and lock everyone else out.
-	DefaultSourceGuessBurst = 5
-	// DefaultSourceGuessEvery is how often one source may fail once more
-	// after its burst: 4 per minute, a fifth of the Brand's rate.
-	DefaultSourceGuessEvery = 15 * time.Second
-	// maxGuessBuckets bounds each limiter's memory; full buckets are
-	// dropped first.
-	maxGuessBuckets = 10000
+	// DefaultGuessWindow is the fixed window failed user-code lookups are
+	// counted in.
+	DefaultGuessWindow = time.Minute
+	// DefaultGuessLimit is how many failed user-code lookups a Brand may
+	// have in one window, counted over every replica (20 a minute, 1,200
+	// an hour against a code space of 2^34.6, codes living 10 minutes).
+	DefaultGuessLimit = 20
+	// DefaultSourceGuessLimit is how many failed lookups one source (the
+	// client a frontend saw) may have at one Brand in one window. It is
+	// well below DefaultGuessLimit, so one source cannot use up the Brand's
+	// budget alone.
+	DefaultSourceGuessLimit = 5
+	// DefaultMaxPendingPerAgent bounds the pending (undecided, unexpired)
+	// device authorizations one PA may hold open at all Brands.
+	DefaultMaxPendingPerAgent = 1000
+	// DefaultMaxPendingPerAgentBrand bounds them at one Brand.
+	DefaultMaxPendingPerAgentBrand = 100
 	// maxSource bounds the source a frontend passes.
 	maxSource = 128
 )
 
-// guessLimiter limits failed user-code lookups per key (a Brand, or a
-// Brand and a source; in memory, per replica) with a token bucket: each
-// failure takes a token, tokens come back one per interval up to the burst.
-// While a key's bucket is empty, every lookup under that key is refused
-// before the store is asked, so an attacker learns nothing more; a
-// legitimate User may be told to retry for a few seconds. Success costs
-// nothing. At most maxGuessBuckets keys are tracked: when that many
-// buckets are draining, a new key is not tracked (for a source, the Brand's
-// own bucket still counts its failures).
-type guessLimiter struct {
-	mu    sync.Mutex
-	burst float64
-	every time.Duration
-	m     map[string]*guessBucket
+// guessLimits are the user-code guessing limits, in effect.
+type guessLimits struct {
+	window        time.Duration
+	brand, source int64
 }
 
-type guessBucket struct {
-	tokens float64
-	at     time.Time
-}
-
-// newGuessLimiter returns a limiter of burst failures, one more per every;
-// a zero or negative value takes the default given after it.
-func newGuessLimiter(burst, defBurst int, every, defEvery time.Duration) *guessLimiter {
-	if burst <= 0 {
-		burst = defBurst
+func newGuessLimits(d Deps) guessLimits {
+	g := guessLimits{window: d.GuessWindow, brand: int64(d.GuessLimit), source: int64(d.SourceGuessLimit)}
+	if g.window <= 0 {
+		g.window = DefaultGuessWindow
 	}
-	if every <= 0 {
-		every = defEvery
+	if g.brand <= 0 {
+		g.brand = DefaultGuessLimit
 	}
-	return &guessLimiter{burst: float64(burst), every: every, m: make(map[string]*guessBucket)}
+	if g.source <= 0 {
+		g.source = DefaultSourceGuessLimit
+	}
+	return g
 }
 
-// refill brings a bucket up to now; the caller holds mu.
-func (l *guessLimiter) refill(b *guessBucket, now time.Time) {
-	if d := now.Sub(b.at); d > 0 {
-		b.tokens = min(l.burst, b.tokens+float64(d)/float64(l.every))
-		b.at = now
-	}
+// guessReservation is a lookup's place in the counters: it stays counted
+// as a failure unless released.
+type guessReservation struct {
+	window time.Time
+	scopes []string
 }
 
-// take spends one token of the key before a lookup, so concurrent lookups
-// cannot all pass a check that nothing has spent yet. It returns zero when
-// the lookup may go ahead, else how long until a token is back. A lookup
-// that finds its code gives the token back (refund): only failures count.
-func (l *guessLimiter) take(key string, now time.Time) time.Duration {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.m[key]
-	if !ok {
-		if len(l.m) >= maxGuessBuckets {
-			l.prune(now)
+// reserveGuess counts a user-code lookup as a failure before the store is
+// asked for the code, so that any number of concurrent guesses cannot all
+// pass a check that nothing has counted yet; the caller releases it when
+// the code is found. The counts live in the store, so every replica counts
+// against the same limits.
+//
+// A lookup is refused (ResourceExhausted with RetryInfo, and released)
+// when its source is over the source limit, or when the Brand is over its
+// limit and the lookup names no source or a source that has failed in this
+// window already: a User with the right code, from a source that has not
+// failed, is never locked out by other sources' guesses. (Such a source
+// gets one lookup while the Brand is over; after one failure it is
+// limited too.)
+func (s *Service) reserveGuess(ctx context.Context, op, brandID, source string, now time.Time) (guessReservation, error) {
+	g := s.guesses
+	r := guessReservation{window: now.Truncate(g.window)}
+	wait := r.window.Add(g.window).Sub(now)
+	sourceFailed := false
+	if source != "" {
+		scope := "source:" + brandID + " " + source // neither holds a space
+		n, err := s.d.Store.AddUserCodeFailure(ctx, scope, r.window)
+		if err != nil {
+			return r, s.fault(ctx, op+": count lookup", err)
 		}
-		if len(l.m) >= maxGuessBuckets {
-			// Too many keys to track: refuse rather than stop counting.
-			return l.every
+		r.scopes = append(r.scopes, scope)
+		if n > g.source {
+			s.releaseGuess(ctx, r)
+			s.d.Logger.WarnContext(ctx, "user code lookup refused: guessing limit of the source", slog.String("op", op),
+				slog.String("brand_id", brandID), slog.String("source", source))
+			return r, tooManyGuesses(wait, "too many unknown user codes from this source; retry later")
 		}
-		b = &guessBucket{tokens: l.burst, at: now}
-		l.m[key] = b
+		sourceFailed = n > 1
 	}
-	l.refill(b, now)
-	if b.tokens < 1 {
-		return time.Duration((1 - b.tokens) * float64(l.every))
+	scope := "brand:" + brandID
+	n, err := s.d.Store.AddUserCodeFailure(ctx, scope, r.window)
+	if err != nil {
+		s.releaseGuess(ctx, r)
+		return r, s.fault(ctx, op+": count lookup", err)
 	}
-	b.tokens--
-	return 0
+	r.scopes = append(r.scopes, scope)
+	if n > g.brand && (source == "" || sourceFailed) {
+		s.releaseGuess(ctx, r)
+		s.d.Logger.WarnContext(ctx, "user code lookup refused: guessing limit", slog.String("op", op), slog.String("brand_id", brandID),
+			slog.String("source", source))
+		return r, tooManyGuesses(wait, "too many unknown user codes for this Brand; retry later")
+	}
+	return r, nil
 }
 
-// refund gives back the token a successful lookup took.
-func (l *guessLimiter) refund(key string, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if b, ok := l.m[key]; ok {
-		l.refill(b, now)
-		b.tokens = min(l.burst, b.tokens+1)
-	}
-}
-
-// sourceKey is the limiter key of a source at a Brand.
-func sourceKey(brandID, source string) string { return brandID + "\x00" + source }
-
-// prune drops buckets that have refilled (they hold no state worth
-// keeping); the caller holds mu.
-func (l *guessLimiter) prune(now time.Time) {
-	for k, b := range l.m {
-		l.refill(b, now)
-		if b.tokens >= l.burst {
-			delete(l.m, k)
+// releaseGuess takes a reservation back: the lookup was no failed guess.
+// It runs even when the caller has gone, so no count is left behind.
+func (s *Service) releaseGuess(ctx context.Context, r guessReservation) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for _, scope := range r.scopes {
+		if err := s.d.Store.RemoveUserCodeFailure(ctx, scope, r.window); err != nil {
+			s.d.Logger.WarnContext(ctx, "release user code lookup", slog.String("error", err.Error()))
 		}
 	}
+}
+
+// checkPending bounds the pending device authorizations of a PA, in all
+// and at one Brand, so a registered PA cannot fill the store with
+// authorizations nobody decides. Over a bound the request is refused with
+// the RFC 6749 invalid_request a client understands (and a description
+// saying to finish or wait for a pending one).
+func (s *Service) checkPending(ctx context.Context, agentID, brandID string, now time.Time) (refused bool, err error) {
+	total, atBrand, err := s.d.Store.CountPendingDeviceAuthorizations(ctx, agentID, brandID, now)
+	if errors.Is(err, db.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.fault(ctx, "device authorization: count pending", err)
+	}
+	maxAll, maxBrand := int64(s.d.MaxPendingPerAgent), int64(s.d.MaxPendingPerAgentBrand)
+	if maxAll <= 0 {
+		maxAll = DefaultMaxPendingPerAgent
+	}
+	if maxBrand <= 0 {
+		maxBrand = DefaultMaxPendingPerAgentBrand
+	}
+	if total >= maxAll || atBrand >= maxBrand {
+		s.d.Logger.WarnContext(ctx, "device authorization refused: too many pending", slog.String("agent_id", agentID),
+			slog.String("brand_id", brandID), slog.Int64("pending", total), slog.Int64("pending_at_brand", atBrand))
+		return true, nil
+	}
+	return false, nil
 }

@@ -81,4 +81,7 @@ type tokenBody struct {
 	RefreshToken string `json:"refresh_token"`
 	ExpiresIn    int32  `json:"expires_in"`
 	Scope        string `json:"scope"`
+	// AuthorizationDetails are the grant's approved details (RFC 9396 §6),
+	// omitted for a scope-only grant.
+	AuthorizationDetails json.RawMessage `json:"authorization_details,omitempty"`
 }

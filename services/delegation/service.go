@@ -62,17 +62,18 @@ type Deps struct {
 	Rand io.Reader
 	// Logger receives audit lines and faults; never codes or tokens.
 	Logger *slog.Logger
-	// GuessBurst and GuessEvery bound failed user-code lookups per Brand
-	// (defaults DefaultGuessBurst, DefaultGuessEvery).
-	GuessBurst int
-	// GuessEvery is the refill interval of the guessing limit.
-	GuessEvery time.Duration
-	// SourceGuessBurst and SourceGuessEvery bound failed user-code lookups
-	// per (Brand, source) for calls that name a source (defaults
-	// DefaultSourceGuessBurst, DefaultSourceGuessEvery).
-	SourceGuessBurst int
-	// SourceGuessEvery is the refill interval of the per-source limit.
-	SourceGuessEvery time.Duration
+	// GuessLimit bounds failed user-code lookups per Brand and
+	// GuessWindow, over all replicas (default DefaultGuessLimit).
+	GuessLimit int
+	// SourceGuessLimit bounds them per (Brand, source) for calls that name
+	// a source (default DefaultSourceGuessLimit).
+	SourceGuessLimit int
+	// GuessWindow is the fixed window of both (default DefaultGuessWindow).
+	GuessWindow time.Duration
+	// MaxPendingPerAgent and MaxPendingPerAgentBrand bound a PA's pending
+	// device authorizations in all and at one Brand (defaults
+	// DefaultMaxPendingPerAgent, DefaultMaxPendingPerAgentBrand).
+	MaxPendingPerAgent, MaxPendingPerAgentBrand int
 	// BrandKeys yields the keys Brands publish at their assertion_jwks_uri,
 	// for BRAND_LOGIN_MODE_SIGNED_ASSERTION (*jose.JWKSClient satisfies
 	// it). Without it, consent decisions of such Brands fail with
@@ -87,9 +88,8 @@ type Deps struct {
 // Service implements pactv1connect.DelegationServiceHandler.
 type Service struct {
 	pactv1connect.UnimplementedDelegationServiceHandler
-	d             Deps
-	guesses       *guessLimiter // per Brand
-	sourceGuesses *guessLimiter // per (Brand, source)
+	d       Deps
+	guesses guessLimits
 }
 
 // New returns the service.
@@ -104,11 +104,7 @@ func New(d Deps) *Service {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
-	return &Service{
-		d:             d,
-		guesses:       newGuessLimiter(d.GuessBurst, DefaultGuessBurst, d.GuessEvery, DefaultGuessEvery),
-		sourceGuesses: newGuessLimiter(d.SourceGuessBurst, DefaultSourceGuessBurst, d.SourceGuessEvery, DefaultSourceGuessEvery),
-	}
+	return &Service{d: d, guesses: newGuessLimits(d)}
 }
 
 // InterfaceURL is a Brand's A2A interface URL.

@@ -1,6 +1,7 @@
 package delegation_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -454,7 +455,7 @@ func TestConsentDecisions(t *testing.T) {
 // User-code guessing is limited per Brand and audited without the code.
 func TestUserCodeGuessingLimit(t *testing.T) {
 	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
-		e := newEnv(t, newStore(t), func(d *delegation.Deps) { d.GuessBurst, d.GuessEvery = 5, 10*time.Second })
+		e := newEnv(t, newStore(t), func(d *delegation.Deps) { d.GuessLimit, d.GuessWindow = 5, time.Minute })
 		ctx := t.Context()
 		real := e.startDevice("acme", paAuth, paIssuer, "orders:read")["user_code"].(string)
 		guesses := []string{"BBBB-BBBB", "BBBB-BBBC", "BBBB-BBBD", "BBBB-BBBF", "BBBB-BBBG"}
@@ -495,8 +496,8 @@ func TestUserCodeGuessingLimit(t *testing.T) {
 		if _, err := e.rpc.DescribeConsent(ctx, &pactv1.DescribeConsentRequest{BrandId: "beta", UserCode: other}); err != nil {
 			t.Fatalf("other Brand: %v", err)
 		}
-		// After the refill interval one lookup may go again.
-		e.clk.Advance(10 * time.Second)
+		// In the next window lookups go again.
+		e.clk.Advance(time.Minute)
 		if _, err := e.rpc.DescribeConsent(ctx, &pactv1.DescribeConsentRequest{BrandId: "acme", UserCode: real}); err != nil {
 			t.Fatalf("after refill: %v", err)
 		}
@@ -519,7 +520,7 @@ func TestUserCodeGuessingLimit(t *testing.T) {
 // asked, never after.
 func TestUserCodeGuessingLimitUnderConcurrency(t *testing.T) {
 	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
-		e := newEnv(t, newStore(t), func(d *delegation.Deps) { d.GuessBurst, d.GuessEvery = 5, time.Hour })
+		e := newEnv(t, newStore(t), func(d *delegation.Deps) { d.GuessLimit, d.GuessWindow = 5, time.Hour })
 		var notFound, exhausted atomic.Int64
 		var wg sync.WaitGroup
 		for i := range 50 {
@@ -810,4 +811,58 @@ func TestPurgeExpired(t *testing.T) {
 	if _, err := e.store.GetDeviceAuthorizationByDeviceCode(t.Context(), "acme", deviceHash(fresh)); err != nil {
 		t.Fatalf("live authorization purged: %v", err)
 	}
+}
+
+// A PA's pending device authorizations are bounded at one Brand and in
+// all: over a bound the device authorization endpoint answers 400
+// invalid_request and stores nothing; a decided or expired authorization
+// frees its place (positive controls at each step), on both stores.
+func TestPendingDeviceAuthorizationsAreBounded(t *testing.T) {
+	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+		e := newEnv(t, newStore(t), func(d *delegation.Deps) { d.MaxPendingPerAgentBrand, d.MaxPendingPerAgent = 3, 5 })
+		start := func(brand, scope string) response {
+			return e.post(brand, "device_authorization", paAuth, url.Values{"client_id": {paIssuer}, "scope": {scope}})
+		}
+		wantRefused := func(name string, r response) {
+			t.Helper()
+			var body struct{ Error, ErrorDescription string }
+			if err := json.Unmarshal([]byte(r.body), &body); err != nil || r.status != http.StatusBadRequest || body.Error != "invalid_request" {
+				t.Fatalf("%s: %d %s; want 400 invalid_request", name, r.status, r.body)
+			}
+		}
+		var codes []string
+		for i := range 3 {
+			r := start("acme", "orders:read")
+			if r.status != http.StatusOK {
+				t.Fatalf("ok/acme-%d: %d %s", i, r.status, r.body)
+			}
+			codes = append(codes, r.json(t)["user_code"].(string))
+		}
+		wantRefused("fourth at acme", start("acme", "orders:read"))
+		for i := range 2 {
+			if r := start("beta", "beta:read"); r.status != http.StatusOK {
+				t.Fatalf("ok/beta-%d: %d %s", i, r.status, r.body)
+			}
+		}
+		wantRefused("sixth in all", start("beta", "beta:read"))
+		// Nothing was stored for the refusals: deciding the three acme codes
+		// frees exactly three places, not more.
+		if _, err := e.approve("acme", codes[0], "user-1", "orders:read"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.rpc.DenyConsent(t.Context(), &pactv1.DenyConsentRequest{BrandId: "acme", UserCode: codes[1]}); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			if r := start("acme", "orders:read"); r.status != http.StatusOK {
+				t.Fatalf("ok/after-decisions-%d: %d %s", i, r.status, r.body)
+			}
+		}
+		wantRefused("full again", start("acme", "orders:read"))
+		// Expired authorizations do not count.
+		e.clk.Advance(delegation.DeviceCodeTTL)
+		if r := start("acme", "orders:read"); r.status != http.StatusOK {
+			t.Fatalf("ok/after-expiry: %d %s", r.status, r.body)
+		}
+	})
 }

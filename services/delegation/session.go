@@ -78,6 +78,23 @@ func (s *Service) BeginConsent(ctx context.Context, req *pactv1.BeginConsentRequ
 	if err != nil {
 		return nil, err
 	}
+	// Consent skipping: a live grant of this User to this PA covers the
+	// request already, so it is approved with exactly what was requested,
+	// the assertion used up in the same transaction.
+	covered, err := s.coveringGrant(ctx, b, d, a.subject, now)
+	if err != nil {
+		return nil, s.fault(ctx, op+": covering grant", err)
+	}
+	if covered {
+		g := newGrant(b, d, a.subject, grantedScopes(b, d, d.Scopes), now)
+		if _, g, err = s.d.Store.ApproveDeviceAuthorizationWithAssertion(ctx, d.ID, g, a.use, now); err != nil {
+			return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
+		}
+		s.d.Logger.InfoContext(ctx, "consent skipped: an existing grant covers the request", slog.String("brand_id", b.ID),
+			slog.String("agent_id", d.AgentID), slog.String("grant_id", g.ID), slog.String("jti", a.jti))
+		return &pactv1.BeginConsentResponse{Consent: desc, BrandUser: a.subject, Email: a.email, ClientId: d.ClientID,
+			SkippedGrantId: g.ID, GrantedScopes: g.Scopes}, nil
+	}
 	if err := s.d.Store.UseBrandAssertion(ctx, a.use, now); err != nil {
 		return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
 	}
@@ -260,7 +277,7 @@ func (s *Service) approveWithSession(ctx context.Context, op string, req *pactv1
 	}
 	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)), slog.String("session", c.JTI))
-	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID}, nil
+	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }
 
 // denyWithSession is DenyConsent with a consent session.

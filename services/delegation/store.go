@@ -33,6 +33,10 @@ type Store interface {
 	RotateRefreshToken(ctx context.Context, old []byte, brandID, clientID string, now time.Time, next db.RefreshToken) (db.RefreshToken, error)
 
 	PurgeExpiredDelegation(ctx context.Context, now time.Time) (int64, error)
+
+	AddUserCodeFailure(ctx context.Context, scope string, window time.Time) (int64, error)
+	RemoveUserCodeFailure(ctx context.Context, scope string, window time.Time) error
+	CountPendingDeviceAuthorizations(ctx context.Context, agentID, brandID string, now time.Time) (total, atBrand int64, err error)
 }
 
 // PAVerifier checks the PA JWT that authenticates a PA as an OAuth client.

@@ -2,7 +2,6 @@ package delegation
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/delegtoken"
+	"pactd/internal/jws"
 )
 
 // IssueDelegation is the token endpoint (RFC 6749 §3.2, RFC 8628 §3.4,
@@ -227,6 +227,7 @@ func (s *Service) mint(ctx context.Context, c client, g db.Grant, now time.Time)
 	access, err := s.d.Minter.Mint(ctx, delegtoken.Claims{
 		Issuer: s.issuer(c.brand.ID), Audience: s.interfaceURL(c.brand.ID), Subject: g.BrandUser,
 		ClientID: g.ClientID, GrantID: g.ID, Scopes: g.Scopes, IssuedAt: now, ExpiresAt: exp,
+		AuthorizationDetails: rawDetails(g.AuthorizationDetails),
 	})
 	if err != nil {
 		return "", newRefresh{}, tokenBody{}, err
@@ -241,15 +242,25 @@ func (s *Service) mint(ctx context.Context, c client, g db.Grant, now time.Time)
 	body := tokenBody{
 		TokenType: "Bearer", AccessToken: access, RefreshToken: secret,
 		ExpiresIn: int32(exp.Sub(now) / time.Second), Scope: strings.Join(g.Scopes, " "),
+		AuthorizationDetails: rawDetails(g.AuthorizationDetails),
 	}
 	return access, rt, body, nil
 }
 
+// rawDetails is a grant's details as a JSON value; nil (omitted) for a
+// scope-only grant.
+func rawDetails(canonical string) json.RawMessage {
+	if canonical == "" {
+		return nil
+	}
+	return json.RawMessage(canonical)
+}
+
 func tokenResponse(access, refresh string, body tokenBody) *pactv1.IssueDelegationResponse {
-	raw, _ := json.Marshal(body) // strings and ints only: cannot fail
+	raw, _ := json.Marshal(body) // strings, ints and details pactd canonicalized: cannot fail
 	return &pactv1.IssueDelegationResponse{
 		AccessToken: access, TokenType: body.TokenType, RefreshToken: refresh, ExpiresIn: body.ExpiresIn,
-		Scope: body.Scope, BodyJson: string(raw),
+		Scope: body.Scope, BodyJson: string(raw), AuthorizationDetailsJson: string(body.AuthorizationDetails),
 	}
 }
 
@@ -311,25 +322,26 @@ func (s *Service) RevokeToken(ctx context.Context, req *pactv1.RevokeTokenReques
 }
 
 // unverifiedGrantID reads grant_id from a compact JWS payload without
-// checking anything else; "" when there is none. Input is bounded before
-// decoding.
+// checking the signature; "" when there is none. It goes through the same
+// parser front end as every verified token (size bound, three segments,
+// strict base64url, a JSON object of unique members), so it never reads a
+// grant id that the token's own verifier would read differently.
 func unverifiedGrantID(tok string) string {
-	if len(tok) > delegtoken.MaxTokenBytes {
-		return ""
-	}
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		return ""
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	parts, err := jws.Split(tok, delegtoken.MaxTokenBytes)
 	if err != nil {
 		return ""
 	}
-	var claims struct {
-		GrantID string `json:"grant_id"`
-	}
-	if json.Unmarshal(payload, &claims) != nil || len(claims.GrantID) > maxIDLen {
+	payload, ok := jws.Decode(parts.Payload)
+	if !ok {
 		return ""
 	}
-	return claims.GrantID
+	claims, ok := jws.Members(payload)
+	if !ok {
+		return ""
+	}
+	id, _, ok := jws.StringMember(claims, "grant_id")
+	if !ok || len(id) > maxIDLen {
+		return ""
+	}
+	return id
 }

@@ -20,6 +20,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/authzdetails"
 	"pactd/internal/delegtoken"
 	"pactd/internal/provkeys"
 	"pactd/internal/rpcerr"
@@ -97,9 +98,12 @@ func inactive() *pactv1.IntrospectTokenResponse {
 }
 
 // IntrospectToken reports whether a delegation token is active: genuine
-// (delegtoken.Verify), for an existing Brand with delegation enabled, and
-// carrying a live grant of that Brand, client and Brand user. Anything else
-// is active=false and nothing more; the reason goes to the debug log.
+// (delegtoken.Verify), for an existing Brand with delegation enabled,
+// carrying a live grant of that Brand, client and Brand user, and with an
+// authorization_details claim equal to the grant's (authzdetails.Match:
+// both absent, or the same canonical JSON). Anything else is active=false
+// and nothing more; the reason goes to the log. The details returned are
+// the grant's, from the store.
 func (s *Service) IntrospectToken(ctx context.Context, req *pactv1.IntrospectTokenRequest) (*pactv1.IntrospectTokenResponse, error) {
 	if req.GetToken() == "" {
 		return nil, rpcerr.InvalidField("token", "is required")
@@ -143,7 +147,7 @@ func (s *Service) IntrospectToken(ctx context.Context, req *pactv1.IntrospectTok
 	if err != nil {
 		return nil, s.fault(ctx, "introspect token: load brand", err)
 	}
-	live, err := s.d.Grants.GrantLiveAt(ctx, c.GrantID, brandID, c.ClientID, c.Subject, s.d.Now())
+	details, live, err := s.d.Grants.LiveGrantDetails(ctx, c.GrantID, brandID, c.ClientID, c.Subject, s.d.Now())
 	if err != nil {
 		return nil, s.fault(ctx, "introspect token: check grant", err)
 	}
@@ -151,11 +155,20 @@ func (s *Service) IntrospectToken(ctx context.Context, req *pactv1.IntrospectTok
 		s.d.Logger.DebugContext(ctx, "token inactive", slog.String("reason", "grant_not_live"), slog.String("grant_id", c.GrantID))
 		return inactive(), nil
 	}
-	return &pactv1.IntrospectTokenResponse{
+	entries, same := authzdetails.Match(details, c.AuthorizationDetails)
+	if !same {
+		s.d.Logger.WarnContext(ctx, "token inactive", slog.String("reason", "authorization_details_mismatch"), slog.String("grant_id", c.GrantID))
+		return inactive(), nil
+	}
+	resp := &pactv1.IntrospectTokenResponse{
 		Active: true, Scope: strings.Join(c.Scopes, " "), ClientId: c.ClientID, Sub: c.Subject,
 		Aud: c.Audience, Iss: c.Issuer, Exp: timestamppb.New(c.ExpiresAt), Iat: timestamppb.New(c.IssuedAt),
-		GrantId: c.GrantID, TokenType: TokenTypeBearer, AuthorizationDetailsJson: string(c.AuthorizationDetails),
-	}, nil
+		GrantId: c.GrantID, TokenType: TokenTypeBearer, AuthorizationDetailsJson: details, Jti: c.ID,
+	}
+	for _, e := range entries {
+		resp.AuthorizationDetails = append(resp.AuthorizationDetails, authzdetails.Proto(e))
+	}
+	return resp, nil
 }
 
 // receiptFields maps receipt claim names to request fields.
@@ -277,6 +290,9 @@ type asMetadata struct {
 	TokenEndpointAuthSigningAlgValues         []string `json:"token_endpoint_auth_signing_alg_values_supported"`
 	RevocationEndpointAuthMethodsSupported    []string `json:"revocation_endpoint_auth_methods_supported"`
 	RevocationEndpointAuthSigningAlgSupported []string `json:"revocation_endpoint_auth_signing_alg_values_supported"`
+	// AuthorizationDetailsTypesSupported (RFC 9396 §10) is listed only when
+	// the Brand declares types (PACT §5.7).
+	AuthorizationDetailsTypesSupported []string `json:"authorization_details_types_supported,omitempty"`
 }
 
 // clientAuthAlgs are the algorithms of the PA JWT that authenticates a PA
@@ -287,7 +303,8 @@ var clientAuthAlgs = []string{"ES256", "RS256"}
 // (PACT §5.2; served at {issuer}/.well-known/oauth-authorization-server):
 // issuer {interfaceUrl}/oauth and the endpoints under it, the Brand's
 // scopes, no response types, the device-code and refresh grants,
-// private_key_jwt with ES256 and RS256. NotFound for an unknown Brand,
+// private_key_jwt with ES256 and RS256, and, when the Brand declares any,
+// its authorization_details types. NotFound for an unknown Brand,
 // FailedPrecondition for a Brand without delegation.
 func (s *Service) GetAuthorizationServerMetadata(ctx context.Context, req *pactv1.GetAuthorizationServerMetadataRequest) (*pactv1.GetAuthorizationServerMetadataResponse, error) {
 	b, err := s.load(ctx, req.GetBrandId())
@@ -312,6 +329,9 @@ func (s *Service) GetAuthorizationServerMetadata(ctx context.Context, req *pactv
 	}
 	for _, sc := range b.Delegation.Scopes {
 		md.ScopesSupported = append(md.ScopesSupported, sc.ID)
+	}
+	for _, t := range b.Delegation.AuthorizationDetailsTypes {
+		md.AuthorizationDetailsTypesSupported = append(md.AuthorizationDetailsTypesSupported, t.Type)
 	}
 	doc, err := json.Marshal(md)
 	if err != nil {

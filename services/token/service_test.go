@@ -47,8 +47,9 @@ func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.U
 
 // grants is a hand-written GrantChecker: live grants by id.
 type grants struct {
-	mu   sync.Mutex
-	live map[string][4]string // grant → brand, client, user
+	mu      sync.Mutex
+	live    map[string][4]string // grant → brand, client, user
+	details map[string]string    // grant → authorization_details
 }
 
 func (g *grants) GrantLiveAt(_ context.Context, grantID, brandID, clientID, brandUser string, _ time.Time) (bool, error) {
@@ -56,6 +57,16 @@ func (g *grants) GrantLiveAt(_ context.Context, grantID, brandID, clientID, bran
 	defer g.mu.Unlock()
 	want, ok := g.live[grantID]
 	return ok && want == [4]string{brandID, clientID, brandUser}, nil
+}
+
+func (g *grants) LiveGrantDetails(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (string, bool, error) {
+	live, err := g.GrantLiveAt(ctx, grantID, brandID, clientID, brandUser, now)
+	if !live || err != nil {
+		return "", false, err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.details[grantID], true, nil
 }
 
 func (g *grants) revoke(id string) { g.mu.Lock(); delete(g.live, id); g.mu.Unlock() }
@@ -355,6 +366,10 @@ func TestIntrospectToken(t *testing.T) {
 		e.grants.live["g-plain"] = [4]string{"plain", pa, "user-42"}
 		valid := mintFor(t, e, "acme", pa, "user-42", "g1")
 		ctx := t.Context()
+		var minted struct{ Jti string }
+		if err := json.Unmarshal(payloadOf(valid), &minted); err != nil || minted.Jti == "" {
+			t.Fatalf("the minted token has no jti: %s (%v)", payloadOf(valid), err)
+		}
 
 		for name, opts := range protocols {
 			resp, err := e.client(opts...).IntrospectToken(ctx, &pactv1.IntrospectTokenRequest{Token: valid, BrandId: "acme", ClientId: pa})
@@ -366,6 +381,7 @@ func TestIntrospectToken(t *testing.T) {
 				Active: true, Scope: "orders:read orders:write", ClientId: pa, Sub: "user-42",
 				Aud: publicURL + "/a2a/acme", Iss: publicURL + "/a2a/acme/oauth",
 				Exp: timestamppb.New(now.Add(time.Hour)), Iat: timestamppb.New(now), GrantId: "g1", TokenType: "Bearer",
+				Jti: minted.Jti,
 			}
 			if !proto.Equal(resp, want) {
 				t.Fatalf("%s: introspection = %v\nwant %v", name, resp, want)

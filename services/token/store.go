@@ -19,6 +19,9 @@ type BrandStore interface {
 // expired at now. The delegation store satisfies it.
 type GrantChecker interface {
 	GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error)
+	// LiveGrantDetails is GrantLiveAt that also returns the grant's
+	// authorization_details (canonical JSON, "" for a scope-only grant).
+	LiveGrantDetails(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (details string, live bool, err error)
 }
 
 // KeyRing publishes and rotates the Provider's signing keys

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"pactd/db"
+	"pactd/internal/authzdetails"
 	"pactd/internal/delegtoken"
 	"pactd/internal/pacturl"
 )
@@ -16,9 +17,10 @@ type TokenVerifier interface {
 	Verify(ctx context.Context, token string, want delegtoken.Expect) (delegtoken.Claims, error)
 }
 
-// GrantStore says whether a grant is live.
+// GrantStore says whether a grant is live, and with which
+// authorization_details (canonical JSON, "" for a scope-only grant).
 type GrantStore interface {
-	GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error)
+	LiveGrantDetails(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (details string, live bool, err error)
 }
 
 // DelegationTokens checks X-A2A-User-Delegation values (PACT §5.5): a
@@ -26,6 +28,13 @@ type GrantStore interface {
 // and client_id (the PA's issuer) verify, and whose grant is live in the
 // store. The grant is read on every call, so a revocation takes effect on
 // the next request on every replica sharing the database.
+//
+// The approved authorization_details (PACT §5.7) come from the grant in
+// the store, never from the token alone, and the token's claim must match
+// them (authzdetails.Match: both absent, or the same canonical JSON);
+// otherwise the token is refused as invalid_token. A token that dropped
+// the claim would otherwise lift the grant's restrictions, and one that
+// changed it would claim authority the User never saw.
 type DelegationTokens struct {
 	Tokens    TokenVerifier
 	Grants    GrantStore
@@ -51,13 +60,18 @@ func (d DelegationTokens) CheckDelegation(ctx context.Context, brand db.Brand, c
 		}
 		return Delegation{}, false, err
 	}
-	live, err := d.Grants.GrantLiveAt(ctx, claims.GrantID, brand.ID, clientID, claims.Subject, d.Now())
+	details, live, err := d.Grants.LiveGrantDetails(ctx, claims.GrantID, brand.ID, clientID, claims.Subject, d.Now())
 	if err != nil || !live {
 		return Delegation{}, false, err
+	}
+	entries, same := authzdetails.Match(details, claims.AuthorizationDetails)
+	if !same {
+		return Delegation{}, false, nil
 	}
 	scopes := claims.Scopes
 	if scopes == nil {
 		scopes = []string{}
 	}
-	return Delegation{GrantID: claims.GrantID, BrandUser: claims.Subject, Scopes: scopes, ExpiresAt: claims.ExpiresAt}, true, nil
+	return Delegation{GrantID: claims.GrantID, BrandUser: claims.Subject, Scopes: scopes, ExpiresAt: claims.ExpiresAt,
+		AuthorizationDetails: details, Entries: entries}, true, nil
 }

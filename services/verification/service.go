@@ -17,6 +17,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/authzdetails"
 	"pactd/internal/pajwt"
 	"pactd/internal/ratelimit"
 	"pactd/internal/rpcerr"
@@ -40,6 +41,10 @@ type Delegation struct {
 	BrandUser string
 	Scopes    []string
 	ExpiresAt time.Time
+	// AuthorizationDetails are the grant's approved details (canonical
+	// JSON, "" for a scope-only grant) and Entries the same, decoded.
+	AuthorizationDetails string
+	Entries              []authzdetails.Entry
 }
 
 // Deps are the service's collaborators.
@@ -139,7 +144,11 @@ func (s *Service) VerifyAgentRequest(ctx context.Context, req *pactv1.VerifyAgen
 		if !ok {
 			return s.deny(ctx, 401, WWWAuthenticateInvalidToken, pactv1.DenyReason_DENY_REASON_DELEGATION_INVALID, agentID), nil
 		}
-		resp.Delegation = &pactv1.DelegationInfo{GrantId: info.GrantID, BrandUser: info.BrandUser, Scopes: info.Scopes, ExpiresAt: timestamppb.New(info.ExpiresAt)}
+		resp.Delegation = &pactv1.DelegationInfo{GrantId: info.GrantID, BrandUser: info.BrandUser, Scopes: info.Scopes, ExpiresAt: timestamppb.New(info.ExpiresAt),
+			AuthorizationDetailsJson: info.AuthorizationDetails}
+		for _, e := range info.Entries {
+			resp.Delegation.AuthorizationDetails = append(resp.Delegation.AuthorizationDetails, authzdetails.Proto(e))
+		}
 	}
 	s.outcomes.WithLabelValues("allow", "").Inc()
 	return resp, nil

@@ -111,7 +111,7 @@ func (h *Handler) consentPage(w http.ResponseWriter, r *http.Request, c *call) {
 		h.pages.render(w, http.StatusOK, "code", view{Title: "Connect your assistant", User: user, Action: b.consentURL()})
 		return
 	}
-	h.showConsent(w, r, b, user, code, http.StatusOK, "")
+	h.showConsent(w, r, b, user, code, http.StatusOK, "", true)
 }
 
 // guessSource names the signed-in Brand user to pactd's user-code guessing
@@ -124,11 +124,38 @@ func guessSource(user string) string {
 
 // showConsent describes the pending authorization and renders the page,
 // or the page that says why it cannot be decided.
-func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, b brandPages, user, code string, status int, problem string) {
+//
+// mayskip: when the Brand skips consent and a grant of this User to this
+// PA covers the request already (covered_by_grant), it is approved with
+// every requested scope at once, without the page.
+func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, b brandPages, user, code string, status int, problem string, maySkip bool) {
 	brandID := b.id
-	d, err := h.deleg.DescribeConsent(r.Context(), &pactv1.DescribeConsentRequest{BrandId: brandID, UserCode: code, Source: guessSource(user)})
+	req := &pactv1.DescribeConsentRequest{BrandId: brandID, UserCode: code, Source: guessSource(user)}
+	if maySkip {
+		req.BrandUser = user
+	}
+	d, err := h.deleg.DescribeConsent(r.Context(), req)
 	if err != nil {
 		h.consentError(w, r, b, user, err)
+		return
+	}
+	if d.GetCoveredByGrant() {
+		scopes := make([]string, 0, len(d.GetScopes()))
+		for _, sc := range d.GetScopes() {
+			scopes = append(scopes, sc.GetId())
+		}
+		res, err := h.deleg.ApproveConsent(r.Context(), &pactv1.ApproveConsentRequest{
+			BrandId: brandID, UserCode: code, BrandUser: user, Scopes: scopes, Source: guessSource(user),
+		})
+		if err != nil {
+			h.consentError(w, r, b, user, err)
+			return
+		}
+		outcome := "denied"
+		if res.GetGrantId() != "" {
+			outcome = "approved"
+		}
+		http.Redirect(w, r, b.interfaceURL+"/oauth/connected?status="+outcome, http.StatusSeeOther)
 		return
 	}
 	v := view{
@@ -136,10 +163,24 @@ func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, b brandPag
 		Agent: d.GetAgentDisplayName(), Origin: d.GetAgentOrigin(), Brand: d.GetBrandDisplayName(), Code: d.GetUserCode(),
 		Expires: d.GetExpiresAt().AsTime().UTC().Format("15:04 MST"), CSRF: h.pages.csrf(brandID, user, "consent "+d.GetUserCode()),
 	}
-	for _, sc := range d.GetScopes() {
-		v.Scopes = append(v.Scopes, scopeView{ID: sc.GetId(), Description: sc.GetDescription()})
-	}
+	v.Scopes = scopeViews(d)
 	h.pages.render(w, status, "consent", v)
+}
+
+// scopeViews are the consent page's scopes, each with the words of the
+// authorization_details entries that need it (PACT §5.7).
+func scopeViews(d *pactv1.DescribeConsentResponse) []scopeView {
+	var out []scopeView
+	for _, sc := range d.GetScopes() {
+		sv := scopeView{ID: sc.GetId(), Description: sc.GetDescription()}
+		for _, ad := range d.GetAuthorizationDetails() {
+			if ad.GetScope() == sc.GetId() {
+				sv.Details = append(sv.Details, ad.GetWords())
+			}
+		}
+		out = append(out, sv)
+	}
+	return out
 }
 
 // consentError renders why a code cannot be decided.
@@ -197,7 +238,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, c *call) {
 	case "allow":
 		if normCode(f.Get("confirm_code")) != normCode(code) {
 			h.showConsent(w, r, b, user, code, http.StatusBadRequest,
-				"The code you typed is not the code of this request. If your assistant shows another code, deny this request.")
+				"The code you typed is not the code of this request. If your assistant shows another code, deny this request.", false)
 			return
 		}
 		var res *pactv1.ApproveConsentResponse
@@ -250,6 +291,9 @@ func (h *Handler) connectedPage(w http.ResponseWriter, r *http.Request, c *call)
 	for _, g := range res.GetGrants() {
 		gv := grantView{ID: g.GetGrantId(), Agent: g.GetAgentDisplayName(), Scopes: strings.Join(g.GetScopes(), ", "),
 			Since: g.GetCreateTime().AsTime().UTC().Format("2006-01-02 15:04 MST"), State: "Active"}
+		for _, d := range g.GetAuthorizationDetails() {
+			gv.Details = append(gv.Details, d.GetWords())
+		}
 		switch {
 		case g.GetRevokeTime() != nil:
 			gv.State = "Revoked"

@@ -27,6 +27,7 @@ legend{font-weight:600;padding:0 .25em}
 .scope input{width:1.15em;height:1.15em}
 code{font-size:.85em;color:#4a5260}
 .hint{font-size:.9em;color:#4a5260}
+.details{margin:0 0 .5em 1.9em;padding-left:1em}
 .usercode{font:600 1.2em ui-monospace,monospace;letter-spacing:.1em}
 label{display:block;font-weight:600}.scope label{display:inline;font-weight:400}
 input[type=text],input:not([type]){font:1.1em ui-monospace,monospace;padding:.4em;margin:.3em 0 1em;border:1px solid #8a94a3;border-radius:4px}
@@ -87,11 +88,19 @@ type view struct {
 	CSS     template.CSS
 }
 
-type scopeView struct{ ID, Description string }
+// scopeView is one requested scope; Details are the conditions in words of
+// the authorization_details entries that need it (PACT §5.7), as pactd
+// wrote them.
+type scopeView struct {
+	ID, Description string
+	Details         []string
+}
 
 type grantView struct {
 	ID, Agent, Scopes, Since, State string
 	Live                            bool
+	// Details are the grant's authorization_details in words.
+	Details []string
 }
 
 // render sends a page with headers that keep it out of frames, caches and

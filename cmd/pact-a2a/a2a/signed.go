@@ -101,15 +101,20 @@ func (h *Handler) beginConsent(w http.ResponseWriter, r *http.Request, c *call) 
 		h.signedError(w, r, err)
 		return
 	}
+	if res.GetSkippedGrantId() != "" {
+		// Consent skipped: a grant of this User to this PA covers the
+		// request, and pactd approved it; answer as after an allow.
+		http.Redirect(w, r, b.interfaceURL+"/oauth/connected?client="+url.QueryEscape(res.GetClientId())+
+			"&status=approved&scope="+url.QueryEscape(strings.Join(res.GetGrantedScopes(), " ")), http.StatusSeeOther)
+		return
+	}
 	d := res.GetConsent()
 	v := view{
 		Title: "Allow " + d.GetAgentDisplayName() + "?", User: res.GetBrandUser(), Email: res.GetEmail(),
 		Agent: d.GetAgentDisplayName(), Origin: d.GetAgentOrigin(), Brand: d.GetBrandDisplayName(), Code: d.GetUserCode(),
 		Expires: d.GetExpiresAt().AsTime().UTC().Format("15:04 MST"), Session: res.GetConsentSession(), Action: res.GetDecisionUrl(),
 	}
-	for _, sc := range d.GetScopes() {
-		v.Scopes = append(v.Scopes, scopeView{ID: sc.GetId(), Description: sc.GetDescription()})
-	}
+	v.Scopes = scopeViews(d)
 	h.pages.render(w, http.StatusOK, "consent", v)
 }
 

@@ -28,6 +28,26 @@ const (
 	ScopeProfileRead = "profile:read"
 )
 
+// OrderCancelType is the demo Brand's authorization_details type (PACT
+// §5.7, RFC 9396): {"type": OrderCancelType, "order_id": "1002",
+// "actions": ["cancel"]} permits cancelling that one order; several
+// entries are a union of exact orders. It needs orders:cancel.
+const OrderCancelType = "https://acme.example/authorization/order-cancel/v1"
+
+// orderCancelType declares OrderCancelType for the Brand.
+func orderCancelType() *pactv1.AuthorizationDetailsType {
+	return &pactv1.AuthorizationDetailsType{
+		Type: OrderCancelType, Description: "Cancel one order", Scope: ScopeOrdersCancel,
+		Combination: pactv1.AuthorizationDetailsCombination_AUTHORIZATION_DETAILS_COMBINATION_UNION,
+		Fields: []*pactv1.AuthorizationDetailsField{
+			{Name: "order_id", Kind: pactv1.AuthorizationDetailsFieldKind_AUTHORIZATION_DETAILS_FIELD_KIND_STRING, Required: true,
+				Label: "order", Pattern: `^[0-9]{4}$`},
+			{Name: "actions", Kind: pactv1.AuthorizationDetailsFieldKind_AUTHORIZATION_DETAILS_FIELD_KIND_ENUM_ARRAY, Required: true,
+				Label: "allowed", Values: []string{"cancel"}},
+		},
+	}
+}
+
 // BrandRequest is the demo Brand: its skills, its three scopes, and the
 // sign-in page of a frontend at frontendURL as its login (Login serves it).
 func BrandRequest(brandID, displayName, frontendURL string) *pactv1.CreateBrandRequest {
@@ -48,8 +68,9 @@ func BrandRequest(brandID, displayName, frontendURL string) *pactv1.CreateBrandR
 				{Id: ScopeOrdersCancel, Description: "Cancel your orders that have not shipped yet"},
 				{Id: ScopeProfileRead, Description: "See your name and email address"},
 			},
-			LoginUrl:  strings.TrimRight(frontendURL, "/") + "/demo/" + brandID,
-			LoginMode: pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND,
+			LoginUrl:                  strings.TrimRight(frontendURL, "/") + "/demo/" + brandID,
+			LoginMode:                 pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND,
+			AuthorizationDetailsTypes: []*pactv1.AuthorizationDetailsType{orderCancelType()},
 		},
 	}
 }
@@ -115,6 +136,14 @@ func (a *Agent) cancel(t a2a.Turn, id string) a2a.Reply {
 	if r, ok := lacks(t, ScopeOrdersCancel); ok {
 		return r
 	}
+	if !mayCancel(t.Delegation, id) {
+		// Resource-bound grant without this order: never the action; the
+		// PA has to ask for it (a step-up names the scope, the PA sends
+		// authorization_details for this order).
+		return a2a.Reply{NeedScopes: []string{ScopeOrdersCancel},
+			Text: "You allowed me to cancel only certain orders, and order #" + id + " is not one of them. " +
+				"Please connect again and allow cancelling order #" + id + "."}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	used := []string{ScopeOrdersCancel}
@@ -129,6 +158,33 @@ func (a *Agent) cancel(t a2a.Turn, id string) a2a.Reply {
 	orders[i].status = "cancelled"
 	return a2a.Reply{Text: fmt.Sprintf("Done: order #%s (%s) is cancelled.", id, orders[i].item), ScopesUsed: used,
 		Actions: []a2a.Action{{Tool: "cancel_order", Args: map[string]string{"orderId": id}}}}
+}
+
+// mayCancel enforces the grant's authorization_details of OrderCancelType
+// against the actual order: without any such entry the scope alone
+// decides (a scope-only grant); with some, an entry for exactly this order
+// with the action "cancel" must exist (union of exact orders).
+func mayCancel(d *pactv1.DelegationInfo, orderID string) bool {
+	bound := false
+	for _, e := range d.GetAuthorizationDetails() {
+		if e.GetType() != OrderCancelType {
+			continue
+		}
+		bound = true
+		var order, action bool
+		for _, m := range e.GetMembers() {
+			switch m.GetName() {
+			case "order_id":
+				order = !m.GetArray() && len(m.GetValues()) == 1 && m.GetValues()[0] == orderID
+			case "actions":
+				action = m.GetArray() && slices.Contains(m.GetValues(), "cancel")
+			}
+		}
+		if order && action {
+			return true
+		}
+	}
+	return !bound
 }
 
 // orderNumber is the first run of three or more digits in s, or "".

@@ -9,10 +9,30 @@ import (
 	"context"
 )
 
+const addUserCodeFailure = `-- name: AddUserCodeFailure :one
+INSERT INTO user_code_failures (scope, window_start, failures)
+VALUES (?1, ?2, 1)
+ON CONFLICT (scope, window_start) DO UPDATE SET failures = user_code_failures.failures + 1
+RETURNING failures
+`
+
+type AddUserCodeFailureParams struct {
+	Scope       string
+	WindowStart int64
+}
+
+// Counts one failed (or reserved) lookup and returns the window's count.
+func (q *Queries) AddUserCodeFailure(ctx context.Context, arg AddUserCodeFailureParams) (int64, error) {
+	row := q.db.QueryRowContext(ctx, addUserCodeFailure, arg.Scope, arg.WindowStart)
+	var failures int64
+	err := row.Scan(&failures)
+	return failures, err
+}
+
 const approveDeviceAuthorization = `-- name: ApproveDeviceAuthorization :one
 UPDATE device_authorizations SET status = 'approved', brand_user = ?1, grant_id = ?2
 WHERE id = ?3 AND status = 'pending' AND expires_at > ?4
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
 `
 
 type ApproveDeviceAuthorizationParams struct {
@@ -45,6 +65,7 @@ func (q *Queries) ApproveDeviceAuthorization(ctx context.Context, arg ApproveDev
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
@@ -52,7 +73,7 @@ func (q *Queries) ApproveDeviceAuthorization(ctx context.Context, arg ApproveDev
 const consumeDeviceAuthorization = `-- name: ConsumeDeviceAuthorization :one
 UPDATE device_authorizations SET status = 'consumed'
 WHERE id = ?1 AND status = 'approved' AND expires_at > ?2
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
 `
 
 type ConsumeDeviceAuthorizationParams struct {
@@ -78,6 +99,7 @@ func (q *Queries) ConsumeDeviceAuthorization(ctx context.Context, arg ConsumeDev
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
@@ -109,27 +131,54 @@ func (q *Queries) CountLiveGrants(ctx context.Context, arg CountLiveGrantsParams
 	return count, err
 }
 
+const countPendingDeviceAuthorizations = `-- name: CountPendingDeviceAuthorizations :one
+SELECT CAST(count(*) AS BIGINT) AS total,
+       CAST(COALESCE(SUM(CASE WHEN brand_id = ?1 THEN 1 ELSE 0 END), 0) AS BIGINT) AS at_brand
+FROM device_authorizations
+WHERE agent_id = ?2 AND status = 'pending' AND expires_at > ?3
+`
+
+type CountPendingDeviceAuthorizationsParams struct {
+	BrandID string
+	AgentID string
+	Now     int64
+}
+
+type CountPendingDeviceAuthorizationsRow struct {
+	Total   int64
+	AtBrand int64
+}
+
+// Pending, unexpired device authorizations of an agent: in all, and at one Brand.
+func (q *Queries) CountPendingDeviceAuthorizations(ctx context.Context, arg CountPendingDeviceAuthorizationsParams) (CountPendingDeviceAuthorizationsRow, error) {
+	row := q.db.QueryRowContext(ctx, countPendingDeviceAuthorizations, arg.BrandID, arg.AgentID, arg.Now)
+	var i CountPendingDeviceAuthorizationsRow
+	err := row.Scan(&i.Total, &i.AtBrand)
+	return i, err
+}
+
 const createDeviceAuthorization = `-- name: CreateDeviceAuthorization :one
 
 INSERT INTO device_authorizations (id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status,
-                                   interval_seconds, expires_at, create_time)
+                                   interval_seconds, expires_at, create_time, authorization_details)
 VALUES (?1, ?2, ?3, ?4, ?5,
         ?6, ?7, 'pending', ?8, ?9,
-        ?10)
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time
+        ?10, ?11)
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
 `
 
 type CreateDeviceAuthorizationParams struct {
-	ID              string
-	BrandID         string
-	AgentID         string
-	ClientID        string
-	DeviceCodeHash  []byte
-	UserCodeHash    []byte
-	Scopes          string
-	IntervalSeconds int64
-	ExpiresAt       int64
-	CreateTime      int64
+	ID                   string
+	BrandID              string
+	AgentID              string
+	ClientID             string
+	DeviceCodeHash       []byte
+	UserCodeHash         []byte
+	Scopes               string
+	IntervalSeconds      int64
+	ExpiresAt            int64
+	CreateTime           int64
+	AuthorizationDetails string
 }
 
 // PACT Delegated: device authorizations, grants and refresh tokens.
@@ -147,6 +196,7 @@ func (q *Queries) CreateDeviceAuthorization(ctx context.Context, arg CreateDevic
 		arg.IntervalSeconds,
 		arg.ExpiresAt,
 		arg.CreateTime,
+		arg.AuthorizationDetails,
 	)
 	var i DeviceAuthorization
 	err := row.Scan(
@@ -164,26 +214,28 @@ func (q *Queries) CreateDeviceAuthorization(ctx context.Context, arg CreateDevic
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
 
 const createGrant = `-- name: CreateGrant :one
-INSERT INTO grants (id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time)
+INSERT INTO grants (id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, authorization_details)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-        ?7, ?8)
-RETURNING id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, revoke_time
+        ?7, ?8, ?9)
+RETURNING id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, revoke_time, authorization_details
 `
 
 type CreateGrantParams struct {
-	ID         string
-	BrandID    string
-	AgentID    string
-	ClientID   string
-	BrandUser  string
-	Scopes     string
-	CreateTime int64
-	ExpireTime int64
+	ID                   string
+	BrandID              string
+	AgentID              string
+	ClientID             string
+	BrandUser            string
+	Scopes               string
+	CreateTime           int64
+	ExpireTime           int64
+	AuthorizationDetails string
 }
 
 func (q *Queries) CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant, error) {
@@ -196,6 +248,7 @@ func (q *Queries) CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant
 		arg.Scopes,
 		arg.CreateTime,
 		arg.ExpireTime,
+		arg.AuthorizationDetails,
 	)
 	var i Grant
 	err := row.Scan(
@@ -208,6 +261,7 @@ func (q *Queries) CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant
 		&i.CreateTime,
 		&i.ExpireTime,
 		&i.RevokeTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
@@ -272,10 +326,22 @@ func (q *Queries) DeleteExpiredRefreshTokens(ctx context.Context, now int64) (in
 	return result.RowsAffected()
 }
 
+const deleteOldUserCodeFailures = `-- name: DeleteOldUserCodeFailures :execrows
+DELETE FROM user_code_failures WHERE window_start < ?1
+`
+
+func (q *Queries) DeleteOldUserCodeFailures(ctx context.Context, before int64) (int64, error) {
+	result, err := q.db.ExecContext(ctx, deleteOldUserCodeFailures, before)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected()
+}
+
 const denyDeviceAuthorization = `-- name: DenyDeviceAuthorization :one
 UPDATE device_authorizations SET status = 'denied'
 WHERE id = ?1 AND status = 'pending' AND expires_at > ?2
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
 `
 
 type DenyDeviceAuthorizationParams struct {
@@ -301,12 +367,13 @@ func (q *Queries) DenyDeviceAuthorization(ctx context.Context, arg DenyDeviceAut
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
 
 const getDeviceAuthorizationByDeviceCode = `-- name: GetDeviceAuthorizationByDeviceCode :one
-SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time FROM device_authorizations
+SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details FROM device_authorizations
 WHERE brand_id = ?1 AND device_code_hash = ?2
 `
 
@@ -333,12 +400,13 @@ func (q *Queries) GetDeviceAuthorizationByDeviceCode(ctx context.Context, arg Ge
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
 
 const getDeviceAuthorizationByUserCode = `-- name: GetDeviceAuthorizationByUserCode :one
-SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time FROM device_authorizations
+SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details FROM device_authorizations
 WHERE brand_id = ?1 AND user_code_hash = ?2
 `
 
@@ -365,12 +433,13 @@ func (q *Queries) GetDeviceAuthorizationByUserCode(ctx context.Context, arg GetD
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
 
 const getGrant = `-- name: GetGrant :one
-SELECT id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, revoke_time FROM grants WHERE id = ?1
+SELECT id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, revoke_time, authorization_details FROM grants WHERE id = ?1
 `
 
 func (q *Queries) GetGrant(ctx context.Context, id string) (Grant, error) {
@@ -386,8 +455,38 @@ func (q *Queries) GetGrant(ctx context.Context, id string) (Grant, error) {
 		&i.CreateTime,
 		&i.ExpireTime,
 		&i.RevokeTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
+}
+
+const getLiveGrantDetails = `-- name: GetLiveGrantDetails :one
+SELECT authorization_details FROM grants
+WHERE id = ?1 AND brand_id = ?2 AND client_id = ?3
+  AND brand_user = ?4 AND revoke_time = 0 AND expire_time > ?5
+`
+
+type GetLiveGrantDetailsParams struct {
+	ID        string
+	BrandID   string
+	ClientID  string
+	BrandUser string
+	Now       int64
+}
+
+// The authorization_details of a grant that is live for this Brand, client
+// and Brand user (the guard of CountLiveGrants); no row when it is not.
+func (q *Queries) GetLiveGrantDetails(ctx context.Context, arg GetLiveGrantDetailsParams) (string, error) {
+	row := q.db.QueryRowContext(ctx, getLiveGrantDetails,
+		arg.ID,
+		arg.BrandID,
+		arg.ClientID,
+		arg.BrandUser,
+		arg.Now,
+	)
+	var authorization_details string
+	err := row.Scan(&authorization_details)
+	return authorization_details, err
 }
 
 const getRefreshToken = `-- name: GetRefreshToken :one
@@ -408,7 +507,7 @@ func (q *Queries) GetRefreshToken(ctx context.Context, tokenHash []byte) (Refres
 }
 
 const listGrantsByUser = `-- name: ListGrantsByUser :many
-SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time,
+SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time, g.authorization_details,
        a.display_name AS agent_display_name
 FROM grants g JOIN agents a ON a.id = g.agent_id
 WHERE g.brand_id = ?1 AND g.brand_user = ?2
@@ -425,16 +524,17 @@ type ListGrantsByUserParams struct {
 }
 
 type ListGrantsByUserRow struct {
-	ID               string
-	BrandID          string
-	AgentID          string
-	ClientID         string
-	BrandUser        string
-	Scopes           string
-	CreateTime       int64
-	ExpireTime       int64
-	RevokeTime       int64
-	AgentDisplayName string
+	ID                   string
+	BrandID              string
+	AgentID              string
+	ClientID             string
+	BrandUser            string
+	Scopes               string
+	CreateTime           int64
+	ExpireTime           int64
+	RevokeTime           int64
+	AuthorizationDetails string
+	AgentDisplayName     string
 }
 
 // Newest first (ids are ULIDs); before_id ” starts at the newest.
@@ -462,6 +562,7 @@ func (q *Queries) ListGrantsByUser(ctx context.Context, arg ListGrantsByUserPara
 			&i.CreateTime,
 			&i.ExpireTime,
 			&i.RevokeTime,
+			&i.AuthorizationDetails,
 			&i.AgentDisplayName,
 		); err != nil {
 			return nil, err
@@ -480,7 +581,7 @@ func (q *Queries) ListGrantsByUser(ctx context.Context, arg ListGrantsByUserPara
 const pollDeviceAuthorization = `-- name: PollDeviceAuthorization :one
 UPDATE device_authorizations SET last_polled_at = ?1
 WHERE id = ?2 AND status = 'pending' AND last_polled_at + interval_seconds <= ?1
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
 `
 
 type PollDeviceAuthorizationParams struct {
@@ -507,6 +608,7 @@ func (q *Queries) PollDeviceAuthorization(ctx context.Context, arg PollDeviceAut
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }
@@ -534,6 +636,22 @@ func (q *Queries) ReleaseExpiredBrandAssertion(ctx context.Context, arg ReleaseE
 	return result.RowsAffected()
 }
 
+const removeUserCodeFailure = `-- name: RemoveUserCodeFailure :exec
+UPDATE user_code_failures SET failures = failures - 1
+WHERE scope = ?1 AND window_start = ?2 AND failures > 0
+`
+
+type RemoveUserCodeFailureParams struct {
+	Scope       string
+	WindowStart int64
+}
+
+// Gives back a reservation: the lookup found its code, or was refused.
+func (q *Queries) RemoveUserCodeFailure(ctx context.Context, arg RemoveUserCodeFailureParams) error {
+	_, err := q.db.ExecContext(ctx, removeUserCodeFailure, arg.Scope, arg.WindowStart)
+	return err
+}
+
 const revokeGrant = `-- name: RevokeGrant :execrows
 UPDATE grants SET revoke_time = ?1 WHERE id = ?2 AND revoke_time = 0
 `
@@ -554,7 +672,7 @@ func (q *Queries) RevokeGrant(ctx context.Context, arg RevokeGrantParams) (int64
 const slowDownDeviceAuthorization = `-- name: SlowDownDeviceAuthorization :one
 UPDATE device_authorizations SET last_polled_at = ?1, interval_seconds = interval_seconds + ?2
 WHERE id = ?3 AND status = 'pending' AND last_polled_at + interval_seconds > ?1
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
 `
 
 type SlowDownDeviceAuthorizationParams struct {
@@ -583,6 +701,7 @@ func (q *Queries) SlowDownDeviceAuthorization(ctx context.Context, arg SlowDownD
 		&i.LastPolledAt,
 		&i.ExpiresAt,
 		&i.CreateTime,
+		&i.AuthorizationDetails,
 	)
 	return i, err
 }

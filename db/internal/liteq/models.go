@@ -48,32 +48,34 @@ type Credential struct {
 }
 
 type DeviceAuthorization struct {
-	ID              string
-	BrandID         string
-	AgentID         string
-	ClientID        string
-	DeviceCodeHash  []byte
-	UserCodeHash    []byte
-	Scopes          string
-	Status          string
-	BrandUser       string
-	GrantID         string
-	IntervalSeconds int64
-	LastPolledAt    int64
-	ExpiresAt       int64
-	CreateTime      int64
+	ID                   string
+	BrandID              string
+	AgentID              string
+	ClientID             string
+	DeviceCodeHash       []byte
+	UserCodeHash         []byte
+	Scopes               string
+	Status               string
+	BrandUser            string
+	GrantID              string
+	IntervalSeconds      int64
+	LastPolledAt         int64
+	ExpiresAt            int64
+	CreateTime           int64
+	AuthorizationDetails string
 }
 
 type Grant struct {
-	ID         string
-	BrandID    string
-	AgentID    string
-	ClientID   string
-	BrandUser  string
-	Scopes     string
-	CreateTime int64
-	ExpireTime int64
-	RevokeTime int64
+	ID                   string
+	BrandID              string
+	AgentID              string
+	ClientID             string
+	BrandUser            string
+	Scopes               string
+	CreateTime           int64
+	ExpireTime           int64
+	RevokeTime           int64
+	AuthorizationDetails string
 }
 
 type RefreshToken struct {
@@ -111,4 +113,10 @@ type UsedBrandAssertion struct {
 	BrandID    string
 	Jti        string
 	ExpireTime int64
+}
+
+type UserCodeFailure struct {
+	Scope       string
+	WindowStart int64
+	Failures    int64
 }

@@ -10,6 +10,8 @@ import (
 
 type Querier interface {
 	AbandonTurn(ctx context.Context, arg AbandonTurnParams) (int64, error)
+	// Counts one failed (or reserved) lookup and returns the window's count.
+	AddUserCodeFailure(ctx context.Context, arg AddUserCodeFailureParams) (int64, error)
 	ApproveDeviceAuthorization(ctx context.Context, arg ApproveDeviceAuthorizationParams) (DeviceAuthorization, error)
 	BindContextUser(ctx context.Context, arg BindContextUserParams) (Context, error)
 	ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, error)
@@ -20,6 +22,8 @@ type Querier interface {
 	// Credentials of the role that are neither revoked nor expired at now.
 	CountLiveCredentialsByRole(ctx context.Context, arg CountLiveCredentialsByRoleParams) (int64, error)
 	CountLiveGrants(ctx context.Context, arg CountLiveGrantsParams) (int64, error)
+	// Pending, unexpired device authorizations of an agent: in all, and at one Brand.
+	CountPendingDeviceAuthorizations(ctx context.Context, arg CountPendingDeviceAuthorizationsParams) (CountPendingDeviceAuthorizationsRow, error)
 	CreateAgent(ctx context.Context, arg CreateAgentParams) (Agent, error)
 	CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error)
 	CreateContext(ctx context.Context, arg CreateContextParams) (Context, error)
@@ -38,6 +42,7 @@ type Querier interface {
 	DeleteExpiredDeviceAuthorizations(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredRefreshTokens(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredSigningKeys(ctx context.Context, now int64) (int64, error)
+	DeleteOldUserCodeFailures(ctx context.Context, before int64) (int64, error)
 	DenyDeviceAuthorization(ctx context.Context, arg DenyDeviceAuthorizationParams) (DeviceAuthorization, error)
 	GetAgentByID(ctx context.Context, id string) (Agent, error)
 	GetAgentByIssuer(ctx context.Context, issuer string) (Agent, error)
@@ -48,6 +53,9 @@ type Querier interface {
 	GetDeviceAuthorizationByDeviceCode(ctx context.Context, arg GetDeviceAuthorizationByDeviceCodeParams) (DeviceAuthorization, error)
 	GetDeviceAuthorizationByUserCode(ctx context.Context, arg GetDeviceAuthorizationByUserCodeParams) (DeviceAuthorization, error)
 	GetGrant(ctx context.Context, id string) (Grant, error)
+	// The authorization_details of a grant that is live for this Brand, client
+	// and Brand user (the guard of CountLiveGrants); no row when it is not.
+	GetLiveGrantDetails(ctx context.Context, arg GetLiveGrantDetailsParams) (string, error)
 	GetRefreshToken(ctx context.Context, tokenHash []byte) (RefreshToken, error)
 	GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error)
 	ListAgents(ctx context.Context, arg ListAgentsParams) ([]Agent, error)
@@ -64,6 +72,8 @@ type Querier interface {
 	// refused after its expire_time anyway). Runs in the transaction of
 	// UseBrandAssertion, just before it.
 	ReleaseExpiredBrandAssertion(ctx context.Context, arg ReleaseExpiredBrandAssertionParams) (int64, error)
+	// Gives back a reservation: the lookup found its code, or was refused.
+	RemoveUserCodeFailure(ctx context.Context, arg RemoveUserCodeFailureParams) error
 	ReserveReplyID(ctx context.Context, arg ReserveReplyIDParams) (string, error)
 	RetireSigningKeysBefore(ctx context.Context, arg RetireSigningKeysBeforeParams) (int64, error)
 	// Revokes a live credential; no row when it is unknown or already revoked.

@@ -4,10 +4,10 @@
 
 -- name: CreateDeviceAuthorization :one
 INSERT INTO device_authorizations (id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status,
-                                   interval_seconds, expires_at, create_time)
+                                   interval_seconds, expires_at, create_time, authorization_details)
 VALUES (sqlc.arg(id), sqlc.arg(brand_id), sqlc.arg(agent_id), sqlc.arg(client_id), sqlc.arg(device_code_hash),
         sqlc.arg(user_code_hash), sqlc.arg(scopes), 'pending', sqlc.arg(interval_seconds), sqlc.arg(expires_at),
-        sqlc.arg(create_time))
+        sqlc.arg(create_time), sqlc.arg(authorization_details))
 RETURNING *;
 
 -- name: GetDeviceAuthorizationByDeviceCode :one
@@ -50,9 +50,9 @@ RETURNING *;
 DELETE FROM device_authorizations WHERE expires_at <= sqlc.arg(now);
 
 -- name: CreateGrant :one
-INSERT INTO grants (id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time)
+INSERT INTO grants (id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, authorization_details)
 VALUES (sqlc.arg(id), sqlc.arg(brand_id), sqlc.arg(agent_id), sqlc.arg(client_id), sqlc.arg(brand_user), sqlc.arg(scopes),
-        sqlc.arg(create_time), sqlc.arg(expire_time))
+        sqlc.arg(create_time), sqlc.arg(expire_time), sqlc.arg(authorization_details))
 RETURNING *;
 
 -- name: GetGrant :one
@@ -63,7 +63,7 @@ UPDATE grants SET revoke_time = sqlc.arg(now) WHERE id = sqlc.arg(id) AND revoke
 
 -- name: ListGrantsByUser :many
 -- Newest first (ids are ULIDs); before_id '' starts at the newest.
-SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time,
+SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time, g.authorization_details,
        a.display_name AS agent_display_name
 FROM grants g JOIN agents a ON a.id = g.agent_id
 WHERE g.brand_id = sqlc.arg(brand_id) AND g.brand_user = sqlc.arg(brand_user)
@@ -73,6 +73,13 @@ LIMIT sqlc.arg(page_limit)::bigint;
 
 -- name: CountLiveGrants :one
 SELECT count(*) FROM grants
+WHERE id = sqlc.arg(id) AND brand_id = sqlc.arg(brand_id) AND client_id = sqlc.arg(client_id)
+  AND brand_user = sqlc.arg(brand_user) AND revoke_time = 0 AND expire_time > sqlc.arg(now);
+
+-- name: GetLiveGrantDetails :one
+-- The authorization_details of a grant that is live for this Brand, client
+-- and Brand user (the guard of CountLiveGrants); no row when it is not.
+SELECT authorization_details FROM grants
 WHERE id = sqlc.arg(id) AND brand_id = sqlc.arg(brand_id) AND client_id = sqlc.arg(client_id)
   AND brand_user = sqlc.arg(brand_user) AND revoke_time = 0 AND expire_time > sqlc.arg(now);
 
@@ -116,3 +123,25 @@ ON CONFLICT (brand_id, jti) DO NOTHING;
 -- A used assertion is kept while it could still be accepted (through its
 -- expire_time, inclusive).
 DELETE FROM used_brand_assertions WHERE expire_time < sqlc.arg(now);
+
+-- name: AddUserCodeFailure :one
+-- Counts one failed (or reserved) lookup and returns the window's count.
+INSERT INTO user_code_failures (scope, window_start, failures)
+VALUES (sqlc.arg(scope), sqlc.arg(window_start), 1)
+ON CONFLICT (scope, window_start) DO UPDATE SET failures = user_code_failures.failures + 1
+RETURNING failures;
+
+-- name: RemoveUserCodeFailure :exec
+-- Gives back a reservation: the lookup found its code, or was refused.
+UPDATE user_code_failures SET failures = failures - 1
+WHERE scope = sqlc.arg(scope) AND window_start = sqlc.arg(window_start) AND failures > 0;
+
+-- name: DeleteOldUserCodeFailures :execrows
+DELETE FROM user_code_failures WHERE window_start < sqlc.arg(before);
+
+-- name: CountPendingDeviceAuthorizations :one
+-- Pending, unexpired device authorizations of an agent: in all, and at one Brand.
+SELECT CAST(count(*) AS BIGINT) AS total,
+       CAST(COALESCE(SUM(CASE WHEN brand_id = sqlc.arg(brand_id) THEN 1 ELSE 0 END), 0) AS BIGINT) AS at_brand
+FROM device_authorizations
+WHERE agent_id = sqlc.arg(agent_id) AND status = 'pending' AND expires_at > sqlc.arg(now);

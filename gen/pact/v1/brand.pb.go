@@ -287,8 +287,25 @@ type DelegationSettings struct {
 	// For BRAND_LOGIN_MODE_SIGNED_ASSERTION: where the Brand publishes the
 	// keys that sign its assertions.
 	AssertionJwksUri string `protobuf:"bytes,6,opt,name=assertion_jwks_uri,json=assertionJwksUri,proto3" json:"assertion_jwks_uri,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The RFC 9396 authorization_details types the Brand accepts (PACT
+	// §5.7), at most 16; none means PAs may not send authorization_details.
+	// See AuthorizationDetailsType for the rules CreateBrand and UpdateBrand
+	// enforce (InvalidArgument naming the field).
+	AuthorizationDetailsTypes []*AuthorizationDetailsType `protobuf:"bytes,7,rep,name=authorization_details_types,json=authorizationDetailsTypes,proto3" json:"authorization_details_types,omitempty"`
+	// Consent skipping (the spec allows it), off by default: when the User
+	// signed in at the Brand already has an unexpired, unrevoked grant to the
+	// same PA (agent and client_id) that covers every requested scope and
+	// authorization_details entry, the new device authorization is approved
+	// without a consent page, with exactly what was requested. A grant
+	// covers a scope it holds unrestricted, or one it restricts with
+	// authorization_details when the request restricts it too, to entries
+	// the grant holds each exactly. BeginConsent approves at once
+	// (skipped_grant_id); in BRAND_LOGIN_MODE_TRUSTED_FRONTEND,
+	// DescribeConsent with brand_user reports covered_by_grant and the
+	// frontend approves.
+	SkipConsentWhenGranted bool `protobuf:"varint,8,opt,name=skip_consent_when_granted,json=skipConsentWhenGranted,proto3" json:"skip_consent_when_granted,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *DelegationSettings) Reset() {
@@ -361,6 +378,20 @@ func (x *DelegationSettings) GetAssertionJwksUri() string {
 		return x.AssertionJwksUri
 	}
 	return ""
+}
+
+func (x *DelegationSettings) GetAuthorizationDetailsTypes() []*AuthorizationDetailsType {
+	if x != nil {
+		return x.AuthorizationDetailsTypes
+	}
+	return nil
+}
+
+func (x *DelegationSettings) GetSkipConsentWhenGranted() bool {
+	if x != nil {
+		return x.SkipConsentWhenGranted
+	}
+	return false
 }
 
 // Scope is a permission a Brand defines.
@@ -999,7 +1030,7 @@ var File_pact_v1_brand_proto protoreflect.FileDescriptor
 
 const file_pact_v1_brand_proto_rawDesc = "" +
 	"\n" +
-	"\x13pact/v1/brand.proto\x12\apact.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14pact/v1/common.proto\"\xeb\x02\n" +
+	"\x13pact/v1/brand.proto\x12\apact.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#pact/v1/authorization_details.proto\x1a\x14pact/v1/common.proto\"\xeb\x02\n" +
 	"\x05Brand\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12 \n" +
@@ -1018,7 +1049,7 @@ const file_pact_v1_brand_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x12\n" +
 	"\x04tags\x18\x04 \x03(\tR\x04tags\x12\x1a\n" +
-	"\bexamples\x18\x05 \x03(\tR\bexamples\"\x84\x02\n" +
+	"\bexamples\x18\x05 \x03(\tR\bexamples\"\xa2\x03\n" +
 	"\x12DelegationSettings\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x12&\n" +
 	"\x06scopes\x18\x02 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes\x12\x1b\n" +
@@ -1026,7 +1057,9 @@ const file_pact_v1_brand_proto_rawDesc = "" +
 	"\n" +
 	"login_mode\x18\x04 \x01(\x0e2\x17.pact.v1.BrandLoginModeR\tloginMode\x12)\n" +
 	"\x10assertion_issuer\x18\x05 \x01(\tR\x0fassertionIssuer\x12,\n" +
-	"\x12assertion_jwks_uri\x18\x06 \x01(\tR\x10assertionJwksUri\"9\n" +
+	"\x12assertion_jwks_uri\x18\x06 \x01(\tR\x10assertionJwksUri\x12a\n" +
+	"\x1bauthorization_details_types\x18\a \x03(\v2!.pact.v1.AuthorizationDetailsTypeR\x19authorizationDetailsTypes\x129\n" +
+	"\x19skip_consent_when_granted\x18\b \x01(\bR\x16skipConsentWhenGranted\"9\n" +
 	"\x05Scope\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\"\x85\x02\n" +
@@ -1095,24 +1128,25 @@ func file_pact_v1_brand_proto_rawDescGZIP() []byte {
 var file_pact_v1_brand_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_pact_v1_brand_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_pact_v1_brand_proto_goTypes = []any{
-	(BrandLoginMode)(0),           // 0: pact.v1.BrandLoginMode
-	(*Brand)(nil),                 // 1: pact.v1.Brand
-	(*Skill)(nil),                 // 2: pact.v1.Skill
-	(*DelegationSettings)(nil),    // 3: pact.v1.DelegationSettings
-	(*Scope)(nil),                 // 4: pact.v1.Scope
-	(*CreateBrandRequest)(nil),    // 5: pact.v1.CreateBrandRequest
-	(*CreateBrandResponse)(nil),   // 6: pact.v1.CreateBrandResponse
-	(*GetBrandRequest)(nil),       // 7: pact.v1.GetBrandRequest
-	(*GetBrandResponse)(nil),      // 8: pact.v1.GetBrandResponse
-	(*ListBrandsRequest)(nil),     // 9: pact.v1.ListBrandsRequest
-	(*ListBrandsResponse)(nil),    // 10: pact.v1.ListBrandsResponse
-	(*UpdateBrandRequest)(nil),    // 11: pact.v1.UpdateBrandRequest
-	(*UpdateBrandResponse)(nil),   // 12: pact.v1.UpdateBrandResponse
-	(*GetAgentCardRequest)(nil),   // 13: pact.v1.GetAgentCardRequest
-	(*GetAgentCardResponse)(nil),  // 14: pact.v1.GetAgentCardResponse
-	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
-	(*PageRequest)(nil),           // 16: pact.v1.PageRequest
-	(*fieldmaskpb.FieldMask)(nil), // 17: google.protobuf.FieldMask
+	(BrandLoginMode)(0),              // 0: pact.v1.BrandLoginMode
+	(*Brand)(nil),                    // 1: pact.v1.Brand
+	(*Skill)(nil),                    // 2: pact.v1.Skill
+	(*DelegationSettings)(nil),       // 3: pact.v1.DelegationSettings
+	(*Scope)(nil),                    // 4: pact.v1.Scope
+	(*CreateBrandRequest)(nil),       // 5: pact.v1.CreateBrandRequest
+	(*CreateBrandResponse)(nil),      // 6: pact.v1.CreateBrandResponse
+	(*GetBrandRequest)(nil),          // 7: pact.v1.GetBrandRequest
+	(*GetBrandResponse)(nil),         // 8: pact.v1.GetBrandResponse
+	(*ListBrandsRequest)(nil),        // 9: pact.v1.ListBrandsRequest
+	(*ListBrandsResponse)(nil),       // 10: pact.v1.ListBrandsResponse
+	(*UpdateBrandRequest)(nil),       // 11: pact.v1.UpdateBrandRequest
+	(*UpdateBrandResponse)(nil),      // 12: pact.v1.UpdateBrandResponse
+	(*GetAgentCardRequest)(nil),      // 13: pact.v1.GetAgentCardRequest
+	(*GetAgentCardResponse)(nil),     // 14: pact.v1.GetAgentCardResponse
+	(*timestamppb.Timestamp)(nil),    // 15: google.protobuf.Timestamp
+	(*AuthorizationDetailsType)(nil), // 16: pact.v1.AuthorizationDetailsType
+	(*PageRequest)(nil),              // 17: pact.v1.PageRequest
+	(*fieldmaskpb.FieldMask)(nil),    // 18: google.protobuf.FieldMask
 }
 var file_pact_v1_brand_proto_depIdxs = []int32{
 	2,  // 0: pact.v1.Brand.skills:type_name -> pact.v1.Skill
@@ -1121,31 +1155,32 @@ var file_pact_v1_brand_proto_depIdxs = []int32{
 	15, // 3: pact.v1.Brand.update_time:type_name -> google.protobuf.Timestamp
 	4,  // 4: pact.v1.DelegationSettings.scopes:type_name -> pact.v1.Scope
 	0,  // 5: pact.v1.DelegationSettings.login_mode:type_name -> pact.v1.BrandLoginMode
-	2,  // 6: pact.v1.CreateBrandRequest.skills:type_name -> pact.v1.Skill
-	3,  // 7: pact.v1.CreateBrandRequest.delegation:type_name -> pact.v1.DelegationSettings
-	1,  // 8: pact.v1.CreateBrandResponse.brand:type_name -> pact.v1.Brand
-	1,  // 9: pact.v1.GetBrandResponse.brand:type_name -> pact.v1.Brand
-	16, // 10: pact.v1.ListBrandsRequest.page:type_name -> pact.v1.PageRequest
-	1,  // 11: pact.v1.ListBrandsResponse.brands:type_name -> pact.v1.Brand
-	1,  // 12: pact.v1.UpdateBrandRequest.brand:type_name -> pact.v1.Brand
-	17, // 13: pact.v1.UpdateBrandRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 14: pact.v1.UpdateBrandResponse.brand:type_name -> pact.v1.Brand
-	0,  // 15: pact.v1.GetAgentCardResponse.login_mode:type_name -> pact.v1.BrandLoginMode
-	5,  // 16: pact.v1.BrandService.CreateBrand:input_type -> pact.v1.CreateBrandRequest
-	7,  // 17: pact.v1.BrandService.GetBrand:input_type -> pact.v1.GetBrandRequest
-	9,  // 18: pact.v1.BrandService.ListBrands:input_type -> pact.v1.ListBrandsRequest
-	11, // 19: pact.v1.BrandService.UpdateBrand:input_type -> pact.v1.UpdateBrandRequest
-	13, // 20: pact.v1.BrandService.GetAgentCard:input_type -> pact.v1.GetAgentCardRequest
-	6,  // 21: pact.v1.BrandService.CreateBrand:output_type -> pact.v1.CreateBrandResponse
-	8,  // 22: pact.v1.BrandService.GetBrand:output_type -> pact.v1.GetBrandResponse
-	10, // 23: pact.v1.BrandService.ListBrands:output_type -> pact.v1.ListBrandsResponse
-	12, // 24: pact.v1.BrandService.UpdateBrand:output_type -> pact.v1.UpdateBrandResponse
-	14, // 25: pact.v1.BrandService.GetAgentCard:output_type -> pact.v1.GetAgentCardResponse
-	21, // [21:26] is the sub-list for method output_type
-	16, // [16:21] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	16, // 6: pact.v1.DelegationSettings.authorization_details_types:type_name -> pact.v1.AuthorizationDetailsType
+	2,  // 7: pact.v1.CreateBrandRequest.skills:type_name -> pact.v1.Skill
+	3,  // 8: pact.v1.CreateBrandRequest.delegation:type_name -> pact.v1.DelegationSettings
+	1,  // 9: pact.v1.CreateBrandResponse.brand:type_name -> pact.v1.Brand
+	1,  // 10: pact.v1.GetBrandResponse.brand:type_name -> pact.v1.Brand
+	17, // 11: pact.v1.ListBrandsRequest.page:type_name -> pact.v1.PageRequest
+	1,  // 12: pact.v1.ListBrandsResponse.brands:type_name -> pact.v1.Brand
+	1,  // 13: pact.v1.UpdateBrandRequest.brand:type_name -> pact.v1.Brand
+	18, // 14: pact.v1.UpdateBrandRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 15: pact.v1.UpdateBrandResponse.brand:type_name -> pact.v1.Brand
+	0,  // 16: pact.v1.GetAgentCardResponse.login_mode:type_name -> pact.v1.BrandLoginMode
+	5,  // 17: pact.v1.BrandService.CreateBrand:input_type -> pact.v1.CreateBrandRequest
+	7,  // 18: pact.v1.BrandService.GetBrand:input_type -> pact.v1.GetBrandRequest
+	9,  // 19: pact.v1.BrandService.ListBrands:input_type -> pact.v1.ListBrandsRequest
+	11, // 20: pact.v1.BrandService.UpdateBrand:input_type -> pact.v1.UpdateBrandRequest
+	13, // 21: pact.v1.BrandService.GetAgentCard:input_type -> pact.v1.GetAgentCardRequest
+	6,  // 22: pact.v1.BrandService.CreateBrand:output_type -> pact.v1.CreateBrandResponse
+	8,  // 23: pact.v1.BrandService.GetBrand:output_type -> pact.v1.GetBrandResponse
+	10, // 24: pact.v1.BrandService.ListBrands:output_type -> pact.v1.ListBrandsResponse
+	12, // 25: pact.v1.BrandService.UpdateBrand:output_type -> pact.v1.UpdateBrandResponse
+	14, // 26: pact.v1.BrandService.GetAgentCard:output_type -> pact.v1.GetAgentCardResponse
+	22, // [22:27] is the sub-list for method output_type
+	17, // [17:22] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_brand_proto_init() }
@@ -1153,6 +1188,7 @@ func file_pact_v1_brand_proto_init() {
 	if File_pact_v1_brand_proto != nil {
 		return
 	}
+	file_pact_v1_authorization_details_proto_init()
 	file_pact_v1_common_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

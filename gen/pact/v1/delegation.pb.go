@@ -273,10 +273,19 @@ type StartDeviceAuthorizationRequest struct {
 	ClientId string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
 	// The form's scope: space-separated scope ids.
 	Scope string `protobuf:"bytes,4,opt,name=scope,proto3" json:"scope,omitempty"`
-	// The form's authorization_details (RFC 9396 JSON array); unset when the
-	// form has no such field. pactd does not support resource-bound
-	// delegation (§5.7) yet, so any value, even an empty one, is refused with
-	// invalid_authorization_details rather than silently dropped.
+	// The form's authorization_details (RFC 9396 §2 JSON array, PACT §5.7);
+	// unset when the form has no such field. Checked strictly against the
+	// Brand's authorization_details_types, and refused with
+	// invalid_authorization_details (nothing is stored) when: larger than
+	// 8 KiB (or 4 KiB once normalized) or more than 16 entries; not JSON,
+	// not UTF-8, or with a member repeated in one object; not an array
+	// (null, an object, ...) or an empty array; an entry that is not an
+	// object or whose type is missing, not a string, or not a declared type;
+	// a member the type does not declare; a required member missing; a value
+	// of the wrong kind or outside its pattern or enum (an action not
+	// allowed); an entry whose type's scope is not in scope; two identical
+	// entries, or two of a SINGLE type. Set but empty is refused too. The
+	// accepted entries are stored in canonical JSON with the authorization.
 	AuthorizationDetails *string `protobuf:"bytes,5,opt,name=authorization_details,json=authorizationDetails,proto3,oneof" json:"authorization_details,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
@@ -476,7 +485,12 @@ type DescribeConsentRequest struct {
 	// given, per (Brand, source) as well, so one client cannot use up the
 	// Brand's budget. It is logged with failed lookups and refused
 	// assertions; never put a secret in it.
-	Source        string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	Source string `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
+	// Optional (BRAND_LOGIN_MODE_TRUSTED_FRONTEND): the User signed in at the
+	// Brand, as the frontend knows them; given, and with the Brand's
+	// skip_consent_when_granted on, the response says whether an existing
+	// grant already covers the request (covered_by_grant).
+	BrandUser     string `protobuf:"bytes,4,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -532,6 +546,13 @@ func (x *DescribeConsentRequest) GetSource() string {
 	return ""
 }
 
+func (x *DescribeConsentRequest) GetBrandUser() string {
+	if x != nil {
+		return x.BrandUser
+	}
+	return ""
+}
+
 // DescribeConsentResponse is what the consent page shows.
 type DescribeConsentResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -546,9 +567,18 @@ type DescribeConsentResponse struct {
 	// The normalized user code, for the User to compare (RFC 8628 §5.4).
 	UserCode string `protobuf:"bytes,5,opt,name=user_code,json=userCode,proto3" json:"user_code,omitempty"`
 	// When the authorization expires.
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The requested authorization_details entries (PACT §5.7), in request
+	// order, each with the scope it belongs to and its conditions in words;
+	// show each under its scope. Empty for a scope-only request.
+	AuthorizationDetails []*ConsentAuthorizationDetail `protobuf:"bytes,7,rep,name=authorization_details,json=authorizationDetails,proto3" json:"authorization_details,omitempty"`
+	// True when the Brand skips consent for covered requests
+	// (skip_consent_when_granted), brand_user was given, and a live grant of
+	// that User to this PA covers everything requested: the frontend may
+	// approve with every requested scope at once instead of showing the page.
+	CoveredByGrant bool `protobuf:"varint,8,opt,name=covered_by_grant,json=coveredByGrant,proto3" json:"covered_by_grant,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *DescribeConsentResponse) Reset() {
@@ -621,6 +651,20 @@ func (x *DescribeConsentResponse) GetExpiresAt() *timestamppb.Timestamp {
 		return x.ExpiresAt
 	}
 	return nil
+}
+
+func (x *DescribeConsentResponse) GetAuthorizationDetails() []*ConsentAuthorizationDetail {
+	if x != nil {
+		return x.AuthorizationDetails
+	}
+	return nil
+}
+
+func (x *DescribeConsentResponse) GetCoveredByGrant() bool {
+	if x != nil {
+		return x.CoveredByGrant
+	}
+	return false
 }
 
 // BeginConsentRequest carries the Brand login's assertion to the consent
@@ -717,7 +761,14 @@ type BeginConsentResponse struct {
 	// {interfaceUrl}/oauth/consent/decision (the session's aud).
 	DecisionUrl string `protobuf:"bytes,6,opt,name=decision_url,json=decisionUrl,proto3" json:"decision_url,omitempty"`
 	// The PA's client_id (its issuer URL).
-	ClientId      string `protobuf:"bytes,7,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	ClientId string `protobuf:"bytes,7,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// Set when consent was skipped (the Brand's skip_consent_when_granted,
+	// and a live grant of this User to this PA covers the request): the
+	// authorization is approved already with exactly what was requested,
+	// consent_session is empty, and the frontend answers as after an allow.
+	SkippedGrantId string `protobuf:"bytes,8,opt,name=skipped_grant_id,json=skippedGrantId,proto3" json:"skipped_grant_id,omitempty"`
+	// With skipped_grant_id: the granted scopes (all requested).
+	GrantedScopes []string `protobuf:"bytes,9,rep,name=granted_scopes,json=grantedScopes,proto3" json:"granted_scopes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -799,6 +850,20 @@ func (x *BeginConsentResponse) GetClientId() string {
 		return x.ClientId
 	}
 	return ""
+}
+
+func (x *BeginConsentResponse) GetSkippedGrantId() string {
+	if x != nil {
+		return x.SkippedGrantId
+	}
+	return ""
+}
+
+func (x *BeginConsentResponse) GetGrantedScopes() []string {
+	if x != nil {
+		return x.GrantedScopes
+	}
+	return nil
 }
 
 // ApproveConsentRequest approves a pending authorization.
@@ -927,9 +992,12 @@ type ApproveConsentResponse struct {
 	// The granted scopes.
 	Scopes []string `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	// The PA's client_id (its issuer URL), for the connected page.
-	ClientId      string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ClientId string `protobuf:"bytes,3,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// The granted authorization_details: the requested entries minus those
+	// whose scope was not granted, canonical JSON; empty when none.
+	AuthorizationDetailsJson string `protobuf:"bytes,4,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *ApproveConsentResponse) Reset() {
@@ -979,6 +1047,13 @@ func (x *ApproveConsentResponse) GetScopes() []string {
 func (x *ApproveConsentResponse) GetClientId() string {
 	if x != nil {
 		return x.ClientId
+	}
+	return ""
+}
+
+func (x *ApproveConsentResponse) GetAuthorizationDetailsJson() string {
+	if x != nil {
+		return x.AuthorizationDetailsJson
 	}
 	return ""
 }
@@ -1233,10 +1308,15 @@ type IssueDelegationResponse struct {
 	Error *OAuthError `protobuf:"bytes,6,opt,name=error,proto3" json:"error,omitempty"`
 	// The complete RFC 6749 JSON body on success, to send with status 200,
 	// Content-Type: application/json, Cache-Control: no-store and
-	// Pragma: no-cache.
-	BodyJson      string `protobuf:"bytes,7,opt,name=body_json,json=bodyJson,proto3" json:"body_json,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Pragma: no-cache. It carries authorization_details when the grant has
+	// any.
+	BodyJson string `protobuf:"bytes,7,opt,name=body_json,json=bodyJson,proto3" json:"body_json,omitempty"`
+	// The grant's approved authorization_details (canonical JSON array, the
+	// same value as in body_json and in the token's authorization_details
+	// claim); empty for a scope-only grant. Unchanged by refresh.
+	AuthorizationDetailsJson string `protobuf:"bytes,8,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *IssueDelegationResponse) Reset() {
@@ -1318,6 +1398,13 @@ func (x *IssueDelegationResponse) GetBodyJson() string {
 	return ""
 }
 
+func (x *IssueDelegationResponse) GetAuthorizationDetailsJson() string {
+	if x != nil {
+		return x.AuthorizationDetailsJson
+	}
+	return ""
+}
+
 // Grant is a User's standing permission for one PA at one Brand.
 type Grant struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1338,9 +1425,13 @@ type Grant struct {
 	// When the grant expires.
 	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
 	// When the grant was revoked; absent while live.
-	RevokeTime    *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=revoke_time,json=revokeTime,proto3" json:"revoke_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	RevokeTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=revoke_time,json=revokeTime,proto3" json:"revoke_time,omitempty"`
+	// The approved authorization_details entries (PACT §5.7) with the scope
+	// each belongs to and its conditions in words, as the consent page showed
+	// them; empty for a scope-only grant.
+	AuthorizationDetails []*ConsentAuthorizationDetail `protobuf:"bytes,10,rep,name=authorization_details,json=authorizationDetails,proto3" json:"authorization_details,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *Grant) Reset() {
@@ -1432,6 +1523,13 @@ func (x *Grant) GetExpireTime() *timestamppb.Timestamp {
 func (x *Grant) GetRevokeTime() *timestamppb.Timestamp {
 	if x != nil {
 		return x.RevokeTime
+	}
+	return nil
+}
+
+func (x *Grant) GetAuthorizationDetails() []*ConsentAuthorizationDetail {
+	if x != nil {
+		return x.AuthorizationDetails
 	}
 	return nil
 }
@@ -1946,7 +2044,7 @@ var File_pact_v1_delegation_proto protoreflect.FileDescriptor
 
 const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\n" +
-	"\x18pact/v1/delegation.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13pact/v1/brand.proto\x1a\x14pact/v1/common.proto\"\xe9\x01\n" +
+	"\x18pact/v1/delegation.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#pact/v1/authorization_details.proto\x1a\x13pact/v1/brand.proto\x1a\x14pact/v1/common.proto\"\xe9\x01\n" +
 	"\x1fStartDeviceAuthorizationRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12$\n" +
 	"\rauthorization\x18\x02 \x01(\tR\rauthorization\x12\x1b\n" +
@@ -1964,11 +2062,13 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"expires_in\x18\x05 \x01(\x05R\texpiresIn\x12\x1a\n" +
 	"\binterval\x18\x06 \x01(\x05R\binterval\x12)\n" +
 	"\x05error\x18\a \x01(\v2\x13.pact.v1.OAuthErrorR\x05error\x12\x1b\n" +
-	"\tbody_json\x18\b \x01(\tR\bbodyJson\"h\n" +
+	"\tbody_json\x18\b \x01(\tR\bbodyJson\"\x87\x01\n" +
 	"\x16DescribeConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12\x16\n" +
-	"\x06source\x18\x03 \x01(\tR\x06source\"\x98\x02\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\x12\x1d\n" +
+	"\n" +
+	"brand_user\x18\x04 \x01(\tR\tbrandUser\"\x9c\x03\n" +
 	"\x17DescribeConsentResponse\x12,\n" +
 	"\x12agent_display_name\x18\x01 \x01(\tR\x10agentDisplayName\x12!\n" +
 	"\fagent_origin\x18\x02 \x01(\tR\vagentOrigin\x12,\n" +
@@ -1976,11 +2076,13 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x06scopes\x18\x04 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes\x12\x1b\n" +
 	"\tuser_code\x18\x05 \x01(\tR\buserCode\x129\n" +
 	"\n" +
-	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\"q\n" +
+	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12X\n" +
+	"\x15authorization_details\x18\a \x03(\v2#.pact.v1.ConsentAuthorizationDetailR\x14authorizationDetails\x12(\n" +
+	"\x10covered_by_grant\x18\b \x01(\bR\x0ecoveredByGrant\"q\n" +
 	"\x13BeginConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12'\n" +
 	"\x0fbrand_assertion\x18\x02 \x01(\tR\x0ebrandAssertion\x12\x16\n" +
-	"\x06source\x18\x03 \x01(\tR\x06source\"\xba\x02\n" +
+	"\x06source\x18\x03 \x01(\tR\x06source\"\x8b\x03\n" +
 	"\x14BeginConsentResponse\x12:\n" +
 	"\aconsent\x18\x01 \x01(\v2 .pact.v1.DescribeConsentResponseR\aconsent\x12\x1d\n" +
 	"\n" +
@@ -1989,7 +2091,9 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x0fconsent_session\x18\x04 \x01(\tR\x0econsentSession\x12H\n" +
 	"\x12session_expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionExpiresAt\x12!\n" +
 	"\fdecision_url\x18\x06 \x01(\tR\vdecisionUrl\x12\x1b\n" +
-	"\tclient_id\x18\a \x01(\tR\bclientId\"\xf0\x01\n" +
+	"\tclient_id\x18\a \x01(\tR\bclientId\x12(\n" +
+	"\x10skipped_grant_id\x18\b \x01(\tR\x0eskippedGrantId\x12%\n" +
+	"\x0egranted_scopes\x18\t \x03(\tR\rgrantedScopes\"\xf0\x01\n" +
 	"\x15ApproveConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12\x1d\n" +
@@ -1998,11 +2102,12 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x0fbrand_assertion\x18\x04 \x01(\tR\x0ebrandAssertion\x12\x16\n" +
 	"\x06scopes\x18\x05 \x03(\tR\x06scopes\x12\x16\n" +
 	"\x06source\x18\x06 \x01(\tR\x06source\x12'\n" +
-	"\x0fconsent_session\x18\a \x01(\tR\x0econsentSession\"h\n" +
+	"\x0fconsent_session\x18\a \x01(\tR\x0econsentSession\"\xa6\x01\n" +
 	"\x16ApproveConsentResponse\x12\x19\n" +
 	"\bgrant_id\x18\x01 \x01(\tR\agrantId\x12\x16\n" +
 	"\x06scopes\x18\x02 \x03(\tR\x06scopes\x12\x1b\n" +
-	"\tclient_id\x18\x03 \x01(\tR\bclientId\"\xb6\x01\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\x12<\n" +
+	"\x1aauthorization_details_json\x18\x04 \x01(\tR\x18authorizationDetailsJson\"\xb6\x01\n" +
 	"\x12DenyConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12'\n" +
@@ -2019,7 +2124,7 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\vdevice_code\x18\x04 \x01(\tR\n" +
 	"deviceCode\x12#\n" +
 	"\rrefresh_token\x18\x05 \x01(\tR\frefreshToken\x12\x1b\n" +
-	"\tclient_id\x18\x06 \x01(\tR\bclientId\"\xfd\x01\n" +
+	"\tclient_id\x18\x06 \x01(\tR\bclientId\"\xbb\x02\n" +
 	"\x17IssueDelegationResponse\x12!\n" +
 	"\faccess_token\x18\x01 \x01(\tR\vaccessToken\x12\x1d\n" +
 	"\n" +
@@ -2029,7 +2134,8 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"expires_in\x18\x04 \x01(\x05R\texpiresIn\x12\x14\n" +
 	"\x05scope\x18\x05 \x01(\tR\x05scope\x12)\n" +
 	"\x05error\x18\x06 \x01(\v2\x13.pact.v1.OAuthErrorR\x05error\x12\x1b\n" +
-	"\tbody_json\x18\a \x01(\tR\bbodyJson\"\xf4\x02\n" +
+	"\tbody_json\x18\a \x01(\tR\bbodyJson\x12<\n" +
+	"\x1aauthorization_details_json\x18\b \x01(\tR\x18authorizationDetailsJson\"\xce\x03\n" +
 	"\x05Grant\x12\x19\n" +
 	"\bgrant_id\x18\x01 \x01(\tR\agrantId\x12\x19\n" +
 	"\bbrand_id\x18\x02 \x01(\tR\abrandId\x12\x19\n" +
@@ -2043,7 +2149,9 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\vexpire_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"expireTime\x12;\n" +
 	"\vrevoke_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"revokeTime\"i\n" +
+	"revokeTime\x12X\n" +
+	"\x15authorization_details\x18\n" +
+	" \x03(\v2#.pact.v1.ConsentAuthorizationDetailR\x14authorizationDetails\"i\n" +
 	"\x12RevokeGrantRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x19\n" +
 	"\bgrant_id\x18\x02 \x01(\tR\agrantId\x12\x1d\n" +
@@ -2164,47 +2272,50 @@ var file_pact_v1_delegation_proto_goTypes = []any{
 	(*OAuthError)(nil),                       // 23: pact.v1.OAuthError
 	(*Scope)(nil),                            // 24: pact.v1.Scope
 	(*timestamppb.Timestamp)(nil),            // 25: google.protobuf.Timestamp
-	(*PageRequest)(nil),                      // 26: pact.v1.PageRequest
+	(*ConsentAuthorizationDetail)(nil),       // 26: pact.v1.ConsentAuthorizationDetail
+	(*PageRequest)(nil),                      // 27: pact.v1.PageRequest
 }
 var file_pact_v1_delegation_proto_depIdxs = []int32{
 	23, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
 	24, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
 	25, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
-	5,  // 3: pact.v1.BeginConsentResponse.consent:type_name -> pact.v1.DescribeConsentResponse
-	25, // 4: pact.v1.BeginConsentResponse.session_expires_at:type_name -> google.protobuf.Timestamp
-	23, // 5: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
-	25, // 6: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
-	25, // 7: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
-	25, // 8: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
-	23, // 9: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
-	26, // 10: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
-	14, // 11: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
-	24, // 12: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
-	2,  // 13: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
-	4,  // 14: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
-	6,  // 15: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
-	8,  // 16: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
-	10, // 17: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
-	12, // 18: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
-	15, // 19: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
-	17, // 20: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
-	19, // 21: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
-	21, // 22: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
-	3,  // 23: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
-	5,  // 24: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
-	7,  // 25: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
-	9,  // 26: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
-	11, // 27: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
-	13, // 28: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
-	16, // 29: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
-	18, // 30: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
-	20, // 31: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
-	22, // 32: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
-	23, // [23:33] is the sub-list for method output_type
-	13, // [13:23] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	26, // 3: pact.v1.DescribeConsentResponse.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
+	5,  // 4: pact.v1.BeginConsentResponse.consent:type_name -> pact.v1.DescribeConsentResponse
+	25, // 5: pact.v1.BeginConsentResponse.session_expires_at:type_name -> google.protobuf.Timestamp
+	23, // 6: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
+	25, // 7: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
+	25, // 8: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
+	25, // 9: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
+	26, // 10: pact.v1.Grant.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
+	23, // 11: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
+	27, // 12: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
+	14, // 13: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
+	24, // 14: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
+	2,  // 15: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
+	4,  // 16: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
+	6,  // 17: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
+	8,  // 18: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
+	10, // 19: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
+	12, // 20: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
+	15, // 21: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
+	17, // 22: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
+	19, // 23: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
+	21, // 24: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
+	3,  // 25: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
+	5,  // 26: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
+	7,  // 27: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
+	9,  // 28: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
+	11, // 29: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
+	13, // 30: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
+	16, // 31: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
+	18, // 32: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
+	20, // 33: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
+	22, // 34: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
+	25, // [25:35] is the sub-list for method output_type
+	15, // [15:25] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_delegation_proto_init() }
@@ -2212,6 +2323,7 @@ func file_pact_v1_delegation_proto_init() {
 	if File_pact_v1_delegation_proto != nil {
 		return
 	}
+	file_pact_v1_authorization_details_proto_init()
 	file_pact_v1_brand_proto_init()
 	file_pact_v1_common_proto_init()
 	file_pact_v1_delegation_proto_msgTypes[0].OneofWrappers = []any{}

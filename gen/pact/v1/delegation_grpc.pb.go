@@ -75,8 +75,9 @@ type DelegationServiceClient interface {
 	// errors are those of DescribeConsent.
 	BeginConsent(ctx context.Context, in *BeginConsentRequest, opts ...grpc.CallOption) (*BeginConsentResponse, error)
 	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
-	// nothing granted is a deny. Only a pending authorization can be decided,
-	// once.
+	// nothing granted is a deny. The requested authorization_details whose
+	// scope was not granted are dropped with it; the rest are stored with
+	// the grant (§5.7). Only a pending authorization can be decided, once.
 	//
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
 	// User is the sub of consent_session (from BeginConsent) or of
@@ -271,8 +272,9 @@ type DelegationServiceServer interface {
 	// errors are those of DescribeConsent.
 	BeginConsent(context.Context, *BeginConsentRequest) (*BeginConsentResponse, error)
 	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
-	// nothing granted is a deny. Only a pending authorization can be decided,
-	// once.
+	// nothing granted is a deny. The requested authorization_details whose
+	// scope was not granted are dropped with it; the rest are stored with
+	// the grant (§5.7). Only a pending authorization can be decided, once.
 	//
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
 	// User is the sub of consent_session (from BeginConsent) or of

@@ -111,12 +111,19 @@ type IntrospectTokenResponse struct {
 	GrantId string `protobuf:"bytes,9,opt,name=grant_id,json=grantId,proto3" json:"grant_id,omitempty"`
 	// Always "Bearer" when active.
 	TokenType string `protobuf:"bytes,10,opt,name=token_type,json=tokenType,proto3" json:"token_type,omitempty"`
-	// The approved RFC 9396 authorization_details JSON array (§5.7) when the
-	// grant is resource-bound; empty otherwise. A resource server must
-	// enforce it as well as scope.
+	// The approved RFC 9396 authorization_details JSON array (§5.7, RFC 9396
+	// §9.1) when the grant is resource-bound; empty otherwise. It is the
+	// grant's value from the store, in canonical JSON; a token whose claim
+	// differs from its grant is inactive. A resource server must enforce it
+	// as well as scope.
 	AuthorizationDetailsJson string `protobuf:"bytes,11,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
-	unknownFields            protoimpl.UnknownFields
-	sizeCache                protoimpl.SizeCache
+	// The same entries, structured, in grant order.
+	AuthorizationDetails []*AuthorizationDetail `protobuf:"bytes,12,rep,name=authorization_details,json=authorizationDetails,proto3" json:"authorization_details,omitempty"`
+	// The token's jti (RFC 7662 §2.2, RFC 9068 §2.2); empty for a token
+	// minted before pactd added it.
+	Jti           string `protobuf:"bytes,13,opt,name=jti,proto3" json:"jti,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *IntrospectTokenResponse) Reset() {
@@ -222,6 +229,20 @@ func (x *IntrospectTokenResponse) GetTokenType() string {
 func (x *IntrospectTokenResponse) GetAuthorizationDetailsJson() string {
 	if x != nil {
 		return x.AuthorizationDetailsJson
+	}
+	return ""
+}
+
+func (x *IntrospectTokenResponse) GetAuthorizationDetails() []*AuthorizationDetail {
+	if x != nil {
+		return x.AuthorizationDetails
+	}
+	return nil
+}
+
+func (x *IntrospectTokenResponse) GetJti() string {
+	if x != nil {
+		return x.Jti
 	}
 	return ""
 }
@@ -738,11 +759,11 @@ var File_pact_v1_token_proto protoreflect.FileDescriptor
 
 const file_pact_v1_token_proto_rawDesc = "" +
 	"\n" +
-	"\x13pact/v1/token.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"f\n" +
+	"\x13pact/v1/token.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#pact/v1/authorization_details.proto\"f\n" +
 	"\x16IntrospectTokenRequest\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x19\n" +
 	"\bbrand_id\x18\x02 \x01(\tR\abrandId\x12\x1b\n" +
-	"\tclient_id\x18\x03 \x01(\tR\bclientId\"\xee\x02\n" +
+	"\tclient_id\x18\x03 \x01(\tR\bclientId\"\xd3\x03\n" +
 	"\x17IntrospectTokenResponse\x12\x16\n" +
 	"\x06active\x18\x01 \x01(\bR\x06active\x12\x14\n" +
 	"\x05scope\x18\x02 \x01(\tR\x05scope\x12\x1b\n" +
@@ -756,7 +777,9 @@ const file_pact_v1_token_proto_rawDesc = "" +
 	"\n" +
 	"token_type\x18\n" +
 	" \x01(\tR\ttokenType\x12<\n" +
-	"\x1aauthorization_details_json\x18\v \x01(\tR\x18authorizationDetailsJson\"\x85\x02\n" +
+	"\x1aauthorization_details_json\x18\v \x01(\tR\x18authorizationDetailsJson\x12Q\n" +
+	"\x15authorization_details\x18\f \x03(\v2\x1c.pact.v1.AuthorizationDetailR\x14authorizationDetails\x12\x10\n" +
+	"\x03jti\x18\r \x01(\tR\x03jti\"\x85\x02\n" +
 	"\x12SignReceiptRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x19\n" +
 	"\bgrant_id\x18\x02 \x01(\tR\agrantId\x12\x1f\n" +
@@ -823,28 +846,30 @@ var file_pact_v1_token_proto_goTypes = []any{
 	(*RotateSigningKeyRequest)(nil),                // 9: pact.v1.RotateSigningKeyRequest
 	(*RotateSigningKeyResponse)(nil),               // 10: pact.v1.RotateSigningKeyResponse
 	(*timestamppb.Timestamp)(nil),                  // 11: google.protobuf.Timestamp
+	(*AuthorizationDetail)(nil),                    // 12: pact.v1.AuthorizationDetail
 }
 var file_pact_v1_token_proto_depIdxs = []int32{
 	11, // 0: pact.v1.IntrospectTokenResponse.exp:type_name -> google.protobuf.Timestamp
 	11, // 1: pact.v1.IntrospectTokenResponse.iat:type_name -> google.protobuf.Timestamp
-	3,  // 2: pact.v1.SignReceiptRequest.actions:type_name -> pact.v1.ReceiptAction
-	11, // 3: pact.v1.SignReceiptRequest.ts:type_name -> google.protobuf.Timestamp
-	11, // 4: pact.v1.RotateSigningKeyResponse.activate_time:type_name -> google.protobuf.Timestamp
-	0,  // 5: pact.v1.TokenService.IntrospectToken:input_type -> pact.v1.IntrospectTokenRequest
-	2,  // 6: pact.v1.TokenService.SignReceipt:input_type -> pact.v1.SignReceiptRequest
-	5,  // 7: pact.v1.TokenService.GetJwks:input_type -> pact.v1.GetJwksRequest
-	7,  // 8: pact.v1.TokenService.GetAuthorizationServerMetadata:input_type -> pact.v1.GetAuthorizationServerMetadataRequest
-	9,  // 9: pact.v1.TokenService.RotateSigningKey:input_type -> pact.v1.RotateSigningKeyRequest
-	1,  // 10: pact.v1.TokenService.IntrospectToken:output_type -> pact.v1.IntrospectTokenResponse
-	4,  // 11: pact.v1.TokenService.SignReceipt:output_type -> pact.v1.SignReceiptResponse
-	6,  // 12: pact.v1.TokenService.GetJwks:output_type -> pact.v1.GetJwksResponse
-	8,  // 13: pact.v1.TokenService.GetAuthorizationServerMetadata:output_type -> pact.v1.GetAuthorizationServerMetadataResponse
-	10, // 14: pact.v1.TokenService.RotateSigningKey:output_type -> pact.v1.RotateSigningKeyResponse
-	10, // [10:15] is the sub-list for method output_type
-	5,  // [5:10] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	12, // 2: pact.v1.IntrospectTokenResponse.authorization_details:type_name -> pact.v1.AuthorizationDetail
+	3,  // 3: pact.v1.SignReceiptRequest.actions:type_name -> pact.v1.ReceiptAction
+	11, // 4: pact.v1.SignReceiptRequest.ts:type_name -> google.protobuf.Timestamp
+	11, // 5: pact.v1.RotateSigningKeyResponse.activate_time:type_name -> google.protobuf.Timestamp
+	0,  // 6: pact.v1.TokenService.IntrospectToken:input_type -> pact.v1.IntrospectTokenRequest
+	2,  // 7: pact.v1.TokenService.SignReceipt:input_type -> pact.v1.SignReceiptRequest
+	5,  // 8: pact.v1.TokenService.GetJwks:input_type -> pact.v1.GetJwksRequest
+	7,  // 9: pact.v1.TokenService.GetAuthorizationServerMetadata:input_type -> pact.v1.GetAuthorizationServerMetadataRequest
+	9,  // 10: pact.v1.TokenService.RotateSigningKey:input_type -> pact.v1.RotateSigningKeyRequest
+	1,  // 11: pact.v1.TokenService.IntrospectToken:output_type -> pact.v1.IntrospectTokenResponse
+	4,  // 12: pact.v1.TokenService.SignReceipt:output_type -> pact.v1.SignReceiptResponse
+	6,  // 13: pact.v1.TokenService.GetJwks:output_type -> pact.v1.GetJwksResponse
+	8,  // 14: pact.v1.TokenService.GetAuthorizationServerMetadata:output_type -> pact.v1.GetAuthorizationServerMetadataResponse
+	10, // 15: pact.v1.TokenService.RotateSigningKey:output_type -> pact.v1.RotateSigningKeyResponse
+	11, // [11:16] is the sub-list for method output_type
+	6,  // [6:11] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_token_proto_init() }
@@ -852,6 +877,7 @@ func file_pact_v1_token_proto_init() {
 	if File_pact_v1_token_proto != nil {
 		return
 	}
+	file_pact_v1_authorization_details_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

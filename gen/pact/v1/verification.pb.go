@@ -399,9 +399,18 @@ type DelegationInfo struct {
 	// The granted scope ids.
 	Scopes []string `protobuf:"bytes,3,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	// When the delegation token expires.
-	ExpiresAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The grant's approved RFC 9396 authorization_details (PACT §5.7) as a
+	// canonical JSON array; empty for a scope-only grant. Read from the
+	// grant in the store; the token's authorization_details claim must be
+	// the same value (absent when the grant has none), else the token is
+	// refused as invalid_token. The agent must enforce them against the
+	// actual resource and parameters: scope is necessary, not sufficient.
+	AuthorizationDetailsJson string `protobuf:"bytes,5,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
+	// The same entries, structured, in grant order.
+	AuthorizationDetails []*AuthorizationDetail `protobuf:"bytes,6,rep,name=authorization_details,json=authorizationDetails,proto3" json:"authorization_details,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *DelegationInfo) Reset() {
@@ -462,11 +471,25 @@ func (x *DelegationInfo) GetExpiresAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *DelegationInfo) GetAuthorizationDetailsJson() string {
+	if x != nil {
+		return x.AuthorizationDetailsJson
+	}
+	return ""
+}
+
+func (x *DelegationInfo) GetAuthorizationDetails() []*AuthorizationDetail {
+	if x != nil {
+		return x.AuthorizationDetails
+	}
+	return nil
+}
+
 var File_pact_v1_verification_proto protoreflect.FileDescriptor
 
 const file_pact_v1_verification_proto_rawDesc = "" +
 	"\n" +
-	"\x1apact/v1/verification.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x85\x01\n" +
+	"\x1apact/v1/verification.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#pact/v1/authorization_details.proto\"\x85\x01\n" +
 	"\x19VerifyAgentRequestRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12$\n" +
 	"\rauthorization\x18\x02 \x01(\tR\rauthorization\x12'\n" +
@@ -486,14 +509,16 @@ const file_pact_v1_verification_proto_rawDesc = "" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x16\n" +
 	"\x06issuer\x18\x02 \x01(\tR\x06issuer\x12\x18\n" +
 	"\asubject\x18\x03 \x01(\tR\asubject\x12,\n" +
-	"\x12agent_display_name\x18\x04 \x01(\tR\x10agentDisplayName\"\x9d\x01\n" +
+	"\x12agent_display_name\x18\x04 \x01(\tR\x10agentDisplayName\"\xae\x02\n" +
 	"\x0eDelegationInfo\x12\x19\n" +
 	"\bgrant_id\x18\x01 \x01(\tR\agrantId\x12\x1d\n" +
 	"\n" +
 	"brand_user\x18\x02 \x01(\tR\tbrandUser\x12\x16\n" +
 	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x129\n" +
 	"\n" +
-	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt*\xd9\x04\n" +
+	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12<\n" +
+	"\x1aauthorization_details_json\x18\x05 \x01(\tR\x18authorizationDetailsJson\x12Q\n" +
+	"\x15authorization_details\x18\x06 \x03(\v2\x1c.pact.v1.AuthorizationDetailR\x14authorizationDetails*\xd9\x04\n" +
 	"\n" +
 	"DenyReason\x12\x1b\n" +
 	"\x17DENY_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
@@ -542,19 +567,21 @@ var file_pact_v1_verification_proto_goTypes = []any{
 	(*Caller)(nil),                     // 3: pact.v1.Caller
 	(*DelegationInfo)(nil),             // 4: pact.v1.DelegationInfo
 	(*timestamppb.Timestamp)(nil),      // 5: google.protobuf.Timestamp
+	(*AuthorizationDetail)(nil),        // 6: pact.v1.AuthorizationDetail
 }
 var file_pact_v1_verification_proto_depIdxs = []int32{
 	0, // 0: pact.v1.VerifyAgentRequestResponse.reason:type_name -> pact.v1.DenyReason
 	3, // 1: pact.v1.VerifyAgentRequestResponse.caller:type_name -> pact.v1.Caller
 	4, // 2: pact.v1.VerifyAgentRequestResponse.delegation:type_name -> pact.v1.DelegationInfo
 	5, // 3: pact.v1.DelegationInfo.expires_at:type_name -> google.protobuf.Timestamp
-	1, // 4: pact.v1.VerificationService.VerifyAgentRequest:input_type -> pact.v1.VerifyAgentRequestRequest
-	2, // 5: pact.v1.VerificationService.VerifyAgentRequest:output_type -> pact.v1.VerifyAgentRequestResponse
-	5, // [5:6] is the sub-list for method output_type
-	4, // [4:5] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	6, // 4: pact.v1.DelegationInfo.authorization_details:type_name -> pact.v1.AuthorizationDetail
+	1, // 5: pact.v1.VerificationService.VerifyAgentRequest:input_type -> pact.v1.VerifyAgentRequestRequest
+	2, // 6: pact.v1.VerificationService.VerifyAgentRequest:output_type -> pact.v1.VerifyAgentRequestResponse
+	6, // [6:7] is the sub-list for method output_type
+	5, // [5:6] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_verification_proto_init() }
@@ -562,6 +589,7 @@ func file_pact_v1_verification_proto_init() {
 	if File_pact_v1_verification_proto != nil {
 		return
 	}
+	file_pact_v1_authorization_details_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -92,8 +92,9 @@ type DelegationServiceClient interface {
 	// errors are those of DescribeConsent.
 	BeginConsent(context.Context, *v1.BeginConsentRequest) (*v1.BeginConsentResponse, error)
 	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
-	// nothing granted is a deny. Only a pending authorization can be decided,
-	// once.
+	// nothing granted is a deny. The requested authorization_details whose
+	// scope was not granted are dropped with it; the rest are stored with
+	// the grant (§5.7). Only a pending authorization can be decided, once.
 	//
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
 	// User is the sub of consent_session (from BeginConsent) or of
@@ -341,8 +342,9 @@ type DelegationServiceHandler interface {
 	// errors are those of DescribeConsent.
 	BeginConsent(context.Context, *v1.BeginConsentRequest) (*v1.BeginConsentResponse, error)
 	// ApproveConsent records the User's approval: granted = requested ∩ chosen;
-	// nothing granted is a deny. Only a pending authorization can be decided,
-	// once.
+	// nothing granted is a deny. The requested authorization_details whose
+	// scope was not granted are dropped with it; the rest are stored with
+	// the grant (§5.7). Only a pending authorization can be decided, once.
 	//
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
 	// User is the sub of consent_session (from BeginConsent) or of

@@ -6,6 +6,8 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { ConsentAuthorizationDetail } from "./authorization_details_pb.js";
+import { file_pact_v1_authorization_details } from "./authorization_details_pb.js";
 import type { Scope } from "./brand_pb.js";
 import { file_pact_v1_brand } from "./brand_pb.js";
 import type { OAuthError, PageRequest } from "./common_pb.js";
@@ -16,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pact/v1/delegation.proto.
  */
 export const file_pact_v1_delegation: GenFile = /*@__PURE__*/
-  fileDesc("ChhwYWN0L3YxL2RlbGVnYXRpb24ucHJvdG8SB3BhY3QudjEiqgEKH1N0YXJ0RGV2aWNlQXV0aG9yaXphdGlvblJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFQoNYXV0aG9yaXphdGlvbhgCIAEoCRIRCgljbGllbnRfaWQYAyABKAkSDQoFc2NvcGUYBCABKAkSIgoVYXV0aG9yaXphdGlvbl9kZXRhaWxzGAUgASgJSACIAQFCGAoWX2F1dGhvcml6YXRpb25fZGV0YWlscyLkAQogU3RhcnREZXZpY2VBdXRob3JpemF0aW9uUmVzcG9uc2USEwoLZGV2aWNlX2NvZGUYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhgKEHZlcmlmaWNhdGlvbl91cmkYAyABKAkSIQoZdmVyaWZpY2F0aW9uX3VyaV9jb21wbGV0ZRgEIAEoCRISCgpleHBpcmVzX2luGAUgASgFEhAKCGludGVydmFsGAYgASgFEiIKBWVycm9yGAcgASgLMhMucGFjdC52MS5PQXV0aEVycm9yEhEKCWJvZHlfanNvbhgIIAEoCSJNChZEZXNjcmliZUNvbnNlbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhEKCXVzZXJfY29kZRgCIAEoCRIOCgZzb3VyY2UYAyABKAkiygEKF0Rlc2NyaWJlQ29uc2VudFJlc3BvbnNlEhoKEmFnZW50X2Rpc3BsYXlfbmFtZRgBIAEoCRIUCgxhZ2VudF9vcmlnaW4YAiABKAkSGgoSYnJhbmRfZGlzcGxheV9uYW1lGAMgASgJEh4KBnNjb3BlcxgEIAMoCzIOLnBhY3QudjEuU2NvcGUSEQoJdXNlcl9jb2RlGAUgASgJEi4KCmV4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlAKE0JlZ2luQ29uc2VudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFwoPYnJhbmRfYXNzZXJ0aW9uGAIgASgJEg4KBnNvdXJjZRgDIAEoCSLmAQoUQmVnaW5Db25zZW50UmVzcG9uc2USMQoHY29uc2VudBgBIAEoCzIgLnBhY3QudjEuRGVzY3JpYmVDb25zZW50UmVzcG9uc2USEgoKYnJhbmRfdXNlchgCIAEoCRINCgVlbWFpbBgDIAEoCRIXCg9jb25zZW50X3Nlc3Npb24YBCABKAkSNgoSc2Vzc2lvbl9leHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxkZWNpc2lvbl91cmwYBiABKAkSEQoJY2xpZW50X2lkGAcgASgJIqIBChVBcHByb3ZlQ29uc2VudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhIKCmJyYW5kX3VzZXIYAyABKAkSFwoPYnJhbmRfYXNzZXJ0aW9uGAQgASgJEg4KBnNjb3BlcxgFIAMoCRIOCgZzb3VyY2UYBiABKAkSFwoPY29uc2VudF9zZXNzaW9uGAcgASgJIk0KFkFwcHJvdmVDb25zZW50UmVzcG9uc2USEAoIZ3JhbnRfaWQYASABKAkSDgoGc2NvcGVzGAIgAygJEhEKCWNsaWVudF9pZBgDIAEoCSJ7ChJEZW55Q29uc2VudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhcKD2JyYW5kX2Fzc2VydGlvbhgDIAEoCRIOCgZzb3VyY2UYBCABKAkSFwoPY29uc2VudF9zZXNzaW9uGAUgASgJIigKE0RlbnlDb25zZW50UmVzcG9uc2USEQoJY2xpZW50X2lkGAEgASgJIpQBChZJc3N1ZURlbGVnYXRpb25SZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhUKDWF1dGhvcml6YXRpb24YAiABKAkSEgoKZ3JhbnRfdHlwZRgDIAEoCRITCgtkZXZpY2VfY29kZRgEIAEoCRIVCg1yZWZyZXNoX3Rva2VuGAUgASgJEhEKCWNsaWVudF9pZBgGIAEoCSK0AQoXSXNzdWVEZWxlZ2F0aW9uUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhIKCnRva2VuX3R5cGUYAiABKAkSFQoNcmVmcmVzaF90b2tlbhgDIAEoCRISCgpleHBpcmVzX2luGAQgASgFEg0KBXNjb3BlGAUgASgJEiIKBWVycm9yGAYgASgLMhMucGFjdC52MS5PQXV0aEVycm9yEhEKCWJvZHlfanNvbhgHIAEoCSKQAgoFR3JhbnQSEAoIZ3JhbnRfaWQYASABKAkSEAoIYnJhbmRfaWQYAiABKAkSEAoIYWdlbnRfaWQYAyABKAkSGgoSYWdlbnRfZGlzcGxheV9uYW1lGAQgASgJEhIKCmJyYW5kX3VzZXIYBSABKAkSDgoGc2NvcGVzGAYgAygJEi8KC2NyZWF0ZV90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLcmV2b2tlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkwKElJldm9rZUdyYW50UmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIQCghncmFudF9pZBgCIAEoCRISCgpicmFuZF91c2VyGAMgASgJIhUKE1Jldm9rZUdyYW50UmVzcG9uc2UieAoSUmV2b2tlVG9rZW5SZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhUKDWF1dGhvcml6YXRpb24YAiABKAkSEQoJY2xpZW50X2lkGAMgASgJEg0KBXRva2VuGAQgASgJEhcKD3Rva2VuX3R5cGVfaGludBgFIAEoCSI5ChNSZXZva2VUb2tlblJlc3BvbnNlEiIKBWVycm9yGAEgASgLMhMucGFjdC52MS5PQXV0aEVycm9yIl0KEUxpc3RHcmFudHNSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhIKCmJyYW5kX3VzZXIYAiABKAkSIgoEcGFnZRgDIAEoCzIULnBhY3QudjEuUGFnZVJlcXVlc3QiTQoSTGlzdEdyYW50c1Jlc3BvbnNlEh4KBmdyYW50cxgBIAMoCzIOLnBhY3QudjEuR3JhbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImQKElN0YXJ0U3RlcFVwUmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRISCgpjb250ZXh0X2lkGAMgASgJEhYKDm1pc3Npbmdfc2NvcGVzGAQgAygJIoEBChNTdGFydFN0ZXBVcFJlc3BvbnNlEg8KB3Rhc2tfaWQYASABKAkSFgoObWlzc2luZ19zY29wZXMYAiADKAkSIQoZdmVyaWZpY2F0aW9uX3VyaV9jb21wbGV0ZRgDIAEoCRIeCgZzY29wZXMYBCADKAsyDi5wYWN0LnYxLlNjb3BlKpwDChVDb25zZW50U2Vzc2lvblJlZnVzYWwSJwojQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfVU5TUEVDSUZJRUQQABIlCiFDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9NQUxGT1JNRUQQARIgChxDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9UWVBFEAISJQohQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfU0lHTkFUVVJFEAMSJAogQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfQVVESUVOQ0UQBBIiCh5DT05TRU5UX1NFU1NJT05fUkVGVVNBTF9JU1NVRVIQBRIjCh9DT05TRU5UX1NFU1NJT05fUkVGVVNBTF9FWFBJUkVEEAYSIgoeQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfQ0xBSU1TEAcSLgoqQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfVVNFUl9DT0RFX01JU01BVENIEAgSJwojQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfTk9UX1BFTkRJTkcQCSqWBgoVQnJhbmRBc3NlcnRpb25SZWZ1c2FsEicKI0JSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1VOU1BFQ0lGSUVEEAASJQohQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfTUFMRk9STUVEEAESJQohQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfQUxHT1JJVEhNEAISLAooQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfRk9SQklEREVOX0hFQURFUhADEicKI0JSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1VOS05PV05fS0VZEAQSJQohQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfU0lHTkFUVVJFEAUSIgoeQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfSVNTVUVSEAYSJAogQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfQVVESUVOQ0UQBxIjCh9CUkFORF9BU1NFUlRJT05fUkVGVVNBTF9TVUJKRUNUEAgSKQolQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfTk9UX1lFVF9WQUxJRBAJEiMKH0JSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0VYUElSRUQQChIkCiBCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9MSUZFVElNRRALEiMKH0JSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1RPT19PTEQQDBIiCh5CUkFORF9BU1NFUlRJT05fUkVGVVNBTF9DTEFJTVMQDRItCilCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9VU0VSX0NPREVfTUlTU0lORxAOEi4KKkJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1VTRVJfQ09ERV9NSVNNQVRDSBAPEiQKIEJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1JFUExBWUVEEBASJwojQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfTk9UX1BFTkRJTkcQERIsCihCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9LRVlTX1VOQVZBSUxBQkxFEBIy0wYKEURlbGVnYXRpb25TZXJ2aWNlEnEKGFN0YXJ0RGV2aWNlQXV0aG9yaXphdGlvbhIoLnBhY3QudjEuU3RhcnREZXZpY2VBdXRob3JpemF0aW9uUmVxdWVzdBopLnBhY3QudjEuU3RhcnREZXZpY2VBdXRob3JpemF0aW9uUmVzcG9uc2UiABJWCg9EZXNjcmliZUNvbnNlbnQSHy5wYWN0LnYxLkRlc2NyaWJlQ29uc2VudFJlcXVlc3QaIC5wYWN0LnYxLkRlc2NyaWJlQ29uc2VudFJlc3BvbnNlIgASTQoMQmVnaW5Db25zZW50EhwucGFjdC52MS5CZWdpbkNvbnNlbnRSZXF1ZXN0Gh0ucGFjdC52MS5CZWdpbkNvbnNlbnRSZXNwb25zZSIAElMKDkFwcHJvdmVDb25zZW50Eh4ucGFjdC52MS5BcHByb3ZlQ29uc2VudFJlcXVlc3QaHy5wYWN0LnYxLkFwcHJvdmVDb25zZW50UmVzcG9uc2UiABJKCgtEZW55Q29uc2VudBIbLnBhY3QudjEuRGVueUNvbnNlbnRSZXF1ZXN0GhwucGFjdC52MS5EZW55Q29uc2VudFJlc3BvbnNlIgASVgoPSXNzdWVEZWxlZ2F0aW9uEh8ucGFjdC52MS5Jc3N1ZURlbGVnYXRpb25SZXF1ZXN0GiAucGFjdC52MS5Jc3N1ZURlbGVnYXRpb25SZXNwb25zZSIAEkoKC1Jldm9rZUdyYW50EhsucGFjdC52MS5SZXZva2VHcmFudFJlcXVlc3QaHC5wYWN0LnYxLlJldm9rZUdyYW50UmVzcG9uc2UiABJKCgtSZXZva2VUb2tlbhIbLnBhY3QudjEuUmV2b2tlVG9rZW5SZXF1ZXN0GhwucGFjdC52MS5SZXZva2VUb2tlblJlc3BvbnNlIgASRwoKTGlzdEdyYW50cxIaLnBhY3QudjEuTGlzdEdyYW50c1JlcXVlc3QaGy5wYWN0LnYxLkxpc3RHcmFudHNSZXNwb25zZSIAEkoKC1N0YXJ0U3RlcFVwEhsucGFjdC52MS5TdGFydFN0ZXBVcFJlcXVlc3QaHC5wYWN0LnYxLlN0YXJ0U3RlcFVwUmVzcG9uc2UiAGIGcHJvdG8z", [file_google_protobuf_timestamp, file_pact_v1_brand, file_pact_v1_common]);
+  fileDesc("ChhwYWN0L3YxL2RlbGVnYXRpb24ucHJvdG8SB3BhY3QudjEiqgEKH1N0YXJ0RGV2aWNlQXV0aG9yaXphdGlvblJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFQoNYXV0aG9yaXphdGlvbhgCIAEoCRIRCgljbGllbnRfaWQYAyABKAkSDQoFc2NvcGUYBCABKAkSIgoVYXV0aG9yaXphdGlvbl9kZXRhaWxzGAUgASgJSACIAQFCGAoWX2F1dGhvcml6YXRpb25fZGV0YWlscyLkAQogU3RhcnREZXZpY2VBdXRob3JpemF0aW9uUmVzcG9uc2USEwoLZGV2aWNlX2NvZGUYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhgKEHZlcmlmaWNhdGlvbl91cmkYAyABKAkSIQoZdmVyaWZpY2F0aW9uX3VyaV9jb21wbGV0ZRgEIAEoCRISCgpleHBpcmVzX2luGAUgASgFEhAKCGludGVydmFsGAYgASgFEiIKBWVycm9yGAcgASgLMhMucGFjdC52MS5PQXV0aEVycm9yEhEKCWJvZHlfanNvbhgIIAEoCSJhChZEZXNjcmliZUNvbnNlbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhEKCXVzZXJfY29kZRgCIAEoCRIOCgZzb3VyY2UYAyABKAkSEgoKYnJhbmRfdXNlchgEIAEoCSKoAgoXRGVzY3JpYmVDb25zZW50UmVzcG9uc2USGgoSYWdlbnRfZGlzcGxheV9uYW1lGAEgASgJEhQKDGFnZW50X29yaWdpbhgCIAEoCRIaChJicmFuZF9kaXNwbGF5X25hbWUYAyABKAkSHgoGc2NvcGVzGAQgAygLMg4ucGFjdC52MS5TY29wZRIRCgl1c2VyX2NvZGUYBSABKAkSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASQgoVYXV0aG9yaXphdGlvbl9kZXRhaWxzGAcgAygLMiMucGFjdC52MS5Db25zZW50QXV0aG9yaXphdGlvbkRldGFpbBIYChBjb3ZlcmVkX2J5X2dyYW50GAggASgIIlAKE0JlZ2luQ29uc2VudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFwoPYnJhbmRfYXNzZXJ0aW9uGAIgASgJEg4KBnNvdXJjZRgDIAEoCSKYAgoUQmVnaW5Db25zZW50UmVzcG9uc2USMQoHY29uc2VudBgBIAEoCzIgLnBhY3QudjEuRGVzY3JpYmVDb25zZW50UmVzcG9uc2USEgoKYnJhbmRfdXNlchgCIAEoCRINCgVlbWFpbBgDIAEoCRIXCg9jb25zZW50X3Nlc3Npb24YBCABKAkSNgoSc2Vzc2lvbl9leHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxkZWNpc2lvbl91cmwYBiABKAkSEQoJY2xpZW50X2lkGAcgASgJEhgKEHNraXBwZWRfZ3JhbnRfaWQYCCABKAkSFgoOZ3JhbnRlZF9zY29wZXMYCSADKAkiogEKFUFwcHJvdmVDb25zZW50UmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIRCgl1c2VyX2NvZGUYAiABKAkSEgoKYnJhbmRfdXNlchgDIAEoCRIXCg9icmFuZF9hc3NlcnRpb24YBCABKAkSDgoGc2NvcGVzGAUgAygJEg4KBnNvdXJjZRgGIAEoCRIXCg9jb25zZW50X3Nlc3Npb24YByABKAkicQoWQXBwcm92ZUNvbnNlbnRSZXNwb25zZRIQCghncmFudF9pZBgBIAEoCRIOCgZzY29wZXMYAiADKAkSEQoJY2xpZW50X2lkGAMgASgJEiIKGmF1dGhvcml6YXRpb25fZGV0YWlsc19qc29uGAQgASgJInsKEkRlbnlDb25zZW50UmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIRCgl1c2VyX2NvZGUYAiABKAkSFwoPYnJhbmRfYXNzZXJ0aW9uGAMgASgJEg4KBnNvdXJjZRgEIAEoCRIXCg9jb25zZW50X3Nlc3Npb24YBSABKAkiKAoTRGVueUNvbnNlbnRSZXNwb25zZRIRCgljbGllbnRfaWQYASABKAkilAEKFklzc3VlRGVsZWdhdGlvblJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFQoNYXV0aG9yaXphdGlvbhgCIAEoCRISCgpncmFudF90eXBlGAMgASgJEhMKC2RldmljZV9jb2RlGAQgASgJEhUKDXJlZnJlc2hfdG9rZW4YBSABKAkSEQoJY2xpZW50X2lkGAYgASgJItgBChdJc3N1ZURlbGVnYXRpb25SZXNwb25zZRIUCgxhY2Nlc3NfdG9rZW4YASABKAkSEgoKdG9rZW5fdHlwZRgCIAEoCRIVCg1yZWZyZXNoX3Rva2VuGAMgASgJEhIKCmV4cGlyZXNfaW4YBCABKAUSDQoFc2NvcGUYBSABKAkSIgoFZXJyb3IYBiABKAsyEy5wYWN0LnYxLk9BdXRoRXJyb3ISEQoJYm9keV9qc29uGAcgASgJEiIKGmF1dGhvcml6YXRpb25fZGV0YWlsc19qc29uGAggASgJItQCCgVHcmFudBIQCghncmFudF9pZBgBIAEoCRIQCghicmFuZF9pZBgCIAEoCRIQCghhZ2VudF9pZBgDIAEoCRIaChJhZ2VudF9kaXNwbGF5X25hbWUYBCABKAkSEgoKYnJhbmRfdXNlchgFIAEoCRIOCgZzY29wZXMYBiADKAkSLwoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2V4cGlyZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtyZXZva2VfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASQgoVYXV0aG9yaXphdGlvbl9kZXRhaWxzGAogAygLMiMucGFjdC52MS5Db25zZW50QXV0aG9yaXphdGlvbkRldGFpbCJMChJSZXZva2VHcmFudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSEAoIZ3JhbnRfaWQYAiABKAkSEgoKYnJhbmRfdXNlchgDIAEoCSIVChNSZXZva2VHcmFudFJlc3BvbnNlIngKElJldm9rZVRva2VuUmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIVCg1hdXRob3JpemF0aW9uGAIgASgJEhEKCWNsaWVudF9pZBgDIAEoCRINCgV0b2tlbhgEIAEoCRIXCg90b2tlbl90eXBlX2hpbnQYBSABKAkiOQoTUmV2b2tlVG9rZW5SZXNwb25zZRIiCgVlcnJvchgBIAEoCzITLnBhY3QudjEuT0F1dGhFcnJvciJdChFMaXN0R3JhbnRzUmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRISCgpicmFuZF91c2VyGAIgASgJEiIKBHBhZ2UYAyABKAsyFC5wYWN0LnYxLlBhZ2VSZXF1ZXN0Ik0KEkxpc3RHcmFudHNSZXNwb25zZRIeCgZncmFudHMYASADKAsyDi5wYWN0LnYxLkdyYW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJkChJTdGFydFN0ZXBVcFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSEgoKY29udGV4dF9pZBgDIAEoCRIWCg5taXNzaW5nX3Njb3BlcxgEIAMoCSKBAQoTU3RhcnRTdGVwVXBSZXNwb25zZRIPCgd0YXNrX2lkGAEgASgJEhYKDm1pc3Npbmdfc2NvcGVzGAIgAygJEiEKGXZlcmlmaWNhdGlvbl91cmlfY29tcGxldGUYAyABKAkSHgoGc2NvcGVzGAQgAygLMg4ucGFjdC52MS5TY29wZSqcAwoVQ29uc2VudFNlc3Npb25SZWZ1c2FsEicKI0NPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX1VOU1BFQ0lGSUVEEAASJQohQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfTUFMRk9STUVEEAESIAocQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfVFlQRRACEiUKIUNPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX1NJR05BVFVSRRADEiQKIENPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX0FVRElFTkNFEAQSIgoeQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfSVNTVUVSEAUSIwofQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfRVhQSVJFRBAGEiIKHkNPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX0NMQUlNUxAHEi4KKkNPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX1VTRVJfQ09ERV9NSVNNQVRDSBAIEicKI0NPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX05PVF9QRU5ESU5HEAkqlgYKFUJyYW5kQXNzZXJ0aW9uUmVmdXNhbBInCiNCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9VTlNQRUNJRklFRBAAEiUKIUJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX01BTEZPUk1FRBABEiUKIUJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0FMR09SSVRITRACEiwKKEJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0ZPUkJJRERFTl9IRUFERVIQAxInCiNCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9VTktOT1dOX0tFWRAEEiUKIUJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1NJR05BVFVSRRAFEiIKHkJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0lTU1VFUhAGEiQKIEJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0FVRElFTkNFEAcSIwofQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfU1VCSkVDVBAIEikKJUJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX05PVF9ZRVRfVkFMSUQQCRIjCh9CUkFORF9BU1NFUlRJT05fUkVGVVNBTF9FWFBJUkVEEAoSJAogQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfTElGRVRJTUUQCxIjCh9CUkFORF9BU1NFUlRJT05fUkVGVVNBTF9UT09fT0xEEAwSIgoeQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfQ0xBSU1TEA0SLQopQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVVNFUl9DT0RFX01JU1NJTkcQDhIuCipCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9VU0VSX0NPREVfTUlTTUFUQ0gQDxIkCiBCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9SRVBMQVlFRBAQEicKI0JSQU5EX0FTU0VSVElPTl9SRUZVU0FMX05PVF9QRU5ESU5HEBESLAooQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfS0VZU19VTkFWQUlMQUJMRRASMtMGChFEZWxlZ2F0aW9uU2VydmljZRJxChhTdGFydERldmljZUF1dGhvcml6YXRpb24SKC5wYWN0LnYxLlN0YXJ0RGV2aWNlQXV0aG9yaXphdGlvblJlcXVlc3QaKS5wYWN0LnYxLlN0YXJ0RGV2aWNlQXV0aG9yaXphdGlvblJlc3BvbnNlIgASVgoPRGVzY3JpYmVDb25zZW50Eh8ucGFjdC52MS5EZXNjcmliZUNvbnNlbnRSZXF1ZXN0GiAucGFjdC52MS5EZXNjcmliZUNvbnNlbnRSZXNwb25zZSIAEk0KDEJlZ2luQ29uc2VudBIcLnBhY3QudjEuQmVnaW5Db25zZW50UmVxdWVzdBodLnBhY3QudjEuQmVnaW5Db25zZW50UmVzcG9uc2UiABJTCg5BcHByb3ZlQ29uc2VudBIeLnBhY3QudjEuQXBwcm92ZUNvbnNlbnRSZXF1ZXN0Gh8ucGFjdC52MS5BcHByb3ZlQ29uc2VudFJlc3BvbnNlIgASSgoLRGVueUNvbnNlbnQSGy5wYWN0LnYxLkRlbnlDb25zZW50UmVxdWVzdBocLnBhY3QudjEuRGVueUNvbnNlbnRSZXNwb25zZSIAElYKD0lzc3VlRGVsZWdhdGlvbhIfLnBhY3QudjEuSXNzdWVEZWxlZ2F0aW9uUmVxdWVzdBogLnBhY3QudjEuSXNzdWVEZWxlZ2F0aW9uUmVzcG9uc2UiABJKCgtSZXZva2VHcmFudBIbLnBhY3QudjEuUmV2b2tlR3JhbnRSZXF1ZXN0GhwucGFjdC52MS5SZXZva2VHcmFudFJlc3BvbnNlIgASSgoLUmV2b2tlVG9rZW4SGy5wYWN0LnYxLlJldm9rZVRva2VuUmVxdWVzdBocLnBhY3QudjEuUmV2b2tlVG9rZW5SZXNwb25zZSIAEkcKCkxpc3RHcmFudHMSGi5wYWN0LnYxLkxpc3RHcmFudHNSZXF1ZXN0GhsucGFjdC52MS5MaXN0R3JhbnRzUmVzcG9uc2UiABJKCgtTdGFydFN0ZXBVcBIbLnBhY3QudjEuU3RhcnRTdGVwVXBSZXF1ZXN0GhwucGFjdC52MS5TdGFydFN0ZXBVcFJlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_timestamp, file_pact_v1_authorization_details, file_pact_v1_brand, file_pact_v1_common]);
 
 /**
  * StartDeviceAuthorizationRequest is a device authorization request.
@@ -53,10 +55,19 @@ export type StartDeviceAuthorizationRequest = Message<"pact.v1.StartDeviceAuthor
   scope: string;
 
   /**
-   * The form's authorization_details (RFC 9396 JSON array); unset when the
-   * form has no such field. pactd does not support resource-bound
-   * delegation (§5.7) yet, so any value, even an empty one, is refused with
-   * invalid_authorization_details rather than silently dropped.
+   * The form's authorization_details (RFC 9396 §2 JSON array, PACT §5.7);
+   * unset when the form has no such field. Checked strictly against the
+   * Brand's authorization_details_types, and refused with
+   * invalid_authorization_details (nothing is stored) when: larger than
+   * 8 KiB (or 4 KiB once normalized) or more than 16 entries; not JSON,
+   * not UTF-8, or with a member repeated in one object; not an array
+   * (null, an object, ...) or an empty array; an entry that is not an
+   * object or whose type is missing, not a string, or not a declared type;
+   * a member the type does not declare; a required member missing; a value
+   * of the wrong kind or outside its pattern or enum (an action not
+   * allowed); an entry whose type's scope is not in scope; two identical
+   * entries, or two of a SINGLE type. Set but empty is refused too. The
+   * accepted entries are stored in canonical JSON with the authorization.
    *
    * @generated from field: optional string authorization_details = 5;
    */
@@ -178,6 +189,16 @@ export type DescribeConsentRequest = Message<"pact.v1.DescribeConsentRequest"> &
    * @generated from field: string source = 3;
    */
   source: string;
+
+  /**
+   * Optional (BRAND_LOGIN_MODE_TRUSTED_FRONTEND): the User signed in at the
+   * Brand, as the frontend knows them; given, and with the Brand's
+   * skip_consent_when_granted on, the response says whether an existing
+   * grant already covers the request (covered_by_grant).
+   *
+   * @generated from field: string brand_user = 4;
+   */
+  brandUser: string;
 };
 
 /**
@@ -234,6 +255,25 @@ export type DescribeConsentResponse = Message<"pact.v1.DescribeConsentResponse">
    * @generated from field: google.protobuf.Timestamp expires_at = 6;
    */
   expiresAt?: Timestamp | undefined;
+
+  /**
+   * The requested authorization_details entries (PACT §5.7), in request
+   * order, each with the scope it belongs to and its conditions in words;
+   * show each under its scope. Empty for a scope-only request.
+   *
+   * @generated from field: repeated pact.v1.ConsentAuthorizationDetail authorization_details = 7;
+   */
+  authorizationDetails: ConsentAuthorizationDetail[];
+
+  /**
+   * True when the Brand skips consent for covered requests
+   * (skip_consent_when_granted), brand_user was given, and a live grant of
+   * that User to this PA covers everything requested: the frontend may
+   * approve with every requested scope at once instead of showing the page.
+   *
+   * @generated from field: bool covered_by_grant = 8;
+   */
+  coveredByGrant: boolean;
 };
 
 /**
@@ -346,6 +386,23 @@ export type BeginConsentResponse = Message<"pact.v1.BeginConsentResponse"> & {
    * @generated from field: string client_id = 7;
    */
   clientId: string;
+
+  /**
+   * Set when consent was skipped (the Brand's skip_consent_when_granted,
+   * and a live grant of this User to this PA covers the request): the
+   * authorization is approved already with exactly what was requested,
+   * consent_session is empty, and the frontend answers as after an allow.
+   *
+   * @generated from field: string skipped_grant_id = 8;
+   */
+  skippedGrantId: string;
+
+  /**
+   * With skipped_grant_id: the granted scopes (all requested).
+   *
+   * @generated from field: repeated string granted_scopes = 9;
+   */
+  grantedScopes: string[];
 };
 
 /**
@@ -462,6 +519,14 @@ export type ApproveConsentResponse = Message<"pact.v1.ApproveConsentResponse"> &
    * @generated from field: string client_id = 3;
    */
   clientId: string;
+
+  /**
+   * The granted authorization_details: the requested entries minus those
+   * whose scope was not granted, canonical JSON; empty when none.
+   *
+   * @generated from field: string authorization_details_json = 4;
+   */
+  authorizationDetailsJson: string;
 };
 
 /**
@@ -662,11 +727,21 @@ export type IssueDelegationResponse = Message<"pact.v1.IssueDelegationResponse">
   /**
    * The complete RFC 6749 JSON body on success, to send with status 200,
    * Content-Type: application/json, Cache-Control: no-store and
-   * Pragma: no-cache.
+   * Pragma: no-cache. It carries authorization_details when the grant has
+   * any.
    *
    * @generated from field: string body_json = 7;
    */
   bodyJson: string;
+
+  /**
+   * The grant's approved authorization_details (canonical JSON array, the
+   * same value as in body_json and in the token's authorization_details
+   * claim); empty for a scope-only grant. Unchanged by refresh.
+   *
+   * @generated from field: string authorization_details_json = 8;
+   */
+  authorizationDetailsJson: string;
 };
 
 /**
@@ -744,6 +819,15 @@ export type Grant = Message<"pact.v1.Grant"> & {
    * @generated from field: google.protobuf.Timestamp revoke_time = 9;
    */
   revokeTime?: Timestamp | undefined;
+
+  /**
+   * The approved authorization_details entries (PACT §5.7) with the scope
+   * each belongs to and its conditions in words, as the consent page showed
+   * them; empty for a scope-only grant.
+   *
+   * @generated from field: repeated pact.v1.ConsentAuthorizationDetail authorization_details = 10;
+   */
+  authorizationDetails: ConsentAuthorizationDetail[];
 };
 
 /**
@@ -1372,8 +1456,9 @@ export const DelegationService: GenService<{
   },
   /**
    * ApproveConsent records the User's approval: granted = requested ∩ chosen;
-   * nothing granted is a deny. Only a pending authorization can be decided,
-   * once.
+   * nothing granted is a deny. The requested authorization_details whose
+   * scope was not granted are dropped with it; the rest are stored with
+   * the grant (§5.7). Only a pending authorization can be decided, once.
    *
    * BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
    * User is the sub of consent_session (from BeginConsent) or of

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"pactd/db"
+	"pactd/internal/auth"
+	"pactd/internal/config"
+	"pactd/internal/server"
+)
+
+// TestHelp: pactd -h lists every subcommand, and every subcommand answers -h
+// with its usage and no error beyond ErrHelp (main exits 0 on it).
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}} {
+		var out, errOut bytes.Buffer
+		if err := run(t.Context(), args, nil, &out, &errOut); err != nil && !errors.Is(err, config.ErrHelp) {
+			t.Fatalf("pactd %v: %v", args, err)
+		}
+		for _, w := range []string{"pactd migrate", "pactd token create", "pactd version", "pactd help", "-listen", "PACT_LISTEN"} {
+			if !strings.Contains(out.String()+errOut.String(), w) {
+				t.Errorf("pactd %v does not mention %q:\n%s%s", args, w, out.String(), errOut.String())
+			}
+		}
+	}
+	for _, args := range [][]string{{"serve", "-h"}, {"migrate", "-h"}, {"token", "-h"}, {"token", "create", "-h"}, {"token", "create", "--role", "admin", "-h"}, {"version", "-h"}} {
+		var out, errOut bytes.Buffer
+		err := run(t.Context(), args, nil, &out, &errOut)
+		if !errors.Is(err, config.ErrHelp) {
+			t.Errorf("pactd %v: error %v, want ErrHelp (exit 0)", args, err)
+		}
+		if want := "usage: pactd " + strings.Fields(strings.Join(args, " "))[0]; !strings.Contains(errOut.String(), want) && !(args[0] == "serve" && strings.Contains(errOut.String(), "usage: pactd [serve]")) {
+			t.Errorf("pactd %v printed %q, want it to contain %q", args, errOut.String(), want)
+		}
+	}
+	// Positive control: a real error is not help.
+	if err := run(t.Context(), []string{"frobnicate"}, nil, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || errors.Is(err, config.ErrHelp) {
+		t.Errorf("pactd frobnicate: error %v, want an unknown-command error", err)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"version"}, nil, &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "pactd ") || !strings.Contains(out.String(), runtime.Version()) || !strings.Contains(out.String(), "commit ") {
+		t.Errorf("pactd version = %q", out.String())
+	}
+	if err := run(t.Context(), []string{"version", "extra"}, nil, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
+		t.Error("pactd version extra succeeded")
+	}
+}
+
+// TestTakenPortFailsFirst: a taken port is the first and only thing reported;
+// nothing is opened or logged before it (no key-encryption-key notice, no
+// data directory).
+func TestTakenPortFailsFirst(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	var out, errOut bytes.Buffer
+	err = run(t.Context(), []string{"--dev", "--listen", ln.Addr().String(), "--data-dir", dir}, nil, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "listen on "+ln.Addr().String()) {
+		t.Fatalf("run on a taken port: %v, want a listen error", err)
+	}
+	if out.Len() != 0 || errOut.Len() != 0 {
+		t.Errorf("printed before the listen error:\nstdout: %s\nstderr: %s", out.String(), errOut.String())
+	}
+	if _, err := filepath.Glob(filepath.Join(dir, "*")); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := filepath.Glob(dir); len(m) != 0 {
+		t.Errorf("the data directory %s was created before the listen error", dir)
+	}
+}
+
+// TestTokenCreate: token create refuses to make a new, empty store (no
+// file is created), writes to an existing one and says which (the token on
+// standard output only), and the token authenticates.
+func TestTokenCreate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	env := []string{"PACT_DEV=true", "PACT_ADMIN_TOKEN=token-create-admin-0123456789"}
+	var out, errOut bytes.Buffer
+	err := run(t.Context(), []string{"token", "create", "--role", "frontend", "--data-dir", dir}, env, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "no pactd database at "+filepath.Join(dir, "pactd.db")) || out.Len() != 0 {
+		t.Fatalf("token create on a missing store: %v (stdout %q)", err, out.String())
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+		t.Fatalf("token create left files behind: %v", m)
+	}
+	// A store pactd served: its bootstrap admin credential is there.
+	cfg, err := config.Load([]string{"--data-dir", dir}, env, &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), &errOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = srv.Close()
+	out.Reset()
+	errOut.Reset()
+	if err := run(t.Context(), []string{"token", "create", "--role=frontend", "--name", "checkout", "--data-dir", dir}, env, &out, &errOut); err != nil {
+		t.Fatalf("token create: %v (%s)", err, errOut.String())
+	}
+	tok := strings.TrimSpace(out.String())
+	if !strings.HasPrefix(tok, "pact_fro_") || strings.Contains(errOut.String(), tok) ||
+		!strings.Contains(errOut.String(), `frontend credential cred_`) || !strings.Contains(errOut.String(), `("checkout") in the SQLite database `+filepath.Join(dir, "pactd.db")) {
+		t.Fatalf("token create printed %q and %q", out.String(), errOut.String())
+	}
+	// The credential is stored: the store knows its hash, as a frontend one.
+	s, err := db.Open(t.Context(), "", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.GetCredentialByHash(t.Context(), auth.Hash(tok))
+	if err != nil || c.Role != db.RoleFrontend || c.Label != "checkout" {
+		t.Fatalf("stored credential = %+v, %v", c, err)
+	}
+	for _, bad := range [][]string{{"--role", "root"}, {"--role", "admin", "--name", "bootstrap admin"}} {
+		if err := run(t.Context(), append([]string{"token", "create", "--data-dir", dir}, bad...), env, &out, &errOut); err == nil {
+			t.Fatalf("token create %v: no error", bad)
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package authzdetails
+
+import (
+	"strings"
+	"testing"
+)
+
+var testTypes = []Type{{
+	Type: "https://acme.example/authorization/order-cancel/v1", Description: "Cancel one order", Scope: "orders:cancel",
+	Fields: []Field{
+		{Name: "order_id", Kind: KindString, Required: true, Label: "order", Pattern: `^[0-9]{4}$`},
+		{Name: "actions", Kind: KindEnumArray, Required: true, Label: "allowed", Values: []string{"cancel"}},
+	},
+}, {
+	Type: "urn:example:profile", Description: "See your profile", Scope: "profile:read", Combination: CombineSingle,
+	Fields: []Field{{Name: "section", Kind: KindEnum, Label: "section", Values: []string{"email", "address"}}},
+}}
+
+// Canonical JSON: members sorted, no whitespace, arrays and entries in the
+// order sent, encoding/json escaping (so a token's claim compares equal).
+func TestParseCanonical(t *testing.T) {
+	raw := "[\n {\"type\": \"https://acme.example/authorization/order-cancel/v1\", \"order_id\": \"1002\", \"actions\": [\"cancel\"]},\n" +
+		` {"section":"email","type":"urn:example:profile"}]`
+	entries, canonical, err := Parse(raw, testTypes, []string{"orders:cancel", "profile:read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `[{"actions":["cancel"],"order_id":"1002","type":"https://acme.example/authorization/order-cancel/v1"},` +
+		`{"section":"email","type":"urn:example:profile"}]`
+	if canonical != want {
+		t.Fatalf("canonical = %s\nwant %s", canonical, want)
+	}
+	again, err2 := Canonicalize([]byte(canonical))
+	if err2 != nil || again != canonical {
+		t.Fatalf("Canonicalize(canonical) = %s, %v; want it unchanged", again, err2)
+	}
+	decoded, err3 := Decode(canonical)
+	if err3 != nil || Encode(decoded) != canonical || len(entries) != 2 {
+		t.Fatalf("Decode/Encode round trip = %v, %v", decoded, err3)
+	}
+	if w := Words(Find(testTypes, entries[0].Type), entries[0]); w != "Cancel one order: order 1002; allowed cancel" {
+		t.Fatalf("words = %q", w)
+	}
+	if w := Words(nil, entries[1]); w != "urn:example:profile: section email" {
+		t.Fatalf("words of an undeclared type = %q", w)
+	}
+}
+
+// Keep drops the entries of a declined scope and keeps those of a type the
+// Brand no longer declares, or whose scope the request did not carry (a
+// restriction is never dropped to widen a grant).
+func TestKeep(t *testing.T) {
+	entries, _, err := Parse(`[{"type":"https://acme.example/authorization/order-cancel/v1","order_id":"1002","actions":["cancel"]},`+
+		`{"type":"urn:example:profile","section":"email"}]`, testTypes, []string{"orders:cancel", "profile:read"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	requested := []string{"orders:read", "orders:cancel", "profile:read"}
+	if got := Encode(Keep(entries, testTypes, requested, []string{"orders:cancel"})); !strings.Contains(got, "order-cancel") || strings.Contains(got, "profile") {
+		t.Fatalf("Keep(orders:cancel) = %s", got)
+	}
+	if got := Encode(Keep(entries, testTypes, requested, []string{"orders:read"})); got != "" {
+		t.Fatalf("Keep(no detail scope) = %q; want none", got)
+	}
+	if got := Keep(entries, testTypes[1:], requested, []string{"profile:read"}); len(got) != 2 {
+		t.Fatalf("Keep with the cancel type undeclared = %v; want both kept", got)
+	}
+	moved := []Type{testTypes[0], testTypes[1]}
+	moved[0].Scope = "orders:refund" // changed after the request, which did not ask for it
+	if got := Keep(entries, moved, requested, []string{"orders:read", "orders:cancel"}); len(got) != 1 || got[0].Type != testTypes[0].Type {
+		t.Fatalf("Keep with the cancel type's scope moved = %v; want the cancel entry kept", got)
+	}
+}
+
+// Match: both absent, or the same canonical value; anything else refuses.
+func TestMatch(t *testing.T) {
+	const g = `[{"section":"email","type":"urn:example:profile"}]`
+	for _, tc := range []struct {
+		name, grant string
+		claim       []byte
+		ok          bool
+	}{
+		{"ok/both-absent", "", nil, true},
+		{"ok/same", g, []byte(g), true},
+		{"ok/reordered", g, []byte(`[ {"type":"urn:example:profile","section":"email"} ]`), true},
+		{"fail/claim-dropped", g, nil, false},
+		{"fail/claim-added", "", []byte(g), false},
+		{"fail/other-value", g, []byte(`[{"section":"address","type":"urn:example:profile"}]`), false},
+		{"fail/duplicate-member", g, []byte(`[{"section":"email","section":"email","type":"urn:example:profile"}]`), false},
+	} {
+		if _, ok := Match(tc.grant, tc.claim); ok != tc.ok {
+			t.Errorf("%s: Match = %v, want %v", tc.name, ok, tc.ok)
+		}
+	}
+}
+
+// CheckTypes refuses each broken rule by its field path; the good types
+// pass (positive control).
+func TestCheckTypes(t *testing.T) {
+	scopes := map[string]bool{"orders:cancel": true, "profile:read": true}
+	if p := CheckTypes(testTypes, scopes); len(p) != 0 {
+		t.Fatalf("good types: %v", p)
+	}
+	for pattern, ok := range map[string]bool{
+		`^[0-9]{4}$`: true, `^(?:a|b)$`: true, `^a$`: true,
+		`[0-9]{4}`: false, `^[0-9]{4}`: false, `[0-9]{4}$`: false, `^a|b$`: false, `(?m)^a$`: false, `^a\$`: false, `^$`: false, `^(a$`: false,
+	} {
+		if got := checkPattern(pattern) == ""; got != ok {
+			t.Errorf("checkPattern(%q) accepted = %v, want %v", pattern, got, ok)
+		}
+	}
+}
+
+// FuzzParse: Parse never panics, and what it accepts is canonical, decodes
+// back to the same value, and is within the bounds.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`[{"type":"https://acme.example/authorization/order-cancel/v1","order_id":"1002","actions":["cancel"]}]`,
+		`[{"type":"urn:example:profile","section":"email"}]`, `[]`, `null`, `[{`, `[{"type":"x","type":"y"}]`,
+		`[{"type":"urn:example:profile","section":"e\u006dail"}]`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		entries, canonical, err := Parse(raw, testTypes, []string{"orders:cancel", "profile:read"})
+		if err != nil {
+			if err.Description == "" || err.Reason == "" {
+				t.Fatalf("refusal without reason or description: %+v", err)
+			}
+			return
+		}
+		if len(entries) == 0 || len(entries) > MaxEntries || len(canonical) > MaxCanonicalBytes {
+			t.Fatalf("accepted out of bounds: %d entries, %d bytes", len(entries), len(canonical))
+		}
+		if c, cerr := Canonicalize([]byte(canonical)); cerr != nil || c != canonical {
+			t.Fatalf("accepted value is not canonical: %s vs %s (%v)", canonical, c, cerr)
+		}
+		if _, again, perr := Parse(canonical, testTypes, []string{"orders:cancel", "profile:read"}); perr != nil || again != canonical {
+			t.Fatalf("canonical value does not parse to itself: %v %s", perr, again)
+		}
+	})
+}

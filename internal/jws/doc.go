@@ -1,0 +1,60 @@
+// Package jws is pactd's one compact-JWS core (RFC 7515): the parser front
+// end, the strict base64url codec, a strict unique-member JSON object
+// reader, ES256 and RS256 verification and ES256 signing, and the
+// NumericDate helpers. Every token pactd reads goes through it: PA JWTs
+// (internal/pajwt), delegation tokens, receipts and consent sessions
+// (internal/delegtoken) and Brand login assertions (services/delegation).
+// Each caller keeps its own header and claim rules and its own refusal
+// reasons; this package only answers "is this well-formed" and "does this
+// signature verify".
+//
+// # Strictness
+//
+// A token is at most a caller-given number of bytes (checked before any
+// decoding) and exactly three segments; the header and payload segments are
+// non-empty, the signature segment may be empty (an "alg":"none" token looks
+// like that, and is refused by the caller's alg rule). Each segment is
+// unpadded base64url of the alphabet only: no padding, no whitespace, no CR
+// or LF (encoding/base64 skips CR and LF even in strict mode, so it is not
+// used to decode), and the unused trailing bits are zero, so every byte
+// string has exactly one accepted encoding. The header and payload are one
+// JSON object each (RFC 8259: valid UTF-8, escapes, numbers, literals,
+// nesting at most MaxDepth) whose member names are unique after unescaping
+// ("\u0061lg" and "alg" are the same name and refused together), since
+// parsers that resolve duplicates differently would read different tokens.
+// The header also has no whitespace before its "{" or after its "}": the
+// differential test found that jwx rebuilds the signing input from the
+// header as its JSON decoder hands it over (trimmed), so such a token
+// verifies here and not there; no JOSE library emits one.
+//
+// # Low-S policy
+//
+// ECDSA signatures are malleable: if (r, s) verifies, so does (r, n−s).
+// RFC 7515 and RFC 7518 §3.4 do not require the low-S form, and common
+// conformant signers do not produce it: Go's crypto/ecdsa.Sign and WebCrypto
+// (which Node's jose uses, backed by OpenSSL) return a high S about half
+// the time, and WebAuthn authenticators are known to as well; lestrrat-go/jwx
+// accepts high S on purpose for that reason. So the one rule is keyed on
+// who signed:
+//
+//   - ThirdParty (PA JWTs, Brand login assertions): either form is
+//     accepted. Refusing high S would reject about half the tokens of a
+//     conformant PA or Brand. The twin grants nothing new: it carries the
+//     same claims, PACT allows replay of a PA JWT within its lifetime, and
+//     no state is keyed by signature bytes (the PA-JWT cache compares the
+//     whole signature segment, so a twin is merely a cache miss).
+//   - Own (delegation tokens, receipts, consent sessions, signed by
+//     pactd's Provider keys): only low S is accepted. SignES256 always
+//     normalizes, so no genuine token is refused, and each of pactd's own
+//     tokens has exactly one valid encoding.
+//
+// Both forms also require 0 < r, s < n and a 64-byte raw R||S (not DER).
+//
+// # jwx
+//
+// lestrrat-go/jwx/v3 is the independent oracle in this package's tests: the
+// differential test and FuzzDifferential feed the same mutated tokens to
+// this core and to jwx's jws.Verify with the exact key and algorithm, and
+// fail on any token the core accepts and jwx refuses. It is not used on the
+// hot path (see docs/benchmarks.md for the side-by-side figures).
+package jws

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# scripts/container.sh: builds pactd's container image from the Containerfile,
+# offline (FROM scratch; the build context is prepared here from the checkout).
+#
+#   bash scripts/container.sh [TAG]      default tag localhost/pactd:dev
+#
+# Uses podman, else docker (CONTAINER_ENGINE overrides). Prints the tag.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TAG=${1:-localhost/pactd:dev}
+ENGINE=${CONTAINER_ENGINE:-$(command -v podman || command -v docker || true)}
+[[ -n "$ENGINE" ]] || { echo "FAIL: neither podman nor docker is installed" >&2; exit 1; }
+CA=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
+[[ -s "$CA" ]] || { echo "FAIL: no CA bundle at $CA (Debian: ca-certificates; or set CA_BUNDLE)" >&2; exit 1; }
+
+CTX=$(mktemp -d -t pactd-image.XXXXXX)
+trap 'rm -rf "$CTX"' EXIT
+
+version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
+commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+if [[ -n "$(git status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
+echo "building pactd $version ($commit), static (CGO_ENABLED=0)"
+CGO_ENABLED=0 go build -trimpath -buildvcs=false \
+	-ldflags "-s -w -X pactd/internal/buildinfo.version=$version -X pactd/internal/buildinfo.commit=$commit" \
+	-o "$CTX/pactd" ./cmd/pactd
+cp Containerfile deploy/container/passwd deploy/container/group "$CTX/"
+cp "$CA" "$CTX/ca-certificates.crt"
+mkdir "$CTX/data"
+
+echo "building the image $TAG with $ENGINE"
+"$ENGINE" build --pull=never -f "$CTX/Containerfile" -t "$TAG" "$CTX" >&2
+echo "$TAG"
