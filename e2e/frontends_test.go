@@ -182,8 +182,16 @@ func agentHandler(t *testing.T, agent a2a.Agent) http.Handler {
 			NewContext               bool
 			Caller                   *struct{ AgentID, Issuer, Subject, AgentDisplayName string }
 			Delegation               *struct {
-				GrantID, BrandUser string
-				Scopes             []string
+				GrantID, BrandUser, AuthorizationDetailsJSON string
+				Scopes                                       []string
+				AuthorizationDetails                         []struct {
+					Type, JSON string
+					Members    []struct {
+						Name   string
+						Values []string
+						Array  bool
+					}
+				}
 			}
 		}
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&in); err != nil {
@@ -195,7 +203,15 @@ func agentHandler(t *testing.T, agent a2a.Agent) http.Handler {
 			turn.Caller = &pactv1.Caller{AgentId: c.AgentID, Issuer: c.Issuer, Subject: c.Subject, AgentDisplayName: c.AgentDisplayName}
 		}
 		if d := in.Delegation; d != nil {
-			turn.Delegation = &pactv1.DelegationInfo{GrantId: d.GrantID, BrandUser: d.BrandUser, Scopes: d.Scopes}
+			turn.Delegation = &pactv1.DelegationInfo{GrantId: d.GrantID, BrandUser: d.BrandUser, Scopes: d.Scopes,
+				AuthorizationDetailsJson: d.AuthorizationDetailsJSON}
+			for _, ad := range d.AuthorizationDetails {
+				detail := &pactv1.AuthorizationDetail{Type: ad.Type, Json: ad.JSON}
+				for _, m := range ad.Members {
+					detail.Members = append(detail.Members, &pactv1.AuthorizationDetailMember{Name: m.Name, Values: m.Values, Array: m.Array})
+				}
+				turn.Delegation.AuthorizationDetails = append(turn.Delegation.AuthorizationDetails, detail)
+			}
 		}
 		reply, err := agent.Reply(context.WithoutCancel(r.Context()), turn)
 		if err != nil {

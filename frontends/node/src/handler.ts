@@ -33,6 +33,7 @@ import {
 import { send } from "./send.js";
 import { oauthRoutes, type Sessions } from "./oauth.js";
 import { Pages } from "./pages.js";
+import { withTrace } from "./trace.js";
 
 /** Logger receives one line per failed call to pactd or the agent. */
 export type Logger = (msg: string, fields: Record<string, unknown>) => void;
@@ -123,8 +124,12 @@ export class Frontend {
     this.tokens = createClient(TokenService, t);
   }
 
-  /** handle routes, authenticates and serves one request. */
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** handle routes, authenticates and serves one request; its calls to pactd carry the caller's trace context. */
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    return withTrace(req, () => this.serve(req, res));
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     try {
       const raw = req.url ?? "/";
       const url = new URL(raw.startsWith("/") ? raw : "/", "http://frontend.invalid");

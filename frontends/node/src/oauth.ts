@@ -9,7 +9,8 @@ import { bare } from "./errors.js";
 import type { Call, Endpoint, Frontend, Methods } from "./handler.js";
 import { unescapeSegment } from "./handler.js";
 import { readBody } from "./send.js";
-import type { GrantView, View } from "./pages.js";
+import type { GrantView, ScopeView, View } from "./pages.js";
+import type { DescribeConsentResponse } from "./gen/pact/v1/delegation_pb.js";
 import { beginConsent, brandPages, connectedSigned, decideSigned, type BrandPages } from "./signed.js";
 
 /**
@@ -188,16 +189,32 @@ async function consentPage(fe: Frontend, req: IncomingMessage, res: ServerRespon
   const user = signedIn(fe, req, res, c.brandId);
   if (!user) return;
   if (code === "") return fe.pages.render(res, 200, "code", { title: "Connect your assistant", user, action: b.consentURL });
-  await showConsent(fe, res, b, user, code, 200, "");
+  await showConsent(fe, req, res, b, user, code, 200, "", true);
 }
 
-/** showConsent describes the pending authorization and renders the page, or the page that says why it cannot be decided. */
-async function showConsent(fe: Frontend, res: ServerResponse, b: BrandPages, user: string, code: string, status: number, problem: string) {
+/**
+ * showConsent describes the pending authorization and renders the page, or
+ * the page that says why it cannot be decided. maySkip: when the Brand skips
+ * consent and a grant of this User to this PA covers the request already
+ * (covered_by_grant), it is approved with every requested scope at once,
+ * without the page.
+ */
+async function showConsent(fe: Frontend, req: IncomingMessage, res: ServerResponse, b: BrandPages, user: string, code: string,
+  status: number, problem: string, maySkip: boolean) {
   let d;
   try {
-    d = await fe.deleg.describeConsent({ brandId: b.id, userCode: code, source: guessSource(user) });
+    d = await fe.deleg.describeConsent({ brandId: b.id, userCode: code, source: guessSource(user), brandUser: maySkip ? user : "" });
   } catch (err) {
     return consentError(fe, res, b, user, err);
+  }
+  if (d.coveredByGrant) {
+    let r;
+    try {
+      r = await fe.deleg.approveConsent({ brandId: b.id, userCode: code, brandUser: user, scopes: d.scopes.map((s) => s.id), source: guessSource(user) });
+    } catch (err) {
+      return consentError(fe, res, b, user, err);
+    }
+    return redirect(req, res, b.interfaceUrl + "/oauth/connected?status=" + (r.grantId !== "" ? "approved" : "denied"));
   }
   const v: View = {
     title: "Allow " + d.agentDisplayName + "?",
@@ -210,9 +227,17 @@ async function showConsent(fe: Frontend, res: ServerResponse, b: BrandPages, use
     code: d.userCode,
     expires: hhmm(d.expiresAt),
     csrf: fe.pages.csrf(b.id, user, "consent " + d.userCode),
-    scopes: d.scopes.map((s) => ({ id: s.id, description: s.description })),
+    scopes: scopeViews(d),
   };
   fe.pages.render(res, status, "consent", v);
+}
+
+/** scopeViews are the consent page's scopes, each with the words of the authorization_details entries that need it (PACT §5.7). */
+export function scopeViews(d: DescribeConsentResponse | undefined): ScopeView[] {
+  return (d?.scopes ?? []).map((s) => ({
+    id: s.id, description: s.description,
+    details: d!.authorizationDetails.filter((ad) => ad.scope === s.id).map((ad) => ad.words),
+  }));
 }
 
 /** consentError renders why a code cannot be decided. */
@@ -264,8 +289,8 @@ async function decide(fe: Frontend, req: IncomingMessage, res: ServerResponse, c
         break;
       case "allow": {
         if (normCode(field(f, "confirm_code")) !== normCode(code)) {
-          return showConsent(fe, res, b, user, code, 400,
-            "The code you typed is not the code of this request. If your assistant shows another code, deny this request.");
+          return showConsent(fe, req, res, b, user, code, 400,
+            "The code you typed is not the code of this request. If your assistant shows another code, deny this request.", false);
         }
         const r = await fe.deleg.approveConsent({
           brandId: c.brandId, userCode: code, brandUser: user, scopes: f.get("scope") ?? [], source: guessSource(user),
@@ -311,7 +336,7 @@ async function connectedPage(fe: Frontend, req: IncomingMessage, res: ServerResp
     const gv: GrantView = {
       id: g.grantId, agent: g.agentDisplayName, scopes: g.scopes.join(", "),
       since: g.createTime ? timestampDate(g.createTime).toISOString().slice(0, 16).replace("T", " ") + " UTC" : "",
-      state: "Active", live: false,
+      state: "Active", live: false, details: g.authorizationDetails.map((d) => d.words),
     };
     if (g.revokeTime) gv.state = "Revoked";
     else if (!g.expireTime || now >= timestampDate(g.expireTime).getTime()) gv.state = "Expired";

@@ -15,6 +15,7 @@ legend{font-weight:600;padding:0 .25em}
 .scope input{width:1.15em;height:1.15em}
 code{font-size:.85em;color:#4a5260}
 .hint{font-size:.9em;color:#4a5260}
+.details{margin:0 0 .5em 1.9em;padding-left:1em}
 .usercode{font:600 1.2em ui-monospace,monospace;letter-spacing:.1em}
 label{display:block;font-weight:600}.scope label{display:inline;font-weight:400}
 input[type=text],input:not([type]){font:1.1em ui-monospace,monospace;padding:.4em;margin:.3em 0 1em;border:1px solid #8a94a3;border-radius:4px}
@@ -42,7 +43,8 @@ export interface View {
   code?: string;
   expires?: string;
   csrf?: string;
-  scopes?: { id: string; description: string }[];
+  /** scopes are the requested scopes; details, the words of the authorization_details entries that need each (PACT §5.7). */
+  scopes?: ScopeView[];
   /** session is a signed-assertion Brand's consent session (its form's only state and anti-forgery token). */
   session?: string;
   email?: string;
@@ -50,6 +52,13 @@ export interface View {
   /** signed: the connected page of a signed-assertion Brand shows only the decision's outcome. */
   signed?: boolean;
   granted?: string;
+}
+
+/** ScopeView is one requested scope on the consent page. */
+export interface ScopeView {
+  id: string;
+  description: string;
+  details: string[];
 }
 
 /** GrantView is one row of the connected-apps page. */
@@ -60,6 +69,8 @@ export interface GrantView {
   since: string;
   state: string;
   live: boolean;
+  /** details are the grant's authorization_details in words. */
+  details: string[];
 }
 
 /** PageName names a page template. */
@@ -124,7 +135,7 @@ ${(v.scopes ?? [])
 <input type="checkbox" id="scope-${i}" name="scope" value="${esc(s.id)}" checked>
 <label for="scope-${i}">${esc(s.description)} <code>${esc(s.id)}</code></label>
 </div>
-`,
+${s.details.length > 0 ? `<ul class="details" aria-label="Only for">${s.details.map((d) => `<li>${esc(d)}</li>`).join("")}</ul>\n` : ""}`,
   )
   .join("")}<p class="hint">Uncheck what you do not want to share.</p>
 </fieldset>
@@ -159,7 +170,7 @@ ${
 ${v.grants
   .map(
     (g) => `<tr>
-<td>${esc(g.agent)}</td><td><code>${esc(g.scopes)}</code></td><td>${esc(g.since)}</td><td>${esc(g.state)}</td>
+<td>${esc(g.agent)}</td><td><code>${esc(g.scopes)}</code>${g.details.map((d) => `<br><span class="hint">${esc(d)}</span>`).join("")}</td><td>${esc(g.since)}</td><td>${esc(g.state)}</td>
 <td>${g.live ? `<form method="post" action="${esc(v.action)}"><input type="hidden" name="csrf" value="${esc(v.csrf)}"><input type="hidden" name="grant_id" value="${esc(g.id)}"><button type="submit" class="secondary" aria-label="Revoke access of ${esc(g.agent)}">Revoke</button></form>` : ""}</td>
 </tr>
 `,

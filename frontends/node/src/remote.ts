@@ -11,7 +11,8 @@ const maxReplyBytes = 1 << 20;
  *
  * Request:  {"brandId","contextId","newContext","text",
  *            "caller":{"agentId","issuer","subject","agentDisplayName"},
- *            "delegation":{"grantId","brandUser","scopes"} or null}
+ *            "delegation":{"grantId","brandUser","scopes","authorizationDetailsJson",
+ *              "authorizationDetails":[{"type","json","members":[{"name","values","array"}]}]} or null}
  * Answer:   200 {"text","needScopes"?,"scopesUsed"?,"actions"?:[{"tool","args"?}]}
  * Anything else fails the turn (INTERNAL; the PA may retry the messageId).
  */
@@ -28,7 +29,13 @@ export class RemoteAgent implements Agent {
         ? { agentId: t.caller.agentId, issuer: t.caller.issuer, subject: t.caller.subject, agentDisplayName: t.caller.agentDisplayName }
         : null,
       delegation: t.delegation
-        ? { grantId: t.delegation.grantId, brandUser: t.delegation.brandUser, scopes: t.delegation.scopes }
+        ? {
+            grantId: t.delegation.grantId, brandUser: t.delegation.brandUser, scopes: t.delegation.scopes,
+            authorizationDetailsJson: t.delegation.authorizationDetailsJson,
+            authorizationDetails: t.delegation.authorizationDetails.map((d) => ({
+              type: d.type, json: d.json, members: d.members.map((m) => ({ name: m.name, values: m.values, array: m.array })),
+            })),
+          }
         : null,
     });
     const res = await fetch(this.url, { method: "POST", headers: { "Content-Type": "application/json" }, body, signal });

@@ -11,7 +11,7 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { BrandLoginMode } from "./gen/pact/v1/brand_pb.js";
 import { bare } from "./errors.js";
 import type { Call, Frontend } from "./handler.js";
-import { field, forbidden, hhmm, readForm, redirect, statusText } from "./oauth.js";
+import { field, forbidden, hhmm, readForm, redirect, scopeViews, statusText } from "./oauth.js";
 import type { View } from "./pages.js";
 
 /** BrandPages is what the pages need to know of a Brand, from pactd's GetAgentCard. */
@@ -98,12 +98,18 @@ export async function beginConsent(fe: Frontend, req: IncomingMessage, res: Serv
   } catch (err) {
     return signedError(fe, res, err);
   }
+  if (r.skippedGrantId !== "") {
+    // Consent skipped: a grant of this User to this PA covers the request,
+    // and pactd approved it; answer as after an allow.
+    return redirect(req, res, b.interfaceUrl + "/oauth/connected?client=" + queryEscape(r.clientId) +
+      "&status=approved&scope=" + queryEscape(r.grantedScopes.join(" ")));
+  }
   const d = r.consent;
   const v: View = {
     title: "Allow " + (d?.agentDisplayName ?? "") + "?", user: r.brandUser, email: r.email,
     agent: d?.agentDisplayName ?? "", origin: d?.agentOrigin ?? "", brand: d?.brandDisplayName ?? "", code: d?.userCode ?? "",
     expires: hhmm(d?.expiresAt), session: r.consentSession, action: r.decisionUrl,
-    scopes: (d?.scopes ?? []).map((s) => ({ id: s.id, description: s.description })),
+    scopes: scopeViews(d),
   };
   fe.pages.render(res, 200, "consent", v);
 }

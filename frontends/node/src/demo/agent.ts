@@ -10,6 +10,13 @@ export const scopeOrdersRead = "orders:read";
 export const scopeOrdersCancel = "orders:cancel";
 export const scopeProfileRead = "profile:read";
 
+/**
+ * orderCancelType is the demo Brand's authorization_details type (PACT §5.7,
+ * RFC 9396): {"type": orderCancelType, "order_id": "1002", "actions":
+ * ["cancel"]} permits cancelling that one order. It needs orders:cancel.
+ */
+export const orderCancelType = "https://acme.example/authorization/order-cancel/v1";
+
 interface Order {
   id: string;
   item: string;
@@ -48,6 +55,15 @@ export class DemoAgent implements Agent {
     if (id === "") return { text: 'Which order should I cancel? Say for example "cancel order 1002".' };
     const lack = lacks(t, scopeOrdersCancel);
     if (lack) return lack;
+    if (!mayCancel(t, id)) {
+      // Resource-bound grant without this order: never the action; the PA
+      // has to ask for it (authorization_details for this order).
+      return {
+        needScopes: [scopeOrdersCancel],
+        text: "You allowed me to cancel only certain orders, and order #" + id + " is not one of them. " +
+          "Please connect again and allow cancelling order #" + id + ".",
+      };
+    }
     const used = [scopeOrdersCancel];
     const o = this.of(t.brandId, t.delegation!.brandUser).find((x) => x.id === id);
     if (!o) return { text: "I cannot find order #" + id + " in your account.", scopesUsed: used };
@@ -73,6 +89,24 @@ export class DemoAgent implements Agent {
     }
     return list;
   }
+}
+
+/**
+ * mayCancel enforces the grant's authorization_details of orderCancelType
+ * against the actual order: without any such entry the scope alone decides;
+ * with some, an entry for exactly this order with the action "cancel" must
+ * exist (a union of exact orders).
+ */
+function mayCancel(t: Turn, orderId: string): boolean {
+  let bound = false;
+  for (const e of t.delegation?.authorizationDetails ?? []) {
+    if (e.type !== orderCancelType) continue;
+    bound = true;
+    const order = e.members.some((m) => m.name === "order_id" && !m.array && m.values.length === 1 && m.values[0] === orderId);
+    const action = e.members.some((m) => m.name === "actions" && m.array && m.values.includes("cancel"));
+    if (order && action) return true;
+  }
+  return !bound;
 }
 
 /** lacks is the step-up reply when the turn may not use scope. */
