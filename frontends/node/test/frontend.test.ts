@@ -321,3 +321,21 @@ test("the frontend needs pactd's URL and a token", () => {
   }
   assert.ok(new Frontend({ pactdUrl: "http://127.0.0.1:1", token: "t", transport: t }));
 });
+
+test("the caller's W3C trace context goes on to pactd, normalised; an invalid one does not", () =>
+  withEnv(async (e) => {
+    const tid = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const sid = "00f067aa0ba902b7";
+    await send(e.url + "/a2a/acme/tasks", "GET", "", good, `traceparent: 00-${tid}-${sid}-01`, "tracestate: vendor=x");
+    await send(e.url + "/a2a/acme/tasks", "GET", "", good, `traceparent: 01-${tid}-${sid}-03`);
+    for (const bad of [`00-${"0".repeat(32)}-${sid}-01`, `ff-${tid}-${sid}-01`, `00-${tid.toUpperCase()}-${sid}-01`, "garbage"]) {
+      await send(e.url + "/a2a/acme/tasks", "GET", "", good, "traceparent: " + bad);
+    }
+    await send(e.url + "/a2a/acme/tasks", "GET", "", good);
+    assert.deepEqual(e.verifyTrace, [
+      [`00-${tid}-${sid}-01`, "vendor=x"],
+      [`00-${tid}-${sid}-01`, null],
+      [null, null], [null, null], [null, null], [null, null],
+      [null, null],
+    ]);
+  }));

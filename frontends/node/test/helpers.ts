@@ -68,6 +68,8 @@ export interface Env {
   pactdUrl: string;
   rpcs: number;
   verifyCalls: VerifyAgentRequestRequest[];
+  /** verifyTrace is the traceparent and tracestate each VerifyAgentRequest carried. */
+  verifyTrace: [string | null, string | null][];
   abandoned: number;
   oauth: { method: string; path: string; headers: IncomingHttpHeaders; body: string }[];
   agent: CountingAgent;
@@ -89,7 +91,7 @@ function listen(s: Server): Promise<string> {
 export async function newEnv(cfg: Partial<Config> = {}, kind: TransportKind = "connect"): Promise<Env> {
   const agent = new CountingAgent();
   const ctxs = new Map<string, Ctx>();
-  const e = { rpcs: 0, verifyCalls: [], abandoned: 0, oauth: [], agent } as unknown as Env;
+  const e = { rpcs: 0, verifyCalls: [], verifyTrace: [], abandoned: 0, oauth: [], agent } as unknown as Env;
   const auth = (hc: HandlerContext) => {
     if (hc.requestHeader.get("Authorization") !== "Bearer " + frontendToken) throw new ConnectError("no frontend token", Code.Unauthenticated);
   };
@@ -98,6 +100,7 @@ export async function newEnv(cfg: Partial<Config> = {}, kind: TransportKind = "c
       verifyAgentRequest(req, hc) {
         auth(hc);
         e.verifyCalls.push(req);
+        e.verifyTrace.push([hc.requestHeader.get("traceparent"), hc.requestHeader.get("tracestate")]);
         const a = req.authorization;
         if (a === "Bearer busy") return { httpStatus: 429, retryAfterSeconds: 7 };
         const sub = a.startsWith("Bearer good-") ? a.slice("Bearer good-".length) : "";
