@@ -73,6 +73,8 @@ export interface Env {
   abandoned: number;
   oauth: { method: string; path: string; headers: IncomingHttpHeaders; body: string }[];
   agent: CountingAgent;
+  /** approvals are the ApproveConsent calls: [user code, Brand user, scopes]. */
+  approvals: [string, string, string[]][];
   fe: Frontend;
   close(): Promise<void>;
 }
@@ -91,7 +93,7 @@ function listen(s: Server): Promise<string> {
 export async function newEnv(cfg: Partial<Config> = {}, kind: TransportKind = "connect"): Promise<Env> {
   const agent = new CountingAgent();
   const ctxs = new Map<string, Ctx>();
-  const e = { rpcs: 0, verifyCalls: [], verifyTrace: [], abandoned: 0, oauth: [], agent } as unknown as Env;
+  const e = { rpcs: 0, approvals: [], verifyCalls: [], verifyTrace: [], abandoned: 0, oauth: [], agent } as unknown as Env;
   const auth = (hc: HandlerContext) => {
     if (hc.requestHeader.get("Authorization") !== "Bearer " + frontendToken) throw new ConnectError("no frontend token", Code.Unauthenticated);
   };
@@ -164,6 +166,23 @@ export async function newEnv(cfg: Partial<Config> = {}, kind: TransportKind = "c
       },
     });
     r.service(DelegationService, {
+      // Code BCDF-GHJK asks for orders:read and orders:cancel, the latter for
+      // one order only; alice's grant covers code COVR-COVR.
+      describeConsent(req, hc) {
+        auth(hc);
+        if (req.userCode !== "BCDF-GHJK" && req.userCode !== "COVR-COVR") throw new ConnectError("unknown code", Code.NotFound);
+        return {
+          agentDisplayName: "Example PA", agentOrigin: "https://pa.example", brandDisplayName: "ACME", userCode: req.userCode,
+          scopes: [{ id: "orders:read", description: "See your orders" }, { id: "orders:cancel", description: "Cancel your orders" }],
+          authorizationDetails: [{ scope: "orders:cancel", words: "order 1002 <only>" }],
+          coveredByGrant: req.userCode === "COVR-COVR" && req.brandUser === "alice",
+        };
+      },
+      approveConsent(req, hc) {
+        auth(hc);
+        e.approvals.push([req.userCode, req.brandUser, req.scopes]);
+        return { grantId: "g_2", scopes: req.scopes, clientId: "https://pa.example" };
+      },
       startStepUp(req, hc) {
         auth(hc);
         if (req.brandId !== "acme") throw new ConnectError("no delegation", Code.FailedPrecondition);

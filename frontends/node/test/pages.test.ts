@@ -104,3 +104,34 @@ test("consent pages: headers, cross-site and forged forms refused, signed mode w
     await e.close();
   }
 });
+
+test("trusted consent page: each scope with its authorization_details in words; a request a grant covers is approved without the page", async () => {
+  const e = await newEnv({ sessions: { brandUser: (req) => (req.headers.cookie === "u=alice" ? "alice" : ""), loginURL: () => "/login" } });
+  try {
+    const page = await send(e.url + "/a2a/acme/oauth/consent?user_code=BCDF-GHJK", "GET", "", "Cookie: u=alice");
+    assert.equal(page.status, 200);
+    assert.match(page.body, /<label for="scope-0">See your orders <code>orders:read<\/code><\/label>\n<\/div>\n<div class="scope">/);
+    assert.match(page.body, /<label for="scope-1">Cancel your orders <code>orders:cancel<\/code><\/label>\n<\/div>\n<ul class="details" aria-label="Only for"><li>order 1002 &lt;only&gt;<\/li><\/ul>\n/);
+    assert.match(page.body, /<input type="hidden" name="user_code" value="BCDF-GHJK">/);
+    assert.equal(e.approvals.length, 0, "showing the page approved something");
+    const skipped = await send(e.url + "/a2a/acme/oauth/consent?user_code=COVR-COVR", "GET", "", "Cookie: u=alice");
+    assert.deepEqual([skipped.status, skipped.headers.location], [303, "https://provider.example/a2a/acme/oauth/connected?status=approved"]);
+    assert.deepEqual(e.approvals, [["COVR-COVR", "alice", ["orders:read", "orders:cancel"]]]);
+    // A wrong confirmation code shows the page again and never skips.
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const wrong = await send(e.url + "/a2a/acme/oauth/consent/decision", "POST",
+      `csrf=${encodeURIComponent(csrf)}&user_code=BCDF-GHJK&decision=allow&confirm_code=XXXX-XXXX&scope=orders%3Aread`,
+      "Cookie: u=alice", "Content-Type: application/x-www-form-urlencoded");
+    assert.equal(wrong.status, 400);
+    assert.match(wrong.body, /The code you typed is not the code of this request/);
+    assert.equal(e.approvals.length, 1);
+    // Positive control: the right code approves the checked scopes and goes to the connected page.
+    const ok = await send(e.url + "/a2a/acme/oauth/consent/decision", "POST",
+      `csrf=${encodeURIComponent(csrf)}&user_code=BCDF-GHJK&decision=allow&confirm_code=bcdfghjk&scope=orders%3Aread`,
+      "Cookie: u=alice", "Content-Type: application/x-www-form-urlencoded");
+    assert.deepEqual([ok.status, ok.headers.location], [303, "/a2a/acme/oauth/connected?status=approved"]);
+    assert.deepEqual(e.approvals.at(-1), ["BCDF-GHJK", "alice", ["orders:read"]]);
+  } finally {
+    await e.close();
+  }
+});
