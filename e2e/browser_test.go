@@ -17,7 +17,9 @@ var updateScreenshot = flag.Bool("update-screenshot", false, "write the consent 
 // TestBrowserConsent drives the Brand login, the consent page and the
 // connected-apps page in headless Chromium, as a User does: approve a
 // subset of the scopes, deny another request, revoke the grant.
-func TestBrowserConsent(t *testing.T) {
+func TestBrowserConsent(t *testing.T) { eachFrontend(t, testBrowserConsent) }
+
+func testBrowserConsent(t *testing.T) {
 	start := time.Now()
 	p := chromium(t)
 	w := newWorld(t, "")
@@ -68,7 +70,7 @@ func TestBrowserConsent(t *testing.T) {
 	if img, err := png.Decode(bytes.NewReader(shot)); err != nil || img.Bounds().Dx() < 800 {
 		t.Fatalf("screenshot: %v", err)
 	}
-	if *updateScreenshot {
+	if *updateScreenshot && frontendFor(t).name == goFrontend.name {
 		if err := os.MkdirAll("../docs", 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -111,6 +113,10 @@ func TestBrowserConsent(t *testing.T) {
 // error; its form still posts to the absolute decision URL, so the retry
 // with the right code approves.
 func TestBrowserConsentWrongCodeRetry(t *testing.T) {
+	eachFrontend(t, testBrowserConsentWrongCodeRetry)
+}
+
+func testBrowserConsentWrongCodeRetry(t *testing.T) {
 	p := chromium(t)
 	w := newWorld(t, "")
 	d := w.startDevice(t, "user-1", "orders:read")
@@ -145,7 +151,9 @@ func TestBrowserConsentWrongCodeRetry(t *testing.T) {
 // the consent page has no typed code, its CSP lets its absolute form
 // action through, the Provider sets no cookie, and Allow with one scope
 // unchecked lands on the connected page with the outcome.
-func TestBrowserSignedConsent(t *testing.T) {
+func TestBrowserSignedConsent(t *testing.T) { eachFrontend(t, testBrowserSignedConsent) }
+
+func testBrowserSignedConsent(t *testing.T) {
 	p := chromium(t)
 	w := newWorld(t, "")
 	d := w.martDevice(t, "user-1", "orders:read orders:cancel")

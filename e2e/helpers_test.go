@@ -44,10 +44,15 @@ const (
 	frontendToken = "e2e-frontend-token-0123456789"
 )
 
-// engines runs f once per store engine.
+// engines runs f once per frontend (see frontends_test.go) and store engine.
 func engines(t *testing.T, f func(t *testing.T, dbURL string)) {
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, "") })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, dbtest.PostgresURL(t)) })
+	for _, fe := range frontends {
+		t.Run(fe.name, func(t *testing.T) {
+			t.Parallel()
+			t.Run("sqlite", func(t *testing.T) { t.Parallel(); useFrontend(t, fe); f(t, "") })
+			t.Run("postgres", func(t *testing.T) { t.Parallel(); useFrontend(t, fe); f(t, dbtest.PostgresURL(t)) })
+		})
+	}
 }
 
 // pa is a personal agent: an ES256 key published in a JWKS on loopback.
@@ -170,24 +175,18 @@ func newWorld(t *testing.T, dbURL string) *world {
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	pactd := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	pactd := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		w.rpcs.Add(1)
 		srv.Handler().ServeHTTP(rw, r)
 	}))
+	pactd.Config.Protocols = new(http.Protocols) // HTTP/1.1 and h2c, for frontends on gRPC or Connect over HTTP/2
+	pactd.Config.Protocols.SetHTTP1(true)
+	pactd.Config.Protocols.SetUnencryptedHTTP2(true)
+	pactd.Start()
 	t.Cleanup(func() { pactd.Close(); _ = srv.Close() })
 
 	w.pactdURL = pactd.URL
-	login := demo.NewLogin()
-	h, err := a2a.NewHandler(a2a.Config{PactdURL: pactd.URL, Token: frontendToken, Agent: w.agent, Sessions: login})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux() // as cmd/pact-a2a -demo mounts them
-	mux.Handle("/demo/", login)
-	mux.Handle("/", h)
-	fe := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = fe.Serve(feLn) }()
-	t.Cleanup(func() { _ = fe.Close() })
+	frontendFor(t).start(t, w, feLn)
 
 	admin := bearer(adminToken)
 	w.agents = pactv1connect.NewAgentServiceClient(pactd.Client(), pactd.URL, admin)

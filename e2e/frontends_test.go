@@ -1,0 +1,237 @@
+package e2e_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"pactd/cmd/pact-a2a/a2a"
+	"pactd/cmd/pact-a2a/demo"
+	pactv1 "pactd/gen/pact/v1"
+)
+
+// One end-to-end suite, two frontends: every test that runs through
+// engines runs against each frontend below, on both stores, with the same
+// world (pactd, the PA, the Brands) and the same instrumented agent.
+//
+//   - go: cmd/pact-a2a's handler, in this process (as cmd/pact-a2a -demo
+//     mounts it).
+//   - ts: the TypeScript frontend of frontends/node, started as a command:
+//     PACT_E2E_TS_CMD (default "node ../frontends/node/dist/src/main.js"),
+//     given the settings cmd/pact-a2a reads (A2A_LISTEN, PACTD_URL,
+//     PACT_FRONTEND_TOKEN, A2A_DEMO=true) plus A2A_TRANSPORT
+//     (PACT_E2E_TS_TRANSPORT, default connect) and A2A_AGENT_URL: the world's
+//     agent served over HTTP, so runs are counted and held as in-process.
+//     Any frontend that honours these settings can be tested the same way.
+//     It needs a built frontends/node (npm ci && npm run build); without it
+//     the ts tests skip, except under CI=true, where they fail.
+
+// frontend starts a world's frontend on feLn (the Provider's public URL).
+type frontend struct {
+	name  string
+	start func(t *testing.T, w *world, feLn net.Listener)
+}
+
+var (
+	goFrontend = frontend{name: "go", start: startGoFrontend}
+	tsFrontend = frontend{name: "ts", start: startTSFrontend}
+	frontends  = []frontend{goFrontend, tsFrontend}
+)
+
+// frontendOf is the frontend of each test that engines started; a test that
+// did not come through engines gets the Go frontend.
+var frontendOf sync.Map // *testing.T -> frontend
+
+func useFrontend(t *testing.T, fe frontend) {
+	frontendOf.Store(t, fe)
+	t.Cleanup(func() { frontendOf.Delete(t) })
+}
+
+func frontendFor(t *testing.T) frontend {
+	if fe, ok := frontendOf.Load(t); ok {
+		return fe.(frontend)
+	}
+	return goFrontend
+}
+
+// eachFrontend runs f once per frontend, one after another, on SQLite (the
+// browser tests: one Chromium at a time is enough for two cores).
+func eachFrontend(t *testing.T, f func(t *testing.T)) {
+	for _, fe := range frontends {
+		t.Run(fe.name, func(t *testing.T) { useFrontend(t, fe); f(t) })
+	}
+}
+
+func startGoFrontend(t *testing.T, w *world, feLn net.Listener) {
+	login := demo.NewLogin()
+	h, err := a2a.NewHandler(a2a.Config{PactdURL: w.pactdURL, Token: frontendToken, Agent: w.agent, Sessions: login})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux() // as cmd/pact-a2a -demo mounts them
+	mux.Handle("/demo/", login)
+	mux.Handle("/", h)
+	fe := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = fe.Serve(feLn) }()
+	t.Cleanup(func() { _ = fe.Close() })
+}
+
+// tsCommand is the TypeScript frontend's command line, or a reason it
+// cannot run here.
+func tsCommand() ([]string, string) {
+	if c := strings.Fields(os.Getenv("PACT_E2E_TS_CMD")); len(c) > 0 {
+		return c, ""
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		return nil, "node is not on PATH (Node 20 runs frontends/node)"
+	}
+	main := filepath.Join("..", "frontends", "node", "dist", "src", "main.js")
+	if _, err := os.Stat(main); err != nil {
+		return nil, "frontends/node is not built: run npm ci && npm run build there"
+	}
+	return []string{"node", main}, ""
+}
+
+func startTSFrontend(t *testing.T, w *world, feLn net.Listener) {
+	cmdline, missing := tsCommand()
+	if missing != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the TypeScript frontend cannot run: %s", missing)
+		}
+		t.Skipf("the TypeScript frontend cannot run: %s", missing)
+	}
+	agentSrv := httptest.NewServer(agentHandler(t, w.agent))
+	t.Cleanup(agentSrv.Close)
+	addr := feLn.Addr().String()
+	_ = feLn.Close() // the process binds the same address
+
+	transport := os.Getenv("PACT_E2E_TS_TRANSPORT")
+	if transport == "" {
+		transport = "connect"
+	}
+	cmd := exec.Command(cmdline[0], cmdline[1:]...)
+	cmd.Env = append(os.Environ(), "A2A_LISTEN="+addr, "PACTD_URL="+w.pactdURL, "PACT_FRONTEND_TOKEN="+frontendToken,
+		"A2A_DEMO=true", "A2A_TRANSPORT="+transport, "A2A_AGENT_URL="+agentSrv.URL)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %v: %v", cmdline, err)
+	}
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	ready := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		once := sync.Once{}
+		for sc.Scan() {
+			logMu.Lock()
+			logs.WriteString(sc.Text() + "\n")
+			logMu.Unlock()
+			if strings.Contains(sc.Text(), `"msg":"pact-a2a serving"`) {
+				once.Do(func() { close(ready) })
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		_ = cmd.Wait()
+		if t.Failed() {
+			logMu.Lock()
+			t.Logf("TypeScript frontend log:\n%s", logs.String())
+			logMu.Unlock()
+		}
+	})
+	select {
+	case <-ready:
+	case <-done:
+		t.Fatalf("the TypeScript frontend exited before serving:\n%s", logs.String())
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the TypeScript frontend did not serve within 20 s:\n%s", logs.String())
+	}
+}
+
+// agentHandler serves an a2a.Agent over the RemoteAgent protocol of
+// frontends/node/src/remote.ts.
+func agentHandler(t *testing.T, agent a2a.Agent) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		var in struct {
+			BrandID, ContextID, Text string
+			NewContext               bool
+			Caller                   *struct{ AgentID, Issuer, Subject, AgentDisplayName string }
+			Delegation               *struct {
+				GrantID, BrandUser, AuthorizationDetailsJSON string
+				Scopes                                       []string
+				AuthorizationDetails                         []struct {
+					Type, JSON string
+					Members    []struct {
+						Name   string
+						Values []string
+						Array  bool
+					}
+				}
+			}
+		}
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&in); err != nil {
+			http.Error(rw, err.Error(), http.StatusBadRequest)
+			return
+		}
+		turn := a2a.Turn{BrandID: in.BrandID, ContextID: in.ContextID, NewContext: in.NewContext, Text: in.Text}
+		if c := in.Caller; c != nil {
+			turn.Caller = &pactv1.Caller{AgentId: c.AgentID, Issuer: c.Issuer, Subject: c.Subject, AgentDisplayName: c.AgentDisplayName}
+		}
+		if d := in.Delegation; d != nil {
+			turn.Delegation = &pactv1.DelegationInfo{GrantId: d.GrantID, BrandUser: d.BrandUser, Scopes: d.Scopes,
+				AuthorizationDetailsJson: d.AuthorizationDetailsJSON}
+			for _, ad := range d.AuthorizationDetails {
+				detail := &pactv1.AuthorizationDetail{Type: ad.Type, Json: ad.JSON}
+				for _, m := range ad.Members {
+					detail.Members = append(detail.Members, &pactv1.AuthorizationDetailMember{Name: m.Name, Values: m.Values, Array: m.Array})
+				}
+				turn.Delegation.AuthorizationDetails = append(turn.Delegation.AuthorizationDetails, detail)
+			}
+		}
+		reply, err := agent.Reply(context.WithoutCancel(r.Context()), turn)
+		if err != nil {
+			http.Error(rw, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		type action struct {
+			Tool string `json:"tool"`
+			Args any    `json:"args,omitempty"`
+		}
+		out := struct {
+			Text       string   `json:"text"`
+			NeedScopes []string `json:"needScopes,omitempty"`
+			ScopesUsed []string `json:"scopesUsed,omitempty"`
+			Actions    []action `json:"actions,omitempty"`
+		}{Text: reply.Text, NeedScopes: reply.NeedScopes, ScopesUsed: reply.ScopesUsed}
+		for _, a := range reply.Actions {
+			out.Actions = append(out.Actions, action{a.Tool, a.Args})
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(rw).Encode(out)
+	})
+}
