@@ -267,7 +267,7 @@ func (h *Handler) connectedPage(w http.ResponseWriter, r *http.Request, c *call)
 		return
 	}
 	if b.signed() {
-		h.connectedSigned(w, r)
+		h.connectedSigned(w, r, b)
 		return
 	}
 	if h.cfg.Sessions == nil {

@@ -3,6 +3,7 @@ package a2a
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -29,7 +30,8 @@ type brandPages struct {
 	id           string
 	interfaceURL string
 	mode         pactv1.BrandLoginMode
-	verification string // the Brand login link without a user code
+	verification string          // the Brand login link without a user code
+	scopes       map[string]bool // the scope ids the Brand's card offers
 }
 
 // signed reports whether the Brand's login posts signed assertions.
@@ -71,7 +73,8 @@ func (h *Handler) brandPages(w http.ResponseWriter, r *http.Request, brandID str
 			Error: "This Brand does not let assistants act for you."})
 		return brandPages{}, false
 	}
-	return brandPages{id: brandID, interfaceURL: res.GetInterfaceUrl(), mode: res.GetLoginMode(), verification: res.GetVerificationUri()}, true
+	return brandPages{id: brandID, interfaceURL: res.GetInterfaceUrl(), mode: res.GetLoginMode(), verification: res.GetVerificationUri(),
+		scopes: cardScopes(res.GetCardJson())}, true
 }
 
 // beginConsent serves POST consent from a signed-assertion Brand's login:
@@ -164,11 +167,11 @@ func (h *Handler) decideSigned(w http.ResponseWriter, r *http.Request, b brandPa
 // connectedSigned answers the connected page of a signed-assertion Brand:
 // the outcome the decision redirected with (nobody is signed in here to
 // list grants; the Brand's own pages are where a User manages them).
-func (h *Handler) connectedSigned(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) connectedSigned(w http.ResponseWriter, r *http.Request, b brandPages) {
 	q := r.URL.Query()
 	v := view{Title: "Connected assistants", Signed: true, Status: statusText[q.Get("status")]}
-	if sc := q.Get("scope"); q.Get("status") == "approved" && len(sc) <= 2048 && scopeList(sc) {
-		v.Granted = sc // shown escaped, and only when it is a list of scope ids: no free text on our page
+	if sc := q.Get("scope"); q.Get("status") == "approved" && len(sc) <= 2048 && b.scopeList(sc) {
+		v.Granted = sc // shown escaped, and only when it lists the Brand's scopes: no free text on our page
 	}
 	h.pages.render(w, http.StatusOK, "connected", v)
 }
@@ -227,22 +230,41 @@ func clientSource(r *http.Request) string {
 	return "ip:" + hex.EncodeToString(sum[:12])
 }
 
-// scopeList reports whether s is 1 to 50 scope ids (PACT §5.1 syntax)
+// scopeList reports whether s is 1 to 50 of the Brand's scope ids
 // separated by single spaces, as the decision's redirect writes them.
-func scopeList(s string) bool {
+func (b brandPages) scopeList(s string) bool {
 	ids := strings.Split(s, " ")
-	if len(ids) == 0 || len(ids) > 50 {
+	if len(ids) > 50 {
 		return false
 	}
 	for _, id := range ids {
-		if id == "" || len(id) > 128 {
+		if !b.scopes[id] {
 			return false
-		}
-		for i := 0; i < len(id); i++ {
-			if c := id[i]; c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-				return false
-			}
 		}
 	}
 	return true
+}
+
+// cardScopes are the scope ids of an Agent Card's userDelegation scheme.
+func cardScopes(card string) map[string]bool {
+	var c struct {
+		SecuritySchemes struct {
+			UserDelegation struct {
+				OAuth2 struct {
+					Flows struct {
+						DeviceCode struct {
+							Scopes map[string]string `json:"scopes"`
+						} `json:"deviceCode"`
+					} `json:"flows"`
+				} `json:"oauth2SecurityScheme"`
+			} `json:"userDelegation"`
+		} `json:"securitySchemes"`
+	}
+	out := map[string]bool{}
+	if json.Unmarshal([]byte(card), &c) == nil {
+		for id := range c.SecuritySchemes.UserDelegation.OAuth2.Flows.DeviceCode.Scopes {
+			out[id] = true
+		}
+	}
+	return out
 }

@@ -318,7 +318,7 @@ export const statusText: Record<string, string> = {
 async function connectedPage(fe: Frontend, req: IncomingMessage, res: ServerResponse, url: URL, c: Call): Promise<void> {
   const b = await brandPages(fe, res, c.brandId);
   if (!b) return;
-  if (b.signed) return connectedSigned(fe, res, url);
+  if (b.signed) return connectedSigned(fe, res, url, b);
   if (!fe.sessions) return bare(res, 404);
   const user = signedIn(fe, req, res, c.brandId);
   if (!user) return;

@@ -22,6 +22,8 @@ export class BrandPages {
     readonly mode: BrandLoginMode,
     /** verification is the Brand login link without a user code. */
     readonly verification: string,
+    /** scopes are the scope ids the Brand's card offers. */
+    readonly scopes: ReadonlySet<string> = new Set(),
   ) {}
 
   /** signed reports whether the Brand's login posts signed assertions. */
@@ -69,7 +71,7 @@ export async function brandPages(fe: Frontend, res: ServerResponse, brandId: str
     fe.pages.render(res, 404, "message", { title: "Connect your assistant", error: "This Brand does not let assistants act for you." });
     return undefined;
   }
-  return new BrandPages(brandId, card.interfaceUrl, card.loginMode, card.verificationUri);
+  return new BrandPages(brandId, card.interfaceUrl, card.loginMode, card.verificationUri, cardScopes(card.cardJson));
 }
 
 /**
@@ -163,11 +165,12 @@ export const queryEscape = (s: string): string =>
  * the outcome the decision redirected with (nobody is signed in here to list
  * grants; the Brand's own pages are where a User manages them).
  */
-export function connectedSigned(fe: Frontend, res: ServerResponse, url: URL): void {
+export function connectedSigned(fe: Frontend, res: ServerResponse, url: URL, b: BrandPages): void {
   const q = url.searchParams;
   const v: View = { title: "Connected assistants", signed: true, status: statusText[q.get("status") ?? ""] ?? "" };
   const sc = q.get("scope") ?? "";
-  if (q.get("status") === "approved" && Buffer.byteLength(sc) <= 2048) v.granted = sc; // shown escaped, only as the outcome it claims
+  // Shown escaped, and only when it lists the Brand's scopes: no free text on our page.
+  if (q.get("status") === "approved" && Buffer.byteLength(sc) <= 2048 && scopeList(sc, b.scopes)) v.granted = sc;
   fe.pages.render(res, 200, "connected", v);
 }
 
@@ -222,4 +225,22 @@ export function errorReason(ce: ConnectError): string {
 export function clientSource(req: IncomingMessage): string {
   const host = req.socket.remoteAddress ?? "";
   return "ip:" + createHash("sha256").update(host).digest().subarray(0, 12).toString("hex");
+}
+
+/** scopeList reports whether s is 1 to 50 of the Brand's scope ids separated by single spaces. */
+export function scopeList(s: string, scopes: ReadonlySet<string>): boolean {
+  const ids = s.split(" ");
+  return ids.length <= 50 && ids.every((id) => scopes.has(id));
+}
+
+/** cardScopes are the scope ids of an Agent Card's userDelegation scheme. */
+export function cardScopes(cardJson: string): Set<string> {
+  try {
+    const c = JSON.parse(cardJson) as {
+      securitySchemes?: { userDelegation?: { oauth2SecurityScheme?: { flows?: { deviceCode?: { scopes?: Record<string, string> } } } } };
+    };
+    return new Set(Object.keys(c.securitySchemes?.userDelegation?.oauth2SecurityScheme?.flows?.deviceCode?.scopes ?? {}));
+  } catch {
+    return new Set();
+  }
 }

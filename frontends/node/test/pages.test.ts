@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Pages, esc, pageCSS } from "../src/pages.js";
-import { errorReason, queryEscape, BrandPages } from "../src/signed.js";
+import { errorReason, queryEscape, BrandPages, cardScopes, scopeList } from "../src/signed.js";
 import { BrandLoginMode } from "../src/gen/pact/v1/brand_pb.js";
 import { normCode } from "../src/oauth.js";
 import { newEnv, send } from "./helpers.js";
@@ -95,11 +95,12 @@ test("consent pages: headers, cross-site and forged forms refused, signed mode w
     assert.equal(noSession.status, 403);
     const noAssertion = await send(e.url + "/a2a/mart/oauth/consent", "POST", "x=1", "Content-Type: application/x-www-form-urlencoded");
     assert.equal(noAssertion.status, 400);
-    // The signed connected page shows only the outcome it was sent, escaped.
+    // The signed connected page shows the outcome, but a scope list only when
+    // it names the Brand's scopes: text put in a link is never shown.
     const done = await send(e.url + "/a2a/mart/oauth/connected?status=approved&scope=%3Cb%3Eorders", "GET");
     assert.equal(done.status, 200);
     assert.match(done.body, /Done: your assistant is connected\./);
-    assert.match(done.body, /<code>&lt;b&gt;orders<\/code>/);
+    assert.doesNotMatch(done.body, /orders<\/code>|&lt;b&gt;/);
   } finally {
     await e.close();
   }
@@ -134,4 +135,15 @@ test("trusted consent page: each scope with its authorization_details in words; 
   } finally {
     await e.close();
   }
+});
+
+test("the connected page shows a claimed outcome only when it lists the Brand's scopes", () => {
+  const scopes = cardScopes(JSON.stringify({ securitySchemes: { userDelegation: { oauth2SecurityScheme: { flows: { deviceCode: {
+    scopes: { "orders:read": "See", "orders:cancel": "Cancel" } } } } } } }));
+  assert.ok(scopeList("orders:read", scopes));
+  assert.ok(scopeList("orders:read orders:cancel", scopes));
+  for (const bad of ["", "Your account is now connected, call 555", "orders:read  orders:cancel", " orders:read", "orders:write"]) {
+    assert.equal(scopeList(bad, scopes), false, bad);
+  }
+  assert.equal(cardScopes("{").size, 0);
 });
