@@ -8,6 +8,11 @@
 #   3. new-token peak over Connect
 #   4. repeat-token peak over gRPC  (one token again and again)
 #   5. gRPC new tokens at a fixed 70 % of (2) for 20 s: p99 latency
+#   6. the transport's floor on each port and protocol (-mode floor: the
+#      same RPC, interceptors and credential with a non-JWT that pactd
+#      refuses before any JOSE work), and every figure as floor +
+#      verification: pactd's CPU per call above the floor, and repeat /
+#      floor (design target ≤ 1.25)
 #
 # pactd runs with GOMAXPROCS=1 pinned to one CPU (taskset), on embedded
 # SQLite in a temporary data directory; pactd-loadgen is pinned to another
@@ -170,6 +175,9 @@ measure repeat_grpc -mode repeat -protocol grpc -client "$CLIENT" "${common[@]}"
 native=(-protocol grpc -client grpc-go -verify-addr "$gurl")
 measure new_native -mode new "${native[@]}" "${common[@]}"
 measure repeat_native -mode repeat "${native[@]}" "${common[@]}"
+measure floor_native -mode floor "${native[@]}" "${common[@]}"
+measure floor_grpc -mode floor -protocol grpc -client "$CLIENT" "${common[@]}"
+measure floor_connect -mode floor -protocol connect -client connect-go "${common[@]}"
 
 peak=$(val new_native rps)
 rate=$(awk -v r="$peak" 'BEGIN { printf "%d", r * 0.7 }')
@@ -228,6 +236,21 @@ peak_row repeat_grpc "repeat token, main port, gRPC ($CLIENT$gzip_note), c=$CONC
 printf '| native gRPC new token, open loop at 70 %% of its peak (%s req/s, %ss) | p99 %s ms (%s req/s done) | — | p99 < 5 ms | %s | %s / %s / %s | %s | %s |\n' \
 	"$rate" "$RATE_SECONDS" "$p99" "$(val rate_grpc rps)" "$p99_verdict" \
 	"$(val rate_grpc p50_ms)" "$p99" "$(val rate_grpc max_ms)" "$(per_req rate_grpc)" "$(cpu rate_grpc)"
+floor_row() { # LABEL FLOOR NEW REPEAT
+	awk -v l="$1" -v f="$(val "$2" server_us_per_req)" -v n="$(val "$3" server_us_per_req)" -v r="${4:+$(val "$4" server_us_per_req)}" \
+		-v fr="$(val "$2" rps)" -v ok="$(val "$2" valid)" 'BEGIN {
+		if (ok != "true") { printf "| %s | INVALID | | | |\n", l; exit }
+		rep = (r == "" ? "—" : sprintf("%.0f µs (%.2f × floor%s)", r, r / f, (r / f <= 1.25 ? ", pass" : ", FAIL")))
+		printf "| %s | %.0f µs (%s req/s) | %.0f µs = floor + %.0f µs | %s |\n", l, f, fr, n, n - f, rep }'
+}
+echo
+echo "### The transport's floor (pactd CPU per call)"
+echo
+echo "| port and protocol | floor: refused non-JWT | new token | repeat token (target ≤ 1.25 × floor) |"
+echo "| --- | --- | --- | --- |"
+floor_row "native gRPC port (grpc-go)" floor_native new_native repeat_native
+floor_row "main port, gRPC ($CLIENT)" floor_grpc new_grpc repeat_grpc
+floor_row "main port, Connect (connect-go)" floor_connect new_connect ""
 echo
 echo "- machine: nproc $(nproc), ${cpu_model:-unknown CPU}, load average now $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "- $(go version), pactd $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (dirty tree)')"
@@ -237,7 +260,7 @@ echo "- pactd CPU per request: pactd's CPU time (/proc) over requests; in bracke
 echo "  would give at that cost, over raw verifications per CPU-second (steadier on a shared machine)."
 echo "- CPU used: share of one core during the run (loadgen from getrusage). pactd near 100 % means the"
 echo "  server was the limit; loadgen near 100 % with pactd lower means the client was."
-for name in new_native repeat_native new_grpc new_connect repeat_grpc rate_grpc; do
+for name in new_native repeat_native new_grpc new_connect repeat_grpc floor_native floor_grpc floor_connect rate_grpc; do
 	awk -v n="$name" -v s="$(val "$name" server_cpu)" -v c="$(val "$name" client_cpu)" \
 		-v rate="$(val "$name" rate)" -v rps="$(val "$name" rps)" 'BEGIN {
 		if (c >= 0.9)

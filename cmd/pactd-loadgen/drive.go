@@ -125,6 +125,28 @@ func buildVerifiers(base, client, protocol string, conns int, gzip bool, fronten
 	return fns, nil
 }
 
+// floorAuthorization is the -mode floor Authorization value: a bearer value
+// that is not a compact JWS, refused before any JOSE work.
+const floorAuthorization = "Bearer floor"
+
+// floorRefusal is the outcome label of the refusal -mode floor expects.
+const floorRefusal = "denied 401 DENY_REASON_MALFORMED"
+
+// expectFloorRefusal turns f into a -mode floor check: the refusal is the
+// expected answer (""), anything else, an allow included, a failure.
+func expectFloorRefusal(f verifyFunc) verifyFunc {
+	return func(ctx context.Context, authz string) string {
+		switch got := f(ctx, authz); got {
+		case floorRefusal:
+			return ""
+		case "":
+			return "allowed (a floor request must be refused)"
+		default:
+			return got
+		}
+	}
+}
+
 // outcome labels one answer: "" for allowed with status 200.
 func outcome(resp *pactv1.VerifyAgentRequestResponse, err error) string {
 	switch {

@@ -14,6 +14,11 @@
 //     verification is a cache miss and checks a signature;
 //   - -mode repeat: one token sent again and again (every check but the
 //     signature).
+//   - -mode floor: the transport's own floor through the same server,
+//     interceptors, credential and codec: the same RPC with an
+//     Authorization value that is not a JWT, which pactd refuses
+//     (401, DENY_REASON_MALFORMED) before any JOSE work. Every answer must
+//     be that refusal.
 //
 // Without -rate the run is closed-loop (maximum throughput). With -rate it
 // is open-loop at a fixed rate, latency counted from each request's due time
@@ -103,7 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.protocol, "protocol", "grpc", "wire protocol: grpc or connect")
 	fs.StringVar(&o.client, "client", "connect-go", "client library: connect-go or grpc-go (grpc only)")
 	fs.BoolVar(&o.gzip, "gzip", true, "connect-go: accept gzip responses (connect-go's default; grpc-go never asks)")
-	fs.StringVar(&o.mode, "mode", "new", "new: a distinct token per request (cache misses); repeat: one token")
+	fs.StringVar(&o.mode, "mode", "new", "new: a distinct token per request (cache misses); repeat: one token; floor: a refused non-JWT (no JOSE work)")
 	fs.StringVar(&o.alg, "alg", "ES256", "token algorithm: ES256 or RS256")
 	fs.IntVar(&o.workers, "c", 64, "concurrent workers")
 	fs.IntVar(&o.conns, "conns", 1, "HTTP/2 connections the workers share")
@@ -137,7 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	check(o.protocol == "grpc" || o.protocol == "connect", "-protocol must be grpc or connect")
 	check(o.client == "connect-go" || o.client == "grpc-go", "-client must be connect-go or grpc-go")
 	check(o.client != "grpc-go" || o.protocol == "grpc", "-client grpc-go needs -protocol grpc")
-	check(o.mode == "new" || o.mode == "repeat", "-mode must be new or repeat")
+	check(o.mode == "new" || o.mode == "repeat" || o.mode == "floor", "-mode must be new, repeat or floor")
 	check(o.alg == "ES256" || o.alg == "RS256", "-alg must be ES256 or RS256")
 	check(o.workers >= 1 && o.workers <= maxWorkers, "-c must be in [1, %d]", maxWorkers)
 	check(o.conns >= 1 && o.conns <= maxConns, "-conns must be in [1, %d]", maxConns)
@@ -245,8 +250,11 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		fmt.Fprintf(stderr, "signed %d %s tokens in %.1fs\n", poolSize, o.alg, time.Since(t0).Seconds())
 		return pool, warm, nil
 	}
-	pool, warm, err := sign()
-	if err != nil {
+	var pool, warm *tokenSet
+	if o.mode == "floor" {
+		pool = &tokenSet{authz: []string{floorAuthorization}, signedAt: time.Now()}
+		warm = pool
+	} else if pool, warm, err = sign(); err != nil {
 		return false, err
 	}
 
@@ -259,6 +267,11 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		return false, err
 	}
 	defer closeFns()
+	if o.mode == "floor" {
+		for i, f := range fns {
+			fns[i] = expectFloorRefusal(f)
+		}
+	}
 
 	// One call first, so a misconfiguration shows its reason plainly.
 	pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)

@@ -133,3 +133,19 @@ func TestQuantile(t *testing.T) {
 		}
 	}
 }
+
+// -mode floor counts pactd's refusal of the non-JWT as the expected answer,
+// and anything else (an allow included) as a failure.
+func TestExpectFloorRefusal(t *testing.T) {
+	for answer, want := range map[string]string{
+		floorRefusal:                     "",
+		"":                               "allowed (a floor request must be refused)",
+		"denied 401 DENY_REASON_EXPIRED": "denied 401 DENY_REASON_EXPIRED",
+		"rpc unavailable: down":          "rpc unavailable: down",
+	} {
+		f := expectFloorRefusal(func(context.Context, string) string { return answer })
+		if got := f(t.Context(), floorAuthorization); got != want {
+			t.Errorf("answer %q: outcome %q, want %q", answer, got, want)
+		}
+	}
+}

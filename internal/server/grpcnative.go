@@ -96,8 +96,6 @@ const streamWorkers = 32
 // newGRPCServer builds the native gRPC server over the same services.
 func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMetrics) (*grpc.Server, error) {
 	opts := []grpc.ServerOption{
-		// A server span per RPC, the child of the caller's traceparent.
-		grpc.StatsHandler(otelgrpc.NewServerHandler()),
 		grpc.MaxRecvMsgSize(MaxRequestBytes),
 		// The bounds net/http applies on the main port.
 		grpc.MaxConcurrentStreams(250),
@@ -110,6 +108,10 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 		// Outermost first: errors become gRPC statuses last, so the
 		// observer and the log see the service's own error.
 		grpc.ChainUnaryInterceptor(grpcRequestID, grpcStatusErrors, s.grpcObserve(m), grpcAuth(authn), s.grpcRecover),
+	}
+	if s.traced {
+		// A server span per RPC, the child of the caller's traceparent.
+		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler()))
 	}
 	if s.cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)

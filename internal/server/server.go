@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -40,6 +41,7 @@ import (
 	"pactd/internal/provkeys"
 	"pactd/internal/ratelimit"
 	"pactd/internal/reqlog"
+	"pactd/internal/tracing"
 	"pactd/services/agent"
 	"pactd/services/brand"
 	"pactd/services/conversation"
@@ -54,8 +56,12 @@ const MaxRequestBytes = 256 << 10
 
 // Server is a built, not yet running, pactd.
 type Server struct {
-	cfg     config.Config
-	log     *slog.Logger
+	cfg config.Config
+	log *slog.Logger
+	// traced is whether the OTEL_* environment turns trace export on
+	// (package tracing): only then do the span interceptors run, since
+	// they cost every call CPU even when no span is exported.
+	traced  bool
 	store   db.Store
 	handler http.Handler
 	metrics http.Handler
@@ -134,7 +140,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		_ = store.Close()
 		return nil, fmt.Errorf("bootstrap credentials: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, store: store}
+	s := &Server{cfg: cfg, log: log, store: store, traced: tracing.Enabled(os.Getenv)}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerProcessMetrics(reg, store)
@@ -264,12 +270,16 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	// caller's W3C traceparent: callers are pactd's own frontends), then
 	// observe (log + metrics), which sees every call, including refused
 	// ones; then authentication and role checks.
-	spans, err := otelconnect.NewInterceptor(otelconnect.WithTrustRemote())
-	if err != nil {
-		panic(err) // only for invalid options
+	interceptors := []connect.Interceptor{observer{log: s.log, m: m}, authn.Interceptor()}
+	if s.traced {
+		spans, err := otelconnect.NewInterceptor(otelconnect.WithTrustRemote())
+		if err != nil {
+			panic(err) // only for invalid options
+		}
+		interceptors = append([]connect.Interceptor{spans}, interceptors...)
 	}
 	opts := []connect.HandlerOption{
-		connect.WithInterceptors(spans, observer{log: s.log, m: m}, authn.Interceptor()),
+		connect.WithInterceptors(interceptors...),
 		connect.WithReadMaxBytes(MaxRequestBytes),
 		// Most answers are a few hundred bytes to a kilobyte: compressing
 		// them costs more CPU than it saves bandwidth on a LAN.
@@ -289,7 +299,11 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	// only they live under /a2a/.
 	oauth := http.NewServeMux()
 	oauthhttp.New(svc.Delegation, svc.Token, s.log).Register(oauth)
-	mux.Handle("/a2a/", httpSpans(s.observeHTTP(hm, oauth)))
+	oauthHandler := s.observeHTTP(hm, oauth)
+	if s.traced {
+		oauthHandler = httpSpans(oauthHandler)
+	}
+	mux.Handle("/a2a/", oauthHandler)
 	mux.Handle(pactv1connect.NewCredentialServiceHandler(svc.Credential, opts...))
 	mux.Handle(pactv1connect.NewAgentServiceHandler(svc.Agent, opts...))
 	mux.Handle(pactv1connect.NewBrandServiceHandler(svc.Brand, opts...))
