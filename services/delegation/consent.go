@@ -231,6 +231,9 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 	if err := decidable(d, now); err != nil {
 		return nil, err
 	}
+	if req.GetSkipConsent() {
+		return s.approveSkipped(ctx, op, b, d, req.GetBrandUser(), now)
+	}
 	granted := grantedScopes(b, d, req.GetScopes())
 	if len(granted) == 0 {
 		if _, err := s.d.Store.DenyDeviceAuthorization(ctx, d.ID, now); err != nil {

@@ -2,10 +2,12 @@ package delegation
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"time"
 
 	"pactd/db"
+	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/authzdetails"
 )
 
@@ -96,4 +98,29 @@ func covers(types []authzdetails.Type, g db.Grant, d db.DeviceAuthorization) boo
 		}
 	}
 	return true
+}
+
+// approveSkipped is ApproveConsent with skip_consent (trusted-frontend
+// mode): pactd, not the frontend, decides that the request is covered, and
+// the new grant, of every requested scope, expires no later than the grant
+// that covers it. Not covered (or the Brand does not skip consent) is
+// FailedPrecondition and changes nothing.
+func (s *Service) approveSkipped(ctx context.Context, op string, b db.Brand, d db.DeviceAuthorization, brandUser string, now time.Time) (*pactv1.ApproveConsentResponse, error) {
+	cover, covered, err := s.coveringGrant(ctx, b, d, brandUser, now)
+	if err != nil {
+		return nil, s.fault(ctx, op+": covering grant", err)
+	}
+	if !covered {
+		return nil, failedPrecondition("skip_consent: no live grant of this User to this PA covers the request (or the Brand does not skip consent)")
+	}
+	g := newGrant(b, d, brandUser, grantedScopes(b, d, d.Scopes), now)
+	if cover.ExpireTime.Before(g.ExpireTime) {
+		g.ExpireTime = cover.ExpireTime // a skip never extends the PA's access
+	}
+	if _, g, err = s.d.Store.ApproveDeviceAuthorization(ctx, d.ID, g, now); err != nil {
+		return nil, s.decisionErr(ctx, op, err)
+	}
+	s.d.Logger.InfoContext(ctx, "consent skipped: an existing grant covers the request", slog.String("brand_id", b.ID),
+		slog.String("agent_id", d.AgentID), slog.String("grant_id", g.ID))
+	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }

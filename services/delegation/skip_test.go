@@ -8,6 +8,7 @@ import (
 
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
+	"pactd/internal/rpcerr"
 	"pactd/services/delegation"
 )
 
@@ -223,6 +224,53 @@ func TestConsentSkippingWithDetails(t *testing.T) {
 		grant("bob", "orders:cancel", "", "orders:cancel")
 		if !covered("bob", "orders:cancel", "["+cancelEntry("1003")+"]") || !covered("bob", "orders:cancel", "") {
 			t.Fatal("ok/unrestricted-grant: a request is not covered")
+		}
+	})
+}
+
+// ApproveConsent with skip_consent (trusted-frontend mode): pactd checks
+// the cover itself; not covered is FailedPrecondition and the request stays
+// pending; covered grants every requested scope, expiring with the covering
+// grant.
+func TestApproveConsentAsASkip(t *testing.T) {
+	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+		s := newStore(t)
+		e := newEnv(t, s)
+		ctx := t.Context()
+		skip := func(code, user string) (*pactv1.ApproveConsentResponse, error) {
+			return e.rpc.ApproveConsent(ctx, &pactv1.ApproveConsentRequest{BrandId: "acme", UserCode: code, BrandUser: user, SkipConsent: true})
+		}
+		d := e.startDevice("acme", paAuth, paIssuer, "orders:read orders:write")
+		first, err := e.approve("acme", d["user_code"].(string), "user-42", "orders:read", "orders:write")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.clk.Advance(48 * time.Hour)
+		// Skipping off: refused, and the request stays pending.
+		next := e.startDevice("acme", paAuth, paIssuer, "orders:read")
+		if _, err := skip(next["user_code"].(string), "user-42"); rpcerr.Reason(err) != "ERROR_REASON_FAILED_PRECONDITION" {
+			t.Fatalf("fail/skip-off: %v", err)
+		}
+		if st := e.status("acme", next["device_code"].(string)); st != db.DevicePending {
+			t.Fatalf("a refused skip changed the request: %v", st)
+		}
+		skipConsent(t, s, "acme", true)
+		// Not covered (another user): refused, nothing changes.
+		if _, err := skip(next["user_code"].(string), "user-43"); rpcerr.Reason(err) != "ERROR_REASON_FAILED_PRECONDITION" {
+			t.Fatalf("fail/not-covered: %v", err)
+		}
+		if st := e.status("acme", next["device_code"].(string)); st != db.DevicePending {
+			t.Fatalf("a refused skip changed the request: %v", st)
+		}
+		// Covered: approved with what was requested, expiring with the cover.
+		res, err := skip(next["user_code"].(string), "user-42")
+		if err != nil || res.GetGrantId() == "" || len(res.GetScopes()) != 1 || res.GetScopes()[0] != "orders:read" {
+			t.Fatalf("ok/covered: %v, %v", res, err)
+		}
+		grants, err := s.ListGrants(ctx, "acme", "user-42", "", 10)
+		if err != nil || len(grants) != 2 || grants[0].ID != res.GetGrantId() || grants[1].ID != first.GetGrantId() ||
+			!grants[0].ExpireTime.Equal(grants[1].ExpireTime) {
+			t.Fatalf("grants after the skip: %+v, %v; want the new one to expire with the first", grants, err)
 		}
 	})
 }

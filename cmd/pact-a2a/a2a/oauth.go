@@ -140,12 +140,10 @@ func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, b brandPag
 		return
 	}
 	if d.GetCoveredByGrant() {
-		scopes := make([]string, 0, len(d.GetScopes()))
-		for _, sc := range d.GetScopes() {
-			scopes = append(scopes, sc.GetId())
-		}
+		// pactd checks the cover again, grants what was requested and
+		// never past the covering grant's expiry.
 		res, err := h.deleg.ApproveConsent(r.Context(), &pactv1.ApproveConsentRequest{
-			BrandId: brandID, UserCode: code, BrandUser: user, Scopes: scopes, Source: guessSource(user),
+			BrandId: brandID, UserCode: code, BrandUser: user, SkipConsent: true, Source: guessSource(user),
 		})
 		if err != nil {
 			h.consentError(w, r, b, user, err)

@@ -210,7 +210,8 @@ async function showConsent(fe: Frontend, req: IncomingMessage, res: ServerRespon
   if (d.coveredByGrant) {
     let r;
     try {
-      r = await fe.deleg.approveConsent({ brandId: b.id, userCode: code, brandUser: user, scopes: d.scopes.map((s) => s.id), source: guessSource(user) });
+      // pactd checks the cover again, grants what was requested and never past the covering grant's expiry.
+      r = await fe.deleg.approveConsent({ brandId: b.id, userCode: code, brandUser: user, skipConsent: true, source: guessSource(user) });
     } catch (err) {
       return consentError(fe, res, b, user, err);
     }

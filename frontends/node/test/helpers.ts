@@ -73,8 +73,8 @@ export interface Env {
   abandoned: number;
   oauth: { method: string; path: string; headers: IncomingHttpHeaders; body: string }[];
   agent: CountingAgent;
-  /** approvals are the ApproveConsent calls: [user code, Brand user, scopes]. */
-  approvals: [string, string, string[]][];
+  /** approvals are the ApproveConsent calls: [user code, Brand user, scopes, and "skip" when skip_consent]. */
+  approvals: ([string, string, string[]] | [string, string, string[], "skip"])[];
   fe: Frontend;
   close(): Promise<void>;
 }
@@ -180,7 +180,7 @@ export async function newEnv(cfg: Partial<Config> = {}, kind: TransportKind = "c
       },
       approveConsent(req, hc) {
         auth(hc);
-        e.approvals.push([req.userCode, req.brandUser, req.scopes]);
+        e.approvals.push(req.skipConsent ? [req.userCode, req.brandUser, req.scopes, "skip"] : [req.userCode, req.brandUser, req.scopes]);
         return { grantId: "g_2", scopes: req.scopes, clientId: "https://pa.example" };
       },
       startStepUp(req, hc) {

@@ -117,7 +117,8 @@ test("trusted consent page: each scope with its authorization_details in words; 
     assert.equal(e.approvals.length, 0, "showing the page approved something");
     const skipped = await send(e.url + "/a2a/acme/oauth/consent?user_code=COVR-COVR", "GET", "", "Cookie: u=alice");
     assert.deepEqual([skipped.status, skipped.headers.location], [303, "https://provider.example/a2a/acme/oauth/connected?status=approved"]);
-    assert.deepEqual(e.approvals, [["COVR-COVR", "alice", ["orders:read", "orders:cancel"]]]);
+    // As a skip: pactd checks the cover and grants what was requested.
+    assert.deepEqual(e.approvals, [["COVR-COVR", "alice", [], "skip"]]);
     // A wrong confirmation code shows the page again and never skips.
     const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
     const wrong = await send(e.url + "/a2a/acme/oauth/consent/decision", "POST",

@@ -901,8 +901,15 @@ type ApproveConsentRequest struct {
 	// only; instead of brand_assertion). Not single use by itself: the
 	// pending-only decision lets it decide once.
 	ConsentSession string `protobuf:"bytes,7,opt,name=consent_session,json=consentSession,proto3" json:"consent_session,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Approve as a consent skip (BRAND_LOGIN_MODE_TRUSTED_FRONTEND, after
+	// DescribeConsent reported covered_by_grant): pactd checks again that
+	// the Brand skips consent and that a live grant of brand_user to this PA
+	// covers the request (FailedPrecondition otherwise), grants every
+	// requested scope, and the new grant expires no later than the covering
+	// one, so a skip never widens or extends the PA's access.
+	SkipConsent   bool `protobuf:"varint,8,opt,name=skip_consent,json=skipConsent,proto3" json:"skip_consent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ApproveConsentRequest) Reset() {
@@ -982,6 +989,13 @@ func (x *ApproveConsentRequest) GetConsentSession() string {
 		return x.ConsentSession
 	}
 	return ""
+}
+
+func (x *ApproveConsentRequest) GetSkipConsent() bool {
+	if x != nil {
+		return x.SkipConsent
+	}
+	return false
 }
 
 // ApproveConsentResponse reports the grant.
@@ -2093,7 +2107,7 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\fdecision_url\x18\x06 \x01(\tR\vdecisionUrl\x12\x1b\n" +
 	"\tclient_id\x18\a \x01(\tR\bclientId\x12(\n" +
 	"\x10skipped_grant_id\x18\b \x01(\tR\x0eskippedGrantId\x12%\n" +
-	"\x0egranted_scopes\x18\t \x03(\tR\rgrantedScopes\"\xf0\x01\n" +
+	"\x0egranted_scopes\x18\t \x03(\tR\rgrantedScopes\"\x93\x02\n" +
 	"\x15ApproveConsentRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1b\n" +
 	"\tuser_code\x18\x02 \x01(\tR\buserCode\x12\x1d\n" +
@@ -2102,7 +2116,8 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x0fbrand_assertion\x18\x04 \x01(\tR\x0ebrandAssertion\x12\x16\n" +
 	"\x06scopes\x18\x05 \x03(\tR\x06scopes\x12\x16\n" +
 	"\x06source\x18\x06 \x01(\tR\x06source\x12'\n" +
-	"\x0fconsent_session\x18\a \x01(\tR\x0econsentSession\"\xa6\x01\n" +
+	"\x0fconsent_session\x18\a \x01(\tR\x0econsentSession\x12!\n" +
+	"\fskip_consent\x18\b \x01(\bR\vskipConsent\"\xa6\x01\n" +
 	"\x16ApproveConsentResponse\x12\x19\n" +
 	"\bgrant_id\x18\x01 \x01(\tR\agrantId\x12\x16\n" +
 	"\x06scopes\x18\x02 \x03(\tR\x06scopes\x12\x1b\n" +
