@@ -42,6 +42,19 @@ func h2cClient() *http.Client {
 	}}
 }
 
+// http1Client is an HTTP/1.1-only client keeping up to idle connections
+// open: with one request in flight per connection, as HTTP/1.1 allows, a
+// closed loop of c workers needs c connections.
+func http1Client(idle int) *http.Client {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	return &http.Client{Transport: &http.Transport{
+		Protocols:           p,
+		MaxIdleConns:        idle,
+		MaxIdleConnsPerHost: idle,
+	}}
+}
+
 // bearerClient adds a fixed Authorization header to every request.
 type bearerClient struct {
 	c     *http.Client
@@ -60,14 +73,22 @@ func (b bearerClient) Do(r *http.Request) (*http.Response, error) {
 // responses, as it does by default (grpc-go advertises nothing unless a
 // compressor is registered, and this program registers none). The returned
 // close function releases them.
-func newVerifiers(base, client, protocol string, conns int, gzip bool, frontendToken, brand string) ([]verifyFunc, func(), error) {
+// wire is how connect-go clients reach pactd: the HTTP version ("2" on
+// h2c, or "1.1" with workers connections), and the codec ("proto" or
+// "json", the Connect protocol's two).
+type wire struct {
+	http, codec string
+	workers     int
+}
+
+func newVerifiers(base, client, protocol string, w wire, conns int, gzip bool, frontendToken, brand string) ([]verifyFunc, func(), error) {
 	var closers []func()
 	closeAll := func() {
 		for _, c := range closers {
 			c()
 		}
 	}
-	fns, err := buildVerifiers(base, client, protocol, conns, gzip, frontendToken, brand, &closers)
+	fns, err := buildVerifiers(base, client, protocol, w, conns, gzip, frontendToken, brand, &closers)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
@@ -75,7 +96,7 @@ func newVerifiers(base, client, protocol string, conns int, gzip bool, frontendT
 	return fns, closeAll, nil
 }
 
-func buildVerifiers(base, client, protocol string, conns int, gzip bool, frontendToken, brand string, closers *[]func()) ([]verifyFunc, error) {
+func buildVerifiers(base, client, protocol string, w wire, conns int, gzip bool, frontendToken, brand string, closers *[]func()) ([]verifyFunc, error) {
 	var fns []verifyFunc
 	for range conns {
 		switch client {
@@ -91,7 +112,13 @@ func buildVerifiers(base, client, protocol string, conns int, gzip bool, fronten
 			if !gzip {
 				opts = append(opts, connect.WithAcceptCompression("gzip", nil, nil))
 			}
+			if w.codec == "json" {
+				opts = append(opts, connect.WithProtoJSON())
+			}
 			hc := h2cClient()
+			if w.http == "1.1" {
+				hc = http1Client(w.workers)
+			}
 			*closers = append(*closers, hc.CloseIdleConnections)
 			vc := pactv1connect.NewVerificationServiceClient(bearerClient{hc, "Bearer " + frontendToken}, base, opts...)
 			fns = append(fns, func(ctx context.Context, authz string) string {
@@ -144,6 +171,18 @@ func expectFloorRefusal(f verifyFunc) verifyFunc {
 		default:
 			return got
 		}
+	}
+}
+
+// expectMixed turns f into a -mode mixed check: the floor value must be
+// refused as -mode floor expects, every token allowed.
+func expectMixed(f verifyFunc) verifyFunc {
+	floor := expectFloorRefusal(f)
+	return func(ctx context.Context, authz string) string {
+		if authz == floorAuthorization {
+			return floor(ctx, authz)
+		}
+		return f(ctx, authz)
 	}
 }
 

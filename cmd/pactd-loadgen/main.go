@@ -69,6 +69,8 @@ type options struct {
 	addr      string
 	verify    string
 	protocol  string
+	httpVer   string
+	codec     string
 	client    string
 	mode      string
 	alg       string
@@ -90,6 +92,7 @@ type options struct {
 	profOut   string
 	health    time.Duration
 	freePort  bool
+	bare      string
 }
 
 func main() {
@@ -106,9 +109,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.addr, "addr", "http://127.0.0.1:7070", "pactd base URL (h2c)")
 	fs.StringVar(&o.verify, "verify-addr", "", "base URL for the VerifyAgentRequest load, e.g. pactd's native gRPC port (PACT_GRPC_LISTEN); default -addr")
 	fs.StringVar(&o.protocol, "protocol", "grpc", "wire protocol: grpc or connect")
+	fs.StringVar(&o.httpVer, "http", "2", "connect-go: HTTP version, 2 (h2c, -conns connections) or 1.1 (one connection per worker; -protocol connect)")
+	fs.StringVar(&o.codec, "codec", "proto", "connect-go: message codec, proto (binary) or json")
 	fs.StringVar(&o.client, "client", "connect-go", "client library: connect-go or grpc-go (grpc only)")
 	fs.BoolVar(&o.gzip, "gzip", true, "connect-go: accept gzip responses (connect-go's default; grpc-go never asks)")
-	fs.StringVar(&o.mode, "mode", "new", "new: a distinct token per request (cache misses); repeat: one token; floor: a refused non-JWT (no JOSE work)")
+	fs.StringVar(&o.mode, "mode", "new", "new: a distinct token per request (cache misses); repeat: one token; floor: a refused non-JWT (no JOSE work);\nmixed: of every 8 requests 5 new, 2 repeat, 1 floor (for memory under sustained load)")
 	fs.StringVar(&o.alg, "alg", "ES256", "token algorithm: ES256 or RS256")
 	fs.IntVar(&o.workers, "c", 64, "concurrent workers")
 	fs.IntVar(&o.conns, "conns", 1, "HTTP/2 connections the workers share")
@@ -126,6 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.profOut, "profile-out", "", "with -server-pprof: write pactd's CPU profile of the measured run here")
 	fs.BoolVar(&o.raw, "raw", false, "measure raw single-threaded signature verifications/s for -d and exit")
 	fs.DurationVar(&o.health, "wait-health", 0, "only wait up to this long for pactd to report SERVING, then exit")
+	fs.StringVar(&o.bare, "serve-bare", "", "serve the transports' own floor without pactd (main=host:port for net/http + connect-go,\ngrpc=host:port for grpc-go; a fixed refusal, nothing else) until interrupted")
 	fs.BoolVar(&o.freePort, "free-port", false, "print a free TCP port on 127.0.0.1 and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -142,7 +148,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	check(o.protocol == "grpc" || o.protocol == "connect", "-protocol must be grpc or connect")
 	check(o.client == "connect-go" || o.client == "grpc-go", "-client must be connect-go or grpc-go")
 	check(o.client != "grpc-go" || o.protocol == "grpc", "-client grpc-go needs -protocol grpc")
-	check(o.mode == "new" || o.mode == "repeat" || o.mode == "floor", "-mode must be new, repeat or floor")
+	check(o.httpVer == "2" || o.httpVer == "1.1", "-http must be 2 or 1.1")
+	check(o.codec == "proto" || o.codec == "json", "-codec must be proto or json")
+	check(o.httpVer == "2" || (o.protocol == "connect" && o.client == "connect-go"), "-http 1.1 needs -protocol connect (gRPC needs HTTP/2)")
+	check(o.codec == "proto" || o.client == "connect-go", "-codec json needs -client connect-go")
+	check(o.httpVer == "2" || o.conns == 1, "-http 1.1 opens one connection per worker: leave -conns at 1")
+	check(o.mode == "new" || o.mode == "repeat" || o.mode == "floor" || o.mode == "mixed", "-mode must be new, repeat, floor or mixed")
 	check(o.alg == "ES256" || o.alg == "RS256", "-alg must be ES256 or RS256")
 	check(o.workers >= 1 && o.workers <= maxWorkers, "-c must be in [1, %d]", maxWorkers)
 	check(o.conns >= 1 && o.conns <= maxConns, "-conns must be in [1, %d]", maxConns)
@@ -168,6 +179,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case o.freePort:
 		err = printFreePort(stdout)
+	case o.bare != "":
+		err = serveBare(o.bare, stdout)
 	case o.health > 0:
 		err = waitHealthy(ctx, o.addr, o.health)
 	case o.raw:
@@ -242,7 +255,7 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 			return nil, nil, err
 		}
 		warm = pool
-		if o.mode == "new" && o.warmup > 0 {
+		if (o.mode == "new" || o.mode == "mixed") && o.warmup > 0 {
 			if warm, err = signPool(s, pa.issuer, aud, "warm", min(o.warmup, 4096)); err != nil {
 				return nil, nil, err
 			}
@@ -257,19 +270,27 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 	} else if pool, warm, err = sign(); err != nil {
 		return false, err
 	}
+	if o.mode == "mixed" {
+		pool = mixed(pool)
+	}
 
 	target := o.addr
 	if o.verify != "" {
 		target = o.verify
 	}
-	fns, closeFns, err := newVerifiers(target, o.client, o.protocol, o.conns, o.gzip, frontend, o.brand)
+	fns, closeFns, err := newVerifiers(target, o.client, o.protocol, wire{http: o.httpVer, codec: o.codec, workers: o.workers}, o.conns, o.gzip, frontend, o.brand)
 	if err != nil {
 		return false, err
 	}
 	defer closeFns()
-	if o.mode == "floor" {
+	switch o.mode {
+	case "floor":
 		for i, f := range fns {
 			fns[i] = expectFloorRefusal(f)
+		}
+	case "mixed":
+		for i, f := range fns {
+			fns[i] = expectMixed(f)
 		}
 	}
 
@@ -297,6 +318,9 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		if pool, _, err = sign(); err != nil {
 			return false, err
 		}
+		if o.mode == "mixed" {
+			pool = mixed(pool)
+		}
 	}
 	if time.Since(pool.signedAt)+o.duration+grace > tokenLifetime-freshness {
 		return false, fmt.Errorf("signing takes too long for -d %s: lower -pool or -d", o.duration)
@@ -323,6 +347,7 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		serverUS = 1e6 * (srv1 - srv0).Seconds() / float64(max(res.requests, 1))
 	}
 	valid := res.failures == 0 && res.requests > 0 && ctx.Err() == nil
+	mem := serverMemory(ctx, o.addr, admin, o.serverPID)
 	if profDone != nil {
 		if err := <-profDone; err != nil {
 			fmt.Fprintln(stderr, "pactd-loadgen: server profile:", err)
@@ -334,8 +359,8 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		loop = fmt.Sprintf("open loop at %.0f/s", o.rate)
 	}
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e6) }
-	fmt.Fprintf(stdout, "mode=%s alg=%s protocol=%s client=%s gzip=%v c=%d conns=%d %s for %s (GOMAXPROCS=%d)\n",
-		o.mode, o.alg, o.protocol, o.client, o.gzip && o.client == "connect-go", o.workers, o.conns, loop, o.duration, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(stdout, "mode=%s alg=%s protocol=%s http=%s codec=%s client=%s gzip=%v c=%d conns=%d %s for %s (GOMAXPROCS=%d)\n",
+		o.mode, o.alg, o.protocol, o.httpVer, o.codec, o.client, o.gzip && o.client == "connect-go", o.workers, o.conns, loop, o.duration, runtime.GOMAXPROCS(0))
 	fmt.Fprintf(stdout, "  requests %d in %.2fs = %.0f/s, failures %d\n", res.requests, res.wall.Seconds(), res.rps(), res.failures)
 	fmt.Fprintf(stdout, "  latency ms: p50 %s  p90 %s  p99 %s  max %s\n",
 		ms(res.quantile(0.50)), ms(res.quantile(0.90)), ms(res.quantile(0.99)), ms(res.quantile(1)))
@@ -355,13 +380,17 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 				len(pool.authz), pactdCacheSize)
 		}
 	}
+	if mem.rssKB > 0 {
+		fmt.Fprintf(stdout, "  pactd after the run: RSS %.1f MB, Go heap in use %.1f MB, repeat-token cache %d entries\n",
+			float64(mem.rssKB)/1024, float64(mem.heapInuse)/(1<<20), mem.cacheEntries)
+	}
 	if valid {
 		fmt.Fprintln(stdout, "  VALID")
 	} else {
 		fmt.Fprintf(stdout, "  INVALID: %s\n", failSummary(res.failSet))
 	}
 	err = writeOut(o.out, [][2]string{
-		{"mode", o.mode}, {"alg", o.alg}, {"protocol", o.protocol}, {"client", o.client}, {"gzip", fmt.Sprint(o.gzip && o.client == "connect-go")},
+		{"mode", o.mode}, {"alg", o.alg}, {"protocol", o.protocol}, {"http", o.httpVer}, {"codec", o.codec}, {"client", o.client}, {"gzip", fmt.Sprint(o.gzip && o.client == "connect-go")},
 		{"c", fmt.Sprint(o.workers)}, {"conns", fmt.Sprint(o.conns)},
 		{"rate", fmt.Sprintf("%.0f", o.rate)}, {"seconds", fmt.Sprintf("%.3f", res.wall.Seconds())},
 		{"requests", fmt.Sprint(res.requests)}, {"failures", fmt.Sprint(res.failures)},
@@ -371,6 +400,8 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		{"lag_p99_ms", ms(res.lagP99)}, {"late", fmt.Sprint(res.late)},
 		{"client_cpu", fmt.Sprintf("%.2f", clientCPU)}, {"server_cpu", fmt.Sprintf("%.2f", serverCPU)},
 		{"client_us_per_req", fmt.Sprintf("%.1f", clientUS)}, {"server_us_per_req", fmt.Sprintf("%.1f", serverUS)},
+		{"server_rss_kb", fmt.Sprint(mem.rssKB)}, {"server_heap_inuse", fmt.Sprint(mem.heapInuse)},
+		{"server_cache_entries", fmt.Sprint(mem.cacheEntries)},
 	})
 	return valid, err
 }

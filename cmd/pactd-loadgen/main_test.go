@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"net/http"
 	"strings"
@@ -147,5 +148,82 @@ func TestExpectFloorRefusal(t *testing.T) {
 		if got := f(t.Context(), floorAuthorization); got != want {
 			t.Errorf("answer %q: outcome %q, want %q", answer, got, want)
 		}
+	}
+}
+
+// Every wire the benchmark measures reaches a VerificationService and
+// decodes its answer: the bare floor's fixed refusal is what -mode floor
+// expects, over grpc-go, and connect-go's gRPC, Connect binary and Connect
+// JSON, on HTTP/2 and (Connect only) HTTP/1.1. The control: a verifier that
+// expects an allow reports the refusal as a failure.
+func TestEveryWireReachesTheBareFloor(t *testing.T) {
+	b, err := startBare("127.0.0.1:0", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	mainURL, grpcURL := "http://"+b.main.Addr().String(), "http://"+b.grpc.Addr().String()
+	for _, c := range []struct {
+		name, base, client, protocol string
+		w                            wire
+	}{
+		{"grpc-go", grpcURL, "grpc-go", "grpc", wire{http: "2", codec: "proto"}},
+		{"connect-go gRPC", mainURL, "connect-go", "grpc", wire{http: "2", codec: "proto"}},
+		{"Connect binary HTTP/2", mainURL, "connect-go", "connect", wire{http: "2", codec: "proto"}},
+		{"Connect JSON HTTP/2", mainURL, "connect-go", "connect", wire{http: "2", codec: "json"}},
+		{"Connect binary HTTP/1.1", mainURL, "connect-go", "connect", wire{http: "1.1", codec: "proto", workers: 2}},
+		{"Connect JSON HTTP/1.1", mainURL, "connect-go", "connect", wire{http: "1.1", codec: "json", workers: 2}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fns, closeFns, err := newVerifiers(c.base, c.client, c.protocol, c.w, 1, true, "fe", "loadgen")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeFns()
+			if got := expectFloorRefusal(fns[0])(t.Context(), floorAuthorization); got != "" {
+				t.Fatalf("floor outcome %q, want the expected refusal", got)
+			}
+			if got := fns[0](t.Context(), "Bearer x.y.z"); got != floorRefusal {
+				t.Fatalf("plain outcome %q, want %q", got, floorRefusal)
+			}
+		})
+	}
+}
+
+// -mode mixed sends, of every 8 requests, 5 distinct new tokens, 2 the
+// repeated token and 1 the floor value; its check wants the floor refused
+// and every token allowed.
+func TestMixed(t *testing.T) {
+	pool := &tokenSet{}
+	for i := range 11 {
+		pool.authz = append(pool.authz, fmt.Sprintf("Bearer t%d", i))
+	}
+	m := mixed(pool)
+	counts := map[string]int{}
+	for _, a := range m.authz {
+		counts[a]++
+	}
+	// 10 fresh tokens fill two rounds of 5: 16 requests.
+	if len(m.authz) != 16 || counts["Bearer t10"] != 4 || counts[floorAuthorization] != 2 {
+		t.Fatalf("mixed: %d requests, %d repeats, %d floors: %q", len(m.authz), counts["Bearer t10"], counts[floorAuthorization], m.authz)
+	}
+	for i := range 10 {
+		if counts[fmt.Sprintf("Bearer t%d", i)] != 1 {
+			t.Fatalf("new token t%d sent %d times", i, counts[fmt.Sprintf("Bearer t%d", i)])
+		}
+	}
+	allowAll := expectMixed(func(context.Context, string) string { return "" })
+	refuseAll := expectMixed(func(context.Context, string) string { return floorRefusal })
+	if got := allowAll(t.Context(), "Bearer t1"); got != "" {
+		t.Errorf("allowed token: %q", got)
+	}
+	if got := allowAll(t.Context(), floorAuthorization); got == "" {
+		t.Error("an allowed floor value passed")
+	}
+	if got := refuseAll(t.Context(), floorAuthorization); got != "" {
+		t.Errorf("refused floor value: %q", got)
+	}
+	if got := refuseAll(t.Context(), "Bearer t1"); got != floorRefusal {
+		t.Errorf("refused token: %q, want the refusal reported", got)
 	}
 }

@@ -269,3 +269,31 @@ func signPool(s *signer, iss, aud, prefix string, n int) (*tokenSet, error) {
 	wg.Wait()
 	return ts, errors.Join(errs...)
 }
+
+// mixed interleaves a pool of distinct tokens with a repeated token (the
+// pool's last) and the floor value: of every 8 requests 5 are new tokens,
+// 2 the repeated one and 1 refused, a load that exercises every path
+// pactd keeps state for (the repeat-token cache fills with the new ones).
+func mixed(pool *tokenSet) *tokenSet {
+	n := len(pool.authz)
+	if n < 2 {
+		return pool
+	}
+	repeat, fresh := pool.authz[n-1], pool.authz[:n-1]
+	out := &tokenSet{signedAt: pool.signedAt, authz: make([]string, 0, len(fresh)*8/5+8)}
+	next := 0
+	for next < len(fresh) {
+		for slot := range 8 {
+			switch slot {
+			case 1, 6:
+				out.authz = append(out.authz, repeat)
+			case 3:
+				out.authz = append(out.authz, floorAuthorization)
+			default:
+				out.authz = append(out.authz, fresh[next%len(fresh)])
+				next++
+			}
+		}
+	}
+	return out
+}
