@@ -155,16 +155,35 @@ func TestKubernetesExample(t *testing.T) {
 	if cfg.MetricsListen != "" && ports["metrics"] != portOf(cfg.MetricsListen) {
 		t.Errorf("containerPort metrics = %d, but PACT_METRICS_LISTEN is %s", ports["metrics"], cfg.MetricsListen)
 	}
-	sp := svc.Spec.Ports[0]
-	if sp.TargetPort != "api" || sp.AppProtocol != "kubernetes.io/h2c" {
-		t.Errorf("Service port = %+v, want targetPort api with appProtocol kubernetes.io/h2c", sp)
+	// The native gRPC port is where gRPC frontends should call: the example
+	// opens it on all interfaces (pactd's default is loopback only).
+	if cfg.GRPCListen == "" {
+		t.Error("the Deployment turns the native gRPC port off; gRPC frontends should have it")
+	} else if h, _, _ := net.SplitHostPort(cfg.GRPCListen); h != "0.0.0.0" {
+		t.Errorf("PACT_GRPC_LISTEN is %s, want 0.0.0.0:PORT so the Service reaches it", cfg.GRPCListen)
+	} else if ports["grpc-native"] != portOf(cfg.GRPCListen) {
+		t.Errorf("containerPort grpc-native = %d, but PACT_GRPC_LISTEN is %s", ports["grpc-native"], cfg.GRPCListen)
+	}
+	// The Service: the API port first (the probes' and Connect clients'),
+	// then the native gRPC port, both h2c.
+	targets := []string{}
+	for _, sp := range svc.Spec.Ports {
+		targets = append(targets, sp.TargetPort)
+		if sp.AppProtocol != "kubernetes.io/h2c" {
+			t.Errorf("Service port %+v: want appProtocol kubernetes.io/h2c", sp)
+		}
+	}
+	if !slices.Equal(targets, []string{"api", "grpc-native"}) {
+		t.Errorf("Service target ports %v, want [api grpc-native]", targets)
 	}
 	if dep.Replicas < 2 || pdb.Spec.MinAvailable >= dep.Replicas {
 		t.Errorf("replicas %d, PDB minAvailable %d: the PDB must allow one disruption", dep.Replicas, pdb.Spec.MinAvailable)
 	}
 
 	// The probes, asked of a real pactd on SQLite over grpc.health.v1.
-	srvCfg, err := config.Load(nil, []string{"PACT_DATA_DIR=" + t.TempDir(), "PACT_LISTEN=127.0.0.1:0",
+	// The native port off: its default 127.0.0.1:7071 would clash with
+	// other tests and pactds on this machine, and the probes use the API port.
+	srvCfg, err := config.Load(nil, []string{"PACT_DATA_DIR=" + t.TempDir(), "PACT_LISTEN=127.0.0.1:0", "PACT_GRPC_LISTEN=off",
 		"PACT_ADMIN_TOKEN=stand-in-admin-token-0123"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)

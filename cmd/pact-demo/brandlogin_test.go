@@ -26,13 +26,15 @@ func TestGlobexSignedLogin(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var banner strings.Builder
+	// Written by serve while this test reads it: locked, and waited for
+	// until its last line (the export line) is there.
+	var banner lockedBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- serve(ctx, []string{"-dir", dir, "-listen", "127.0.0.1:0"}, &banner, io.Discard, inProcess)
 	}()
 	for deadline := time.Now().Add(30 * time.Second); ; {
-		if _, err := os.Stat(statePath(dir)); err == nil {
+		if _, err := os.Stat(statePath(dir)); err == nil && strings.Contains(banner.String(), "export P=") {
 			break
 		}
 		select {

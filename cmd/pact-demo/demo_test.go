@@ -37,7 +37,7 @@ func inProcess(_ context.Context, ln net.Listener, pactdURL, token, _ string, _ 
 func TestDemo(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	ctx, cancel := context.WithCancel(t.Context())
-	var banner strings.Builder
+	var banner lockedBuffer // serve writes it while this test reads it
 	done := make(chan error, 1)
 	go func() {
 		done <- serve(ctx, []string{"-dir", dir, "-listen", "127.0.0.1:0"}, &banner, io.Discard, inProcess)

@@ -124,7 +124,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 	go func() { _ = jwks.Serve(paLn) }()
 	defer jwks.Close()
 
-	// pactd, in this process, on the embedded store.
+	// pactd, in this process, on the embedded store, on one free port: the
+	// frontend and the README's grpcurl walk both use the main port, so the
+	// native gRPC port stays off (its default 127.0.0.1:7071 would clash
+	// with a pactd already running here).
 	// Credentials: PACT_ADMIN_TOKEN and PACT_FRONTEND_TOKEN when set (to
 	// call this pactd with grpcurl or buf curl too), else random.
 	adminToken, feToken := cmp.Or(os.Getenv("PACT_ADMIN_TOKEN"), rand.Text()), cmp.Or(os.Getenv("PACT_FRONTEND_TOKEN"), rand.Text())
@@ -135,7 +138,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 	defer logFile.Close()
 	cfg, err := config.Load(nil, []string{
 		"PACT_ADMIN_TOKEN=" + adminToken, "PACT_FRONTEND_TOKEN=" + feToken, "PACT_DATA_DIR=" + filepath.Join(*dir, "pactd"),
-		"PACT_PUBLIC_URL=" + feURL, "PACT_DEV=true", "PACT_LISTEN=127.0.0.1:0",
+		"PACT_PUBLIC_URL=" + feURL, "PACT_DEV=true", "PACT_LISTEN=127.0.0.1:0", "PACT_GRPC_LISTEN=off",
 	}, io.Discard)
 	if err != nil {
 		return err

@@ -131,10 +131,25 @@ func serve(ctx context.Context, cfg config.Config, env []string, stdout, stderr 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	// The native gRPC port is on by default, so a second pactd on one
+	// machine meets it taken: say which setting to change.
+	var gln net.Listener
+	if cfg.GRPCListen != "" {
+		if gln, err = net.Listen("tcp", cfg.GRPCListen); err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("listen for native gRPC on %s (PACT_GRPC_LISTEN; another address, or off to disable it): %w", cfg.GRPCListen, err)
+		}
+	}
+	closeListeners := func() {
+		_ = ln.Close()
+		if gln != nil {
+			_ = gln.Close()
+		}
+	}
 	// Tracing by the standard OTEL_* variables; off unless an endpoint is set.
 	stopTracing, err := tracing.Setup(ctx, getenv(env), buildinfo.Get().Version)
 	if err != nil {
-		_ = ln.Close()
+		closeListeners()
 		return err
 	}
 	defer func() {
@@ -146,8 +161,11 @@ func serve(ctx context.Context, cfg config.Config, env []string, stdout, stderr 
 	}()
 	srv, err := server.New(ctx, cfg, log, stdout)
 	if err != nil {
-		_ = ln.Close()
+		closeListeners()
 		return err
+	}
+	if gln != nil {
+		srv.GRPCListener = gln
 	}
 	log.Info("pactd ready", slog.Float64("startup_ms", float64(time.Since(start).Microseconds())/1000))
 	return srv.Serve(ctx, ln)

@@ -70,7 +70,7 @@ func TestTakenPortFailsFirst(t *testing.T) {
 	defer ln.Close()
 	dir := filepath.Join(t.TempDir(), "data")
 	var out, errOut bytes.Buffer
-	err = run(t.Context(), []string{"--dev", "--listen", ln.Addr().String(), "--data-dir", dir}, nil, &out, &errOut)
+	err = run(t.Context(), []string{"--dev", "--listen", ln.Addr().String(), "--grpc-listen=off", "--data-dir", dir}, nil, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "listen on "+ln.Addr().String()) {
 		t.Fatalf("run on a taken port: %v, want a listen error", err)
 	}
@@ -85,12 +85,36 @@ func TestTakenPortFailsFirst(t *testing.T) {
 	}
 }
 
+// TestTakenNativePortFailsFirst: a taken native gRPC port is reported
+// before anything is opened, naming PACT_GRPC_LISTEN and how to turn it off
+// (it is on by default, so a second pactd on one machine meets this).
+func TestTakenNativePortFailsFirst(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	var out, errOut bytes.Buffer
+	err = run(t.Context(), []string{"--dev", "--listen", "127.0.0.1:0", "--grpc-listen", taken.Addr().String(), "--data-dir", dir}, nil, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "listen for native gRPC on "+taken.Addr().String()) ||
+		!strings.Contains(err.Error(), "PACT_GRPC_LISTEN") || !strings.Contains(err.Error(), "off") {
+		t.Fatalf("run on a taken native port: %v, want a native gRPC listen error naming PACT_GRPC_LISTEN", err)
+	}
+	if out.Len() != 0 || errOut.Len() != 0 {
+		t.Errorf("printed before the listen error:\nstdout: %s\nstderr: %s", out.String(), errOut.String())
+	}
+	if m, _ := filepath.Glob(dir); len(m) != 0 {
+		t.Errorf("the data directory %s was created before the listen error", dir)
+	}
+}
+
 // TestTokenCreate: token create refuses to make a new, empty store (no
 // file is created), writes to an existing one and says which (the token on
 // standard output only), and the token authenticates.
 func TestTokenCreate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
-	env := []string{"PACT_DEV=true", "PACT_ADMIN_TOKEN=token-create-admin-0123456789"}
+	env := []string{"PACT_DEV=true", "PACT_ADMIN_TOKEN=token-create-admin-0123456789", "PACT_GRPC_LISTEN=off"}
 	var out, errOut bytes.Buffer
 	err := run(t.Context(), []string{"token", "create", "--role", "frontend", "--data-dir", dir}, env, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "no pactd database at "+filepath.Join(dir, "pactd.db")) || out.Len() != 0 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pactd/internal/config"
+	"pactd/internal/pajwt"
 )
 
 // Tokens long enough to pass validation, distinct, and easy to spot if they
@@ -26,6 +27,9 @@ const (
 
 func TestLoadDefaults(t *testing.T) {
 	t.Parallel()
+	if config.DefaultTokenCacheSize != pajwt.DefaultCacheSize {
+		t.Errorf("DefaultTokenCacheSize = %d, want pajwt.DefaultCacheSize %d", config.DefaultTokenCacheSize, pajwt.DefaultCacheSize)
+	}
 	c, err := config.Load(nil, nil, io.Discard)
 	if err != nil {
 		t.Fatalf("Load with nothing set: %v", err)
@@ -40,6 +44,8 @@ func TestLoadDefaults(t *testing.T) {
 		ShutdownTimeout: 15 * time.Second,
 		CacheTTL:        2 * time.Second,
 		OutageGrace:     5 * time.Minute,
+		GRPCListen:      "127.0.0.1:7071",
+		TokenCacheSize:  65536,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -217,6 +223,64 @@ func TestLoad(t *testing.T) {
 			},
 		},
 		{
+			name: "ok/grpc-listen-off",
+			env:  []string{"PACT_GRPC_LISTEN=off"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "GRPCListen", c.GRPCListen, "")
+			},
+		},
+		{
+			name: "ok/grpc-listen-flag-off-beats-env",
+			args: []string{"--grpc-listen=off"},
+			env:  []string{"PACT_GRPC_LISTEN=127.0.0.1:9000"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "GRPCListen", c.GRPCListen, "")
+			},
+		},
+		{
+			name: "ok/grpc-listen-given",
+			env:  []string{"PACT_GRPC_LISTEN=0.0.0.0:7071", "PACT_LISTEN=0.0.0.0:7070"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "GRPCListen", c.GRPCListen, "0.0.0.0:7071")
+			},
+		},
+		{
+			// Port 0 asks for any free port: never a clash.
+			name: "ok/every-port-zero",
+			env:  []string{"PACT_LISTEN=127.0.0.1:0", "PACT_GRPC_LISTEN=127.0.0.1:0", "PACT_METRICS_LISTEN=127.0.0.1:0"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "GRPCListen", c.GRPCListen, "127.0.0.1:0")
+			},
+		},
+		{
+			name: "ok/same-port-on-different-hosts",
+			env:  []string{"PACT_LISTEN=127.0.0.1:7070", "PACT_GRPC_LISTEN=127.0.0.2:7070"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "GRPCListen", c.GRPCListen, "127.0.0.2:7070")
+			},
+		},
+		{
+			name: "ok/token-cache-size",
+			env:  []string{"PACT_TOKEN_CACHE_SIZE=1000"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "TokenCacheSize", strconv.Itoa(c.TokenCacheSize), "1000")
+			},
+		},
+		{
+			name: "ok/token-cache-size-zero-disables",
+			args: []string{"--token-cache-size", "0"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "TokenCacheSize", strconv.Itoa(c.TokenCacheSize), "0")
+			},
+		},
+		{
+			name: "ok/token-cache-size-max",
+			env:  []string{"PACT_TOKEN_CACHE_SIZE=4194304"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "TokenCacheSize", strconv.Itoa(c.TokenCacheSize), "4194304")
+			},
+		},
+		{
 			name: "ok/test-harness-and-foreign-variables-ignored",
 			env:  []string{"PACT_TEST_POSTGRES_URL=postgres://x@y/z", "PACT_TEST_ANYTHING=1", "HOME=/root", "PATH=/bin", "NOEQUALS"},
 			check: func(t *testing.T, c config.Config) {
@@ -255,6 +319,14 @@ func TestLoadRefuses(t *testing.T) {
 		{"fail/listen-no-port", []string{"--listen", "127.0.0.1"}, nil, []string{"listen"}},
 		{"fail/listen-empty-env", nil, []string{"PACT_LISTEN="}, []string{"listen"}},
 		{"fail/metrics-listen", nil, []string{"PACT_METRICS_LISTEN=9100"}, []string{"metrics-listen"}},
+		{"fail/grpc-listen-no-port", nil, []string{"PACT_GRPC_LISTEN=7071"}, []string{"PACT_GRPC_LISTEN", "host:port", "off"}},
+		{"fail/grpc-listen-empty", nil, []string{"PACT_GRPC_LISTEN="}, []string{"PACT_GRPC_LISTEN", "off"}},
+		{"fail/grpc-listen-flag", []string{"--grpc-listen", "Off"}, nil, []string{"--grpc-listen", "host:port"}},
+		{"fail/grpc-listen-is-listen", nil, []string{"PACT_GRPC_LISTEN=127.0.0.1:7070"}, []string{"PACT_GRPC_LISTEN", "PACT_LISTEN", "own address"}},
+		{"fail/grpc-listen-is-metrics", nil, []string{"PACT_GRPC_LISTEN=127.0.0.1:9100", "PACT_METRICS_LISTEN=127.0.0.1:9100"}, []string{"PACT_GRPC_LISTEN", "PACT_METRICS_LISTEN", "own address"}},
+		{"fail/grpc-listen-wildcard-clash", nil, []string{"PACT_LISTEN=0.0.0.0:7071"}, []string{"PACT_GRPC_LISTEN", "PACT_LISTEN", "own address"}},
+		{"fail/grpc-listen-empty-host-clash", []string{"--listen", ":7000", "--grpc-listen", "127.0.0.1:7000"}, nil, []string{"PACT_GRPC_LISTEN", "PACT_LISTEN"}},
+		{"fail/metrics-listen-is-listen", nil, []string{"PACT_METRICS_LISTEN=127.0.0.1:7070"}, []string{"PACT_METRICS_LISTEN", "PACT_LISTEN", "own address"}},
 		{"fail/data-dir-empty", []string{"--data-dir="}, nil, []string{"data-dir"}},
 
 		{"fail/database-url-mysql", nil, []string{"PACT_DATABASE_URL=mysql://u@h/db"}, []string{"database-url"}},
@@ -295,6 +367,11 @@ func TestLoadRefuses(t *testing.T) {
 		{"fail/rate-agent-garbage", nil, []string{"PACT_RATE_AGENT=fast"}, []string{"PACT_RATE_AGENT"}},
 		{"fail/rate-agent-nan", nil, []string{"PACT_RATE_AGENT=NaN"}, []string{"PACT_RATE_AGENT"}},
 		{"fail/rate-subject-inf", nil, []string{"PACT_RATE_SUBJECT=+Inf"}, []string{"PACT_RATE_SUBJECT"}},
+
+		{"fail/token-cache-size-negative", nil, []string{"PACT_TOKEN_CACHE_SIZE=-1"}, []string{"PACT_TOKEN_CACHE_SIZE", "4194304"}},
+		{"fail/token-cache-size-too-big", []string{"--token-cache-size=4194305"}, nil, []string{"--token-cache-size", "4194304"}},
+		{"fail/token-cache-size-garbage", nil, []string{"PACT_TOKEN_CACHE_SIZE=64k"}, []string{"PACT_TOKEN_CACHE_SIZE"}},
+		{"fail/token-cache-size-empty", nil, []string{"PACT_TOKEN_CACHE_SIZE="}, []string{"PACT_TOKEN_CACHE_SIZE"}},
 
 		{"fail/dev-not-bool", nil, []string{"PACT_DEV=yes"}, []string{"PACT_DEV"}},
 		{"fail/flag-source-named", []string{"--dev=maybe"}, []string{"PACT_DEV=true"}, []string{"--dev"}},
@@ -357,7 +434,8 @@ func TestLoadHelp(t *testing.T) {
 	if !errors.Is(err, config.ErrHelp) || !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("Load(-h) error = %v, want ErrHelp", err)
 	}
-	for _, w := range []string{"-listen", "PACT_LISTEN", "127.0.0.1:7070", "-admin-token", "PACT_ADMIN_TOKEN"} {
+	for _, w := range []string{"-listen", "PACT_LISTEN", "127.0.0.1:7070", "-admin-token", "PACT_ADMIN_TOKEN",
+		"-grpc-listen", "PACT_GRPC_LISTEN", "127.0.0.1:7071", "off disables it", "-token-cache-size", "PACT_TOKEN_CACHE_SIZE", "65536"} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("usage does not mention %q:\n%s", w, out.String())
 		}

@@ -212,3 +212,33 @@ func TestConcurrentVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRepeatTokenCacheStaysWithinCacheSize verifies twice CacheSize
+// distinct tokens: CacheEntries never exceeds the bound (CacheSize below
+// 256 entries; above, 16 shards of ceil(CacheSize/16)), the cache does
+// fill up to it, and a disabled cache holds nothing.
+func TestRepeatTokenCacheStaysWithinCacheSize(t *testing.T) {
+	t.Parallel()
+	s := newSigners(t)
+	for _, tc := range []struct{ size, bound int }{{5, 5}, {260, 16 * 17}, {-1, 0}} {
+		t.Run(fmt.Sprint("size-", tc.size), func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, s, func(c *pajwt.Config) { c.CacheSize = tc.size })
+			n := max(2*tc.size, 10)
+			for i := range n {
+				res, err := f.verify(t, bearer(f.token(t, s.es, nil, set1("jti", fmt.Sprint("t-", i)))))
+				if err != nil || res.Cached {
+					t.Fatalf("token %d: %v cached %v; want a fresh accept", i, err, res.Cached)
+				}
+				if got := f.v.CacheEntries(); got > tc.bound {
+					t.Fatalf("after %d tokens the cache holds %d entries, above its bound %d", i+1, got, tc.bound)
+				}
+			}
+			// Positive control: the bound was reached (for 16 shards,
+			// nearly: a shard may see fewer than its share of keys).
+			if got := f.v.CacheEntries(); got < tc.bound*9/10 {
+				t.Errorf("after %d tokens the cache holds %d entries; want about %d", n, got, tc.bound)
+			}
+		})
+	}
+}

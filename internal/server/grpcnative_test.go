@@ -1,10 +1,13 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,4 +145,70 @@ func reasonOf(st *status.Status) string {
 		}
 	}
 	return ""
+}
+
+// TestNativeGRPCPortListensOnItsAddress: with PACT_GRPC_LISTEN set and no
+// listener handed in, Serve binds the address itself, answers gRPC there,
+// and the startup line names both addresses; with off it names none.
+func TestNativeGRPCPortListensOnItsAddress(t *testing.T) {
+	for _, tc := range []struct{ name, grpcListen string }{{"on", "127.0.0.1:0"}, {"off", "off"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			logs := &syncBuffer{}
+			cfg := testConfig(t, "", t.TempDir(), "PACT_GRPC_LISTEN="+tc.grpcListen)
+			srv, err := server.New(t.Context(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), &bytes.Buffer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- srv.Serve(ctx, ln) }()
+			t.Cleanup(func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("Serve: %v", err)
+				}
+			})
+			var line struct {
+				Addr     string `json:"addr"`
+				GRPCAddr string `json:"grpc_addr"`
+			}
+			waitFor(t, 10*time.Second, "the startup line", func() bool {
+				for l := range strings.Lines(logs.String()) {
+					if strings.Contains(l, `"msg":"pactd serving"`) {
+						if err := json.Unmarshal([]byte(l), &line); err != nil {
+							t.Fatal(err)
+						}
+						return true
+					}
+				}
+				return false
+			})
+			if line.Addr != ln.Addr().String() {
+				t.Errorf("startup addr = %q, want %q", line.Addr, ln.Addr())
+			}
+			if tc.grpcListen == "off" {
+				if line.GRPCAddr != "off" {
+					t.Errorf("startup grpc_addr = %q, want off", line.GRPCAddr)
+				}
+				return
+			}
+			if !strings.HasPrefix(line.GRPCAddr, "127.0.0.1:") || line.GRPCAddr == "127.0.0.1:0" || line.GRPCAddr == line.Addr {
+				t.Fatalf("startup grpc_addr = %q, want the bound loopback port", line.GRPCAddr)
+			}
+			conn, err := grpc.NewClient(line.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			res, err := healthpb.NewHealthClient(conn).Check(t.Context(), &healthpb.HealthCheckRequest{})
+			if err != nil || res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+				t.Fatalf("health on the native port = %v, %v; want SERVING", res, err)
+			}
+		})
+	}
 }

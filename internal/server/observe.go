@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"pactd/internal/buildinfo"
+	"pactd/internal/pajwt"
 	"pactd/internal/reqlog"
 )
 
@@ -126,6 +127,16 @@ func registerProcessMetrics(reg prometheus.Registerer, store interface {
 		}
 		return 1
 	}))
+}
+
+// registerTokenCacheMetric exports pactd_pa_token_cache_entries: the
+// repeat-token cache is the main cause of RSS growth under load, and this
+// says how full it is (it stops growing at PACT_TOKEN_CACHE_SIZE).
+func registerTokenCacheMetric(reg prometheus.Registerer, v *pajwt.Verifier) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "pactd_pa_token_cache_entries",
+		Help: "PA tokens in the repeat-token cache (at most PACT_TOKEN_CACHE_SIZE, each at most about 1.2 KiB).",
+	}, func() float64 { return float64(v.CacheEntries()) }))
 }
 
 // jwksFetches counts PA JWKS fetches by result (ok or error) in

@@ -75,7 +75,9 @@ type Server struct {
 	grpc *grpc.Server
 
 	// GRPCListener, when set before Serve, is used for the native gRPC
-	// port instead of listening on PACT_GRPC_LISTEN (tests pass one on :0).
+	// port instead of listening on PACT_GRPC_LISTEN (pactd serve binds it
+	// before opening the store, so a taken port is reported first; tests
+	// pass one on :0).
 	GRPCListener net.Listener
 	// purge deletes expired delegation state (device codes, used Brand
 	// assertions, refresh tokens of expired grants); Serve runs it hourly.
@@ -158,11 +160,18 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		_ = store.Close()
 		return nil, fmt.Errorf("jwks client: %w", err)
 	}
-	paVerifier, err := pajwt.New(pajwt.Config{Keys: jwks, Now: now})
+	// pajwt reads CacheSize 0 as its default and a negative one as no
+	// cache; the configuration says 0 for no cache.
+	cacheSize := cfg.TokenCacheSize
+	if cacheSize == 0 {
+		cacheSize = -1
+	}
+	paVerifier, err := pajwt.New(pajwt.Config{Keys: jwks, Now: now, CacheSize: cacheSize})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("PA JWT verifier: %w", err)
 	}
+	registerTokenCacheMetric(reg, paVerifier)
 	agents := agentdir.New(store, cfg.Audience, cfg.CacheTTL, cfg.OutageGrace, now)
 	pa := agentdir.PAVerifier{Verifier: paVerifier, Directory: agents}
 	tokenVerifier := delegtoken.NewVerifier(keyRing, now)
@@ -421,6 +430,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	} else {
 		go func() { errc <- srv.Serve(ln) }()
 	}
+	grpcAddr := config.Off // logged beside the main address, so one line says where to point each client
 	if s.grpc != nil {
 		gln := s.GRPCListener
 		if gln == nil {
@@ -431,12 +441,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			}
 		}
 		go func() { errc <- s.grpc.Serve(gln) }()
-		s.log.Info("pactd serving native gRPC", slog.String("addr", gln.Addr().String()))
+		grpcAddr = gln.Addr().String()
+		s.log.Info("pactd serving native gRPC", slog.String("addr", grpcAddr))
 	}
 	if s.cfg.MetricsListen != "" {
 		mln, err := net.Listen("tcp", s.cfg.MetricsListen)
 		if err != nil {
 			_ = srv.Close()
+			if s.grpc != nil {
+				s.grpc.Stop()
+			}
 			return fmt.Errorf("listen for metrics: %w", err)
 		}
 		mux := http.NewServeMux()
@@ -449,7 +463,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopListening()
 	go func() { _ = db.ListenChanges(listenCtx, s.store, s.changes, s.resync) }()
 	go s.purgeLoop(listenCtx)
-	s.log.Info("pactd serving", slog.String("addr", ln.Addr().String()), slog.String("store", s.store.Engine()),
+	s.log.Info("pactd serving", slog.String("addr", ln.Addr().String()), slog.String("grpc_addr", grpcAddr), slog.String("store", s.store.Engine()),
 		slog.Bool("tls", s.cfg.TLSCert != ""), slog.Bool("dev", s.cfg.Dev))
 	select {
 	case err := <-errc:

@@ -52,10 +52,14 @@ func engines(t *testing.T, f func(t *testing.T, dbURL string)) {
 	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, dbtest.PostgresURL(t)) })
 }
 
+// testConfig loads a configuration on loopback with the native gRPC port
+// off (its default, 127.0.0.1:7071, would clash between parallel tests);
+// env is applied after the base, so a test that wants the port passes
+// PACT_GRPC_LISTEN=127.0.0.1:0.
 func testConfig(t *testing.T, dbURL, dataDir string, env ...string) config.Config {
 	t.Helper()
 	base := []string{"PACT_ADMIN_TOKEN=" + adminToken, "PACT_FRONTEND_TOKEN=" + frontendToken,
-		"PACT_DATA_DIR=" + dataDir, "PACT_DATABASE_URL=" + dbURL, "PACT_LISTEN=127.0.0.1:0",
+		"PACT_DATA_DIR=" + dataDir, "PACT_DATABASE_URL=" + dbURL, "PACT_LISTEN=127.0.0.1:0", "PACT_GRPC_LISTEN=off",
 		"PACT_PUBLIC_URL=https://provider.example", "PACT_DEV=true",
 		"PACT_KEY_ENCRYPTION_KEY=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="}
 	cfg, err := config.Load(nil, append(base, env...), io.Discard)
@@ -388,7 +392,7 @@ func TestHealthReflectionAndMetrics(t *testing.T) {
 
 func TestGeneratedAdminTokenIsPrintedOnceAndWorks(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := config.Load(nil, []string{"PACT_DATA_DIR=" + dir}, io.Discard)
+	cfg, err := config.Load(nil, []string{"PACT_DATA_DIR=" + dir, "PACT_GRPC_LISTEN=off"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
