@@ -1,46 +1,52 @@
 #!/usr/bin/env bash
-# bench-verify.sh measures VerifyAgentRequest against the raw ES256 limit, in
-# one run on one machine (design.md, "Performance targets"):
+# bench-verify.sh measures VerifyAgentRequest against the raw ES256 limit and
+# against each transport's own floor, in one run on one machine (design.md,
+# "Performance targets"; docs/benchmarks.md, section 2):
 #
 #   1. raw crypto/ecdsa P-256 verifications/s, one thread, on the server CPU
-#      (pactd idle)
-#   2. new-token peak over gRPC     (closed loop, every token a cache miss)
-#   3. new-token peak over Connect
-#   4. repeat-token peak over gRPC  (one token again and again)
-#   5. gRPC new tokens at a fixed 70 % of (2) for 20 s: p99 latency
-#   6. the transport's floor on each port and protocol (-mode floor: the
-#      same RPC, interceptors and credential with a non-JWT that pactd
-#      refuses before any JOSE work), and every figure as floor +
-#      verification: pactd's CPU per call above the floor, and repeat /
-#      floor (design target ≤ 1.25)
+#      (pactd idle): the raw limit every ratio is taken over;
+#   2. the bare floor of each transport: pactd-loadgen -serve-bare, the same
+#      libraries pactd serves with (net/http + connect-go, grpc-go) answering
+#      a fixed refusal with nothing else, pinned and limited like pactd;
+#   3. for each transport frontends use — native gRPC port (grpc-go), main
+#      port gRPC (connect-go), Connect binary and Connect JSON over HTTP/2
+#      and over HTTP/1.1 —
+#        floor:  the same RPC, server, interceptors and credential with a
+#                non-JWT that pactd refuses before any JOSE work;
+#        new:    closed loop, every token a repeat-cache miss;
+#        repeat: closed loop, one token again and again;
+#        50 %:   open loop at half of "new", latency from each request's due
+#                time (no coordinated omission): p50 / p99.
 #
 # pactd runs with GOMAXPROCS=1 pinned to one CPU (taskset), on embedded
 # SQLite in a temporary data directory; pactd-loadgen is pinned to another
-# CPU. It prints each run, then a markdown table with the ratios to raw.
+# CPU. It prints each run, then markdown tables: every figure as floor +
+# verification, × raw, and the verdicts against the targets.
 #
-#   bash scripts/bench-verify.sh               # about 2-3 minutes
+#   bash scripts/bench-verify.sh               # about 8 minutes
 #
-# Knobs (environment): BENCH_PEAK_SECONDS (10), BENCH_RATE_SECONDS (20),
+# Knobs (environment): BENCH_PEAK_SECONDS (8), BENCH_RATE_SECONDS (15),
 # BENCH_RAW_SECONDS (5), BENCH_CONC (64, closed-loop workers), BENCH_RATE_CONC
-# (256, open-loop workers), BENCH_CLIENT (connect-go or grpc-go, for the gRPC
-# runs), BENCH_CONNS (1), BENCH_POOL (200000), BENCH_SERVER_CPU (0),
-# BENCH_CLIENT_CPU (1), BENCH_KEEP=1 keeps the temporary directory (logs).
+# (256, open-loop workers), BENCH_POOL (200000), BENCH_SERVER_CPU (0),
+# BENCH_CLIENT_CPU (1), BENCH_TRANSPORTS (all: "native grpc connect json2
+# proto1 json1"), BENCH_KEEP=1 keeps the temporary directory (logs),
+# BENCH_PEERS=1 also measures OPA and Ory Hydra (scripts/bench-peers.sh).
 #
 # BENCH_PROFILE=1 builds pactd with a net/http/pprof listener on loopback
 # (added only to this build, through a go build -overlay file written to the
 # temporary directory; pactd's sources and its production mux are
-# untouched), saves pactd's CPU profile of each peak run and prints the top
-# of the new-token gRPC one. Profiling costs the server a few per cent.
+# untouched), saves pactd's CPU profile of each closed-loop run and prints
+# the top of the native and main-port gRPC new-token ones. Profiling costs
+# the server a few per cent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PEAK=${BENCH_PEAK_SECONDS:-10}
-RATE_SECONDS=${BENCH_RATE_SECONDS:-20}
+PEAK=${BENCH_PEAK_SECONDS:-8}
+RATE_SECONDS=${BENCH_RATE_SECONDS:-15}
 RAW_SECONDS=${BENCH_RAW_SECONDS:-5}
 CONC=${BENCH_CONC:-64}
 RATE_CONC=${BENCH_RATE_CONC:-256}
-CLIENT=${BENCH_CLIENT:-connect-go}
-CONNS=${BENCH_CONNS:-1}
+TRANSPORTS=${BENCH_TRANSPORTS:-native grpc connect json2 proto1 json1}
 POOL=${BENCH_POOL:-200000}
 SERVER_CPU=${BENCH_SERVER_CPU:-0}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
@@ -149,9 +155,9 @@ measure() {
 	local name=$1 rc=0 prof=()
 	shift
 	echo "== $name"
-	if [ ${#profile_args[@]} -gt 0 ] && [ "$name" != rate_grpc ]; then
-		prof=("${profile_args[@]}" -profile-out "$tmp/$name.pprof")
-	fi
+	case $name in rate_* | bare_*) ;; *)
+		if [ ${#profile_args[@]} -gt 0 ]; then prof=("${profile_args[@]}" -profile-out "$tmp/$name.pprof"); fi
+	esac
 	# In the background, so that an interrupt is handled at once.
 	lg -out "$tmp/$name.env" "${prof[@]}" "$@" &
 	lg_pid=$!
@@ -163,118 +169,138 @@ measure() {
 		exit 1
 	fi
 }
-val() { sed -n "s/^$2=//p" "$tmp/$1.env"; }
+val() { sed -n "s/^$2=//p" "$tmp/$1.env" 2>/dev/null; }
+
+# The transports: NAME|LABEL|TARGET (new token, × raw)|loadgen arguments.
+# "@native" in the arguments stands for the native gRPC port's URL.
+transport_table='native|native gRPC port, gRPC (grpc-go)|0.70|-protocol grpc -client grpc-go -verify-addr @native
+grpc|main port, gRPC (connect-go, h2c)|0.55|-protocol grpc -client connect-go
+connect|main port, Connect binary, HTTP/2|0.55|-protocol connect
+json2|main port, Connect JSON, HTTP/2|0.55|-protocol connect -codec json
+proto1|main port, Connect binary, HTTP/1.1|0.55|-protocol connect -http 1.1
+json1|main port, Connect JSON, HTTP/1.1|0.55|-protocol connect -codec json -http 1.1'
+field() { # NAME FIELD(2..4): one column of the transport table
+	printf '%s\n' "$transport_table" | awk -F'|' -v n="$1" -v f="$2" '$1 == n { print $f }'
+}
+args_for() { # NAME NATIVE_URL [MAIN_URL]: the loadgen arguments of one transport
+	local a
+	a=$(field "$1" 4)
+	a=${a//@native/$2}
+	if [ -n "${3:-}" ] && [[ $a != *-verify-addr* ]]; then a="$a -verify-addr $3"; fi
+	echo "$a"
+}
+for t in $TRANSPORTS; do
+	if [ -z "$(field "$t" 2)" ]; then
+		echo "unknown transport $t in BENCH_TRANSPORTS" >&2
+		exit 2
+	fi
+done
 
 echo "== raw ES256 verify/s on CPU $SERVER_CPU (pactd idle), ${RAW_SECONDS}s"
 "${server_pin[@]}" "$LG" -raw -d "${RAW_SECONDS}s" -out "$tmp/raw.env"
 
-common=(-c "$CONC" -conns "$CONNS" -d "${PEAK}s" -pool "$POOL")
-measure new_grpc -mode new -protocol grpc -client "$CLIENT" "${common[@]}"
-measure new_connect -mode new -protocol connect -client connect-go "${common[@]}"
-measure repeat_grpc -mode repeat -protocol grpc -client "$CLIENT" "${common[@]}"
-native=(-protocol grpc -client grpc-go -verify-addr "$gurl")
-measure new_native -mode new "${native[@]}" "${common[@]}"
-measure repeat_native -mode repeat "${native[@]}" "${common[@]}"
-measure floor_native -mode floor "${native[@]}" "${common[@]}"
-measure floor_grpc -mode floor -protocol grpc -client "$CLIENT" "${common[@]}"
-measure floor_connect -mode floor -protocol connect -client connect-go "${common[@]}"
+# The bare floors, with pactd idle on the same CPU.
+bport=$("$LG" -free-port)
+bgport=$("$LG" -free-port)
+echo "== bare floor: net/http + connect-go on 127.0.0.1:$bport, grpc-go on 127.0.0.1:$bgport ($pinning)"
+env GOMAXPROCS=1 "${server_pin[@]}" "$LG" -serve-bare "main=127.0.0.1:$bport,grpc=127.0.0.1:$bgport" >"$tmp/bare.log" 2>&1 &
+bare_pid=$!
+for _ in $(seq 50); do grep -q "bare grpc-go" "$tmp/bare.log" 2>/dev/null && break; sleep 0.1; done
+for t in $TRANSPORTS; do
+	# shellcheck disable=SC2046 # the arguments are words
+	env PACT_ADMIN_TOKEN="$ADMIN" PACT_FRONTEND_TOKEN="$FRONT" "${client_pin[@]}" "$LG" -addr "$url" \
+		-jwks-addr "127.0.0.1:$jwks_port" -key-file "$tmp/pa.pem" -server-pid "$bare_pid" -out "$tmp/bare_$t.env" \
+		-mode floor -c "$CONC" -d "${PEAK}s" $(args_for "$t" "http://127.0.0.1:$bgport" "http://127.0.0.1:$bport") \
+		>"$tmp/bare_$t.txt" 2>&1 || echo "bare_$t failed: $(tail -n 1 "$tmp/bare_$t.txt")" >&2
+	echo "bare_$t: $(grep -E 'requests' "$tmp/bare_$t.txt" | tr -s ' ')"
+done
+kill -TERM "$bare_pid" 2>/dev/null || true
+wait "$bare_pid" 2>/dev/null || true
 
-peak=$(val new_native rps)
-rate=$(awk -v r="$peak" 'BEGIN { printf "%d", r * 0.7 }')
-if [ "$rate" -lt 1 ]; then
-	echo "no gRPC new-token peak to take 70 % of" >&2
-	exit 1
-fi
-measure rate_grpc -mode new "${native[@]}" -c "$RATE_CONC" -conns "$CONNS" \
-	-d "${RATE_SECONDS}s" -rate "$rate" -pool "$POOL"
+common=(-c "$CONC" -d "${PEAK}s" -pool "$POOL")
+for t in $TRANSPORTS; do
+	# shellcheck disable=SC2207 # the arguments are words
+	targs=($(args_for "$t" "$gurl"))
+	measure "floor_$t" -mode floor "${targs[@]}" "${common[@]}"
+	measure "new_$t" -mode new "${targs[@]}" "${common[@]}"
+	measure "repeat_$t" -mode repeat "${targs[@]}" "${common[@]}"
+	peak=$(val "new_$t" rps)
+	rate=$(awk -v r="${peak:-0}" 'BEGIN { printf "%d", r * 0.5 }')
+	if [ "$rate" -lt 1 ]; then
+		echo "no new-token peak for $t to take 50 % of" >&2
+		exit 1
+	fi
+	measure "rate_$t" -mode new "${targs[@]}" -c "$RATE_CONC" -d "${RATE_SECONDS}s" -rate "$rate" -pool "$POOL"
+done
 
-# ---- the table
+# ---- the tables
 raw=$(val raw raw_per_s)
 raw_cpu=$(val raw raw_per_cpu_s)
-ratio() { awk -v a="$1" -v b="$raw" 'BEGIN { printf "%.2f", a / b }'; }
-ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
-cpu() { # "pactd % / loadgen %" for one run
-	awk -v s="$(val "$1" server_cpu)" -v c="$(val "$1" client_cpu)" \
-		'BEGIN { printf "%s / %.0f %%", (s < 0 ? "?" : sprintf("%.0f %%", 100 * s)), 100 * c }'
-}
-per_req() { # pactd's CPU per request, and in brackets the rate one whole core would give at that cost over raw verifications per CPU-second
-	awk -v u="$(val "$1" server_us_per_req)" -v r="$raw_cpu" \
-		'BEGIN { if (u <= 0) print "?"; else printf "%.0f µs (%.2f)", u, 1e6 / u / r }'
-}
-verdict() { # NAME RATIO MIN
-	if [ "$(val "$1" valid)" != true ]; then
-		echo "INVALID ($(val "$1" failures) failures)"
-	elif ge "$2" "$3"; then echo pass; else echo FAIL; fi
-}
-peak_row() { # NAME LABEL MIN_RATIO TARGET_TEXT
-	local r
-	r=$(ratio "$(val "$1" rps)")
-	printf '| %s | %s req/s | %s | %s | %s | %s / %s / %s | %s | %s |\n' "$2" "$(val "$1" rps)" "$r" "$4" \
-		"$(verdict "$1" "$r" "$3")" "$(val "$1" p50_ms)" "$(val "$1" p99_ms)" "$(val "$1" max_ms)" "$(per_req "$1")" "$(cpu "$1")"
-}
-
-p99=$(val rate_grpc p99_ms)
-if [ "$(val rate_grpc valid)" != true ]; then
-	p99_verdict="INVALID ($(val rate_grpc failures) failures)"
-elif awk -v p="$p99" 'BEGIN { exit !(p < 5) }'; then p99_verdict=pass; else p99_verdict=FAIL; fi
-gzip_note=""
-if [ "$CLIENT" = connect-go ]; then gzip_note=", accepts gzip"; fi
-
+us() { val "$1" server_us_per_req; }
+ok() { [ "$(val "$1" valid)" = true ]; }
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+
 echo
-echo "## VerifyAgentRequest vs raw ES256 ($(date -u +%Y-%m-%dT%H:%MZ))"
+echo "## VerifyAgentRequest, floor + verification, × raw ($(date -u +%Y-%m-%dT%H:%MZ))"
 echo
-echo "| measurement | result | × raw | target | verdict | p50 / p99 / max ms | pactd CPU per request (× raw by CPU) | CPU used: pactd / loadgen |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 awk -v c="$SERVER_CPU" -v r="$raw" -v rc="$raw_cpu" 'BEGIN {
-	printf "| raw ES256 verify (crypto/ecdsa P-256, 1 thread, CPU %s) | %s verify/s | 1.00 | — | — | — | %.0f µs (1.00) | — |\n", c, r, 1e6 / rc }'
-peak_row new_native "new token, native gRPC port (grpc-go), c=$CONC" 0.70 "≥ 0.70"
-peak_row repeat_native "repeat token, native gRPC port (grpc-go), c=$CONC" 5 "≥ 5.00"
-peak_row new_grpc "new token, main port, gRPC ($CLIENT$gzip_note), c=$CONC" 0.70 "(≥ 0.70)"
-peak_row new_connect "new token, main port, Connect (connect-go, accepts gzip), c=$CONC" 0.70 "(≥ 0.70)"
-peak_row repeat_grpc "repeat token, main port, gRPC ($CLIENT$gzip_note), c=$CONC" 5 "(≥ 5.00)"
-printf '| native gRPC new token, open loop at 70 %% of its peak (%s req/s, %ss) | p99 %s ms (%s req/s done) | — | p99 < 5 ms | %s | %s / %s / %s | %s | %s |\n' \
-	"$rate" "$RATE_SECONDS" "$p99" "$(val rate_grpc rps)" "$p99_verdict" \
-	"$(val rate_grpc p50_ms)" "$p99" "$(val rate_grpc max_ms)" "$(per_req rate_grpc)" "$(cpu rate_grpc)"
-floor_row() { # LABEL FLOOR NEW REPEAT
-	awk -v l="$1" -v f="$(val "$2" server_us_per_req)" -v n="$(val "$3" server_us_per_req)" -v r="${4:+$(val "$4" server_us_per_req)}" \
-		-v fr="$(val "$2" rps)" -v ok="$(val "$2" valid)" 'BEGIN {
-		if (ok != "true") { printf "| %s | INVALID | | | |\n", l; exit }
-		rep = (r == "" ? "—" : sprintf("%.0f µs (%.2f × floor%s)", r, r / f, (r / f <= 1.25 ? ", pass" : ", FAIL")))
-		printf "| %s | %.0f µs (%s req/s) | %.0f µs = floor + %.0f µs | %s |\n", l, f, fr, n, n - f, rep }'
-}
+	printf "Raw ES256 (crypto/ecdsa P-256, 1 thread, CPU %s): %s verify/s, %.1f µs of CPU each.\n", c, r, 1e6 / rc }'
 echo
-echo "### The transport's floor (pactd CPU per call)"
+echo "pactd's CPU per call (from /proc), and in brackets requests/s. \"bare\" is the transport alone (-serve-bare)."
 echo
-echo "| port and protocol | floor: refused non-JWT | new token | repeat token (target ≤ 1.25 × floor) |"
-echo "| --- | --- | --- | --- |"
-floor_row "native gRPC port (grpc-go)" floor_native new_native repeat_native
-floor_row "main port, gRPC ($CLIENT)" floor_grpc new_grpc repeat_grpc
-floor_row "main port, Connect (connect-go)" floor_connect new_connect ""
+echo "| transport | bare floor | pactd floor | new token = floor + verification | new × raw (target) | repeat token (× floor, target ≤ 1.25) | 50 % load: rate, p50 / p99 ms (target p99 < 5) |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
+for t in $TRANSPORTS; do
+	label=$(field "$t" 2)
+	target=$(field "$t" 3)
+	awk -v l="$label" -v tg="$target" -v raw="$raw" \
+		-v b="$(val "bare_$t" server_us_per_req)" -v brps="$(val "bare_$t" rps)" -v bok="$(val "bare_$t" valid)" \
+		-v f="$(us "floor_$t")" -v frps="$(val "floor_$t" rps)" -v fok="$(val "floor_$t" valid)" \
+		-v n="$(us "new_$t")" -v nrps="$(val "new_$t" rps)" -v nok="$(val "new_$t" valid)" \
+		-v r="$(us "repeat_$t")" -v rrps="$(val "repeat_$t" rps)" -v rok="$(val "repeat_$t" valid)" \
+		-v rate="$(val "rate_$t" rate)" -v done="$(val "rate_$t" rps)" -v p50="$(val "rate_$t" p50_ms)" -v p99="$(val "rate_$t" p99_ms)" -v qok="$(val "rate_$t" valid)" '
+	function cell(ok, u, rps) { return ok != "true" ? "INVALID" : sprintf("%.0f µs (%s/s)", u, rps) }
+	BEGIN {
+		bare = (bok == "true" ? sprintf("%.0f µs (%s/s)", b, brps) : "—")
+		x = nrps / raw
+		newx = (nok != "true" ? "INVALID" : sprintf("**%.2f** (≥ %s: %s)", x, tg, x >= tg ? "met" : sprintf("missed by %.0f %%", 100 * (1 - x / tg))))
+		rep = (rok != "true" || fok != "true" ? "INVALID" : sprintf("%.0f µs (%s/s), **%.2f ×** floor: %s", r, rrps, r / f, r / f <= 1.25 ? "met" : "missed"))
+		q = (qok != "true" ? "INVALID" : sprintf("%s/s (%s done): %s / **%s** (%s)", rate, done, p50, p99, p99 < 5 ? "met" : "missed"))
+		printf "| %s | %s | %s | %s = floor + %.0f µs | %s | %s | %s |\n", l, bare, cell(fok, f, frps), cell(nok, n, nrps), n - f, newx, rep, q
+	}'
+done
 echo
 echo "- machine: nproc $(nproc), ${cpu_model:-unknown CPU}, load average now $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "- $(go version), pactd $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (dirty tree)')"
-echo "- pactd: GOMAXPROCS=1, SQLite, $pinning; connections per run: $CONNS; token pool $POOL (pactd's cache holds 65,536)"
+echo "- pactd: GOMAXPROCS=1, SQLite, $pinning; closed loop c=$CONC (one HTTP/2 connection, or one HTTP/1.1 connection per worker), open loop $RATE_CONC workers; token pool $POOL (pactd's cache holds 65,536)"
 echo "- × raw: requests/s over raw verifications/s, both wall-clock (the design's measure)."
-echo "- pactd CPU per request: pactd's CPU time (/proc) over requests; in brackets the rate one whole core"
-echo "  would give at that cost, over raw verifications per CPU-second (steadier on a shared machine)."
-echo "- CPU used: share of one core during the run (loadgen from getrusage). pactd near 100 % means the"
-echo "  server was the limit; loadgen near 100 % with pactd lower means the client was."
-for name in new_native repeat_native new_grpc new_connect repeat_grpc floor_native floor_grpc floor_connect rate_grpc; do
-	awk -v n="$name" -v s="$(val "$name" server_cpu)" -v c="$(val "$name" client_cpu)" \
-		-v rate="$(val "$name" rate)" -v rps="$(val "$name" rps)" 'BEGIN {
-		if (c >= 0.9)
-			printf "- WARNING %s: loadgen used %.0f %% of its core: the client may have been the limit (try BENCH_CLIENT=grpc-go)\n", n, 100 * c
-		else if (rate == 0 && s >= 0 && s < 0.9)
-			printf "- WARNING %s: neither side saturated its core (pactd %.0f %%, loadgen %.0f %%): other load on the machine? Rerun when it is quiet\n", n, 100 * s, 100 * c
-		else if (rate > 0 && rps < 0.97 * rate)
-			printf "- WARNING %s: pactd fell behind the fixed rate (%.0f of %.0f req/s, pactd %.0f %% of its core)%s\n", n, rps, rate, 100 * s, (s < 0.9 ? ": other load on the machine? Rerun when it is quiet" : "")
-	}'
+for t in $TRANSPORTS; do
+	for k in floor new repeat rate; do
+		n="${k}_$t"
+		awk -v n="$n" -v s="$(val "$n" server_cpu)" -v c="$(val "$n" client_cpu)" \
+			-v rate="$(val "$n" rate)" -v rps="$(val "$n" rps)" 'BEGIN {
+			if (c >= 0.9)
+				printf "- WARNING %s: loadgen used %.0f %% of its core: the client may have been the limit\n", n, 100 * c
+			else if (rate == 0 && s >= 0 && s < 0.9 && n !~ /^floor_/ && n !~ /^repeat_/)
+				printf "- WARNING %s: neither side saturated its core (pactd %.0f %%, loadgen %.0f %%): other load on the machine? Rerun when it is quiet\n", n, 100 * s, 100 * c
+			else if (rate > 0 && rps < 0.97 * rate)
+				printf "- WARNING %s: pactd fell behind the fixed rate (%.0f of %.0f req/s, pactd %.0f %% of its core)\n", n, rps, rate, 100 * s
+		}'
+	done
 done
 echo "- total script time: $(($(date +%s) - started)) s"
 
-if [ -n "${BENCH_PROFILE:-}" ] && [ -s "$tmp/new_grpc.pprof" ]; then
+if [ -n "${BENCH_PROFILE:-}" ]; then
+	for n in new_native new_grpc floor_grpc; do
+		if [ -s "$tmp/$n.pprof" ]; then
+			echo
+			echo "== pactd CPU profile, $n (kept in $tmp: *.pprof and the pactd binary)"
+			go tool pprof -top -nodecount=30 "$tmp/pactd" "$tmp/$n.pprof" 2>/dev/null | sed -n '4,40p'
+		fi
+	done
+fi
+
+if [ -n "${BENCH_PEERS:-}" ]; then
 	echo
-	echo "== pactd CPU profile, new token over gRPC (kept in $tmp: *.pprof and the pactd binary)"
-	go tool pprof -top -nodecount=30 "$tmp/pactd" "$tmp/new_grpc.pprof" 2>/dev/null | sed -n '4,40p'
+	bash scripts/bench-peers.sh
 fi

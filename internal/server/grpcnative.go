@@ -89,9 +89,12 @@ type (
 	}
 )
 
-// streamWorkers is the size of the native server's stream goroutine pool;
-// streams beyond it still get a goroutine of their own.
-const streamWorkers = 32
+// streamWorkers is the size of each port's pool of stream goroutines (the
+// native server's NumStreamWorkers, the main port's streamPool): as many
+// calls in flight as a busy frontend keeps open reuse grown stacks; calls
+// beyond it still get a goroutine of their own. An idle worker costs only
+// its stack.
+const streamWorkers = 256
 
 // newGRPCServer builds the native gRPC server over the same services.
 func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMetrics) (*grpc.Server, error) {
@@ -147,11 +150,11 @@ func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
 // caller's x-request-id metadata when well-formed, else a new one, sent
 // back as header metadata.
 func grpcRequestID(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	// ValueFromIncomingContext reads one key without copying the whole
+	// metadata map, as FromIncomingContext does on every call.
 	var caller string
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if v := md.Get("x-request-id"); len(v) == 1 {
-			caller = v[0]
-		}
+	if v := metadata.ValueFromIncomingContext(ctx, "x-request-id"); len(v) == 1 {
+		caller = v[0]
 	}
 	id := reqlog.IDFrom(caller)
 	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", id)) // fails only after headers were sent
@@ -165,10 +168,8 @@ func grpcAuth(a *auth.Authenticator) grpc.UnaryServerInterceptor {
 			return next(ctx, req)
 		}
 		var header string
-		if md, ok := metadata.FromIncomingContext(ctx); ok {
-			if v := md.Get("authorization"); len(v) == 1 {
-				header = v[0]
-			}
+		if v := metadata.ValueFromIncomingContext(ctx, "authorization"); len(v) == 1 {
+			header = v[0]
 		}
 		ctx, err := a.Admit(ctx, info.FullMethod, header)
 		if err != nil {

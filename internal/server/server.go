@@ -213,7 +213,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 			Signer: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
 	}
 	metrics := newRPCMetrics(reg)
-	s.handler = withRequestID(s.mux(svc, authn, metrics, newHTTPMetrics(reg)))
+	s.handler = newStreamPool(withRequestID(s.mux(svc, authn, metrics, newHTTPMetrics(reg))), streamWorkers)
 	if cfg.GRPCListen != "" {
 		if s.grpc, err = s.newGRPCServer(svc, authn, metrics); err != nil {
 			_ = store.Close()
