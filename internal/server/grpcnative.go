@@ -25,6 +25,7 @@ import (
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/auth"
 	"pactd/internal/reqlog"
+	"pactd/internal/workpool"
 )
 
 // The native gRPC transport (PACT_GRPC_LISTEN) serves the same service
@@ -97,20 +98,20 @@ type (
 const streamWorkers = 256
 
 // newGRPCServer builds the native gRPC server over the same services.
-func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMetrics) (*grpc.Server, error) {
+func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMetrics, workers *workpool.Pool) (*grpc.Server, error) {
 	opts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxRequestBytes),
 		// The bounds net/http applies on the main port.
 		grpc.MaxConcurrentStreams(250),
 		grpc.MaxHeaderListSize(64 << 10),
 		grpc.ConnectionTimeout(10 * time.Second),
-		// Reuse stream goroutines: a verification needs a deeper stack than
-		// a new goroutine starts with, and growing it each time cost ~9 %
-		// of the CPU of a VerifyAgentRequest.
+		// Reuse stream goroutines rather than start one per stream.
 		grpc.NumStreamWorkers(streamWorkers),
 		// Outermost first: errors become gRPC statuses last, so the
 		// observer and the log see the service's own error.
-		grpc.ChainUnaryInterceptor(grpcRequestID, grpcStatusErrors, s.grpcObserve(m), grpcAuth(authn), s.grpcRecover),
+		// The chain and the service run on the shared worker pool
+		// (workers.go), beneath grpc-go's stream goroutine.
+		grpc.ChainUnaryInterceptor(grpcOnWorkers(workers), grpcRequestID, grpcStatusErrors, s.grpcObserve(m), grpcAuth(authn), s.grpcRecover),
 	}
 	if s.traced {
 		// A server span per RPC, the child of the caller's traceparent.

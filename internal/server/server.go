@@ -42,6 +42,7 @@ import (
 	"pactd/internal/ratelimit"
 	"pactd/internal/reqlog"
 	"pactd/internal/tracing"
+	"pactd/internal/workpool"
 	"pactd/services/agent"
 	"pactd/services/brand"
 	"pactd/services/conversation"
@@ -213,9 +214,10 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 			Signer: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
 	}
 	metrics := newRPCMetrics(reg)
-	s.handler = newStreamPool(withRequestID(s.mux(svc, authn, metrics, newHTTPMetrics(reg))), streamWorkers)
+	workers := workpool.New(streamWorkers)
+	s.handler = onWorkers(workers, withRequestID(s.mux(svc, authn, metrics, newHTTPMetrics(reg))))
 	if cfg.GRPCListen != "" {
-		if s.grpc, err = s.newGRPCServer(svc, authn, metrics); err != nil {
+		if s.grpc, err = s.newGRPCServer(svc, authn, metrics, workers); err != nil {
 			_ = store.Close()
 			return nil, fmt.Errorf("native gRPC server: %w", err)
 		}
