@@ -300,7 +300,11 @@ for r in "${rows[@]}"; do
 	v="$(val "$f" valid)"
 	if [ "$v" = true ]; then v=yes; else v="INVALID ($(val "$f" failures) failures)"; fi
 	pg="—"
-	if [ "$peer" = Hydra ]; then pg=$(us "$(val "$f" extra_us_per_req)"); fi
+	if [ "$peer" = Hydra ]; then
+		pg=$(us "$(val "$f" extra_us_per_req)")
+		ex=$(val "$f" extra_exited)
+		if [ -n "$ex" ] && [ "$ex" != 0 ]; then pg="≥ $pg ($ex backends exited)"; fi
+	fi
 	printf '| %s (%s) | %s | %s | %s | %s | %s / %s ms | %s |\n' "$peer" "$note" "$mode" "$(val "$f" rps)" \
 		"$(us "$(val "$f" server_us_per_req)")" "$pg" "$(val "$f" p50_ms)" "$(val "$f" p99_ms)" "$v"
 done

@@ -226,14 +226,18 @@ func (g procGroup) snapshot() map[int]time.Duration {
 }
 
 // cpuDelta is the CPU the processes of after used since before; a process
-// born in between counts from zero. (One that exited in between is lost:
-// PostgreSQL backends of a pooled client live for the whole run.)
-func cpuDelta(before, after map[int]time.Duration) time.Duration {
-	var d time.Duration
+// born in between counts from zero. One that exited in between took its
+// CPU with it: exited counts them, so that a lower bound shows as one.
+func cpuDelta(before, after map[int]time.Duration) (d time.Duration, exited int) {
 	for pid, t := range after {
 		d += t - before[pid]
 	}
-	return d
+	for pid := range before {
+		if _, ok := after[pid]; !ok {
+			exited++
+		}
+	}
+	return d, exited
 }
 
 // writeOut writes key=value lines to path (nothing when path is empty).

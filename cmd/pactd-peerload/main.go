@@ -227,12 +227,14 @@ func load(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error
 	srv1, srvErr1 := procCPU(o.serverPID)
 	ext1 := group.snapshot()
 	perReq := func(d time.Duration) float64 { return 1e6 * d.Seconds() / float64(max(res.requests, 1)) }
-	serverUS, extraUS := -1.0, -1.0
+	serverUS, extraUS, exited := -1.0, -1.0, 0
 	if o.serverPID > 0 && srvErr0 == nil && srvErr1 == nil {
 		serverUS = perReq(srv1 - srv0)
 	}
 	if o.extraComm != "" {
-		extraUS = perReq(cpuDelta(ext0, ext1))
+		var d time.Duration
+		d, exited = cpuDelta(ext0, ext1)
+		extraUS = perReq(d)
 	}
 	valid := res.failures == 0 && res.requests > 0 && ctx.Err() == nil
 
@@ -247,6 +249,9 @@ func load(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error
 			fmt.Fprintf(stdout, ", %s processes (%d) %.1f µs/request", o.extraComm, len(ext1), extraUS)
 		}
 		fmt.Fprintln(stdout)
+	}
+	if exited > 0 {
+		fmt.Fprintf(stdout, "  note: %d %s processes exited during the run: their CPU is missing, the figure is a lower bound\n", exited, o.extraComm)
 	}
 	if o.mode == "new" && res.requests > int64(len(bodies)) {
 		fmt.Fprintf(stdout, "  note: the pool of %d tokens was cycled (%.1f times)\n", len(bodies), float64(res.requests)/float64(len(bodies)))
@@ -264,7 +269,7 @@ func load(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error
 		{"p50_ms", ms(res.quantile(0.50))}, {"p90_ms", ms(res.quantile(0.90))},
 		{"p99_ms", ms(res.quantile(0.99))}, {"max_ms", ms(res.quantile(1))},
 		{"server_us_per_req", fmt.Sprintf("%.1f", serverUS)},
-		{"extra_us_per_req", fmt.Sprintf("%.1f", extraUS)}, {"extra_procs", fmt.Sprint(len(ext1))},
+		{"extra_us_per_req", fmt.Sprintf("%.1f", extraUS)}, {"extra_procs", fmt.Sprint(len(ext1))}, {"extra_exited", fmt.Sprint(exited)},
 		{"pool", fmt.Sprint(len(bodies))},
 	})
 	return valid, err

@@ -142,10 +142,13 @@ func TestParseStat(t *testing.T) {
 }
 
 func TestCPUDeltaCountsNewProcessesFromZero(t *testing.T) {
-	before := map[int]time.Duration{1: time.Second, 2: 2 * time.Second}
+	before := map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 4: time.Second}
 	after := map[int]time.Duration{1: 3 * time.Second, 2: 2 * time.Second, 3: 500 * time.Millisecond}
-	if got := cpuDelta(before, after); got != 2500*time.Millisecond {
-		t.Fatalf("cpuDelta = %v, want 2.5s", got)
+	if got, exited := cpuDelta(before, after); got != 2500*time.Millisecond || exited != 1 {
+		t.Fatalf("cpuDelta = %v, %d exited; want 2.5s, 1 exited (pid 4)", got, exited)
+	}
+	if _, exited := cpuDelta(after, after); exited != 0 {
+		t.Fatalf("no process gone: %d exited, want 0", exited)
 	}
 }
 
