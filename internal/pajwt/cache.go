@@ -1,6 +1,7 @@
 package pajwt
 
 import (
+	"strings"
 	"sync"
 )
 
@@ -35,10 +36,37 @@ type cacheShard struct {
 	_          [32]byte // keep hot shard mutexes on separate cache lines
 }
 
+// cacheNode holds its entry inline, and every string of the entry points
+// into one shared allocation (packed): two objects per entry for the
+// collector to mark rather than eight, which kept a full cache's mark phase
+// (tens of MB of small objects) long enough to show in tail latency
+// (docs/benchmarks.md). A node is never reused: a caller may still hold its
+// entry.
 type cacheNode struct {
 	key        [32]byte
-	val        *cachedToken
+	val        cachedToken
 	prev, next *cacheNode
+}
+
+// packed returns a copy of t whose strings share one allocation.
+func (t *cachedToken) packed() cachedToken {
+	c := &t.claims
+	var b strings.Builder
+	b.Grow(t.size())
+	for _, s := range [...]string{t.sig, t.kid, t.keyKID, c.iss, c.sub, c.aud, c.jti} {
+		b.WriteString(s)
+	}
+	blob := b.String()
+	cut := func(n int) string {
+		s := blob[:n]
+		blob = blob[n:]
+		return s
+	}
+	out := *t
+	out.sig, out.kid, out.keyKID = cut(len(t.sig)), cut(len(t.kid)), cut(len(t.keyKID))
+	out.claims.iss, out.claims.sub = cut(len(c.iss)), cut(len(c.sub))
+	out.claims.aud, out.claims.jti = cut(len(c.aud)), cut(len(c.jti))
+	return out
 }
 
 // newTokenCache returns a cache holding about size entries (one shard below
@@ -78,44 +106,37 @@ func (c *tokenCache) get(key *[32]byte, sig string) (*cachedToken, bool) {
 		return nil, false
 	}
 	s.moveToFront(n)
-	v := n.val
 	s.mu.Unlock()
-	return v, true
+	return &n.val, true
 }
 
-// put inserts or replaces the entry for key, evicting the least recently
-// used entry of the shard when it is full (its node is reused).
+// put inserts or replaces the entry for key with a packed copy of v,
+// evicting the least recently used entry of the shard when it is full.
 func (c *tokenCache) put(key *[32]byte, v *cachedToken) {
 	if v.size() > maxCachedBytes {
 		return
 	}
+	n := &cacheNode{key: *key, val: v.packed()} // outside the lock
 	s := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n := s.m[*key]; n != nil {
-		n.val = v
-		s.moveToFront(n)
-		return
+	if old := s.m[*key]; old != nil {
+		s.unlink(old)
+	} else if len(s.m) >= s.cap && s.tail != nil {
+		lru := s.tail
+		s.unlink(lru)
+		delete(s.m, lru.key)
 	}
-	var n *cacheNode
-	if len(s.m) >= s.cap && s.tail != nil {
-		n = s.tail
-		s.unlink(n)
-		delete(s.m, n.key)
-	} else {
-		n = &cacheNode{}
-	}
-	n.key, n.val = *key, v
 	s.m[*key] = n
 	s.pushFront(n)
 }
 
-// remove drops the entry for key if it still holds v.
+// remove drops the entry for key if it is still the one get returned as v.
 func (c *tokenCache) remove(key *[32]byte, v *cachedToken) {
 	s := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n := s.m[*key]; n != nil && n.val == v {
+	if n := s.m[*key]; n != nil && &n.val == v {
 		s.unlink(n)
 		delete(s.m, *key)
 	}

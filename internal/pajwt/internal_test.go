@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -75,5 +76,43 @@ func TestErrorFormatting(t *testing.T) {
 	}
 	if (&Error{Reason: ReasonExpired}).Error() != "pajwt: refused: expired" {
 		t.Fatal("no-cause form")
+	}
+}
+
+// A cached entry keeps every value it was put with (its strings packed into
+// one allocation), and an entry a caller holds stays intact when the cache
+// evicts or replaces it: nodes are never reused.
+func TestTokenCachePacksAndNeverReuses(t *testing.T) {
+	c := newTokenCache(1) // one shard of one entry
+	entry := func(i int) *cachedToken {
+		return &cachedToken{
+			sig: fmt.Sprintf("sig-%d", i), kid: "kid", keyKID: fmt.Sprintf("key-%d", i), alg: algES256,
+			claims: claimSet{iss: "https://pa.example", sub: fmt.Sprintf("user-%d", i), aud: "https://provider.example/a2a", jti: fmt.Sprintf("jti-%d", i), exp: float64(i)},
+		}
+	}
+	k1, k2 := [32]byte{1}, [32]byte{2}
+	c.put(&k1, entry(1))
+	got, ok := c.get(&k1, "sig-1")
+	if !ok {
+		t.Fatal("entry not found")
+	}
+	if want := entry(1); got.sig != want.sig || got.kid != want.kid || got.keyKID != want.keyKID || got.alg != want.alg || got.claims != want.claims {
+		t.Fatalf("cached %+v, want %+v", *got, *want)
+	}
+	if _, ok := c.get(&k1, "sig-2"); ok {
+		t.Fatal("served for another signature")
+	}
+	c.put(&k2, entry(2)) // evicts k1
+	if _, ok := c.get(&k1, "sig-1"); ok {
+		t.Fatal("evicted entry still served")
+	}
+	if got.sig != "sig-1" || got.claims.sub != "user-1" || got.claims.exp != 1 {
+		t.Fatalf("a held entry changed after eviction: %+v", *got)
+	}
+	held, _ := c.get(&k2, "sig-2")
+	c.put(&k2, entry(3)) // replaces k2
+	c.remove(&k2, held)  // the stale entry must not remove its replacement
+	if now, ok := c.get(&k2, "sig-3"); !ok || now.claims.sub != "user-3" || held.claims.sub != "user-2" {
+		t.Fatalf("replacement: ok=%v now=%+v held=%+v", ok, now, held)
 	}
 }

@@ -280,7 +280,7 @@ func (v *Verifier) Verify(ctx context.Context, authorization string, lookup Agen
 	}
 	if v.cache != nil {
 		v.cache.put(&digest, &cachedToken{
-			sig:    strings.Clone(sigSeg),
+			sig:    sigSeg, // put copies every string
 			claims: claims,
 			alg:    h.alg,
 			kid:    h.kid,
