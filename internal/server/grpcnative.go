@@ -31,8 +31,8 @@ import (
 // The native gRPC transport (PACT_GRPC_LISTEN) serves the same service
 // values as the main port, but through grpc-go's own HTTP/2 server: it
 // batches writes and does not start a goroutine per stream, so a gRPC
-// frontend's VerifyAgentRequest costs about 40 % less CPU than through
-// net/http and connect-go (docs/benchmarks.md). It applies the same
+// frontend's VerifyAgentRequest costs 40-45 % less CPU than through
+// net/http and connect-go (docs/benchmarks.md, section 2). It applies the same
 // authentication, role table, size bound, metrics and panic recovery.
 
 // Each adapter embeds the connect handler (its methods are promoted at
