@@ -8,10 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -24,6 +21,7 @@ import (
 
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/loadstat"
 )
 
 // verifyFunc sends one VerifyAgentRequest with the given Authorization
@@ -39,19 +37,6 @@ func h2cClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{
 		Protocols:       p,
 		TLSClientConfig: &tls.Config{},
-	}}
-}
-
-// http1Client is an HTTP/1.1-only client keeping up to idle connections
-// open: with one request in flight per connection, as HTTP/1.1 allows, a
-// closed loop of c workers needs c connections.
-func http1Client(idle int) *http.Client {
-	p := new(http.Protocols)
-	p.SetHTTP1(true)
-	return &http.Client{Transport: &http.Transport{
-		Protocols:           p,
-		MaxIdleConns:        idle,
-		MaxIdleConnsPerHost: idle,
 	}}
 }
 
@@ -117,7 +102,7 @@ func buildVerifiers(base, client, protocol string, w wire, conns int, gzip bool,
 			}
 			hc := h2cClient()
 			if w.http == "1.1" {
-				hc = http1Client(w.workers)
+				hc = loadstat.HTTP1Client(w.workers)
 			}
 			*closers = append(*closers, hc.CloseIdleConnections)
 			vc := pactv1connect.NewVerificationServiceClient(bearerClient{hc, "Bearer " + frontendToken}, base, opts...)
@@ -225,11 +210,7 @@ func (r *loadResult) rps() float64 { return float64(r.requests) / r.wall.Seconds
 
 // quantile returns the q-quantile of the latencies (nearest rank).
 func (r *loadResult) quantile(q float64) time.Duration {
-	if len(r.lat) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(q*float64(len(r.lat)))) - 1
-	return time.Duration(r.lat[min(max(i, 0), len(r.lat)-1)])
+	return time.Duration(loadstat.Quantile(r.lat, q))
 }
 
 // workerStats is one worker's private record, merged at the end.
@@ -343,28 +324,4 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// procCPUTime is the CPU time (user + system, all threads) of process pid,
-// from /proc/<pid>/stat in clock ticks of 10 ms (USER_HZ is 100 on Linux).
-func procCPUTime(pid int) (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("unexpected /proc stat format")
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state); utime is field 14
-	if len(f) < 13 {
-		return 0, errors.New("unexpected /proc stat format")
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	return time.Duration(ut+st) * 10 * time.Millisecond, nil
 }

@@ -44,10 +44,10 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
+
+	"pactd/internal/loadstat"
 )
 
 // Bounds on the flags, so that every run is bounded in count and time.
@@ -216,7 +216,7 @@ func rawCmd(o options, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "raw %s verify, 1 thread: %d in %.2fs = %.0f/s (%.1f µs each); per CPU-second %.0f (CPU %.0f%% of wall)\n",
 		r.alg, r.ops, r.elapsed.Seconds(), r.perSecond(), 1e6/r.perSecond(), r.perCPUSecond(), 100*r.cpu.Seconds()/r.elapsed.Seconds())
-	return writeOut(o.out, [][2]string{
+	return loadstat.WriteKV(o.out, [][2]string{
 		{"alg", r.alg}, {"raw_ops", fmt.Sprint(r.ops)},
 		{"raw_seconds", fmt.Sprintf("%.3f", r.elapsed.Seconds())},
 		{"raw_per_s", fmt.Sprintf("%.0f", r.perSecond())},
@@ -305,7 +305,7 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		wr := drive(ctx, loadSpec{workers: min(o.workers, o.warmup), duration: 30 * time.Second,
 			maxReqs: int64(o.warmup), grace: 10 * time.Second}, fns, warm.authz)
 		if wr.failures > 0 {
-			return false, fmt.Errorf("warm-up: %d of %d failed: %s", wr.failures, wr.requests, failSummary(wr.failSet))
+			return false, fmt.Errorf("warm-up: %d of %d failed: %s", wr.failures, wr.requests, loadstat.FailSummary(wr.failSet))
 		}
 	}
 	// Every token must stay valid to the end of the run, grace included.
@@ -335,10 +335,10 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 	}
 	fetches0 := pa.fetches.Load()
 	cpu0 := cpuTime()
-	srv0, srvErr := procCPUTime(o.serverPID)
+	srv0, srvErr := loadstat.ProcCPU(o.serverPID)
 	res := drive(ctx, loadSpec{workers: o.workers, duration: o.duration, maxReqs: o.maxReqs, rate: o.rate, grace: grace}, fns, pool.authz)
 	cpu1 := cpuTime()
-	srv1, srvErr1 := procCPUTime(o.serverPID)
+	srv1, srvErr1 := loadstat.ProcCPU(o.serverPID)
 	clientCPU := (cpu1 - cpu0).Seconds() / res.wall.Seconds()
 	clientUS := 1e6 * (cpu1 - cpu0).Seconds() / float64(max(res.requests, 1))
 	serverCPU, serverUS := -1.0, -1.0
@@ -387,9 +387,9 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 	if valid {
 		fmt.Fprintln(stdout, "  VALID")
 	} else {
-		fmt.Fprintf(stdout, "  INVALID: %s\n", failSummary(res.failSet))
+		fmt.Fprintf(stdout, "  INVALID: %s\n", loadstat.FailSummary(res.failSet))
 	}
-	err = writeOut(o.out, [][2]string{
+	err = loadstat.WriteKV(o.out, [][2]string{
 		{"mode", o.mode}, {"alg", o.alg}, {"protocol", o.protocol}, {"http", o.httpVer}, {"codec", o.codec}, {"client", o.client}, {"gzip", fmt.Sprint(o.gzip && o.client == "connect-go")},
 		{"c", fmt.Sprint(o.workers)}, {"conns", fmt.Sprint(o.conns)},
 		{"rate", fmt.Sprintf("%.0f", o.rate)}, {"seconds", fmt.Sprintf("%.3f", res.wall.Seconds())},
@@ -404,40 +404,4 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		{"server_cache_entries", fmt.Sprint(mem.cacheEntries)},
 	})
 	return valid, err
-}
-
-// failSummary lists the most frequent failure labels.
-func failSummary(m map[string]int64) string {
-	if len(m) == 0 {
-		return "no requests completed"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
-	var b strings.Builder
-	for i, k := range keys {
-		if i == 5 {
-			fmt.Fprintf(&b, "; …")
-			break
-		}
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "%d× %s", m[k], k)
-	}
-	return b.String()
-}
-
-// writeOut writes key=value lines to path (nothing when path is empty).
-func writeOut(path string, kv [][2]string) error {
-	if path == "" {
-		return nil
-	}
-	var b strings.Builder
-	for _, p := range kv {
-		fmt.Fprintf(&b, "%s=%s\n", p[0], p[1])
-	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -15,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"pactd/internal/loadstat"
 )
 
 // checkFunc inspects one answer (status and body); it returns "" when the
@@ -39,14 +39,7 @@ func (r *result) rps() float64 {
 
 // quantile returns the q-quantile of the sorted latencies (nearest rank),
 // 0 when there are none.
-func (r *result) quantile(q float64) time.Duration {
-	n := len(r.lat)
-	if n == 0 {
-		return 0
-	}
-	i := int(q*float64(n)+0.999999) - 1 // ceil(q·n) - 1
-	return r.lat[min(max(i, 0), n-1)]
-}
+func (r *result) quantile(q float64) time.Duration { return loadstat.Quantile(r.lat, q) }
 
 // recorder collects one worker's counts, so that workers share no lock on
 // the hot path.
@@ -156,39 +149,6 @@ func drive(ctx context.Context, workers int, d time.Duration, n int64, send send
 	return merge(recs, time.Since(start))
 }
 
-// clockTick is the kernel's USER_HZ, the unit of /proc/<pid>/stat's utime
-// and stime (100 on every Linux architecture Go supports).
-const clockTick = 10 * time.Millisecond
-
-// procCPU returns utime+stime of one process.
-func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	return parseStat(string(b))
-}
-
-// parseStat reads utime+stime from the text of /proc/<pid>/stat. The
-// command name (field 2) may hold spaces and parentheses, so fields are
-// counted from the last ')'.
-func parseStat(s string) (time.Duration, error) {
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("unexpected /proc stat format")
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state); utime is field 14
-	if len(f) < 13 {
-		return 0, errors.New("unexpected /proc stat format")
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	return time.Duration(ut+st) * clockTick, nil
-}
-
 // procGroup selects processes by command name (comm) and, optionally, by a
 // substring of their command line: PostgreSQL backends show their database
 // there ("postgres: … user db 127.0.0.1(port) idle").
@@ -218,7 +178,7 @@ func (g procGroup) snapshot() map[int]time.Duration {
 				continue
 			}
 		}
-		if t, err := procCPU(pid); err == nil {
+		if t, err := loadstat.ProcCPU(pid); err == nil {
 			m[pid] = t
 		}
 	}
@@ -238,16 +198,4 @@ func cpuDelta(before, after map[int]time.Duration) (d time.Duration, exited int)
 		}
 	}
 	return d, exited
-}
-
-// writeOut writes key=value lines to path (nothing when path is empty).
-func writeOut(path string, kv [][2]string) error {
-	if path == "" {
-		return nil
-	}
-	var b strings.Builder
-	for _, p := range kv {
-		fmt.Fprintf(&b, "%s=%s\n", p[0], p[1])
-	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

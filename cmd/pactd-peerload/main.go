@@ -31,10 +31,11 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
+
+	"pactd/internal/loadstat"
 )
 
 // Bounds on the flags, so that every run is bounded in count and time.
@@ -148,21 +149,8 @@ func writeJWKS(keyFile, out string) error {
 	return os.WriteFile(out, j, 0o644)
 }
 
-// http1Client keeps one HTTP/1.1 connection per worker: with one request
-// in flight per connection, a closed loop of c workers needs c of them.
-func http1Client(conns int) *http.Client {
-	p := new(http.Protocols)
-	p.SetHTTP1(true)
-	return &http.Client{Transport: &http.Transport{
-		Protocols:           p,
-		MaxIdleConns:        conns,
-		MaxIdleConnsPerHost: conns,
-		DisableCompression:  true,
-	}}
-}
-
 func load(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error) {
-	c := http1Client(o.workers)
+	c := loadstat.HTTP1Client(o.workers)
 	var (
 		send         sender
 		bodies, warm [][]byte
@@ -213,7 +201,7 @@ func load(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error
 	if o.warmup > 0 {
 		wr := drive(ctx, min(o.workers, o.warmup), 30*time.Second, int64(o.warmup), send, warm)
 		if wr.failures > 0 {
-			return false, fmt.Errorf("warm-up: %d of %d failed: %s", wr.failures, wr.requests, failSummary(wr.failSet))
+			return false, fmt.Errorf("warm-up: %d of %d failed: %s", wr.failures, wr.requests, loadstat.FailSummary(wr.failSet))
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -221,10 +209,10 @@ func load(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error
 	}
 
 	group := procGroup{comm: o.extraComm, match: o.extraMatch}
-	srv0, srvErr0 := procCPU(o.serverPID)
+	srv0, srvErr0 := loadstat.ProcCPU(o.serverPID)
 	ext0 := group.snapshot()
 	res := drive(ctx, o.workers, o.duration, o.maxReqs, send, bodies)
-	srv1, srvErr1 := procCPU(o.serverPID)
+	srv1, srvErr1 := loadstat.ProcCPU(o.serverPID)
 	ext1 := group.snapshot()
 	perReq := func(d time.Duration) float64 { return 1e6 * d.Seconds() / float64(max(res.requests, 1)) }
 	serverUS, extraUS, exited := -1.0, -1.0, 0
@@ -259,9 +247,9 @@ func load(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error
 	if valid {
 		fmt.Fprintln(stdout, "  VALID")
 	} else {
-		fmt.Fprintf(stdout, "  INVALID: %s\n", failSummary(res.failSet))
+		fmt.Fprintf(stdout, "  INVALID: %s\n", loadstat.FailSummary(res.failSet))
 	}
-	err := writeOut(o.out, [][2]string{
+	err := loadstat.WriteKV(o.out, [][2]string{
 		{"peer", o.peer}, {"mode", o.mode}, {"c", fmt.Sprint(o.workers)},
 		{"seconds", fmt.Sprintf("%.3f", res.wall.Seconds())},
 		{"requests", fmt.Sprint(res.requests)}, {"failures", fmt.Sprint(res.failures)},
@@ -273,28 +261,4 @@ func load(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error
 		{"pool", fmt.Sprint(len(bodies))},
 	})
 	return valid, err
-}
-
-// failSummary lists the most frequent failure labels.
-func failSummary(m map[string]int64) string {
-	if len(m) == 0 {
-		return "no requests completed"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
-	var b strings.Builder
-	for i, k := range keys {
-		if i == 5 {
-			b.WriteString("; …")
-			break
-		}
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		fmt.Fprintf(&b, "%d× %s", m[k], k)
-	}
-	return b.String()
 }

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"pactd/internal/loadstat"
 )
 
 func TestQuantileNearestRank(t *testing.T) {
@@ -106,7 +108,7 @@ func TestDriveCountsEveryAnswer(t *testing.T) {
 		b, _ := json.Marshal(map[string]any{"input": map[string]string{"token": string(rune('0' + i))}})
 		bodies = append(bodies, b)
 	}
-	send := httpSender(http1Client(5), srv.URL, "application/json", nil, checkOPA)
+	send := httpSender(loadstat.HTTP1Client(5), srv.URL, "application/json", nil, checkOPA)
 	res := drive(context.Background(), 5, 10*time.Second, 700, send, bodies)
 	if res.requests != 700 || n.Load() != 700 {
 		t.Fatalf("requests %d (server saw %d), want 700", res.requests, n.Load())
@@ -127,18 +129,6 @@ func fmtSscan(s string, i *int) (int, error) {
 	}
 	*i = int(s[0] - '0')
 	return 1, nil
-}
-
-func TestParseStat(t *testing.T) {
-	// The command name may hold spaces and ')': fields count from the last one.
-	s := "42 (a) b) S 1 2 3 4 5 6 7 8 9 10 250 31 0 0 20 0 1 0 100 0 0"
-	got, err := parseStat(s)
-	if err != nil || got != 2810*time.Millisecond {
-		t.Fatalf("parseStat = %v, %v; want 2.81s", got, err)
-	}
-	if _, err := parseStat("42 no paren"); err == nil || err.Error() != "unexpected /proc stat format" {
-		t.Fatalf("parseStat without ')' = %v, want unexpected /proc stat format", err)
-	}
 }
 
 func TestCPUDeltaCountsNewProcessesFromZero(t *testing.T) {

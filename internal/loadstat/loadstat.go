@@ -1,0 +1,114 @@
+// Package loadstat holds what pactd's load generators (cmd/pactd-loadgen,
+// cmd/pactd-peerload) share: latency quantiles, a process's CPU time from
+// /proc, the key=value result files the benchmark scripts read, failure
+// summaries and the HTTP/1.1 client they drive servers with.
+package loadstat
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Quantile returns the q-quantile (nearest rank) of sorted latencies, 0
+// when there are none.
+func Quantile[T ~int64](sorted []T, q float64) T {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(n))) - 1
+	return sorted[min(max(i, 0), n-1)]
+}
+
+// clockTick is the unit of /proc/<pid>/stat's utime and stime (USER_HZ,
+// 100 on every Linux architecture Go supports).
+const clockTick = 10 * time.Millisecond
+
+// ProcCPU returns the CPU time (user + system, all threads) process pid
+// has used, from /proc/<pid>/stat.
+func ProcCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	return ParseStat(string(b))
+}
+
+// ParseStat reads utime+stime from the text of /proc/<pid>/stat. The
+// command name (field 2) may hold spaces and parentheses, so fields are
+// counted from the last ')'.
+func ParseStat(s string) (time.Duration, error) {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("unexpected /proc stat format")
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state); utime is field 14
+	if len(f) < 13 {
+		return 0, errors.New("unexpected /proc stat format")
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(ut+st) * clockTick, nil
+}
+
+// WriteKV writes key=value lines to path (nothing when path is empty).
+func WriteKV(path string, kv [][2]string) error {
+	if path == "" {
+		return nil
+	}
+	var b strings.Builder
+	for _, p := range kv {
+		fmt.Fprintf(&b, "%s=%s\n", p[0], p[1])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// FailSummary lists the five most frequent failure labels with their
+// counts.
+func FailSummary(m map[string]int64) string {
+	if len(m) == 0 {
+		return "no requests completed"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	var b strings.Builder
+	for i, k := range keys {
+		if i == 5 {
+			b.WriteString("; …")
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%d× %s", m[k], k)
+	}
+	return b.String()
+}
+
+// HTTP1Client is an HTTP/1.1-only client keeping up to conns connections
+// open: with one request in flight per connection, as HTTP/1.1 allows, a
+// closed loop of c workers needs c of them. It never asks for compressed
+// answers on its own.
+func HTTP1Client(conns int) *http.Client {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	return &http.Client{Transport: &http.Transport{
+		Protocols:           p,
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		DisableCompression:  true,
+	}}
+}
