@@ -43,7 +43,7 @@ type bareVerifier struct {
 var bareAnswer = &pactv1.VerifyAgentRequestResponse{
 	Allowed:         false,
 	HttpStatus:      401,
-	WwwAuthenticate: `Bearer realm="a2a", error="invalid_token"`,
+	WwwAuthenticate: `Bearer realm="a2a"`,
 	Reason:          pactv1.DenyReason_DENY_REASON_MALFORMED,
 }
 
