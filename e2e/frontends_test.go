@@ -89,6 +89,15 @@ func startGoFrontend(t *testing.T, w *world, feLn net.Listener) {
 	t.Cleanup(func() { _ = fe.Close() })
 }
 
+// commandFrontend is a frontend started as its own process: command gives
+// its command line (or why it cannot run here), and the process gets the
+// settings of docs/frontends.md ("Process settings") plus extraEnv.
+func commandFrontend(name string, command func() ([]string, string), extraEnv ...string) frontend {
+	return frontend{name: name, start: func(t *testing.T, w *world, feLn net.Listener) {
+		startCommandFrontend(t, w, feLn, name, command, extraEnv)
+	}}
+}
+
 // tsCommand is the TypeScript frontend's command line, or a reason it
 // cannot run here.
 func tsCommand() ([]string, string) {
@@ -106,25 +115,35 @@ func tsCommand() ([]string, string) {
 }
 
 func startTSFrontend(t *testing.T, w *world, feLn net.Listener) {
-	cmdline, missing := tsCommand()
+	transport := os.Getenv("PACT_E2E_TS_TRANSPORT")
+	if transport == "" {
+		transport = "connect"
+	}
+	startCommandFrontend(t, w, feLn, "ts", tsCommand, []string{"A2A_TRANSPORT=" + transport})
+}
+
+// startCommandFrontend starts a frontend process on feLn's address and
+// waits until it logs "pact-a2a serving". Its Brand logic is the world's
+// agent, served over HTTP (A2A_AGENT_URL), so runs are counted and held as
+// in-process. Without the program the test skips, except under CI=true,
+// where it fails.
+func startCommandFrontend(t *testing.T, w *world, feLn net.Listener, name string, command func() ([]string, string), extraEnv []string) {
+	cmdline, missing := command()
 	if missing != "" {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("the TypeScript frontend cannot run: %s", missing)
+			t.Fatalf("the %s frontend cannot run: %s", name, missing)
 		}
-		t.Skipf("the TypeScript frontend cannot run: %s", missing)
+		t.Skipf("the %s frontend cannot run: %s", name, missing)
 	}
 	agentSrv := httptest.NewServer(agentHandler(t, w.agent))
 	t.Cleanup(agentSrv.Close)
 	addr := feLn.Addr().String()
 	_ = feLn.Close() // the process binds the same address
 
-	transport := os.Getenv("PACT_E2E_TS_TRANSPORT")
-	if transport == "" {
-		transport = "connect"
-	}
 	cmd := exec.Command(cmdline[0], cmdline[1:]...)
 	cmd.Env = append(os.Environ(), "A2A_LISTEN="+addr, "PACTD_URL="+w.pactdURL, "PACT_FRONTEND_TOKEN="+frontendToken,
-		"A2A_DEMO=true", "A2A_TRANSPORT="+transport, "A2A_AGENT_URL="+agentSrv.URL)
+		"A2A_DEMO=true", "A2A_AGENT_URL="+agentSrv.URL)
+	cmd.Env = append(cmd.Env, extraEnv...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -160,16 +179,16 @@ func startTSFrontend(t *testing.T, w *world, feLn net.Listener) {
 		_ = cmd.Wait()
 		if t.Failed() {
 			logMu.Lock()
-			t.Logf("TypeScript frontend log:\n%s", logs.String())
+			t.Logf("%s frontend log:\n%s", name, logs.String())
 			logMu.Unlock()
 		}
 	})
 	select {
 	case <-ready:
 	case <-done:
-		t.Fatalf("the TypeScript frontend exited before serving:\n%s", logs.String())
+		t.Fatalf("the %s frontend exited before serving:\n%s", name, logs.String())
 	case <-time.After(20 * time.Second):
-		t.Fatalf("the TypeScript frontend did not serve within 20 s:\n%s", logs.String())
+		t.Fatalf("the %s frontend did not serve within 20 s:\n%s", name, logs.String())
 	}
 }
 
