@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/cmd/pact-a2a/demo"
+	"pactd/frontends/demo"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 )

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/cmd/pact-a2a/a2a"
-	"pactd/cmd/pact-a2a/demo"
+	"pactd/frontends/demo"
+	"pactd/frontends/pacta2a"
 	pactv1 "pactd/gen/pact/v1"
 )
 
@@ -77,7 +77,7 @@ func eachFrontend(t *testing.T, f func(t *testing.T)) {
 
 func startGoFrontend(t *testing.T, w *world, feLn net.Listener) {
 	login := demo.NewLogin()
-	h, err := a2a.NewHandler(a2a.Config{PactdURL: w.pactdURL, Token: frontendToken, Agent: w.agent, Sessions: login})
+	h, err := pacta2a.NewHandler(pacta2a.Config{PactdURL: w.pactdURL, Token: frontendToken, Agent: w.agent, Sessions: login})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,9 +192,9 @@ func startCommandFrontend(t *testing.T, w *world, feLn net.Listener, name string
 	}
 }
 
-// agentHandler serves an a2a.Agent over the RemoteAgent protocol of
+// agentHandler serves an pacta2a.Agent over the RemoteAgent protocol of
 // frontends/node/src/remote.ts.
-func agentHandler(t *testing.T, agent a2a.Agent) http.Handler {
+func agentHandler(t *testing.T, agent pacta2a.Agent) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		var in struct {
 			BrandID, ContextID, Text string
@@ -217,7 +217,7 @@ func agentHandler(t *testing.T, agent a2a.Agent) http.Handler {
 			http.Error(rw, err.Error(), http.StatusBadRequest)
 			return
 		}
-		turn := a2a.Turn{BrandID: in.BrandID, ContextID: in.ContextID, NewContext: in.NewContext, Text: in.Text}
+		turn := pacta2a.Turn{BrandID: in.BrandID, ContextID: in.ContextID, NewContext: in.NewContext, Text: in.Text}
 		if c := in.Caller; c != nil {
 			turn.Caller = &pactv1.Caller{AgentId: c.AgentID, Issuer: c.Issuer, Subject: c.Subject, AgentDisplayName: c.AgentDisplayName}
 		}

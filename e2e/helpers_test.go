@@ -28,9 +28,9 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	"pactd/cmd/pact-a2a/a2a"
-	"pactd/cmd/pact-a2a/demo"
 	"pactd/db/dbtest"
+	"pactd/frontends/demo"
+	"pactd/frontends/pacta2a"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/config"
@@ -116,7 +116,7 @@ type countingAgent struct {
 	demo    *demo.Agent
 }
 
-func (a *countingAgent) Reply(ctx context.Context, t a2a.Turn) (a2a.Reply, error) {
+func (a *countingAgent) Reply(ctx context.Context, t pacta2a.Turn) (pacta2a.Reply, error) {
 	a.runs.Add(1)
 	if a.hold.Load() {
 		a.entered <- struct{}{}
@@ -125,7 +125,7 @@ func (a *countingAgent) Reply(ctx context.Context, t a2a.Turn) (a2a.Reply, error
 	if t.BrandID == shop || t.BrandID == mart {
 		return a.demo.Reply(ctx, t)
 	}
-	return a2a.EchoAgent{}.Reply(ctx, t)
+	return pacta2a.EchoAgent{}.Reply(ctx, t)
 }
 
 // shop is the delegated Brand of every world: the demo Brand (package

@@ -1,6 +1,6 @@
 // Command pact-a2a is the reference A2A frontend of a PACT Provider: it
 // serves /a2a/{brandId}/… to personal agents and asks pactd about
-// everything else. See package pactd/cmd/pact-a2a/a2a.
+// everything else. See package pactd/frontends/pacta2a.
 //
 // Settings (flags win over the environment):
 //
@@ -28,8 +28,8 @@ import (
 	"syscall"
 	"time"
 
-	"pactd/cmd/pact-a2a/a2a"
-	"pactd/cmd/pact-a2a/demo"
+	"pactd/frontends/demo"
+	"pactd/frontends/pacta2a"
 )
 
 func main() {
@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	cfg := a2a.Config{PactdURL: *pactd, Token: getenv("PACT_FRONTEND_TOKEN"), Logger: log,
+	cfg := pacta2a.Config{PactdURL: *pactd, Token: getenv("PACT_FRONTEND_TOKEN"), Logger: log,
 		// The caller's W3C traceparent goes on to pactd (trace.go).
 		HTTPClient: pactdClient()}
 	mux := http.NewServeMux()
@@ -66,7 +66,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		cfg.Agent, cfg.Sessions = demo.NewAgent(), login
 		mux.Handle("/demo/", login)
 	}
-	h, err := a2a.NewHandler(cfg)
+	h, err := pacta2a.NewHandler(cfg)
 	if err != nil {
 		return fmt.Errorf("%w (set PACT_FRONTEND_TOKEN)", err)
 	}

@@ -13,15 +13,15 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"pactd/cmd/pact-a2a/a2a"
-	"pactd/cmd/pact-a2a/demo"
+	"pactd/frontends/demo"
+	"pactd/frontends/pacta2a"
 )
 
 // inProcess runs the frontend in this process (the command builds and runs
 // cmd/pact-a2a; a test must not depend on the go command).
 func inProcess(_ context.Context, ln net.Listener, pactdURL, token, _ string, _ io.Writer) (func(), error) {
 	login := demo.NewLogin()
-	h, err := a2a.NewHandler(a2a.Config{PactdURL: pactdURL, Token: token, Agent: demo.NewAgent(), Sessions: login})
+	h, err := pacta2a.NewHandler(pacta2a.Config{PactdURL: pactdURL, Token: token, Agent: demo.NewAgent(), Sessions: login})
 	if err != nil {
 		return nil, err
 	}

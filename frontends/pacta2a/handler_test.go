@@ -1,4 +1,4 @@
-package a2a_test
+package pacta2a_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/cmd/pact-a2a/a2a"
 	"pactd/db"
+	"pactd/frontends/pacta2a"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/a2aerr"
@@ -99,7 +99,7 @@ type countingAgent struct {
 	fail    atomic.Bool
 }
 
-func (a *countingAgent) Reply(ctx context.Context, t a2a.Turn) (a2a.Reply, error) {
+func (a *countingAgent) Reply(ctx context.Context, t pacta2a.Turn) (pacta2a.Reply, error) {
 	a.runs.Add(1)
 	if a.entered != nil {
 		a.entered <- struct{}{}
@@ -108,12 +108,12 @@ func (a *countingAgent) Reply(ctx context.Context, t a2a.Turn) (a2a.Reply, error
 		<-a.release
 	}
 	if a.fail.Load() {
-		return a2a.Reply{}, errors.New("agent down")
+		return pacta2a.Reply{}, errors.New("agent down")
 	}
 	if scope, ok := strings.CutPrefix(t.Text, "need "); ok {
-		return a2a.Reply{NeedScopes: []string{scope}, Text: "not here"}, nil
+		return pacta2a.Reply{NeedScopes: []string{scope}, Text: "not here"}, nil
 	}
-	r, _ := a2a.EchoAgent{}.Reply(ctx, t)
+	r, _ := pacta2a.EchoAgent{}.Reply(ctx, t)
 	if t.Delegation != nil {
 		r.Text += " (as " + t.Delegation.GetBrandUser() + ")"
 	}
@@ -158,7 +158,7 @@ func newEnv(t *testing.T) *env {
 		mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(pactd.Close)
-	h, err := a2a.NewHandler(a2a.Config{
+	h, err := pacta2a.NewHandler(pacta2a.Config{
 		PactdURL: pactd.URL, Token: frontendToken, Agent: e.agent,
 		NewMessageID: func() string { return fmt.Sprintf("reply-%d", e.ids.Add(1)) },
 	})
@@ -577,12 +577,12 @@ func TestBodyLimit(t *testing.T) {
 }
 
 func TestNewHandlerNeedsURLAndToken(t *testing.T) {
-	for _, c := range []a2a.Config{{}, {PactdURL: "http://127.0.0.1:1"}, {Token: "t"}, {PactdURL: "::", Token: "t"}} {
-		if _, err := a2a.NewHandler(c); err == nil {
+	for _, c := range []pacta2a.Config{{}, {PactdURL: "http://127.0.0.1:1"}, {Token: "t"}, {PactdURL: "::", Token: "t"}} {
+		if _, err := pacta2a.NewHandler(c); err == nil {
 			t.Errorf("NewHandler(%+v) succeeded", c)
 		}
 	}
-	if _, err := a2a.NewHandler(a2a.Config{PactdURL: "http://127.0.0.1:1", Token: "t"}); err != nil {
+	if _, err := pacta2a.NewHandler(pacta2a.Config{PactdURL: "http://127.0.0.1:1", Token: "t"}); err != nil {
 		t.Errorf("NewHandler(valid) = %v", err)
 	}
 }

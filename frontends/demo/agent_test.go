@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/cmd/pact-a2a/a2a"
+	"pactd/frontends/pacta2a"
 	pactv1 "pactd/gen/pact/v1"
 )
 
@@ -19,13 +19,13 @@ func cancelDetail(order string, actions ...string) *pactv1.AuthorizationDetail {
 // the cancel action) may be cancelled; anything else is a step-up, never
 // the action. A scope-only grant is limited by its scope alone.
 func TestCancelEnforcesAuthorizationDetails(t *testing.T) {
-	turn := func(details ...*pactv1.AuthorizationDetail) a2a.Turn {
-		return a2a.Turn{BrandID: "acme", Text: "cancel order 1002", Delegation: &pactv1.DelegationInfo{
+	turn := func(details ...*pactv1.AuthorizationDetail) pacta2a.Turn {
+		return pacta2a.Turn{BrandID: "acme", Text: "cancel order 1002", Delegation: &pactv1.DelegationInfo{
 			GrantId: "g", BrandUser: "alice", Scopes: []string{ScopeOrdersCancel}, AuthorizationDetails: details}}
 	}
 	cases := []struct {
 		name    string
-		turn    a2a.Turn
+		turn    pacta2a.Turn
 		allowed bool
 	}{
 		{"ok/scope-only", turn(), true},

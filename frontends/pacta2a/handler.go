@@ -15,7 +15,7 @@
 // served here: for Brands in BRAND_LOGIN_MODE_TRUSTED_FRONTEND with the
 // frontend's own sign-in (see Sessions), for Brands in
 // BRAND_LOGIN_MODE_SIGNED_ASSERTION without any cookie (see signed.go).
-package a2a
+package pacta2a
 
 import (
 	"context"

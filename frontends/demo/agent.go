@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"pactd/cmd/pact-a2a/a2a"
+	"pactd/frontends/pacta2a"
 	pactv1 "pactd/gen/pact/v1"
 )
 
@@ -90,7 +90,7 @@ func NewAgent() *Agent { return &Agent{orders: map[string][]order{}} }
 // Reply answers "show my orders" (orders:read), "cancel order N"
 // (orders:cancel) and anything else with help. A turn whose scope the
 // caller lacks asks for it (the frontend turns that into a step-up).
-func (a *Agent) Reply(_ context.Context, t a2a.Turn) (a2a.Reply, error) {
+func (a *Agent) Reply(_ context.Context, t pacta2a.Turn) (pacta2a.Reply, error) {
 	text := strings.ToLower(t.Text)
 	switch {
 	case strings.Contains(text, "cancel"):
@@ -102,19 +102,19 @@ func (a *Agent) Reply(_ context.Context, t a2a.Turn) (a2a.Reply, error) {
 	if d := t.Delegation; d != nil {
 		msg += fmt.Sprintf(" You are signed in as %s; I may use: %s.", d.GetBrandUser(), strings.Join(d.GetScopes(), ", "))
 	}
-	return a2a.Reply{Text: msg}, nil
+	return pacta2a.Reply{Text: msg}, nil
 }
 
 // lacks is the step-up reply when the turn may not use scope.
-func lacks(t a2a.Turn, scope string) (a2a.Reply, bool) {
+func lacks(t pacta2a.Turn, scope string) (pacta2a.Reply, bool) {
 	if t.Delegation != nil && slices.Contains(t.Delegation.GetScopes(), scope) {
-		return a2a.Reply{}, false
+		return pacta2a.Reply{}, false
 	}
-	return a2a.Reply{NeedScopes: []string{scope},
+	return pacta2a.Reply{NeedScopes: []string{scope},
 		Text: "I cannot open customer accounts here, so please ask me about something else."}, true
 }
 
-func (a *Agent) list(t a2a.Turn) a2a.Reply {
+func (a *Agent) list(t pacta2a.Turn) pacta2a.Reply {
 	if r, ok := lacks(t, ScopeOrdersRead); ok {
 		return r
 	}
@@ -126,12 +126,12 @@ func (a *Agent) list(t a2a.Turn) a2a.Reply {
 	for _, o := range a.of(t.BrandID, user) {
 		fmt.Fprintf(&b, "\n- #%s %s: %s", o.id, o.item, o.status)
 	}
-	return a2a.Reply{Text: b.String(), ScopesUsed: []string{ScopeOrdersRead}, Actions: []a2a.Action{{Tool: "list_orders"}}}
+	return pacta2a.Reply{Text: b.String(), ScopesUsed: []string{ScopeOrdersRead}, Actions: []pacta2a.Action{{Tool: "list_orders"}}}
 }
 
-func (a *Agent) cancel(t a2a.Turn, id string) a2a.Reply {
+func (a *Agent) cancel(t pacta2a.Turn, id string) pacta2a.Reply {
 	if id == "" {
-		return a2a.Reply{Text: "Which order should I cancel? Say for example \"cancel order 1002\"."}
+		return pacta2a.Reply{Text: "Which order should I cancel? Say for example \"cancel order 1002\"."}
 	}
 	if r, ok := lacks(t, ScopeOrdersCancel); ok {
 		return r
@@ -140,7 +140,7 @@ func (a *Agent) cancel(t a2a.Turn, id string) a2a.Reply {
 		// Resource-bound grant without this order: never the action; the
 		// PA has to ask for it (a step-up names the scope, the PA sends
 		// authorization_details for this order).
-		return a2a.Reply{NeedScopes: []string{ScopeOrdersCancel},
+		return pacta2a.Reply{NeedScopes: []string{ScopeOrdersCancel},
 			Text: "You allowed me to cancel only certain orders, and order #" + id + " is not one of them. " +
 				"Please connect again and allow cancelling order #" + id + "."}
 	}
@@ -151,13 +151,13 @@ func (a *Agent) cancel(t a2a.Turn, id string) a2a.Reply {
 	i := slices.IndexFunc(orders, func(o order) bool { return o.id == id })
 	switch {
 	case i < 0:
-		return a2a.Reply{Text: "I cannot find order #" + id + " in your account.", ScopesUsed: used}
+		return pacta2a.Reply{Text: "I cannot find order #" + id + " in your account.", ScopesUsed: used}
 	case orders[i].status != "processing":
-		return a2a.Reply{Text: fmt.Sprintf("Order #%s is %s, so it can no longer be cancelled.", id, orders[i].status), ScopesUsed: used}
+		return pacta2a.Reply{Text: fmt.Sprintf("Order #%s is %s, so it can no longer be cancelled.", id, orders[i].status), ScopesUsed: used}
 	}
 	orders[i].status = "cancelled"
-	return a2a.Reply{Text: fmt.Sprintf("Done: order #%s (%s) is cancelled.", id, orders[i].item), ScopesUsed: used,
-		Actions: []a2a.Action{{Tool: "cancel_order", Args: map[string]string{"orderId": id}}}}
+	return pacta2a.Reply{Text: fmt.Sprintf("Done: order #%s (%s) is cancelled.", id, orders[i].item), ScopesUsed: used,
+		Actions: []pacta2a.Action{{Tool: "cancel_order", Args: map[string]string{"orderId": id}}}}
 }
 
 // mayCancel enforces the grant's authorization_details of OrderCancelType

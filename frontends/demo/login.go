@@ -57,7 +57,7 @@ const loginHTML = `<!doctype html>
 //	GET  /demo/{brandId}/login?return_to=…   the form
 //	POST /demo/{brandId}/login               sign in, then back to return_to
 //
-// and, as a2a.Sessions, tells the consent and connected-apps pages who is
+// and, as pacta2a.Sessions, tells the consent and connected-apps pages who is
 // signed in: a cookie per Brand holding the user name, its expiry and an
 // HMAC under a key of this process. return_to may only name this Brand's
 // consent or connected-apps page, and only its path and query are kept, so
@@ -90,12 +90,12 @@ func NewLogin() *Login {
 // ServeHTTP serves the sign-in pages.
 func (l *Login) ServeHTTP(w http.ResponseWriter, r *http.Request) { l.mux.ServeHTTP(w, r) }
 
-// LoginURL implements a2a.Sessions.
+// LoginURL implements pacta2a.Sessions.
 func (l *Login) LoginURL(brandID, returnTo string) string {
 	return "/demo/" + url.PathEscape(brandID) + "/login?return_to=" + url.QueryEscape(returnTo)
 }
 
-// BrandUser implements a2a.Sessions: the user name of a valid, unexpired
+// BrandUser implements pacta2a.Sessions: the user name of a valid, unexpired
 // cookie for the Brand, or "".
 func (l *Login) BrandUser(r *http.Request, brandID string) string {
 	c, err := r.Cookie(cookieName(brandID))
