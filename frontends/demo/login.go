@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -119,7 +120,14 @@ func (l *Login) signIn(w http.ResponseWriter, r *http.Request) {
 	brandID := r.PathValue("brandId")
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	if err := r.ParseForm(); err != nil {
-		l.render(w, r, http.StatusBadRequest, "", "The form could not be read.")
+		// What is left of the body must not be read as the next request
+		// (RFC 9112 §9.3): close the connection after the answer.
+		w.Header().Set("Connection", "close")
+		status, problem := http.StatusBadRequest, "The form could not be read."
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			status, problem = http.StatusRequestEntityTooLarge, "The form is too large."
+		}
+		l.render(w, r, status, "", problem)
 		return
 	}
 	returnTo := r.PostForm.Get("return_to")

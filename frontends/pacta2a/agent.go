@@ -2,16 +2,19 @@ package pacta2a
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 
 	pactv1 "pactd/gen/pact/v1"
 )
 
 // Agent is the Brand's support agent: the only part of the frontend that is
 // Brand logic. Replace EchoAgent with a real one (package demo has one with
-// scope-mapped actions).
+// scope-mapped actions), or put an a2a-go server behind the frontend with
+// Wrap, which makes the SDK's handler the Agent.
 type Agent interface {
 	// Reply answers one User turn. An error abandons the turn (the PA may
-	// send the same messageId again) and answers INTERNAL.
+	// send the same messageId again) and answers INTERNAL; so does a panic.
 	Reply(ctx context.Context, t Turn) (Reply, error)
 }
 
@@ -31,6 +34,13 @@ type Turn struct {
 	// identity-only turn. When set, the agent acts as Brand user
 	// Delegation.BrandUser, limited to Delegation.Scopes.
 	Delegation *pactv1.DelegationInfo
+
+	// What Wrap hands an SDK: the PA's message as it sent it (every
+	// member, the Part metadata included), the request's metadata, and
+	// its headers. Turns made elsewhere leave them empty.
+	message  map[string]json.RawMessage
+	metadata json.RawMessage
+	header   http.Header
 }
 
 // Reply is the agent's answer.
@@ -47,6 +57,10 @@ type Reply struct {
 	ScopesUsed []string
 	// Actions are the tools the reply ran, for the receipt.
 	Actions []Action
+	// Metadata is passed on in the reply message's metadata, except keys
+	// starting with "pact.", which the frontend owns (it adds pact.receipt
+	// to a delegated reply). Values must encode as JSON.
+	Metadata map[string]any
 }
 
 // Action is one tool call of a delegated reply.

@@ -76,11 +76,20 @@ func bare(w http.ResponseWriter, status int) {
 }
 
 // marshal encodes JSON as JavaScript's JSON.stringify does (no escaping of
-// <, > and &), so bytes that echo client input match other frontends.
+// <, > and &), so bytes that echo client input match other frontends. It is
+// for plain data and pactd's own JSON, which cannot fail to encode.
 func marshal(v any) []byte {
+	b, _ := marshalErr(v)
+	return b
+}
+
+// marshalErr is marshal for values an agent made, which may not encode.
+func marshalErr(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v) // plain data and pactd's own JSON: cannot fail
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -1,8 +1,17 @@
-// Package a2a is the reference A2A frontend of a PACT Provider: HTTP
-// routing, the A2A envelope and a replaceable Brand agent. Every PACT
-// decision and all state live in pactd, reached only through its generated
-// Connect clients; this package imports nothing else of pactd, to show what
-// a frontend in any language has to write.
+// Package pacta2a is every PACT HTTP rule of a Provider's A2A frontend
+// (HTTP+JSON, A2A 1.0): routing, the A2A envelope, the OAuth endpoints and
+// consent pages, and the conversation rules, with the Brand's agent as the
+// one replaceable part. Every PACT decision and all state live in pactd,
+// reached only through its generated Connect clients; this package imports
+// nothing else of pactd, so a Provider imports it from outside the module
+// and a frontend in any language can follow it (docs/frontends.md).
+//
+// Two ways to use it: NewHandler serves with an Agent of its own (the
+// standalone frontend, cmd/pact-a2a); Wrap puts it in front of an A2A
+// server built on github.com/a2aproject/a2a-go/v2, whose executor learns
+// the verified caller through the SDK's own types (Interceptor, CallerOf,
+// DelegationOf, BrandOf, TurnOf) and answers with StepUpTask and
+// WithReceipt. Both run one send flow and send the same bytes.
 //
 // Each request is handled in the order of PACT 1.0 §4.3: match the route
 // (else 404/405, before any authentication), then VerifyAgentRequest (the PA
@@ -15,6 +24,9 @@
 // served here: for Brands in BRAND_LOGIN_MODE_TRUSTED_FRONTEND with the
 // frontend's own sign-in (see Sessions), for Brands in
 // BRAND_LOGIN_MODE_SIGNED_ASSERTION without any cookie (see signed.go).
+//
+// No input stops the process: a panic becomes a 500 (Recover), and a body
+// past its bound is refused and its connection closed (RFC 9112 §9.3).
 package pacta2a
 
 import (
@@ -52,7 +64,8 @@ type Config struct {
 	MaxBodyBytes int64
 	// TurnTimeout bounds the agent run and storing its reply; 60 s when zero.
 	TurnTimeout time.Duration
-	// Logger receives one line per failed call to pactd or the agent.
+	// Logger receives one line per failed call to pactd or the agent, and
+	// one per panic (with its stack).
 	Logger *slog.Logger
 	// Sessions tells the consent and connected-apps pages who the User is
 	// at a Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND; without it those
@@ -127,8 +140,14 @@ type endpoint struct {
 	serve  func(w http.ResponseWriter, r *http.Request, c *call)
 }
 
-// ServeHTTP routes, authenticates and serves one request.
+// ServeHTTP routes, authenticates and serves one request. A panic in it
+// (the agent's, the Sessions', an SDK's) becomes a 500, as Recover says.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	serveRecovered(w, r, h.cfg.Logger, func(w http.ResponseWriter) { h.serve(w, r) })
+}
+
+// serve routes, authenticates and serves one request.
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
 	brandID, rest, ok := splitPath(r.URL.EscapedPath())
 	if !ok {
 		bare(w, http.StatusNotFound)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -90,13 +92,25 @@ func (fakeDelegation) SignReceipt(_ context.Context, req *pactv1.SignReceiptRequ
 	return &pactv1.SignReceiptResponse{ReceiptJson: string(b)}, nil
 }
 
-// countingAgent echoes like EchoAgent, counts its runs, and can be held or
-// made to fail; "need SCOPE" asks for SCOPE.
+// countingAgent echoes like EchoAgent, counts its runs, and can be held,
+// made to fail or to panic; "need SCOPE" asks for SCOPE, and "act" answers
+// with receipt actions (arguments included) and metadata of its own.
 type countingAgent struct {
 	runs    atomic.Int32
 	entered chan struct{} // receives once per run when non-nil
 	release chan struct{} // runs wait on it when non-nil
 	fail    atomic.Bool
+	panics  atomic.Bool
+}
+
+// actReply is countingAgent's answer to "act": HTML characters and a
+// number past float64's precision in the arguments, pass-through and
+// "pact." metadata (which the frontend must drop).
+var actReply = pacta2a.Reply{
+	Text: "done <ok> & more", ScopesUsed: []string{"orders:read", "orders:cancel"},
+	Actions: []pacta2a.Action{{Tool: "list_orders"}, {Tool: "cancel_order", Args: map[string]any{
+		"orderId": "1002", "note": "<b>&", "big": json.Number("12345678901234567890"), "list": []any{1.5, true, nil}}}},
+	Metadata: map[string]any{"trace": "t-1", "nested": map[string]any{"a": []any{"x"}}, "pact.receipt": "forged", "pact.other": 1},
 }
 
 func (a *countingAgent) Reply(ctx context.Context, t pacta2a.Turn) (pacta2a.Reply, error) {
@@ -109,6 +123,12 @@ func (a *countingAgent) Reply(ctx context.Context, t pacta2a.Turn) (pacta2a.Repl
 	}
 	if a.fail.Load() {
 		return pacta2a.Reply{}, errors.New("agent down")
+	}
+	if a.panics.Load() {
+		panic("the agent fell over")
+	}
+	if t.Text == "act" {
+		return actReply, nil
 	}
 	if scope, ok := strings.CutPrefix(t.Text, "need "); ok {
 		return pacta2a.Reply{NeedScopes: []string{scope}, Text: "not here"}, nil
@@ -123,14 +143,41 @@ func (a *countingAgent) Reply(ctx context.Context, t pacta2a.Turn) (pacta2a.Repl
 // env is the frontend under test in front of a pactd made of the fake
 // verifier and the real Brand and Conversation services on SQLite.
 type env struct {
-	url      string
-	verifier *fakeVerifier
-	agent    *countingAgent
-	rpcs     atomic.Int32 // every call that reached "pactd"
-	ids      atomic.Int32
+	url       string
+	verifier  *fakeVerifier
+	agent     *countingAgent
+	rpcs      atomic.Int32 // every call that reached "pactd"
+	ids       atomic.Int32
+	log       lockedBuffer // the frontend's log
+	serverLog lockedBuffer // its http.Server's own log
+}
+
+// lockedBuffer is a log sink the frontend writes while a test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvWith(t, func(cfg pacta2a.Config) (http.Handler, error) { return pacta2a.NewHandler(cfg) })
+}
+
+// newEnvWith is newEnv with the frontend build makes from a Config whose
+// Agent is the env's counting agent (Wrap clears it and uses an SDK).
+func newEnvWith(t *testing.T, build func(pacta2a.Config) (http.Handler, error)) *env {
 	t.Helper()
 	store, err := db.Open(t.Context(), "", t.TempDir())
 	if err != nil {
@@ -142,6 +189,12 @@ func newEnv(t *testing.T) *env {
 		if _, err := store.CreateBrand(t.Context(), db.Brand{ID: b, DisplayName: strings.ToUpper(b), Description: "Support", CreateTime: now, UpdateTime: now}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// shop offers delegation, with the frontend's own sign-in (Sessions).
+	if _, err := store.CreateBrand(t.Context(), db.Brand{ID: "shop", DisplayName: "Shop", Description: "Support", CreateTime: now, UpdateTime: now,
+		Delegation: db.Delegation{Enabled: true, Scopes: []db.Scope{{ID: "orders:read", Description: "See your orders"}},
+			LoginURL: "https://shop.example/login", LoginMode: pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND.String()}}); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := store.CreateAgent(t.Context(), db.Agent{ID: "agt_1", Issuer: "https://pa.example", JWKSURI: "https://pa.example/j", DisplayName: "PA", Enabled: true, CreateTime: now, UpdateTime: now}); err != nil {
 		t.Fatal(err)
@@ -158,14 +211,16 @@ func newEnv(t *testing.T) *env {
 		mux.ServeHTTP(w, r)
 	}))
 	t.Cleanup(pactd.Close)
-	h, err := pacta2a.NewHandler(pacta2a.Config{
-		PactdURL: pactd.URL, Token: frontendToken, Agent: e.agent,
+	h, err := build(pacta2a.Config{
+		PactdURL: pactd.URL, Token: frontendToken, Agent: e.agent, Logger: slog.New(slog.NewJSONHandler(&e.log, nil)),
 		NewMessageID: func() string { return fmt.Sprintf("reply-%d", e.ids.Add(1)) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fe := httptest.NewServer(h)
+	fe := httptest.NewUnstartedServer(h)
+	fe.Config.ErrorLog = log.New(&e.serverLog, "", 0)
+	fe.Start()
 	t.Cleanup(fe.Close)
 	e.url = fe.URL
 	return e

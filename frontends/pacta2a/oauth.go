@@ -342,7 +342,7 @@ func (h *Handler) signedIn(w http.ResponseWriter, r *http.Request, brandID strin
 	return "", false
 }
 
-// form reads a page's POST form (at most 16 KiB) from a signed-in User. A
+// form reads a page's POST form (parseForm) from a signed-in User. A
 // request another site started is refused before anything is read.
 func (h *Handler) form(w http.ResponseWriter, r *http.Request, brandID string) (string, url.Values, bool) {
 	user := h.cfg.Sessions.BrandUser(r, brandID)
@@ -350,12 +350,17 @@ func (h *Handler) form(w http.ResponseWriter, r *http.Request, brandID string) (
 		h.forbidden(w, user)
 		return "", nil, false
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	if err := r.ParseForm(); err != nil {
-		h.pages.render(w, http.StatusBadRequest, "message", view{Title: "Bad request", User: user, Error: "The form could not be read."})
+	if status := parseForm(w, r); status != 0 {
+		h.pages.render(w, status, "message", view{Title: "Bad request", User: user, Error: formProblem[status]})
 		return "", nil, false
 	}
 	return user, r.PostForm, true
+}
+
+// formProblem is what a page says about a form parseForm refused.
+var formProblem = map[int]string{
+	http.StatusBadRequest:            "The form could not be read.",
+	http.StatusRequestEntityTooLarge: "The form is too large.",
 }
 
 func (h *Handler) forbidden(w http.ResponseWriter, user string) {

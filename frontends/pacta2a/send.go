@@ -7,10 +7,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -20,13 +22,17 @@ import (
 // userMessage is what message:send needs from a valid request.
 type userMessage struct {
 	messageID, contextID, text string
+	// message is the message object as the PA sent it; metadata the
+	// request's metadata object, or nil (both go on to an SDK, see Wrap).
+	message  map[string]json.RawMessage
+	metadata json.RawMessage
 }
 
 // send serves POST message:send (PACT §4). The request's Content-Type and
 // A2A-Version are not checked: the body is parsed as JSON whatever they say.
 func (h *Handler) send(w http.ResponseWriter, r *http.Request, c *call) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.cfg.MaxBodyBytes))
-	if err != nil {
+	body, ok := readBody(w, r, h.cfg.MaxBodyBytes)
+	if !ok {
 		invalidParams("The request body is unreadable or too large").write(w)
 		return
 	}
@@ -67,9 +73,10 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, c *call) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), h.cfg.TurnTimeout)
 	defer cancel()
 	ctxID := begun.GetContextId()
-	reply, err := h.cfg.Agent.Reply(ctx, Turn{
+	reply, err := h.runAgent(ctx, Turn{
 		BrandID: c.brandID, ContextID: ctxID, NewContext: begun.GetContextCreated(),
 		Text: msg.text, Caller: c.caller, Delegation: c.delegation,
+		message: msg.message, metadata: msg.metadata, header: r.Header,
 	})
 	var out []byte
 	stored := false
@@ -81,17 +88,48 @@ func (h *Handler) send(w http.ResponseWriter, r *http.Request, c *call) {
 		stored = err == nil
 	}
 	if !stored {
-		// A failed turn, or a step-up (which the spec does not store):
-		// release the messageId so the PA may send it again.
-		if _, aerr := h.conv.AbandonTurn(ctx, &pactv1.AbandonTurnRequest{Owner: owner, ContextId: ctxID, MessageId: msg.messageID}); aerr != nil {
+		// A failed or refused turn, or a step-up (which the spec does not
+		// store): release the messageId so the PA may send it again.
+		// With a context of its own: the turn's may have run out (a slow
+		// agent), and a messageId left pending could never be sent again.
+		actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), abandonTimeout)
+		if _, aerr := h.conv.AbandonTurn(actx, &pactv1.AbandonTurnRequest{Owner: owner, ContextId: ctxID, MessageId: msg.messageID}); aerr != nil {
 			h.cfg.Logger.ErrorContext(ctx, "abandon turn", slog.String("error", aerr.Error()))
 		}
+		acancel()
 	}
-	if err != nil {
+	var ref *refusal
+	switch {
+	case errors.As(err, &ref):
+		ref.e.write(w)
+	case err != nil:
 		h.fail(w, r, "run turn", err)
-		return
+	default:
+		writeA2A(w, http.StatusOK, out)
 	}
-	writeA2A(w, http.StatusOK, out)
+}
+
+// abandonTimeout bounds releasing a turn's messageId.
+const abandonTimeout = 10 * time.Second
+
+// runAgent runs the agent; a panic fails the turn like an error does, so
+// its messageId is released and the cause is logged once, with the stack.
+func (h *Handler) runAgent(ctx context.Context, t Turn) (reply Reply, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			reply, err = Reply{}, fmt.Errorf("the agent panicked: %v\n%s", v, debug.Stack())
+		}
+	}()
+	return h.cfg.Agent.Reply(ctx, t)
+}
+
+// refusal is an agent's answer that is an A2A error of PACT's own (an
+// SDK's INVALID_PARAMS, CONTENT_TYPE_NOT_SUPPORTED or UNSUPPORTED_OPERATION):
+// the turn is released and the error sent, in PACT's exact envelope.
+type refusal struct{ e a2aError }
+
+func (r *refusal) Error() string {
+	return "the agent refused the turn: " + r.e.reason + ": " + r.e.message
 }
 
 type part struct {
@@ -147,6 +185,19 @@ func (h *Handler) stepUp(ctx context.Context, c *call, contextID string, need []
 // messageId gets it back unchanged.
 func (h *Handler) complete(ctx context.Context, c *call, owner *pactv1.Owner, contextID, messageID string, reply Reply) ([]byte, error) {
 	m := message{h.cfg.NewMessageID(), contextID, "ROLE_AGENT", []part{{reply.Text}}, nil}
+	for k, v := range reply.Metadata {
+		if strings.HasPrefix(k, "pact.") {
+			continue // the frontend's own keys
+		}
+		b, err := marshalErr(v)
+		if err != nil {
+			return nil, fmt.Errorf("reply metadata %q: %w", k, err)
+		}
+		if m.Metadata == nil {
+			m.Metadata = map[string]json.RawMessage{}
+		}
+		m.Metadata[k] = b
+	}
 	if d := c.delegation; d != nil {
 		req := &pactv1.SignReceiptRequest{
 			BrandId: c.brandID, GrantId: d.GetGrantId(), ScopesUsed: reply.ScopesUsed,
@@ -155,7 +206,11 @@ func (h *Handler) complete(ctx context.Context, c *call, owner *pactv1.Owner, co
 		for _, a := range reply.Actions {
 			ra := &pactv1.ReceiptAction{Tool: a.Tool}
 			if a.Args != nil {
-				sum := sha256.Sum256(marshal(a.Args))
+				args, err := marshalErr(a.Args)
+				if err != nil {
+					return nil, fmt.Errorf("receipt action %q: %w", a.Tool, err)
+				}
+				sum := sha256.Sum256(args)
 				ra.ArgsHash = base64.RawURLEncoding.EncodeToString(sum[:])
 			}
 			req.Actions = append(req.Actions, ra)
@@ -164,7 +219,10 @@ func (h *Handler) complete(ctx context.Context, c *call, owner *pactv1.Owner, co
 		if err != nil {
 			return nil, err
 		}
-		m.Metadata = map[string]json.RawMessage{"pact.receipt": json.RawMessage(receipt.GetReceiptJson())}
+		if m.Metadata == nil {
+			m.Metadata = map[string]json.RawMessage{}
+		}
+		m.Metadata["pact.receipt"] = json.RawMessage(receipt.GetReceiptJson())
 	}
 	out := marshal(struct {
 		Message message `json:"message"`
@@ -225,7 +283,11 @@ func parseSend(body []byte) (userMessage, *a2aError) {
 	case strings.TrimSpace(text) == "":
 		return fail(invalidParams("The message text is empty"))
 	}
-	return userMessage{messageID: id, contextID: contextID, text: text}, nil
+	var metadata json.RawMessage
+	if isObject(req["metadata"]) {
+		metadata = req["metadata"] // passed on to an SDK only as an object, which its types expect
+	}
+	return userMessage{messageID: id, contextID: contextID, text: text, message: m, metadata: metadata}, nil
 }
 
 // partKind checks a part as the strict A2A schema does: exactly one of

@@ -91,9 +91,12 @@ func (h *Handler) beginConsent(w http.ResponseWriter, r *http.Request, c *call) 
 			Error: "This Brand's sign-in does not post here. Start again from your assistant."})
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	if err := r.ParseForm(); err != nil || r.PostForm.Get("assertion") == "" {
-		h.pages.render(w, http.StatusBadRequest, "message", view{Title: "Connect your assistant",
+	status := parseForm(w, r)
+	if status == 0 && r.PostForm.Get("assertion") == "" {
+		status = http.StatusBadRequest
+	}
+	if status != 0 {
+		h.pages.render(w, status, "message", view{Title: "Connect your assistant",
 			Error: "The sign-in could not be read. Start again from your assistant."})
 		return
 	}
@@ -125,8 +128,11 @@ func (h *Handler) beginConsent(w http.ResponseWriter, r *http.Request, c *call) 
 // session (its only state and its anti-forgery token), decision and
 // scopes. It answers 303 to the connected page with the outcome.
 func (h *Handler) decideSigned(w http.ResponseWriter, r *http.Request, b brandPages) {
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	if err := r.ParseForm(); err != nil || r.PostForm.Get("session") == "" {
+	switch status := parseForm(w, r); {
+	case status == http.StatusRequestEntityTooLarge:
+		h.pages.render(w, status, "message", view{Title: "Bad request", Error: formProblem[status]})
+		return
+	case status != 0, r.PostForm.Get("session") == "":
 		h.forbidden(w, "")
 		return
 	}
