@@ -1,9 +1,14 @@
-// Package demo is a demonstration Brand for the reference frontend: a
-// support agent whose account actions need scopes (so PACT Delegated's
-// step-up, consent and receipts can be seen), the Brand's settings, and a
-// sign-in page that vouches for the User the way a Brand in
-// BRAND_LOGIN_MODE_TRUSTED_FRONTEND does. Nothing here checks a password:
-// it is a demo.
+// Package demo is a demonstration Brand for the PACT frontends: a support
+// agent whose account actions need scopes (so PACT Delegated's step-up,
+// consent and receipts can be seen, and authorization_details bind a
+// cancellation to one order), the Brand's settings, a sign-in page that
+// vouches for the User the way a Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND
+// does, and RemoteAgent, the client of Brand logic in another process.
+//
+// The Brand logic is one pacta2a.Agent (Agent), so the same code answers in
+// the standalone frontend (cmd/pact-a2a) and as an a2a-go executor behind
+// pacta2a.Wrap (frontends/a2a-go-example, through pacta2a.TurnOf). Nothing
+// here checks a password: it is a demo.
 package demo
 
 import (
