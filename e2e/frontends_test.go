@@ -23,12 +23,18 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 )
 
-// One end-to-end suite, two frontends: every test that runs through
+// One end-to-end suite, three frontends: every test that runs through
 // engines runs against each frontend below, on both stores, with the same
 // world (pactd, the PA, the Brands) and the same instrumented agent.
 //
-//   - go: cmd/pact-a2a's handler, in this process (as cmd/pact-a2a -demo
-//     mounts it).
+//   - go: pacta2a's standalone handler, in this process (as cmd/pact-a2a
+//     -demo mounts it).
+//   - go-sdk: frontends/a2a-go-example, an a2a-go v2 server with pacta2a
+//     in front of it, built once per test binary (go build into a
+//     temporary directory) and started as a command like ts, its Brand
+//     logic the world's agent over A2A_AGENT_URL. Without the go command
+//     its tests skip, except under CI=true, where they fail; a build
+//     failure fails them.
 //   - ts: the TypeScript frontend of frontends/node, started as a command:
 //     PACT_E2E_TS_CMD (default "node ../frontends/node/dist/src/main.js"),
 //     given the settings cmd/pact-a2a reads (A2A_LISTEN, PACTD_URL,
@@ -46,10 +52,52 @@ type frontend struct {
 }
 
 var (
-	goFrontend = frontend{name: "go", start: startGoFrontend}
-	tsFrontend = frontend{name: "ts", start: startTSFrontend}
-	frontends  = []frontend{goFrontend, tsFrontend}
+	goFrontend    = frontend{name: "go", start: startGoFrontend}
+	tsFrontend    = frontend{name: "ts", start: startTSFrontend}
+	goSDKFrontend = commandFrontend("go-sdk", goSDKCommand)
+	frontends     = []frontend{goFrontend, tsFrontend, goSDKFrontend}
 )
+
+// goSDK is the build of frontends/a2a-go-example this test binary runs.
+var goSDK struct {
+	once    sync.Once
+	dir     string   // removed when the tests end (TestMain)
+	cmdline []string // the binary, or the failing build (see goSDKCommand)
+	missing string
+}
+
+// goSDKCommand builds frontends/a2a-go-example once and returns the
+// binary. When the build fails, the command line is the build itself, so
+// the frontend "exits before serving" with the compiler's output in the
+// test's failure.
+func goSDKCommand() ([]string, string) {
+	goSDK.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goSDK.missing = "the go command is not on PATH (it builds frontends/a2a-go-example)"
+			return
+		}
+		if goSDK.dir, err = os.MkdirTemp("", "pact-e2e-go-sdk-"); err != nil {
+			goSDK.missing = "no temporary directory for the build: " + err.Error()
+			return
+		}
+		bin := filepath.Join(goSDK.dir, "a2a-go-example")
+		build := []string{goTool, "build", "-o", bin, "pactd/frontends/a2a-go-example"}
+		if err := exec.Command(build[0], build[1:]...).Run(); err != nil {
+			goSDK.cmdline = build
+			return
+		}
+		goSDK.cmdline = []string{bin}
+	})
+	return goSDK.cmdline, goSDK.missing
+}
+
+// removeGoSDKBuild removes the example's build when the tests end.
+func removeGoSDKBuild() {
+	if goSDK.dir != "" {
+		_ = os.RemoveAll(goSDK.dir)
+	}
+}
 
 // frontendOf is the frontend of each test that engines started; a test that
 // did not come through engines gets the Go frontend.

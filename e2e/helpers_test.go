@@ -37,7 +37,7 @@ import (
 	"pactd/internal/server"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) { dbtest.Main(m, removeGoSDKBuild) }
 
 const (
 	adminToken    = "e2e-admin-token-0123456789"

@@ -76,10 +76,14 @@ var server struct {
 	stop func()
 }
 
-// Main runs the package's tests, then stops the throwaway PostgreSQL
+// Main runs the package's tests, then the package's own cleanups (after,
+// e.g. removing what the tests built) and stops the throwaway PostgreSQL
 // cluster if one was started. Use it as the body of TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M, after ...func()) {
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	if server.stop != nil {
 		server.stop()
 	}
