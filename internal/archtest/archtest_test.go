@@ -286,6 +286,13 @@ func TestImportsPointDownTheRanks(t *testing.T) {
 	if _, ok := graph[module+"/cmd/pactd"][module+"/internal/server"]; !ok {
 		t.Fatalf("did not see cmd/pactd import internal/server; the import reader is broken")
 	}
+	// The frontends are read too: the rule for them judges real edges.
+	for _, e := range [][2]string{{"cmd/pact-a2a", "frontends/pacta2a"}, {"frontends/demo", "frontends/pacta2a"},
+		{"frontends/a2a-go-example", "frontends/pacta2a"}, {"frontends/a2a-go-example", "frontends/demo"}, {"frontends/pacta2a", "gen/pact/v1"}} {
+		if _, ok := graph[module+"/"+e[0]][module+"/"+e[1]]; !ok {
+			t.Fatalf("did not see %s import %s; the walk misses the frontends", e[0], e[1])
+		}
+	}
 
 	var problems []string
 	used := map[string]bool{}
