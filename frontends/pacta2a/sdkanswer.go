@@ -201,8 +201,8 @@ func sdkError(status int, body []byte) error {
 	case "UNSUPPORTED_OPERATION":
 		return &refusal{unsupportedOperation(withDefault("This operation is not supported"))}
 	}
-	if len(msg) > 200 {
-		msg = msg[:200] + "…"
+	if len(msg) > 200 { // for the log: a panic's message holds its whole stack
+		msg = strings.ToValidUTF8(msg[:200], "") + "…"
 	}
 	return fmt.Errorf("the A2A handler answered %d %s: %q", status, reason, msg)
 }
