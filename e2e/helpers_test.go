@@ -1,5 +1,5 @@
-// Package e2e_test runs pactd, the reference frontend (cmd/pact-a2a) and a
-// personal agent's JWKS together on loopback and checks them as a PA would:
+// Package e2e_test runs pactd, a frontend (each of frontends_test.go's in
+// turn) and a personal agent's JWKS together on loopback and checks them as a PA would:
 // over HTTP, with ES256 PA JWTs, comparing the bytes PACT clients compare.
 package e2e_test
 
