@@ -157,9 +157,37 @@ type AuthorizationDetailsType struct {
 	Fields []*AuthorizationDetailsField `protobuf:"bytes,4,rep,name=fields,proto3" json:"fields,omitempty"`
 	// How several entries of this type combine. UNSPECIFIED is stored as
 	// UNION.
-	Combination   AuthorizationDetailsCombination `protobuf:"varint,5,opt,name=combination,proto3,enum=pact.v1.AuthorizationDetailsCombination" json:"combination,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Combination AuthorizationDetailsCombination `protobuf:"varint,5,opt,name=combination,proto3,enum=pact.v1.AuthorizationDetailsCombination" json:"combination,omitempty"`
+	// The Brand's own consent words for an entry of this type, replacing
+	// pactd's default words ("description: label value; label value")
+	// wherever an entry is worded: DescribeConsent, BeginConsent's page
+	// content and ListGrants (ConsentAuthorizationDetail.words). Empty: the
+	// default words.
+	//
+	// Syntax: "{field_name}" is replaced by the entry's value of that
+	// field (an array's values joined by ", ", as in the default words);
+	// "{{" writes a literal "{" and "}}" a literal "}"; every other
+	// character is literal text. Example: "Only order {order_id}: cancel
+	// it" words {"order_id":"1002",...} as "Only order 1002: cancel it".
+	// A placeholder of an optional field the entry does not carry renders
+	// as nothing, as the default words leave such a field out.
+	//
+	// Rules (a template breaking one is InvalidArgument naming
+	// authorization_details_types[i].consent_template, and nothing is
+	// stored): not blank; UTF-8 of at most 400 characters; no control
+	// characters (C0, DEL, C1) and no bidirectional formatting characters
+	// (U+202A to U+202E, U+2066 to U+2069), which would make the words
+	// display otherwise than they read; braces balanced: every "{" opens a
+	// placeholder closed by the next "}" (or is doubled), every other "}"
+	// is doubled; every placeholder names one of this type's fields
+	// ("type" is not a field); at least one placeholder, so that the words
+	// say which resource an entry is for; and the longest words it can
+	// render (its text, plus for each placeholder the longest value its
+	// field allows: 256 bytes for STRING, the longest value for ENUM, all
+	// values joined for ENUM_ARRAY) at most 2048 bytes.
+	ConsentTemplate string `protobuf:"bytes,6,opt,name=consent_template,json=consentTemplate,proto3" json:"consent_template,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AuthorizationDetailsType) Reset() {
@@ -225,6 +253,13 @@ func (x *AuthorizationDetailsType) GetCombination() AuthorizationDetailsCombinat
 		return x.Combination
 	}
 	return AuthorizationDetailsCombination_AUTHORIZATION_DETAILS_COMBINATION_UNSPECIFIED
+}
+
+func (x *AuthorizationDetailsType) GetConsentTemplate() string {
+	if x != nil {
+		return x.ConsentTemplate
+	}
+	return ""
 }
 
 // AuthorizationDetailsField declares one member of an entry.
@@ -464,11 +499,14 @@ type ConsentAuthorizationDetail struct {
 	// The scope id the entry requires (its type's scope); empty when the
 	// Brand no longer declares the type.
 	Scope string `protobuf:"bytes,2,opt,name=scope,proto3" json:"scope,omitempty"`
-	// The conditions in words, built by pactd from the type's description
-	// and the field labels, identical for every frontend: the description,
-	// then "label value" for each member in declaration order (array values
-	// joined by ", "), separated by "; " after a ": ". Example:
-	// "Cancel an order: order 1002; actions cancel".
+	// The conditions in words, built by pactd and identical for every
+	// frontend; plain text, which a page must HTML-escape. With the type's
+	// consent_template: the template with the entry's values in its
+	// placeholders ("Only order 1002: cancel it"). Without one (the
+	// default), from the type's description and the field labels: the
+	// description, then "label value" for each member in declaration order
+	// (array values joined by ", "), separated by "; " after a ": ".
+	// Example: "Cancel an order: order 1002; actions cancel".
 	Words         string `protobuf:"bytes,3,opt,name=words,proto3" json:"words,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -529,13 +567,14 @@ var File_pact_v1_authorization_details_proto protoreflect.FileDescriptor
 
 const file_pact_v1_authorization_details_proto_rawDesc = "" +
 	"\n" +
-	"#pact/v1/authorization_details.proto\x12\apact.v1\"\xee\x01\n" +
+	"#pact/v1/authorization_details.proto\x12\apact.v1\"\x99\x02\n" +
 	"\x18AuthorizationDetailsType\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x14\n" +
 	"\x05scope\x18\x03 \x01(\tR\x05scope\x12:\n" +
 	"\x06fields\x18\x04 \x03(\v2\".pact.v1.AuthorizationDetailsFieldR\x06fields\x12J\n" +
-	"\vcombination\x18\x05 \x01(\x0e2(.pact.v1.AuthorizationDetailsCombinationR\vcombination\"\xcf\x01\n" +
+	"\vcombination\x18\x05 \x01(\x0e2(.pact.v1.AuthorizationDetailsCombinationR\vcombination\x12)\n" +
+	"\x10consent_template\x18\x06 \x01(\tR\x0fconsentTemplate\"\xcf\x01\n" +
 	"\x19AuthorizationDetailsField\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12:\n" +
 	"\x04kind\x18\x02 \x01(\x0e2&.pact.v1.AuthorizationDetailsFieldKindR\x04kind\x12\x1a\n" +
