@@ -144,8 +144,8 @@ type AuthorizationDetailsType struct {
 	// URN) of at most 256 bytes; unique within the Brand. Listed in the
 	// Brand's RFC 8414 authorization_details_types_supported.
 	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	// What an entry of this type permits, the start of its consent words
-	// ("Cancel an order"): 1 to 200 characters.
+	// What an entry of this type permits, the start of its default consent
+	// words ("Cancel an order"): 1 to 200 characters.
 	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
 	// The scope id an entry of this type requires; one of the Brand's
 	// scopes. A request with an entry whose scope is not in its scope is

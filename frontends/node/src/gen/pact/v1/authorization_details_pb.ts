@@ -28,8 +28,8 @@ export type AuthorizationDetailsType = Message<"pact.v1.AuthorizationDetailsType
   type: string;
 
   /**
-   * What an entry of this type permits, the start of its consent words
-   * ("Cancel an order"): 1 to 200 characters.
+   * What an entry of this type permits, the start of its default consent
+   * words ("Cancel an order"): 1 to 200 characters.
    *
    * @generated from field: string description = 2;
    */
