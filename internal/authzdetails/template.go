@@ -116,7 +116,7 @@ func checkTemplate(s string, fields []Field) string {
 		longest += longestValue(f)
 	}
 	if placeholders == 0 {
-		return "must name at least one field in a placeholder such as {" + fields0(fields) + "}, so the words say which resource an entry is for"
+		return "must name at least one field in a placeholder such as {" + firstFieldName(fields) + "}, so the words say which resource an entry is for"
 	}
 	if longest > MaxTemplateWords {
 		return fmt.Sprintf("can render %d bytes with the longest values its fields allow; at most %d", longest, MaxTemplateWords)
@@ -124,8 +124,8 @@ func checkTemplate(s string, fields []Field) string {
 	return ""
 }
 
-// fields0 is the first field's name, for an example in a message.
-func fields0(fields []Field) string {
+// firstFieldName is the first field's name, for an example in a message.
+func firstFieldName(fields []Field) string {
 	if len(fields) == 0 {
 		return "field_name"
 	}
