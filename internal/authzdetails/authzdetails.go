@@ -223,7 +223,7 @@ func checkField(add func(string, string, ...any), p string, f Field, names map[s
 		for k, v := range f.Values {
 			switch {
 			case !cleanValue(v):
-				add(fmt.Sprintf("%svalues[%d]", p, k), "must be 1 to %d bytes of UTF-8 without control characters", MaxValueBytes)
+				add(fmt.Sprintf("%svalues[%d]", p, k), "must be 1 to %d bytes of UTF-8 without control or bidirectional formatting characters", MaxValueBytes)
 			case vals[v]:
 				add(fmt.Sprintf("%svalues[%d]", p, k), "duplicates an earlier value")
 			}
@@ -246,15 +246,15 @@ func checkText(add func(string, string, ...any), field, s string, max int) {
 	switch {
 	case strings.TrimSpace(s) == "":
 		add(field, "is required")
-	case !utf8.ValidString(s) || utf8.RuneCountInString(s) > max || strings.ContainsFunc(s, isControl):
-		add(field, "must be UTF-8 of at most %d characters without control characters", max)
+	case !utf8.ValidString(s) || utf8.RuneCountInString(s) > max || strings.ContainsFunc(s, unsafeWordsRune):
+		add(field, "must be UTF-8 of at most %d characters without control or bidirectional formatting characters", max)
 	}
 }
 
-func isControl(r rune) bool { return r < ' ' || r == 0x7f }
-
+// cleanValue is the rule of every string value, declared or sent: 1 to
+// MaxValueBytes bytes of UTF-8 without the characters unsafeWordsRune names.
 func cleanValue(v string) bool {
-	return v != "" && len(v) <= MaxValueBytes && utf8.ValidString(v) && !strings.ContainsFunc(v, isControl)
+	return v != "" && len(v) <= MaxValueBytes && utf8.ValidString(v) && !strings.ContainsFunc(v, unsafeWordsRune)
 }
 
 // checkPattern returns why p is not an acceptable pattern, or "".

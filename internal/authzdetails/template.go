@@ -70,11 +70,13 @@ func parseTemplate(s string) ([]segment, string) {
 	return out, ""
 }
 
-// unsafeTemplateRune reports the characters a template may not hold:
-// control characters (C0, DEL, C1) and the bidirectional embedding,
-// override and isolate controls, which make text display in another order
-// than it reads: the consent words must say what they show.
-func unsafeTemplateRune(r rune) bool {
+// unsafeWordsRune reports the characters no text that ends up in the
+// consent words may hold (templates, descriptions, labels, enum values and
+// the values a PA sends): control characters (C0, DEL, C1) and the
+// bidirectional embedding, override and isolate controls, which make text
+// display in another order than it reads. The consent words must say what
+// they show: a PA's "1002\u202e..." must not make an entry read as another.
+func unsafeWordsRune(r rune) bool {
 	return unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
 }
 
@@ -91,7 +93,7 @@ func checkTemplate(s string, fields []Field) string {
 		return "must not be blank (leave it empty for the default words)"
 	case utf8.RuneCountInString(s) > MaxTemplate:
 		return fmt.Sprintf("must be at most %d characters", MaxTemplate)
-	case strings.ContainsFunc(s, unsafeTemplateRune):
+	case strings.ContainsFunc(s, unsafeWordsRune):
 		return "must not contain control characters or bidirectional formatting characters"
 	}
 	segs, problem := parseTemplate(s)

@@ -111,7 +111,7 @@ func FuzzConsentTemplate(f *testing.F) {
 			if !ok || len(w) > MaxTemplateWords {
 				t.Fatalf("accepted template %q renders ok=%v, %d bytes", tmpl, ok, len(w))
 			}
-			if !utf8.ValidString(w) || strings.ContainsFunc(w, unsafeTemplateRune) {
+			if !utf8.ValidString(w) || strings.ContainsFunc(w, unsafeWordsRune) {
 				t.Fatalf("accepted template %q renders unsafe words %q", tmpl, w)
 			}
 		}

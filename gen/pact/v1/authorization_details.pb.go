@@ -22,7 +22,11 @@ const (
 )
 
 // AuthorizationDetailsFieldKind is the kind of value a field takes. Every
-// string value is 1 to 256 bytes of UTF-8 without control characters.
+// string value is 1 to 256 bytes of UTF-8 without control characters (C0,
+// DEL, C1) or bidirectional formatting characters (U+202A to U+202E,
+// U+2066 to U+2069), which would make the consent words display otherwise
+// than they read; a value a PA sends with one is refused as
+// invalid_authorization_details.
 type AuthorizationDetailsFieldKind int32
 
 const (
@@ -282,7 +286,7 @@ type AuthorizationDetailsField struct {
 	// (?m): "^[0-9]{4}$"; "^a|b$" is refused), at most 256 bytes.
 	Pattern string `protobuf:"bytes,5,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	// For ENUM and ENUM_ARRAY: the allowed values, 1 to 32, distinct, each 1
-	// to 256 bytes without control characters.
+	// to 256 bytes without control or bidirectional formatting characters.
 	Values        []string `protobuf:"bytes,6,rep,name=values,proto3" json:"values,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -151,7 +151,7 @@ export type AuthorizationDetailsField = Message<"pact.v1.AuthorizationDetailsFie
 
   /**
    * For ENUM and ENUM_ARRAY: the allowed values, 1 to 32, distinct, each 1
-   * to 256 bytes without control characters.
+   * to 256 bytes without control or bidirectional formatting characters.
    *
    * @generated from field: repeated string values = 6;
    */
@@ -283,7 +283,11 @@ export const ConsentAuthorizationDetailSchema: GenMessage<ConsentAuthorizationDe
 
 /**
  * AuthorizationDetailsFieldKind is the kind of value a field takes. Every
- * string value is 1 to 256 bytes of UTF-8 without control characters.
+ * string value is 1 to 256 bytes of UTF-8 without control characters (C0,
+ * DEL, C1) or bidirectional formatting characters (U+202A to U+202E,
+ * U+2066 to U+2069), which would make the consent words display otherwise
+ * than they read; a value a PA sends with one is refused as
+ * invalid_authorization_details.
  *
  * @generated from enum pact.v1.AuthorizationDetailsFieldKind
  */
