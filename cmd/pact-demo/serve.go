@@ -34,7 +34,7 @@ import (
 const brandID = "acme"
 
 // demoBrand is the Brand the demo registers. Its scopes are the ones the
-// demo agent (cmd/pact-a2a/demo) checks; a test holds the two equal.
+// demo agent (frontends/demo) checks; a test holds the two equal.
 func demoBrand(frontendURL string) *pactv1.CreateBrandRequest {
 	return &pactv1.CreateBrandRequest{
 		BrandId: brandID, DisplayName: "ACME Coffee",
@@ -58,7 +58,8 @@ func demoBrand(frontendURL string) *pactv1.CreateBrandRequest {
 			// Resource-bound delegation (PACT §5.7): cancelling exact orders.
 			AuthorizationDetailsTypes: []*pactv1.AuthorizationDetailsType{{
 				Type: "https://acme.example/authorization/order-cancel/v1", Description: "Cancel one order", Scope: "orders:cancel",
-				Combination: pactv1.AuthorizationDetailsCombination_AUTHORIZATION_DETAILS_COMBINATION_UNION,
+				Combination:     pactv1.AuthorizationDetailsCombination_AUTHORIZATION_DETAILS_COMBINATION_UNION,
+				ConsentTemplate: "Only order {order_id}: cancel it", // the Brand's words on the consent page
 				Fields: []*pactv1.AuthorizationDetailsField{
 					{Name: "order_id", Kind: pactv1.AuthorizationDetailsFieldKind_AUTHORIZATION_DETAILS_FIELD_KIND_STRING, Required: true,
 						Label: "order", Pattern: `^[0-9]{4}$`},

@@ -39,11 +39,18 @@ const (
 // entries are a union of exact orders. It needs orders:cancel.
 const OrderCancelType = "https://acme.example/authorization/order-cancel/v1"
 
+// OrderCancelWords is the consent template of OrderCancelType: the Brand's
+// own words for an entry ("Only order 1002: cancel it") instead of
+// pactd's default ("Cancel one order: order 1002; allowed cancel").
+// actions allows only "cancel", so the words can say it outright.
+const OrderCancelWords = "Only order {order_id}: cancel it"
+
 // orderCancelType declares OrderCancelType for the Brand.
 func orderCancelType() *pactv1.AuthorizationDetailsType {
 	return &pactv1.AuthorizationDetailsType{
 		Type: OrderCancelType, Description: "Cancel one order", Scope: ScopeOrdersCancel,
-		Combination: pactv1.AuthorizationDetailsCombination_AUTHORIZATION_DETAILS_COMBINATION_UNION,
+		Combination:     pactv1.AuthorizationDetailsCombination_AUTHORIZATION_DETAILS_COMBINATION_UNION,
+		ConsentTemplate: OrderCancelWords,
 		Fields: []*pactv1.AuthorizationDetailsField{
 			{Name: "order_id", Kind: pactv1.AuthorizationDetailsFieldKind_AUTHORIZATION_DETAILS_FIELD_KIND_STRING, Required: true,
 				Label: "order", Pattern: `^[0-9]{4}$`},

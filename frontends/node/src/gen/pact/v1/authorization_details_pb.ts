@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pact/v1/authorization_details.proto.
  */
 export const file_pact_v1_authorization_details: GenFile = /*@__PURE__*/
-  fileDesc("CiNwYWN0L3YxL2F1dGhvcml6YXRpb25fZGV0YWlscy5wcm90bxIHcGFjdC52MSK/AQoYQXV0aG9yaXphdGlvbkRldGFpbHNUeXBlEgwKBHR5cGUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSDQoFc2NvcGUYAyABKAkSMgoGZmllbGRzGAQgAygLMiIucGFjdC52MS5BdXRob3JpemF0aW9uRGV0YWlsc0ZpZWxkEj0KC2NvbWJpbmF0aW9uGAUgASgOMigucGFjdC52MS5BdXRob3JpemF0aW9uRGV0YWlsc0NvbWJpbmF0aW9uIqEBChlBdXRob3JpemF0aW9uRGV0YWlsc0ZpZWxkEgwKBG5hbWUYASABKAkSNAoEa2luZBgCIAEoDjImLnBhY3QudjEuQXV0aG9yaXphdGlvbkRldGFpbHNGaWVsZEtpbmQSEAoIcmVxdWlyZWQYAyABKAgSDQoFbGFiZWwYBCABKAkSDwoHcGF0dGVybhgFIAEoCRIOCgZ2YWx1ZXMYBiADKAkiZgoTQXV0aG9yaXphdGlvbkRldGFpbBIMCgR0eXBlGAEgASgJEgwKBGpzb24YAiABKAkSMwoHbWVtYmVycxgDIAMoCzIiLnBhY3QudjEuQXV0aG9yaXphdGlvbkRldGFpbE1lbWJlciJIChlBdXRob3JpemF0aW9uRGV0YWlsTWVtYmVyEgwKBG5hbWUYASABKAkSDgoGdmFsdWVzGAIgAygJEg0KBWFycmF5GAMgASgIImgKGkNvbnNlbnRBdXRob3JpemF0aW9uRGV0YWlsEiwKBmRldGFpbBgBIAEoCzIcLnBhY3QudjEuQXV0aG9yaXphdGlvbkRldGFpbBINCgVzY29wZRgCIAEoCRINCgV3b3JkcxgDIAEoCSraAQodQXV0aG9yaXphdGlvbkRldGFpbHNGaWVsZEtpbmQSMAosQVVUSE9SSVpBVElPTl9ERVRBSUxTX0ZJRUxEX0tJTkRfVU5TUEVDSUZJRUQQABIrCidBVVRIT1JJWkFUSU9OX0RFVEFJTFNfRklFTERfS0lORF9TVFJJTkcQARIpCiVBVVRIT1JJWkFUSU9OX0RFVEFJTFNfRklFTERfS0lORF9FTlVNEAISLworQVVUSE9SSVpBVElPTl9ERVRBSUxTX0ZJRUxEX0tJTkRfRU5VTV9BUlJBWRADKq8BCh9BdXRob3JpemF0aW9uRGV0YWlsc0NvbWJpbmF0aW9uEjEKLUFVVEhPUklaQVRJT05fREVUQUlMU19DT01CSU5BVElPTl9VTlNQRUNJRklFRBAAEisKJ0FVVEhPUklaQVRJT05fREVUQUlMU19DT01CSU5BVElPTl9VTklPThABEiwKKEFVVEhPUklaQVRJT05fREVUQUlMU19DT01CSU5BVElPTl9TSU5HTEUQAmIGcHJvdG8z");
+  fileDesc("CiNwYWN0L3YxL2F1dGhvcml6YXRpb25fZGV0YWlscy5wcm90bxIHcGFjdC52MSLZAQoYQXV0aG9yaXphdGlvbkRldGFpbHNUeXBlEgwKBHR5cGUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSDQoFc2NvcGUYAyABKAkSMgoGZmllbGRzGAQgAygLMiIucGFjdC52MS5BdXRob3JpemF0aW9uRGV0YWlsc0ZpZWxkEj0KC2NvbWJpbmF0aW9uGAUgASgOMigucGFjdC52MS5BdXRob3JpemF0aW9uRGV0YWlsc0NvbWJpbmF0aW9uEhgKEGNvbnNlbnRfdGVtcGxhdGUYBiABKAkioQEKGUF1dGhvcml6YXRpb25EZXRhaWxzRmllbGQSDAoEbmFtZRgBIAEoCRI0CgRraW5kGAIgASgOMiYucGFjdC52MS5BdXRob3JpemF0aW9uRGV0YWlsc0ZpZWxkS2luZBIQCghyZXF1aXJlZBgDIAEoCBINCgVsYWJlbBgEIAEoCRIPCgdwYXR0ZXJuGAUgASgJEg4KBnZhbHVlcxgGIAMoCSJmChNBdXRob3JpemF0aW9uRGV0YWlsEgwKBHR5cGUYASABKAkSDAoEanNvbhgCIAEoCRIzCgdtZW1iZXJzGAMgAygLMiIucGFjdC52MS5BdXRob3JpemF0aW9uRGV0YWlsTWVtYmVyIkgKGUF1dGhvcml6YXRpb25EZXRhaWxNZW1iZXISDAoEbmFtZRgBIAEoCRIOCgZ2YWx1ZXMYAiADKAkSDQoFYXJyYXkYAyABKAgiaAoaQ29uc2VudEF1dGhvcml6YXRpb25EZXRhaWwSLAoGZGV0YWlsGAEgASgLMhwucGFjdC52MS5BdXRob3JpemF0aW9uRGV0YWlsEg0KBXNjb3BlGAIgASgJEg0KBXdvcmRzGAMgASgJKtoBCh1BdXRob3JpemF0aW9uRGV0YWlsc0ZpZWxkS2luZBIwCixBVVRIT1JJWkFUSU9OX0RFVEFJTFNfRklFTERfS0lORF9VTlNQRUNJRklFRBAAEisKJ0FVVEhPUklaQVRJT05fREVUQUlMU19GSUVMRF9LSU5EX1NUUklORxABEikKJUFVVEhPUklaQVRJT05fREVUQUlMU19GSUVMRF9LSU5EX0VOVU0QAhIvCitBVVRIT1JJWkFUSU9OX0RFVEFJTFNfRklFTERfS0lORF9FTlVNX0FSUkFZEAMqrwEKH0F1dGhvcml6YXRpb25EZXRhaWxzQ29tYmluYXRpb24SMQotQVVUSE9SSVpBVElPTl9ERVRBSUxTX0NPTUJJTkFUSU9OX1VOU1BFQ0lGSUVEEAASKwonQVVUSE9SSVpBVElPTl9ERVRBSUxTX0NPTUJJTkFUSU9OX1VOSU9OEAESLAooQVVUSE9SSVpBVElPTl9ERVRBSUxTX0NPTUJJTkFUSU9OX1NJTkdMRRACYgZwcm90bzM");
 
 /**
  * AuthorizationDetailsType declares one authorization_details type.
@@ -28,8 +28,8 @@ export type AuthorizationDetailsType = Message<"pact.v1.AuthorizationDetailsType
   type: string;
 
   /**
-   * What an entry of this type permits, the start of its consent words
-   * ("Cancel an order"): 1 to 200 characters.
+   * What an entry of this type permits, the start of its default consent
+   * words ("Cancel an order"): 1 to 200 characters.
    *
    * @generated from field: string description = 2;
    */
@@ -60,6 +60,39 @@ export type AuthorizationDetailsType = Message<"pact.v1.AuthorizationDetailsType
    * @generated from field: pact.v1.AuthorizationDetailsCombination combination = 5;
    */
   combination: AuthorizationDetailsCombination;
+
+  /**
+   * The Brand's own consent words for an entry of this type, replacing
+   * pactd's default words ("description: label value; label value")
+   * wherever an entry is worded: DescribeConsent, BeginConsent's page
+   * content and ListGrants (ConsentAuthorizationDetail.words). Empty: the
+   * default words.
+   *
+   * Syntax: "{field_name}" is replaced by the entry's value of that
+   * field (an array's values joined by ", ", as in the default words);
+   * "{{" writes a literal "{" and "}}" a literal "}"; every other
+   * character is literal text. Example: "Only order {order_id}: cancel
+   * it" words {"order_id":"1002",...} as "Only order 1002: cancel it".
+   * A placeholder of an optional field the entry does not carry renders
+   * as nothing, as the default words leave such a field out.
+   *
+   * Rules (a template breaking one is InvalidArgument naming
+   * authorization_details_types[i].consent_template, and nothing is
+   * stored): not blank; UTF-8 of at most 400 characters; no control
+   * characters (C0, DEL, C1) and no bidirectional formatting characters
+   * (U+202A to U+202E, U+2066 to U+2069), which would make the words
+   * display otherwise than they read; braces balanced: every "{" opens a
+   * placeholder closed by the next "}" (or is doubled), every other "}"
+   * is doubled; every placeholder names one of this type's fields
+   * ("type" is not a field); at least one placeholder, so that the words
+   * say which resource an entry is for; and the longest words it can
+   * render (its text, plus for each placeholder the longest value its
+   * field allows: 256 bytes for STRING, the longest value for ENUM, all
+   * values joined for ENUM_ARRAY) at most 2048 bytes.
+   *
+   * @generated from field: string consent_template = 6;
+   */
+  consentTemplate: string;
 };
 
 /**
@@ -118,7 +151,7 @@ export type AuthorizationDetailsField = Message<"pact.v1.AuthorizationDetailsFie
 
   /**
    * For ENUM and ENUM_ARRAY: the allowed values, 1 to 32, distinct, each 1
-   * to 256 bytes without control characters.
+   * to 256 bytes without control or bidirectional formatting characters.
    *
    * @generated from field: repeated string values = 6;
    */
@@ -227,11 +260,14 @@ export type ConsentAuthorizationDetail = Message<"pact.v1.ConsentAuthorizationDe
   scope: string;
 
   /**
-   * The conditions in words, built by pactd from the type's description
-   * and the field labels, identical for every frontend: the description,
-   * then "label value" for each member in declaration order (array values
-   * joined by ", "), separated by "; " after a ": ". Example:
-   * "Cancel an order: order 1002; actions cancel".
+   * The conditions in words, built by pactd and identical for every
+   * frontend; plain text, which a page must HTML-escape. With the type's
+   * consent_template: the template with the entry's values in its
+   * placeholders ("Only order 1002: cancel it"). Without one (the
+   * default), from the type's description and the field labels: the
+   * description, then "label value" for each member in declaration order
+   * (array values joined by ", "), separated by "; " after a ": ".
+   * Example: "Cancel an order: order 1002; actions cancel".
    *
    * @generated from field: string words = 3;
    */
@@ -247,7 +283,11 @@ export const ConsentAuthorizationDetailSchema: GenMessage<ConsentAuthorizationDe
 
 /**
  * AuthorizationDetailsFieldKind is the kind of value a field takes. Every
- * string value is 1 to 256 bytes of UTF-8 without control characters.
+ * string value is 1 to 256 bytes of UTF-8 without control characters (C0,
+ * DEL, C1) or bidirectional formatting characters (U+202A to U+202E,
+ * U+2066 to U+2069), which would make the consent words display otherwise
+ * than they read; a value a PA sends with one is refused as
+ * invalid_authorization_details.
  *
  * @generated from enum pact.v1.AuthorizationDetailsFieldKind
  */
