@@ -110,6 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// The A2A server a Provider already has, on a2a-go...
 	sdk := a2asrv.NewTenantRESTHandler("/a2a/{*}", a2asrv.NewHandler(executor{brand},
 		a2asrv.WithCallInterceptors(pacta2a.Interceptor()), // PACT: the verified caller becomes the SDK's user
+		a2asrv.WithTaskStore(pacta2a.NewTaskStore(0, 0)),   // PACT: step-up tasks are forgotten, not kept forever
 		a2asrv.WithLogger(log)))
 	// ...with PACT in front of it, where the SDK's handler was mounted.
 	fe, err := pacta2a.Wrap(cfg, sdk) // PACT

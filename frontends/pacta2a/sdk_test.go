@@ -404,11 +404,15 @@ func TestSDKFailuresFailTheTurn(t *testing.T) {
 }
 
 // TestSDKStepUpAndMessageInTheTaskStore: a Message answer leaves no task in
-// a2a-go's task store (the SDK returns it as it is); a step-up Task is kept
-// there (a2a-go stores every task; its in-memory store never forgets), while
-// the PA gets pactd's task, which tasks/{id} does not find.
+// a2a-go's task store (the SDK returns it as it is); a step-up Task is
+// written there (a2a-go stores every task), while the PA gets pactd's task,
+// which tasks/{id} does not find. With pacta2a.TaskStore the SDK's copy is
+// forgotten after its ttl, so step-ups do not pile up as they do in
+// a2a-go's default in-memory store.
 func TestSDKStepUpAndMessageInTheTaskStore(t *testing.T) {
-	store := &countingStore{Store: taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{Authenticator: a2asrv.NewTaskStoreAuthenticator()})}
+	const ttl = 50 * time.Millisecond
+	ts := pacta2a.NewTaskStore(ttl, 0)
+	store := &countingStore{Store: ts}
 	var exec agentExecutorRef
 	e := newSDKEnv(t, &exec, nil, a2asrv.WithTaskStore(store))
 	exec.agent.Store(e.agent)
@@ -416,14 +420,23 @@ func TestSDKStepUpAndMessageInTheTaskStore(t *testing.T) {
 	if n := store.creates.Load(); n != 0 {
 		t.Fatalf("a Message answer created %d tasks in the SDK's store", n)
 	}
-	r := e.do(t, "POST", "/a2a/acme/message:send", `{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"text":"need orders:read"}]}}`, good)
-	if r.status != 200 || !strings.Contains(r.body, `"id":"t-1"`) || !strings.Contains(r.body, `"TASK_STATE_AUTH_REQUIRED"`) {
-		t.Fatalf("step-up = %d %s", r.status, r.body)
+	stepUp := func(id string) {
+		t.Helper()
+		r := e.do(t, "POST", "/a2a/acme/message:send", `{"message":{"messageId":"`+id+`","role":"ROLE_USER","parts":[{"text":"need orders:read"}]}}`, good)
+		if r.status != 200 || !strings.Contains(r.body, `"TASK_STATE_AUTH_REQUIRED"`) {
+			t.Fatalf("step-up = %d %s", r.status, r.body)
+		}
 	}
-	if n := store.creates.Load(); n != 1 {
-		t.Fatalf("a step-up created %d tasks in the SDK's store, want 1", n)
+	stepUp("m2")
+	if n := store.creates.Load(); n != 1 || ts.Len() != 1 {
+		t.Fatalf("a step-up created %d tasks in the SDK's store (holding %d), want 1", n, ts.Len())
 	}
 	wantA2A(t, "pactd's step-up task", e.do(t, "GET", "/a2a/acme/tasks/t-1", "", good), 404, errBody(a2aerr.TaskNotFound, "Task not found: t-1"))
+	time.Sleep(2 * ttl)
+	stepUp("m3")
+	if n := store.creates.Load(); n != 2 || ts.Len() != 1 {
+		t.Fatalf("after the first task's ttl: %d created, %d held; want 2 created, 1 held", n, ts.Len())
+	}
 }
 
 type countingStore struct {
