@@ -5,9 +5,9 @@ import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { DelegationInfoSchema } from "../src/gen/pact/v1/verification_pb.js";
 import { DemoAgent, orderNumber } from "../src/demo/agent.js";
-import { DemoLogin, returnPath } from "../src/demo/login.js";
-import { parseReply } from "../src/remote.js";
-import { parseOptions } from "../src/main.js";
+import { DemoLogin, cookieName, returnPath } from "../src/demo/login.js";
+import { parseReply } from "../src/demo/remote.js";
+import { parseOptions } from "../src/settings.js";
 import { canonicalJSON, isBlank } from "../src/send.js";
 import { send } from "./helpers.js";
 
@@ -59,7 +59,7 @@ test("demo login: return_to only to this Brand's pages; forged or expired cookie
     assert.equal(login.brandUser(req(cookie), "shop"), "alice");
     assert.equal(login.brandUser(req(cookie), "other"), "", "another Brand's cookie name");
     assert.equal(login.brandUser(req(cookie.replace("alice|", "mallory|")), "shop"), "", "forged user");
-    assert.equal(login.brandUser(req(cookie.replace("demo_session_shop", "demo_session_other")), "other"), "", "replayed at another Brand");
+    assert.equal(login.brandUser(req(cookie.replace(cookieName("shop"), cookieName("other"))), "other"), "", "replayed at another Brand");
     now += 3600_000;
     assert.equal(login.brandUser(req(cookie), "shop"), "", "expired");
   } finally {

@@ -1,4 +1,4 @@
-import type { Agent, Reply, Turn } from "./agent.js";
+import type { Agent, Reply, Turn } from "../agent.js";
 
 /** maxReplyBytes bounds a remote agent's answer. */
 const maxReplyBytes = 1 << 20;
