@@ -135,6 +135,8 @@ export function redirect(req: IncomingMessage, res: ServerResponse, to: string, 
     if (clean.length > 1 && !p.endsWith("/") && clean.endsWith("/")) clean = clean.slice(0, -1);
     loc = clean + query;
   }
+  // A header carries bytes, not text: non-ASCII goes percent-encoded (as Go's http.Redirect does).
+  loc = loc.replace(/[^\x21-\x7e]/gu, (ch) => [...Buffer.from(ch, "utf8")].map((b) => "%" + b.toString(16).toUpperCase().padStart(2, "0")).join(""));
   const headers: Record<string, string> = { Location: loc };
   let body = "";
   if (req.method === "GET" || req.method === "HEAD") headers["Content-Type"] = "text/html; charset=utf-8";

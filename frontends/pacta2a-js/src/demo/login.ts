@@ -172,7 +172,7 @@ export function cookieValue(header: string, name: string): string {
 /** returnPath is the path and query of return_to when it names this Brand's consent or connected-apps page; empty means the connected-apps page. */
 export function returnPath(raw: string, brandId: string): string | undefined {
   const base = "/a2a/" + brandId + "/oauth/";
-  if (raw === "") return base + "connected";
+  if (raw === "") return "/a2a/" + encodeURIComponent(brandId) + "/oauth/connected";
   let u: URL;
   try {
     u = new URL(raw, "http://relative.invalid");
