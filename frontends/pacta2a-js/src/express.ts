@@ -16,7 +16,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Agent, Reply, Turn } from "./agent.js";
-import { Frontend, errorText, type Config } from "./handler.js";
+import { Frontend, answerInternal, errorText, type Config } from "./handler.js";
 import { Capture } from "./sdk/capture.js";
 import { decodeAnswer, maxAnswerBytes } from "./sdk/answer.js";
 import { PactUser } from "./sdk/user.js";
@@ -56,6 +56,20 @@ export class Pact {
       this.frontend.handle(req, res, { url, agent: bridge }).catch((err: unknown) => {
         this.frontend.fail(res, url.split("?", 1)[0] ?? "", "serve", err);
       });
+    };
+  }
+
+  /**
+   * errorHandler is the last Express error handler of the app: a failure
+   * anywhere in the chain is logged once and answered 500 (A2A INTERNAL
+   * under /a2a/), or the connection is closed if the answer had begun.
+   */
+  errorHandler(): (err: unknown, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
+    return (err, req, res, _next) => {
+      const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? "/";
+      const path = url.split("?", 1)[0] ?? "";
+      this.frontend.log("request failed", { path, error: errorText(err) });
+      answerInternal(res, path.startsWith("/a2a/"));
     };
   }
 

@@ -23,4 +23,5 @@ export { parseOptions, listen, logLine, splitHostPort, stopOnSignal, fatal, type
 export { Pact, type PactConfig, type Middleware } from "./express.js";
 export { PactUser, pactUser } from "./sdk/user.js";
 export { stepUpTask, withReceipt, type TurnIds } from "./sdk/events.js";
+export { EphemeralTaskStore } from "./sdk/store.js";
 export { decodeAnswer, maxAnswerBytes, type Answer } from "./sdk/answer.js";
