@@ -38,6 +38,12 @@ import (
 //     Any frontend that honours these settings can be tested the same way.
 //     It needs a built frontends/node (npm ci && npm run build); without it
 //     the ts tests skip, except under CI=true, where they fail.
+//   - js-sdk: frontends/a2a-js-example, an A2A server on @a2a-js/sdk and
+//     Express with @pactd/a2a's middleware in front, started the same way:
+//     PACT_E2E_JS_SDK_CMD (default "node
+//     ../frontends/a2a-js-example/dist/src/main.js"), same settings and
+//     transport. It needs the built npm workspace (cd frontends && npm ci &&
+//     npm run build --workspaces).
 
 // frontend starts a world's frontend on feLn (the Provider's public URL).
 type frontend struct {
@@ -46,9 +52,10 @@ type frontend struct {
 }
 
 var (
-	goFrontend = frontend{name: "go", start: startGoFrontend}
-	tsFrontend = frontend{name: "ts", start: startTSFrontend}
-	frontends  = []frontend{goFrontend, tsFrontend}
+	goFrontend    = frontend{name: "go", start: startGoFrontend}
+	tsFrontend    = frontend{name: "ts", start: startTSFrontend}
+	jsSDKFrontend = commandFrontend("js-sdk", jsSDKCommand, "A2A_TRANSPORT="+tsTransport())
+	frontends     = []frontend{goFrontend, tsFrontend, jsSDKFrontend}
 )
 
 // frontendOf is the frontend of each test that engines started; a test that
@@ -114,12 +121,33 @@ func tsCommand() ([]string, string) {
 	return []string{"node", main}, ""
 }
 
-func startTSFrontend(t *testing.T, w *world, feLn net.Listener) {
-	transport := os.Getenv("PACT_E2E_TS_TRANSPORT")
-	if transport == "" {
-		transport = "connect"
+// jsSDKCommand is the @a2a-js/sdk example's command line, or a reason it
+// cannot run here.
+func jsSDKCommand() ([]string, string) {
+	if c := strings.Fields(os.Getenv("PACT_E2E_JS_SDK_CMD")); len(c) > 0 {
+		return c, ""
 	}
-	startCommandFrontend(t, w, feLn, "ts", tsCommand, []string{"A2A_TRANSPORT=" + transport})
+	if _, err := exec.LookPath("node"); err != nil {
+		return nil, "node is not on PATH (Node 20 runs frontends/a2a-js-example)"
+	}
+	main := filepath.Join("..", "frontends", "a2a-js-example", "dist", "src", "main.js")
+	if _, err := os.Stat(main); err != nil {
+		return nil, "frontends/a2a-js-example is not built: run npm ci && npm run build --workspaces in frontends/"
+	}
+	return []string{"node", main}, ""
+}
+
+// tsTransport is how the TypeScript frontends call pactd in e2e
+// (PACT_E2E_TS_TRANSPORT, default connect).
+func tsTransport() string {
+	if t := os.Getenv("PACT_E2E_TS_TRANSPORT"); t != "" {
+		return t
+	}
+	return "connect"
+}
+
+func startTSFrontend(t *testing.T, w *world, feLn net.Listener) {
+	startCommandFrontend(t, w, feLn, "ts", tsCommand, []string{"A2A_TRANSPORT=" + tsTransport()})
 }
 
 // startCommandFrontend starts a frontend process on feLn's address and

@@ -16,7 +16,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Agent, Reply, Turn } from "./agent.js";
-import { Frontend, answerInternal, errorText, type Config } from "./handler.js";
+import { Frontend, answerInternal, errorText, requestPath, requestTarget, type Config } from "./handler.js";
 import { Capture } from "./sdk/capture.js";
 import { decodeAnswer, maxAnswerBytes } from "./sdk/answer.js";
 import { PactUser } from "./sdk/user.js";
@@ -47,7 +47,7 @@ export class Pact {
    */
   middleware(): Middleware {
     return (req, res, next) => {
-      const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? "/";
+      const url = requestTarget(req);
       if (!url.startsWith("/a2a/")) {
         next();
         return;
@@ -66,8 +66,7 @@ export class Pact {
    */
   errorHandler(): (err: unknown, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
     return (err, req, res, _next) => {
-      const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? "/";
-      const path = url.split("?", 1)[0] ?? "";
+      const path = requestPath(req);
       this.frontend.log("request failed", { path, error: errorText(err) });
       answerInternal(res, path.startsWith("/a2a/"));
     };

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { answerInternal, errorText, type Logger } from "./handler.js";
+import { answerInternal, errorText, requestPath, type Logger } from "./handler.js";
 
 /** RequestHandler is a node:http request handler, synchronous or not. */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
@@ -19,7 +19,7 @@ export function guard(h: RequestHandler, log: Logger): (req: IncomingMessage, re
       p = Promise.reject(err);
     }
     p.catch((err: unknown) => {
-      const path = (req.url ?? "").split("?", 1)[0] ?? "";
+      const path = requestPath(req);
       try {
         log("request failed", { path, error: errorText(err) });
       } catch {

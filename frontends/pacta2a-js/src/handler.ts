@@ -153,7 +153,7 @@ export class Frontend {
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse, opts: HandleOptions): Promise<void> {
-    const raw = opts.url ?? req.url ?? "/";
+    const raw = opts.url ?? requestTarget(req);
     try {
       const rawPath = raw.split("?", 1)[0] ?? "";
       const split = splitPath(rawPath);
@@ -222,7 +222,7 @@ export class Frontend {
         userDelegation: headerValues(req, "x-a2a-user-delegation"),
       });
     } catch (err) {
-      this.fail(res, req.url ?? "", "verify agent request", err);
+      this.fail(res, requestPath(req), "verify agent request", err);
       return false;
     }
     if (!v.allowed) {
@@ -265,6 +265,19 @@ export class Frontend {
     this.log(op, { path, error: errorText(err) });
     answerInternal(res, true);
   }
+}
+
+/**
+ * requestTarget is the request target as the client sent it: under
+ * Express, where req.url is relative to the mount point, req.originalUrl.
+ */
+export function requestTarget(req: IncomingMessage): string {
+  return (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? "/";
+}
+
+/** requestPath is requestTarget without its query (which may hold codes: never logged). */
+export function requestPath(req: IncomingMessage): string {
+  return requestTarget(req).split("?", 1)[0] ?? "";
 }
 
 /** errorText is an error's message for a log line. */

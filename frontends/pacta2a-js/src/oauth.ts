@@ -7,7 +7,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { bare } from "./errors.js";
 import type { Call, Endpoint, Frontend, Methods } from "./handler.js";
-import { unescapeSegment } from "./handler.js";
+import { requestTarget, unescapeSegment } from "./handler.js";
 import { maxFormBytes, readBody, tooLarge } from "./body.js";
 import type { GrantView, ScopeView, View } from "./pages.js";
 import type { DescribeConsentResponse } from "./gen/pact/v1/delegation_pb.js";
@@ -126,7 +126,7 @@ function proxy(fe: Frontend, req: IncomingMessage, res: ServerResponse, brandId:
 export function redirect(req: IncomingMessage, res: ServerResponse, to: string, code = 303): void {
   let loc = to;
   if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(to) && !to.startsWith("//")) {
-    const reqPath = new URL(req.url ?? "/", "http://x").pathname;
+    const reqPath = new URL("http://x" + requestTarget(req)).pathname;
     if (!loc.startsWith("/")) loc = posix.dirname(reqPath.endsWith("/") ? reqPath + "x" : reqPath) + "/" + loc;
     const q = loc.indexOf("?");
     const [p, query] = q < 0 ? [loc, ""] : [loc.slice(0, q), loc.slice(q)];
@@ -395,7 +395,7 @@ async function revoke(fe: Frontend, req: IncomingMessage, res: ServerResponse, c
 function signedIn(fe: Frontend, req: IncomingMessage, res: ServerResponse, brandId: string): string {
   const u = fe.sessions!.brandUser(req, brandId);
   if (u) return u;
-  redirect(req, res, fe.sessions!.loginURL(brandId, req.url ?? "/"));
+  redirect(req, res, fe.sessions!.loginURL(brandId, requestTarget(req)));
   return "";
 }
 

@@ -6,7 +6,7 @@ import { OwnerSchema, TurnOutcome, type Owner } from "./gen/pact/v1/conversation
 import type { Reply, Turn } from "./agent.js";
 import { readBody, tooLarge } from "./body.js";
 import { A2AError, contentTypeNotSupported, invalidParams, marshal, taskNotFound, writeA2A } from "./errors.js";
-import type { Call, Frontend } from "./handler.js";
+import { requestPath, type Call, type Frontend } from "./handler.js";
 
 /** UserMessage is what message:send needs from a valid request. */
 export interface UserMessage {
@@ -24,6 +24,7 @@ export interface UserMessage {
  * A2A-Version are not checked: the body is parsed as JSON whatever they say.
  */
 export async function send(fe: Frontend, req: IncomingMessage, res: ServerResponse, c: Call): Promise<void> {
+  const path = requestPath(req);
   const body = await readBody(req, res, fe.maxBodyBytes);
   if (body === undefined || body === tooLarge) return invalidParams("The request body is unreadable or too large").write(res);
   const msg = parseSend(body.toString("utf8"));
@@ -38,13 +39,13 @@ export async function send(fe: Frontend, req: IncomingMessage, res: ServerRespon
       brandUser: c.delegation?.brandUser ?? "",
     });
   } catch (err) {
-    return fe.fail(res, req.url ?? "", "begin turn", err);
+    return fe.fail(res, path, "begin turn", err);
   }
   switch (begun.outcome) {
     case TurnOutcome.ERROR: {
       const e = begun.error;
       if (!e || e.httpStatus < 400 || e.httpStatus > 599) {
-        return fe.fail(res, req.url ?? "", "begin turn", new Error("A2A error without an error status"));
+        return fe.fail(res, path, "begin turn", new Error("A2A error without an error status"));
       }
       return writeA2A(res, e.httpStatus, e.bodyJson);
     }
@@ -53,7 +54,7 @@ export async function send(fe: Frontend, req: IncomingMessage, res: ServerRespon
     case TurnOutcome.RUN:
       break;
     default:
-      return fe.fail(res, req.url ?? "", "begin turn", new Error("unknown outcome " + String(begun.outcome)));
+      return fe.fail(res, path, "begin turn", new Error("unknown outcome " + String(begun.outcome)));
   }
 
   // The turn is ours. It runs to the end even if the PA hangs up (nothing
@@ -90,10 +91,10 @@ export async function send(fe: Frontend, req: IncomingMessage, res: ServerRespon
   // relays the SDK's INVALID_PARAMS, CONTENT_TYPE_NOT_SUPPORTED and
   // UNSUPPORTED_OPERATION so); anything else is INTERNAL.
   if (failure instanceof A2AError) {
-    fe.log("run turn", { path: req.url ?? "", error: failure.reason + ": " + failure.message });
+    fe.log("run turn", { path: path, error: failure.reason + ": " + failure.message });
     return failure.write(res);
   }
-  if (failure !== undefined || out === undefined) return fe.fail(res, req.url ?? "", "run turn", failure);
+  if (failure !== undefined || out === undefined) return fe.fail(res, path, "run turn", failure);
   writeA2A(res, 200, out);
 }
 

@@ -16,6 +16,7 @@ import { roleAgent, stateAuthRequired, stepUpTask, withReceipt } from "../src/sd
 import { EphemeralTaskStore } from "../src/sdk/store.js";
 import { pactdTransport } from "../src/transport.js";
 import type { Agent, Reply } from "../src/agent.js";
+import type { Sessions } from "../src/oauth.js";
 import { errBody, frontendToken, invalidParams, newEnv, send, type Env } from "./helpers.js";
 
 const good = "Authorization: Bearer good-alice";
@@ -79,7 +80,7 @@ interface SdkEnv {
   close(): Promise<void>;
 }
 
-async function sdkEnv(turnTimeoutMs?: number): Promise<SdkEnv> {
+async function sdkEnv(turnTimeoutMs?: number, sessions?: Sessions): Promise<SdkEnv> {
   const e = await newEnv();
   const exec = new TestExecutor();
   const logs: string[] = [];
@@ -87,6 +88,7 @@ async function sdkEnv(turnTimeoutMs?: number): Promise<SdkEnv> {
   const pact = new Pact({
     pactdUrl: e.pactdUrl, token: frontendToken, transport: pactdTransport("connect", e.pactdUrl, frontendToken),
     newMessageId: () => "reply-" + ++ids, logger: (msg, f) => logs.push(msg + ": " + String(f["error"])), ...(turnTimeoutMs ? { turnTimeoutMs } : {}),
+    ...(sessions ? { sessions } : {}),
   });
   const card = AgentCard.fromJSON({
     name: "t", description: "t", version: "1", capabilities: {}, skills: [], defaultInputModes: ["text/plain"], defaultOutputModes: ["text/plain"],
@@ -240,6 +242,23 @@ test("SDK bridge: PACT's routes never reach the SDK; a call that bypasses the mi
     const direct = await send(s.url + "/direct/message:send", "POST", body("hi"), "Content-Type: application/json", "A2A-Version: 1.0");
     assert.equal(direct.status, 500);
     assert.equal(s.exec.runs, 0, "the SDK ran a call that did not come through the middleware");
+  } finally {
+    await s.close();
+  }
+});
+
+test("SDK bridge: the pages see the request target the client sent, not Express's mount-relative url", async () => {
+  const sessions: Sessions = { brandUser: (req) => (req.headers.cookie === "u=alice" ? "alice" : ""), loginURL: (b, r) => "/login?r=" + encodeURIComponent(r) };
+  const s = await sdkEnv(undefined, sessions);
+  try {
+    const anon = await send(s.url + "/a2a/acme/oauth/consent?user_code=BCDF-GHJK", "GET");
+    assert.deepEqual([anon.status, anon.headers.location], [303, "/login?r=%2Fa2a%2Facme%2Foauth%2Fconsent%3Fuser_code%3DBCDF-GHJK"]);
+    const page = await send(s.url + "/a2a/acme/oauth/consent?user_code=BCDF-GHJK", "GET", "", "Cookie: u=alice");
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const allow = await send(s.url + "/a2a/acme/oauth/consent/decision", "POST", `csrf=${encodeURIComponent(csrf)}&user_code=BCDF-GHJK&decision=allow&confirm_code=BCDF-GHJK&scope=orders%3Aread`,
+      "Cookie: u=alice", "Content-Type: application/x-www-form-urlencoded");
+    // "../connected?…" resolved against /a2a/acme/oauth/consent/decision.
+    assert.deepEqual([allow.status, allow.headers.location], [303, "/a2a/acme/oauth/connected?status=approved"]);
   } finally {
     await s.close();
   }

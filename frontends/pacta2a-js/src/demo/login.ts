@@ -16,7 +16,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypt
 import type { Sessions } from "../oauth.js";
 import { field, readForm, redirect, tooLarge } from "../oauth.js";
 import { esc } from "../pages.js";
-import { answerInternal, errorText, unescapeSegment, type Logger } from "../handler.js";
+import { answerInternal, errorText, requestTarget, unescapeSegment, type Logger } from "../handler.js";
 import { queryEscape } from "../signed.js";
 
 /** sessionTtlSeconds is how long a demo sign-in lasts. */
@@ -96,8 +96,7 @@ export class DemoLogin implements Sessions {
    */
   middleware(): (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
     return (req, res, next) => {
-      const url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? "/";
-      void this.handle(req, res, url).then((served) => {
+      void this.handle(req, res, requestTarget(req)).then((served) => {
         if (!served) next();
       });
     };
