@@ -13,7 +13,8 @@
 #                                 promtool check rules deploy/prometheus/*.yml
 #   5. PostgreSQL                 127.0.0.1:5432 answers, or the machine's cluster is started
 #   6. go test -race ./...        every package under the race detector
-#   7. fuzz smoke                 every Fuzz* target for PACT_FUZZTIME (default 20000x)
+#   7. fuzz smoke                 every Fuzz* target for PACT_FUZZTIME (default 20000x), then
+#                                 the TypeScript fuzz targets of frontends/pacta2a-js as often
 #   8. container image            podman build of the Containerfile (offline, FROM scratch);
 #                                 size, user, entrypoint, no shell, and `pactd version` of the
 #                                 binary copied out of it (with CI=true, Debian's podman is
@@ -376,6 +377,20 @@ else
 		fi
 		cat "$one" >>"$JSON_FUZZ"
 	done <<<"$targets"
+fi
+# The TypeScript request parsing (frontends/pacta2a-js/test/fuzz/run.ts: parseSend, path
+# splitting and unescaping, forms, cookies, the task list's query, the SDK's answers): a
+# mutation fuzzer of our own, pure JS, the same count per target (a duration counts as 20000x).
+if [[ $QUICK != 1 && $NODE_FE == 1 && "$FUZZTIME" != "0" && "$FUZZTIME" != "0s" && "$FUZZTIME" != "0x" ]]; then
+	ts_runs=20000
+	if [[ "$FUZZTIME" =~ ^([0-9]+)x$ ]]; then ts_runs=${BASH_REMATCH[1]}; fi
+	echo "TypeScript fuzz smoke: $ts_runs runs per target"
+	if ! (cd frontends && node pacta2a-js/dist/test/fuzz/run.js --runs "$ts_runs"); then
+		echo "FAIL  TypeScript fuzz smoke: the failing input is printed above; add it to frontends/pacta2a-js/test/fuzz/corpus/"
+		status=1
+	fi
+elif [[ $NODE_FE != 1 ]]; then
+	echo "SKIP TypeScript fuzz smoke: node/npm not found"
 fi
 
 # ---------------------------------------------------------------------------

@@ -349,7 +349,8 @@ export function unescapeSegment(s: string): string | undefined {
     bytes.push(...enc.encode(ch));
     i += ch.length;
   }
-  return new TextDecoder().decode(new Uint8Array(bytes));
+  // ignoreBOM: a leading U+FEFF is content (as in Go's url.PathUnescape), not a byte order mark to drop.
+  return new TextDecoder("utf-8", { ignoreBOM: true }).decode(new Uint8Array(bytes));
 }
 
 /**
