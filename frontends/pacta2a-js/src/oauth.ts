@@ -102,7 +102,16 @@ function proxy(fe: Frontend, req: IncomingMessage, res: ServerResponse, brandId:
       { protocol: target.protocol, hostname: target.hostname, port: target.port, method: req.method, path, headers: headers.flat(), timeout: 30_000 },
       (up) => {
         const h = passHeaders(up.rawHeaders, new Set());
-        res.writeHead(up.statusCode ?? 502, h.flat());
+        try {
+          res.writeHead(up.statusCode ?? 502, h.flat());
+        } catch (err) {
+          // An event callback: a throw here would stop the process.
+          fe.log("oauth proxy", { path: url.pathname, error: err instanceof Error ? err.message : String(err) });
+          up.resume();
+          res.destroy();
+          resolve();
+          return;
+        }
         up.pipe(res);
         up.on("end", resolve);
         up.on("error", () => {

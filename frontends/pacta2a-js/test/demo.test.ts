@@ -6,7 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { DelegationInfoSchema } from "../src/gen/pact/v1/verification_pb.js";
 import { DemoAgent, orderNumber } from "../src/demo/agent.js";
 import { DemoLogin, cookieName, returnPath } from "../src/demo/login.js";
-import { parseReply } from "../src/demo/remote.js";
+import { RemoteAgent, parseReply } from "../src/demo/remote.js";
 import { parseOptions } from "../src/settings.js";
 import { canonicalJSON, isBlank } from "../src/send.js";
 import { send } from "./helpers.js";
@@ -90,4 +90,22 @@ test("blank text is Unicode White_Space, as Go's strings.TrimSpace", () => {
   assert.ok(isBlank(" \t\n\r\v\f\u0085\u00a0\u2000\u3000"));
   assert.equal(isBlank("\ufeff"), false);
   assert.equal(isBlank(" a "), false);
+});
+
+test("remote agent: the answer is read up to 1 MiB, and only a 200 counts", async () => {
+  let answer: (res: import("node:http").ServerResponse) => void = (res) => res.end('{"text":"hi","scopesUsed":["a"]}');
+  const srv = createServer((req, res) => { req.resume(); answer(res); });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const agent = new RemoteAgent("http://127.0.0.1:" + (srv.address() as AddressInfo).port);
+  const t = turn("hello");
+  try {
+    assert.deepEqual(await agent.reply(t, AbortSignal.timeout(5000)), { text: "hi", scopesUsed: ["a"] });
+    answer = (res) => { res.write('{"text":"'); res.end("a".repeat(2 << 20) + '"}'); };
+    await assert.rejects(agent.reply(t, AbortSignal.timeout(5000)), /remote agent answer too large/);
+    answer = (res) => { res.statusCode = 500; res.end('{"text":"x"}'); };
+    await assert.rejects(agent.reply(t, AbortSignal.timeout(5000)), /remote agent answered 500/);
+  } finally {
+    srv.closeAllConnections();
+    await new Promise((r) => srv.close(r));
+  }
 });
