@@ -67,7 +67,8 @@ export class Pact {
   errorHandler(): (err: unknown, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
     return (err, req, res, _next) => {
       const path = requestPath(req);
-      this.frontend.log("request failed", { path, error: errorText(err) });
+      // A turn handed to the SDK is logged by the send flow once it reads this answer back.
+      if (!(req as IncomingMessage & { [userKey]?: PactUser })[userKey]) this.frontend.log("request failed", { path, error: errorText(err) });
       answerInternal(res, path.startsWith("/a2a/"));
     };
   }

@@ -107,6 +107,9 @@ async function sdkEnv(turnTimeoutMs?: number, sessions?: Sessions): Promise<SdkE
   const app = express();
   app.use("/a2a", pact.middleware(), restHandler({ requestHandler, userBuilder: pact.userBuilder }));
   app.use("/direct", restHandler({ requestHandler, userBuilder: pact.userBuilder }));
+  app.get("/boom", () => {
+    throw new Error("a route of the app threw");
+  });
   app.use(pact.errorHandler());
   const srv: Server = createServer(app);
   await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
@@ -259,6 +262,17 @@ test("SDK bridge: the pages see the request target the client sent, not Express'
       "Cookie: u=alice", "Content-Type: application/x-www-form-urlencoded");
     // "../connected?…" resolved against /a2a/acme/oauth/consent/decision.
     assert.deepEqual([allow.status, allow.headers.location], [303, "/a2a/acme/oauth/connected?status=approved"]);
+  } finally {
+    await s.close();
+  }
+});
+
+test("errorHandler: a failure elsewhere in the app is a bare 500, logged once", async () => {
+  const s = await sdkEnv();
+  try {
+    const r = await send(s.url + "/boom", "GET");
+    assert.deepEqual([r.status, r.body], [500, ""]);
+    assert.deepEqual(s.logs, ["request failed: a route of the app threw"]);
   } finally {
     await s.close();
   }
