@@ -221,7 +221,7 @@ func startCommandFrontend(t *testing.T, w *world, feLn net.Listener, name string
 }
 
 // agentHandler serves an a2a.Agent over the RemoteAgent protocol of
-// frontends/node/src/remote.ts.
+// @pactd/a2a/demo (frontends/pacta2a-js/src/demo/remote.ts).
 func agentHandler(t *testing.T, agent a2a.Agent) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		var in struct {
