@@ -23,7 +23,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 )
 
-// One end-to-end suite, three frontends: every test that runs through
+// One end-to-end suite, four frontends: every test that runs through
 // engines runs against each frontend below, on both stores, with the same
 // world (pactd, the PA, the Brands) and the same instrumented agent.
 //
@@ -44,6 +44,12 @@ import (
 //     Any frontend that honours these settings can be tested the same way.
 //     It needs a built frontends/node (npm ci && npm run build); without it
 //     the ts tests skip, except under CI=true, where they fail.
+//   - js-sdk: frontends/a2a-js-example, an A2A server on @a2a-js/sdk and
+//     Express with @pactd/a2a's middleware in front, started the same way:
+//     PACT_E2E_JS_SDK_CMD (default "node
+//     ../frontends/a2a-js-example/dist/src/main.js"), same settings and
+//     transport. It needs the built npm workspace (cd frontends && npm ci &&
+//     npm run build --workspaces).
 
 // frontend starts a world's frontend on feLn (the Provider's public URL).
 type frontend struct {
@@ -55,7 +61,8 @@ var (
 	goFrontend    = frontend{name: "go", start: startGoFrontend}
 	tsFrontend    = frontend{name: "ts", start: startTSFrontend}
 	goSDKFrontend = commandFrontend("go-sdk", goSDKCommand)
-	frontends     = []frontend{goFrontend, tsFrontend, goSDKFrontend}
+	jsSDKFrontend = commandFrontend("js-sdk", jsSDKCommand, "A2A_TRANSPORT="+tsTransport())
+	frontends     = []frontend{goFrontend, tsFrontend, goSDKFrontend, jsSDKFrontend}
 )
 
 // goSDK is the build of frontends/a2a-go-example this test binary runs.
@@ -162,12 +169,33 @@ func tsCommand() ([]string, string) {
 	return []string{"node", main}, ""
 }
 
-func startTSFrontend(t *testing.T, w *world, feLn net.Listener) {
-	transport := os.Getenv("PACT_E2E_TS_TRANSPORT")
-	if transport == "" {
-		transport = "connect"
+// jsSDKCommand is the @a2a-js/sdk example's command line, or a reason it
+// cannot run here.
+func jsSDKCommand() ([]string, string) {
+	if c := strings.Fields(os.Getenv("PACT_E2E_JS_SDK_CMD")); len(c) > 0 {
+		return c, ""
 	}
-	startCommandFrontend(t, w, feLn, "ts", tsCommand, []string{"A2A_TRANSPORT=" + transport})
+	if _, err := exec.LookPath("node"); err != nil {
+		return nil, "node is not on PATH (Node 20 runs frontends/a2a-js-example)"
+	}
+	main := filepath.Join("..", "frontends", "a2a-js-example", "dist", "src", "main.js")
+	if _, err := os.Stat(main); err != nil {
+		return nil, "frontends/a2a-js-example is not built: run npm ci && npm run build --workspaces in frontends/"
+	}
+	return []string{"node", main}, ""
+}
+
+// tsTransport is how the TypeScript frontends call pactd in e2e
+// (PACT_E2E_TS_TRANSPORT, default connect).
+func tsTransport() string {
+	if t := os.Getenv("PACT_E2E_TS_TRANSPORT"); t != "" {
+		return t
+	}
+	return "connect"
+}
+
+func startTSFrontend(t *testing.T, w *world, feLn net.Listener) {
+	startCommandFrontend(t, w, feLn, "ts", tsCommand, []string{"A2A_TRANSPORT=" + tsTransport()})
 }
 
 // startCommandFrontend starts a frontend process on feLn's address and
@@ -240,8 +268,9 @@ func startCommandFrontend(t *testing.T, w *world, feLn net.Listener, name string
 	}
 }
 
-// agentHandler serves an pacta2a.Agent over the RemoteAgent protocol of
-// frontends/node/src/remote.ts.
+// agentHandler serves a pacta2a.Agent over the RemoteAgent protocol of
+// docs/frontends.md (clients: frontends/demo's RemoteAgent and
+// @pactd/a2a/demo's, frontends/pacta2a-js/src/demo/remote.ts).
 func agentHandler(t *testing.T, agent pacta2a.Agent) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		var in struct {

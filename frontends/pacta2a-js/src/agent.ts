@@ -3,12 +3,14 @@ import type { Caller, DelegationInfo } from "./gen/pact/v1/verification_pb.js";
 /**
  * Agent is the Brand's support agent: the only part of the frontend that is
  * Brand logic. Replace EchoAgent with a real one (src/demo/agent.ts has one
- * with scope-mapped actions).
+ * with scope-mapped actions). With @a2a-js/sdk the agent is the SDK's
+ * AgentExecutor instead, reached through Pact's middleware (express.ts).
  */
 export interface Agent {
   /**
    * reply answers one User turn. A rejection abandons the turn (the PA may
-   * send the same messageId again) and answers INTERNAL.
+   * send the same messageId again) and answers INTERNAL, unless it is an
+   * A2AError (errors.ts), which is sent as it is.
    */
   reply(turn: Turn, signal: AbortSignal): Promise<Reply>;
 }
@@ -31,6 +33,10 @@ export interface Turn {
    * delegation.brandUser, limited to delegation.scopes.
    */
   delegation: DelegationInfo | undefined;
+  /** message is the PA's message object as it was sent (JSON), for agents that need more than its text. */
+  message?: Record<string, unknown>;
+  /** metadata is the request's metadata object (SendMessageRequest.metadata), when it has one. */
+  metadata?: Record<string, unknown> | undefined;
 }
 
 /** Reply is the agent's answer. */
@@ -47,6 +53,11 @@ export interface Reply {
   scopesUsed?: string[];
   /** actions are the tools the reply ran, for the receipt. */
   actions?: Action[];
+  /**
+   * metadata goes on as the reply message's metadata, less any "pact."
+   * key (PACT sets those: "pact.receipt" on a delegated turn).
+   */
+  metadata?: Record<string, unknown>;
 }
 
 /** Action is one tool call of a delegated reply. */

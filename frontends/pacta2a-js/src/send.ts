@@ -3,34 +3,20 @@ import { createHash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { OwnerSchema, TurnOutcome, type Owner } from "./gen/pact/v1/conversation_pb.js";
-import type { Reply } from "./agent.js";
+import type { Reply, Turn } from "./agent.js";
+import { readBody, tooLarge } from "./body.js";
 import { A2AError, contentTypeNotSupported, invalidParams, marshal, taskNotFound, writeA2A } from "./errors.js";
-import type { Call, Frontend } from "./handler.js";
+import { requestPath, type Call, type Frontend } from "./handler.js";
 
 /** UserMessage is what message:send needs from a valid request. */
 export interface UserMessage {
   messageId: string;
   contextId: string;
   text: string;
-}
-
-/** readBody reads a request body of at most limit bytes; undefined when it is larger or unreadable. */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let n = 0;
-  try {
-    for await (const chunk of req) {
-      n += (chunk as Buffer).length;
-      if (n > limit) {
-        req.resume(); // drain the rest so the answer can be written
-        return undefined;
-      }
-      chunks.push(chunk as Buffer);
-    }
-  } catch {
-    return undefined;
-  }
-  return Buffer.concat(chunks);
+  /** message is the PA's message object as sent (its JSON). */
+  message: Record<string, unknown>;
+  /** metadata is the request's metadata object, when it has one. */
+  metadata?: Record<string, unknown>;
 }
 
 /**
@@ -38,8 +24,9 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
  * A2A-Version are not checked: the body is parsed as JSON whatever they say.
  */
 export async function send(fe: Frontend, req: IncomingMessage, res: ServerResponse, c: Call): Promise<void> {
-  const body = await readBody(req, fe.maxBodyBytes);
-  if (body === undefined) return invalidParams("The request body is unreadable or too large").write(res);
+  const path = requestPath(req);
+  const body = await readBody(req, res, fe.maxBodyBytes);
+  if (body === undefined || body === tooLarge) return invalidParams("The request body is unreadable or too large").write(res);
   const msg = parseSend(body.toString("utf8"));
   if (msg instanceof A2AError) return msg.write(res);
   const owner: Owner = create(OwnerSchema, { brandId: c.brandId, agentId: c.caller?.agentId ?? "", subject: c.caller?.subject ?? "" });
@@ -52,13 +39,13 @@ export async function send(fe: Frontend, req: IncomingMessage, res: ServerRespon
       brandUser: c.delegation?.brandUser ?? "",
     });
   } catch (err) {
-    return fe.fail(res, req.url ?? "", "begin turn", err);
+    return fe.fail(res, path, "begin turn", err);
   }
   switch (begun.outcome) {
     case TurnOutcome.ERROR: {
       const e = begun.error;
       if (!e || e.httpStatus < 400 || e.httpStatus > 599) {
-        return fe.fail(res, req.url ?? "", "begin turn", new Error("A2A error without an error status"));
+        return fe.fail(res, path, "begin turn", new Error("A2A error without an error status"));
       }
       return writeA2A(res, e.httpStatus, e.bodyJson);
     }
@@ -67,7 +54,7 @@ export async function send(fe: Frontend, req: IncomingMessage, res: ServerRespon
     case TurnOutcome.RUN:
       break;
     default:
-      return fe.fail(res, req.url ?? "", "begin turn", new Error("unknown outcome " + String(begun.outcome)));
+      return fe.fail(res, path, "begin turn", new Error("unknown outcome " + String(begun.outcome)));
   }
 
   // The turn is ours. It runs to the end even if the PA hangs up (nothing
@@ -78,10 +65,11 @@ export async function send(fe: Frontend, req: IncomingMessage, res: ServerRespon
   let stored = false;
   let failure: unknown;
   try {
-    const reply = await fe.agent.reply(
-      { brandId: c.brandId, contextId: ctxId, newContext: begun.contextCreated, text: msg.text, caller: c.caller, delegation: c.delegation },
-      signal,
-    );
+    const turn: Turn = {
+      brandId: c.brandId, contextId: ctxId, newContext: begun.contextCreated, text: msg.text, caller: c.caller, delegation: c.delegation,
+      message: msg.message, metadata: msg.metadata,
+    };
+    const reply = await c.agent.reply(turn, signal);
     if (reply.needScopes && reply.needScopes.length > 0) out = await stepUp(fe, c, ctxId, reply.needScopes, signal);
     if (out === undefined) {
       out = await complete(fe, c, owner, ctxId, msg.messageId, reply, signal);
@@ -94,12 +82,19 @@ export async function send(fe: Frontend, req: IncomingMessage, res: ServerRespon
     // A failed turn, or a step-up (which the spec does not store): release
     // the messageId so the PA may send it again.
     try {
-      await fe.conv.abandonTurn({ owner, contextId: ctxId, messageId: msg.messageId }, { signal });
+      await fe.conv.abandonTurn({ owner, contextId: ctxId, messageId: msg.messageId }, { signal: AbortSignal.timeout(fe.turnTimeoutMs) });
     } catch (err) {
       fe.log("abandon turn", { error: err instanceof Error ? err.message : String(err) });
     }
   }
-  if (failure !== undefined || out === undefined) return fe.fail(res, req.url ?? "", "run turn", failure);
+  // An agent may refuse a turn with an A2A error of its own (the SDK bridge
+  // relays the SDK's INVALID_PARAMS, CONTENT_TYPE_NOT_SUPPORTED and
+  // UNSUPPORTED_OPERATION so); anything else is INTERNAL.
+  if (failure instanceof A2AError) {
+    fe.log("run turn", { path: path, error: failure.reason + ": " + failure.message });
+    return failure.write(res);
+  }
+  if (failure !== undefined || out === undefined) return fe.fail(res, path, "run turn", failure);
   writeA2A(res, 200, out);
 }
 
@@ -150,7 +145,12 @@ async function complete(
   reply: Reply,
   signal: AbortSignal,
 ): Promise<string> {
-  const m = agentMessage(fe.newMessageId(), contextId, reply.text);
+  const m: Record<string, unknown> = agentMessage(fe.newMessageId(), contextId, reply.text);
+  // The agent's own metadata goes on, less any pact.* key: those are PACT's to set.
+  const meta: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(reply.metadata ?? {})) if (!k.startsWith("pact.") && v !== undefined) meta[k] = v;
+  const hasMeta = Object.keys(meta).length > 0;
+  if (hasMeta) m["metadata"] = meta;
   let out = marshal({ message: m });
   const d = c.delegation;
   if (d) {
@@ -169,9 +169,10 @@ async function complete(
       { signal },
     );
     // pactd's receipt JSON goes in as it is, as message.metadata["pact.receipt"].
-    out = out.slice(0, -2) + ',"metadata":{"pact.receipt":' + receipt.receiptJson + "}}}";
+    if (hasMeta) out = out.slice(0, -3) + ',"pact.receipt":' + receipt.receiptJson + "}}}";
+    else out = out.slice(0, -2) + ',"metadata":{"pact.receipt":' + receipt.receiptJson + "}}}";
   }
-  await fe.conv.completeTurn({ owner, contextId, messageId, replyMessageId: m.messageId, replyJson: out }, { signal });
+  await fe.conv.completeTurn({ owner, contextId, messageId, replyMessageId: m["messageId"] as string, replyJson: out }, { signal });
   return out;
 }
 
@@ -238,7 +239,10 @@ export function parseSend(body: string): UserMessage | A2AError {
   if (role !== "ROLE_USER") return invalidParams("message.role must be ROLE_USER");
   if (nonText) return contentTypeNotSupported("Only text parts are supported");
   if (isBlank(text)) return invalidParams("The message text is empty");
-  return { messageId: id, contextId: contextId ?? "", text };
+  const out: UserMessage = { messageId: id, contextId: contextId ?? "", text, message: m };
+  const meta = isObject(req) && Object.hasOwn(req, "metadata") ? req["metadata"] : undefined;
+  if (isObject(meta)) out.metadata = meta;
+  return out;
 }
 
 /**

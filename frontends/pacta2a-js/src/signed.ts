@@ -11,7 +11,7 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { BrandLoginMode } from "./gen/pact/v1/brand_pb.js";
 import { bare } from "./errors.js";
 import type { Call, Frontend } from "./handler.js";
-import { field, forbidden, hhmm, readForm, redirect, scopeViews, statusText } from "./oauth.js";
+import { field, forbidden, formTooLarge, hhmm, readForm, redirect, scopeViews, statusText, tooLarge } from "./oauth.js";
 import type { View } from "./pages.js";
 
 /** BrandPages is what the pages need to know of a Brand, from pactd's GetAgentCard. */
@@ -88,7 +88,8 @@ export async function beginConsent(fe: Frontend, req: IncomingMessage, res: Serv
       title: "Connect your assistant", error: "This Brand's sign-in does not post here. Start again from your assistant.",
     });
   }
-  const f = await readForm(req);
+  const f = await readForm(req, res);
+  if (f === tooLarge) return formTooLarge(fe, res, "");
   if (!f || field(f, "assertion") === "") {
     return fe.pages.render(res, 400, "message", {
       title: "Connect your assistant", error: "The sign-in could not be read. Start again from your assistant.",
@@ -122,7 +123,8 @@ export async function beginConsent(fe: Frontend, req: IncomingMessage, res: Serv
  * It answers 303 to the connected page with the outcome.
  */
 export async function decideSigned(fe: Frontend, req: IncomingMessage, res: ServerResponse, b: BrandPages): Promise<void> {
-  const f = await readForm(req);
+  const f = await readForm(req, res);
+  if (f === tooLarge) return formTooLarge(fe, res, "");
   if (!f || field(f, "session") === "") return forbidden(fe, res, "");
   let client = "";
   let granted = "";

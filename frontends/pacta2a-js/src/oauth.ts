@@ -7,8 +7,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { bare } from "./errors.js";
 import type { Call, Endpoint, Frontend, Methods } from "./handler.js";
-import { unescapeSegment } from "./handler.js";
-import { readBody } from "./send.js";
+import { requestTarget, unescapeSegment } from "./handler.js";
+import { maxFormBytes, readBody, tooLarge } from "./body.js";
 import type { GrantView, ScopeView, View } from "./pages.js";
 import type { DescribeConsentResponse } from "./gen/pact/v1/delegation_pb.js";
 import { beginConsent, brandPages, connectedSigned, decideSigned, type BrandPages } from "./signed.js";
@@ -102,7 +102,16 @@ function proxy(fe: Frontend, req: IncomingMessage, res: ServerResponse, brandId:
       { protocol: target.protocol, hostname: target.hostname, port: target.port, method: req.method, path, headers: headers.flat(), timeout: 30_000 },
       (up) => {
         const h = passHeaders(up.rawHeaders, new Set());
-        res.writeHead(up.statusCode ?? 502, h.flat());
+        try {
+          res.writeHead(up.statusCode ?? 502, h.flat());
+        } catch (err) {
+          // An event callback: a throw here would stop the process.
+          fe.log("oauth proxy", { path: url.pathname, error: err instanceof Error ? err.message : String(err) });
+          up.resume();
+          res.destroy();
+          resolve();
+          return;
+        }
         up.pipe(res);
         up.on("end", resolve);
         up.on("error", () => {
@@ -126,7 +135,7 @@ function proxy(fe: Frontend, req: IncomingMessage, res: ServerResponse, brandId:
 export function redirect(req: IncomingMessage, res: ServerResponse, to: string, code = 303): void {
   let loc = to;
   if (!/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(to) && !to.startsWith("//")) {
-    const reqPath = new URL(req.url ?? "/", "http://x").pathname;
+    const reqPath = new URL("http://x" + requestTarget(req)).pathname;
     if (!loc.startsWith("/")) loc = posix.dirname(reqPath.endsWith("/") ? reqPath + "x" : reqPath) + "/" + loc;
     const q = loc.indexOf("?");
     const [p, query] = q < 0 ? [loc, ""] : [loc.slice(0, q), loc.slice(q)];
@@ -135,6 +144,8 @@ export function redirect(req: IncomingMessage, res: ServerResponse, to: string, 
     if (clean.length > 1 && !p.endsWith("/") && clean.endsWith("/")) clean = clean.slice(0, -1);
     loc = clean + query;
   }
+  // A header carries bytes, not text: non-ASCII goes percent-encoded (as Go's http.Redirect does).
+  loc = loc.replace(/[^\x21-\x7e]/gu, (ch) => [...Buffer.from(ch, "utf8")].map((b) => "%" + b.toString(16).toUpperCase().padStart(2, "0")).join(""));
   const headers: Record<string, string> = { Location: loc };
   let body = "";
   if (req.method === "GET" || req.method === "HEAD") headers["Content-Type"] = "text/html; charset=utf-8";
@@ -144,14 +155,29 @@ export function redirect(req: IncomingMessage, res: ServerResponse, to: string, 
   res.end(body);
 }
 
-/** readForm reads a urlencoded POST form of at most 16 KiB, strictly (a bad escape is an error, as in Go's ParseForm). */
-export async function readForm(req: IncomingMessage): Promise<Map<string, string[]> | undefined> {
-  const body = await readBody(req, 16 << 10);
-  if (body === undefined) return undefined;
+export { tooLarge };
+
+/**
+ * readForm reads a urlencoded POST form of at most limit bytes (16 KiB):
+ * undefined when it cannot be read or parsed, tooLarge past the bound (the
+ * connection is then drained or closed, see body.ts).
+ */
+export async function readForm(req: IncomingMessage, res: ServerResponse, limit = maxFormBytes): Promise<Map<string, string[]> | typeof tooLarge | undefined> {
+  const body = await readBody(req, res, limit);
+  if (body === undefined || body === tooLarge) return body;
+  return parseForm(body.toString("utf8"), req.headers["content-type"] ?? "");
+}
+
+/**
+ * parseForm parses a form body strictly, as Go's ParseForm: pairs split on
+ * "&", "+" is a space, a bad escape or a ";" fails it. A body that is not
+ * application/x-www-form-urlencoded is an empty form.
+ */
+export function parseForm(body: string, contentType: string): Map<string, string[]> | undefined {
   const form = new Map<string, string[]>();
-  const ct = (req.headers["content-type"] ?? "").split(";", 1)[0]!.trim().toLowerCase();
+  const ct = contentType.split(";", 1)[0]!.trim().toLowerCase();
   if (ct !== "application/x-www-form-urlencoded") return form;
-  for (const pair of body.toString("utf8").split("&")) {
+  for (const pair of body.split("&")) {
     if (pair === "") continue;
     if (pair.includes(";")) return undefined;
     const eq = pair.indexOf("=");
@@ -161,6 +187,11 @@ export async function readForm(req: IncomingMessage): Promise<Map<string, string
     form.set(k, [...(form.get(k) ?? []), v]);
   }
   return form;
+}
+
+/** formTooLarge answers a page form over its bound. */
+export function formTooLarge(fe: Frontend, res: ServerResponse, user: string): void {
+  fe.pages.render(res, 413, "message", { title: "Bad request", user, error: "The form is too large." });
 }
 
 /** field is a form's first value of a key, or "". */
@@ -373,7 +404,7 @@ async function revoke(fe: Frontend, req: IncomingMessage, res: ServerResponse, c
 function signedIn(fe: Frontend, req: IncomingMessage, res: ServerResponse, brandId: string): string {
   const u = fe.sessions!.brandUser(req, brandId);
   if (u) return u;
-  redirect(req, res, fe.sessions!.loginURL(brandId, req.url ?? "/"));
+  redirect(req, res, fe.sessions!.loginURL(brandId, requestTarget(req)));
   return "";
 }
 
@@ -384,7 +415,11 @@ async function form(fe: Frontend, req: IncomingMessage, res: ServerResponse, bra
     forbidden(fe, res, user);
     return undefined;
   }
-  const f = await readForm(req);
+  const f = await readForm(req, res);
+  if (f === tooLarge) {
+    formTooLarge(fe, res, user);
+    return undefined;
+  }
   if (!f) {
     fe.pages.render(res, 400, "message", { title: "Bad request", user, error: "The form could not be read." });
     return undefined;

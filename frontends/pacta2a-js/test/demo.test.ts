@@ -5,9 +5,9 @@ import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
 import { DelegationInfoSchema } from "../src/gen/pact/v1/verification_pb.js";
 import { DemoAgent, orderNumber } from "../src/demo/agent.js";
-import { DemoLogin, returnPath } from "../src/demo/login.js";
-import { parseReply } from "../src/remote.js";
-import { parseOptions } from "../src/main.js";
+import { DemoLogin, cookieName, returnPath } from "../src/demo/login.js";
+import { RemoteAgent, parseReply } from "../src/demo/remote.js";
+import { parseOptions } from "../src/settings.js";
 import { canonicalJSON, isBlank } from "../src/send.js";
 import { send } from "./helpers.js";
 
@@ -59,7 +59,7 @@ test("demo login: return_to only to this Brand's pages; forged or expired cookie
     assert.equal(login.brandUser(req(cookie), "shop"), "alice");
     assert.equal(login.brandUser(req(cookie), "other"), "", "another Brand's cookie name");
     assert.equal(login.brandUser(req(cookie.replace("alice|", "mallory|")), "shop"), "", "forged user");
-    assert.equal(login.brandUser(req(cookie.replace("demo_session_shop", "demo_session_other")), "other"), "", "replayed at another Brand");
+    assert.equal(login.brandUser(req(cookie.replace(cookieName("shop"), cookieName("other"))), "other"), "", "replayed at another Brand");
     now += 3600_000;
     assert.equal(login.brandUser(req(cookie), "shop"), "", "expired");
   } finally {
@@ -90,4 +90,22 @@ test("blank text is Unicode White_Space, as Go's strings.TrimSpace", () => {
   assert.ok(isBlank(" \t\n\r\v\f\u0085\u00a0\u2000\u3000"));
   assert.equal(isBlank("\ufeff"), false);
   assert.equal(isBlank(" a "), false);
+});
+
+test("remote agent: the answer is read up to 1 MiB, and only a 200 counts", async () => {
+  let answer: (res: import("node:http").ServerResponse) => void = (res) => res.end('{"text":"hi","scopesUsed":["a"]}');
+  const srv = createServer((req, res) => { req.resume(); answer(res); });
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const agent = new RemoteAgent("http://127.0.0.1:" + (srv.address() as AddressInfo).port);
+  const t = turn("hello");
+  try {
+    assert.deepEqual(await agent.reply(t, AbortSignal.timeout(5000)), { text: "hi", scopesUsed: ["a"] });
+    answer = (res) => { res.write('{"text":"'); res.end("a".repeat(2 << 20) + '"}'); };
+    await assert.rejects(agent.reply(t, AbortSignal.timeout(5000)), /remote agent answer too large/);
+    answer = (res) => { res.statusCode = 500; res.end('{"text":"x"}'); };
+    await assert.rejects(agent.reply(t, AbortSignal.timeout(5000)), /remote agent answered 500/);
+  } finally {
+    srv.closeAllConnections();
+    await new Promise((r) => srv.close(r));
+  }
 });

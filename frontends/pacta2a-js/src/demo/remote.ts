@@ -1,4 +1,4 @@
-import type { Agent, Reply, Turn } from "./agent.js";
+import type { Agent, Reply, Turn } from "../agent.js";
 
 /** maxReplyBytes bounds a remote agent's answer. */
 const maxReplyBytes = 1 << 20;
@@ -39,10 +39,20 @@ export class RemoteAgent implements Agent {
         : null,
     });
     const res = await fetch(this.url, { method: "POST", headers: { "Content-Type": "application/json" }, body, signal });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`remote agent answered ${res.status}`);
-    if (Buffer.byteLength(text) > maxReplyBytes) throw new Error("remote agent answer too large");
-    return parseReply(JSON.parse(text));
+    if (res.status !== 200) {
+      await res.body?.cancel();
+      throw new Error(`remote agent answered ${res.status}`);
+    }
+    // Read at most maxReplyBytes: the answer is not trusted to be small.
+    const chunks: Uint8Array[] = [];
+    let n = 0;
+    for await (const chunk of res.body ?? []) {
+      n += (chunk as Uint8Array).length;
+      // Leaving the loop cancels the rest of the stream.
+      if (n > maxReplyBytes) throw new Error("remote agent answer too large");
+      chunks.push(chunk as Uint8Array);
+    }
+    return parseReply(JSON.parse(Buffer.concat(chunks).toString("utf8")));
   }
 }
 

@@ -14,9 +14,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Sessions } from "../oauth.js";
-import { field, readForm, redirect } from "../oauth.js";
+import { field, readForm, redirect, tooLarge } from "../oauth.js";
 import { esc } from "../pages.js";
-import { unescapeSegment } from "../handler.js";
+import { answerInternal, errorText, requestTarget, unescapeSegment, type Logger } from "../handler.js";
 import { queryEscape } from "../signed.js";
 
 /** sessionTtlSeconds is how long a demo sign-in lasts. */
@@ -63,39 +63,66 @@ export class DemoLogin implements Sessions {
     "default-src 'none'; style-src 'sha256-" + createHash("sha256").update(loginCSS).digest("base64") + "'; " +
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-  constructor(private readonly now: () => number = () => Date.now()) {}
+  /**
+   * now is the clock (tests move it); log receives failures (silent when
+   * unset).
+   */
+  constructor(
+    private readonly now: () => number = () => Date.now(),
+    private readonly log: Logger = () => {},
+  ) {}
 
-  /** handle serves /demo/{brandId}/login; it returns false for any other path, which it leaves alone. */
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-    const url = new URL(req.url ?? "/", "http://x");
-    const m = /^\/demo\/([^/]+)\/login$/.exec(url.pathname);
+  /**
+   * handle serves /demo/{brandId}/login; it returns false for any other
+   * path, which it leaves alone. url is the request target (req.url when
+   * unset). It never rejects: a failure is answered 500 and logged once.
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, url = req.url ?? "/"): Promise<boolean> {
+    const m = /^\/demo\/([^/?#]+)\/login(?:\?|$)/.exec(url);
     const brandId = m ? unescapeSegment(m[1]!) : undefined;
     if (!brandId || (req.method !== "GET" && req.method !== "POST")) return false;
+    try {
+      await this.serve(req, res, brandId, url);
+    } catch (err) {
+      this.log("demo login", { path: url.split("?", 1)[0], error: errorText(err) });
+      answerInternal(res, false);
+    }
+    return true;
+  }
+
+  /**
+   * middleware is handle as Express middleware (app.use(login.middleware())):
+   * it serves the sign-in and passes every other request on.
+   */
+  middleware(): (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
+    return (req, res, next) => {
+      void this.handle(req, res, requestTarget(req)).then((served) => {
+        if (!served) next();
+      });
+    };
+  }
+
+  private async serve(req: IncomingMessage, res: ServerResponse, brandId: string, url: string): Promise<void> {
     if (req.method === "GET") {
-      this.render(req, res, brandId, 200, url.searchParams.get("return_to") ?? "", "");
-      return true;
+      const q = new URLSearchParams(url.includes("?") ? url.slice(url.indexOf("?") + 1) : "");
+      return this.render(req, res, brandId, 200, q.get("return_to") ?? "", "");
     }
-    const f = await readForm(req);
-    if (!f) {
-      this.render(req, res, brandId, 400, "", "The form could not be read.");
-      return true;
-    }
+    const f = await readForm(req, res);
+    if (f === tooLarge) return this.render(req, res, brandId, 413, "", "The form is too large.");
+    if (!f) return this.render(req, res, brandId, 400, "", "The form could not be read.");
     const returnTo = field(f, "return_to");
     const next = returnPath(returnTo, brandId);
     if (next === undefined) {
-      this.render(req, res, brandId, 400, "", "This sign-in link does not lead back to " + brandId + ". Start again from your assistant.");
-      return true;
+      return this.render(req, res, brandId, 400, "", "This sign-in link does not lead back to " + brandId + ". Start again from your assistant.");
     }
     const user = field(f, "username");
     if (!validUser(user)) {
-      this.render(req, res, brandId, 400, returnTo, "Use 1 to 64 lower-case letters, digits, dots, dashes or underscores.");
-      return true;
+      return this.render(req, res, brandId, 400, returnTo, "Use 1 to 64 lower-case letters, digits, dots, dashes or underscores.");
     }
     const exp = String(Math.floor(this.now() / 1000) + sessionTtlSeconds);
     const secure = "encrypted" in req.socket && req.socket.encrypted ? "; Secure" : "";
     res.setHeader("Set-Cookie", `${cookieName(brandId)}=${user}|${exp}|${this.sign(brandId, user, exp)}; Path=/; Max-Age=${sessionTtlSeconds}; HttpOnly${secure}; SameSite=Lax`);
     redirect(req, res, next);
-    return true;
   }
 
   loginURL(brandId: string, returnTo: string): string {
@@ -104,7 +131,7 @@ export class DemoLogin implements Sessions {
 
   /** brandUser is the user name of a valid, unexpired cookie for the Brand, or "". */
   brandUser(req: IncomingMessage, brandId: string): string {
-    const v = cookie(req, cookieName(brandId));
+    const v = cookieValue(req.headers.cookie ?? "", cookieName(brandId));
     if (!v) return "";
     const [user = "", exp = "", sig = ""] = v.split("|");
     const n = /^[0-9]+$/.test(exp) ? Number(exp) : NaN;
@@ -132,9 +159,9 @@ export class DemoLogin implements Sessions {
   }
 }
 
-/** cookie is the value of the first cookie of that name on req, or "". */
-function cookie(req: IncomingMessage, name: string): string {
-  for (const part of (req.headers.cookie ?? "").split(";")) {
+/** cookieValue is the value of the first cookie of that name in a Cookie header, or "". */
+export function cookieValue(header: string, name: string): string {
+  for (const part of header.split(";")) {
     const eq = part.indexOf("=");
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
@@ -144,7 +171,7 @@ function cookie(req: IncomingMessage, name: string): string {
 /** returnPath is the path and query of return_to when it names this Brand's consent or connected-apps page; empty means the connected-apps page. */
 export function returnPath(raw: string, brandId: string): string | undefined {
   const base = "/a2a/" + brandId + "/oauth/";
-  if (raw === "") return base + "connected";
+  if (raw === "") return "/a2a/" + encodeURIComponent(brandId) + "/oauth/connected";
   let u: URL;
   try {
     u = new URL(raw, "http://relative.invalid");
@@ -160,6 +187,11 @@ function validUser(u: string): boolean {
   return /^[a-z0-9._-]{1,64}$/.test(u);
 }
 
-function cookieName(brandId: string): string {
-  return "demo_session_" + brandId;
+/**
+ * cookieName is the name of a Brand's sign-in cookie. A Brand id may hold
+ * any character, a cookie name only an HTTP token's, so the name carries a
+ * hash of the id (a non-ASCII id in a login path once made Set-Cookie throw).
+ */
+export function cookieName(brandId: string): string {
+  return "demo_session_" + createHash("sha256").update(brandId).digest("base64url").slice(0, 22);
 }

@@ -67,8 +67,18 @@ export interface Config {
 /** Call is one request, authenticated unless its route is public. */
 export interface Call {
   brandId: string;
+  /** agent runs this request's turn: the Frontend's, or the one HandleOptions named. */
+  agent: Agent;
   caller?: Caller | undefined;
   delegation?: DelegationInfo | undefined;
+}
+
+/** HandleOptions adapt one request to the server the Frontend runs in (see express.ts). */
+export interface HandleOptions {
+  /** url is the request target as the client sent it (Express: req.originalUrl); req.url when unset. */
+  url?: string;
+  /** agent runs this request's turn instead of the Frontend's own (the SDK bridge of express.ts). */
+  agent?: Agent;
 }
 
 /** Serve serves one method of one route. */
@@ -114,7 +124,15 @@ export class Frontend {
     this.newMessageId = cfg.newMessageId ?? randomText;
     this.maxBodyBytes = cfg.maxBodyBytes && cfg.maxBodyBytes > 0 ? cfg.maxBodyBytes : 1 << 20;
     this.turnTimeoutMs = cfg.turnTimeoutMs && cfg.turnTimeoutMs > 0 ? cfg.turnTimeoutMs : 60_000;
-    this.log = cfg.logger ?? (() => {});
+    const logger = cfg.logger;
+    // A logger's own failure must never stop an answer.
+    this.log = (msg, fields) => {
+      try {
+        logger?.(msg, fields);
+      } catch {
+        // dropped
+      }
+    };
     this.sessions = cfg.sessions;
     const t = cfg.transport;
     this.brands = createClient(BrandService, t);
@@ -124,18 +142,24 @@ export class Frontend {
     this.tokens = createClient(TokenService, t);
   }
 
-  /** handle routes, authenticates and serves one request; its calls to pactd carry the caller's trace context. */
-  handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    return withTrace(req, () => this.serve(req, res));
+  /**
+   * handle routes, authenticates and serves one request; its calls to pactd
+   * carry the caller's trace context. It never rejects: any failure is
+   * answered INTERNAL (or the connection is closed once headers went out)
+   * and logged once.
+   */
+  handle(req: IncomingMessage, res: ServerResponse, opts: HandleOptions = {}): Promise<void> {
+    return withTrace(req, () => this.serve(req, res, opts));
   }
 
-  private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async serve(req: IncomingMessage, res: ServerResponse, opts: HandleOptions): Promise<void> {
+    const raw = opts.url ?? requestTarget(req);
     try {
-      const raw = req.url ?? "/";
-      const url = new URL(raw.startsWith("/") ? raw : "/", "http://frontend.invalid");
       const rawPath = raw.split("?", 1)[0] ?? "";
       const split = splitPath(rawPath);
       if (!split) return bare(res, 404);
+      // Appended to a fixed origin, so "//host/…" stays a path.
+      const url = new URL("http://frontend.invalid" + raw);
       const methods = this.routes(split.rest);
       const method = req.method ?? "GET";
       const ep = methods?.[method];
@@ -143,11 +167,11 @@ export class Frontend {
         if (!methods || Object.keys(methods).length === 0) return bare(res, 404);
         return bare(res, 405, { Allow: Object.keys(methods).sort().join(", ") });
       }
-      const c: Call = { brandId: split.brandId };
+      const c: Call = { brandId: split.brandId, agent: opts.agent ?? this.agent };
       if (!ep.public && !(await this.authenticate(req, res, c))) return;
       await ep.serve(req, res, url, c);
     } catch (err) {
-      this.fail(res, req.url ?? "", "serve", err);
+      this.fail(res, raw.split("?", 1)[0] ?? "", "serve", err);
     }
   }
 
@@ -163,7 +187,7 @@ export class Frontend {
     if (p.length === 1 && p0 === "extendedAgentCard") {
       return { GET: fixed(unsupportedOperation("The extended Agent Card is not supported")) };
     }
-    if (p.length === 1 && p0 === "tasks") return { GET: { serve: (q, res, u) => listTasks(res, u) } };
+    if (p.length === 1 && p0 === "tasks") return { GET: { serve: (q, res, u) => listTasks(res, u.search) } };
     if (p0 === "oauth") return oauthRoutes(this, p.slice(1).join("/"));
     if (p.length < 2 || p0 !== "tasks" || !p1) return undefined;
     const task = p1;
@@ -198,7 +222,7 @@ export class Frontend {
         userDelegation: headerValues(req, "x-a2a-user-delegation"),
       });
     } catch (err) {
-      this.fail(res, req.url ?? "", "verify agent request", err);
+      this.fail(res, requestPath(req), "verify agent request", err);
       return false;
     }
     if (!v.allowed) {
@@ -233,14 +257,49 @@ export class Frontend {
     res.end(card.cardJson);
   }
 
-  /** fail answers INTERNAL after an unexpected failure; the cause goes to the log only. */
+  /**
+   * fail answers INTERNAL after an unexpected failure, or closes the
+   * connection when the answer had begun; the cause goes to the log only.
+   */
   fail(res: ServerResponse, path: string, op: string, err: unknown): void {
-    this.log(op, { path, error: err instanceof Error ? err.message : String(err) });
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    internalError().write(res);
+    this.log(op, { path, error: errorText(err) });
+    answerInternal(res, true);
+  }
+}
+
+/**
+ * requestTarget is the request target as the client sent it: under
+ * Express, where req.url is relative to the mount point, req.originalUrl.
+ */
+export function requestTarget(req: IncomingMessage): string {
+  return (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? "/";
+}
+
+/** requestPath is requestTarget without its query (which may hold codes: never logged). */
+export function requestPath(req: IncomingMessage): string {
+  return requestTarget(req).split("?", 1)[0] ?? "";
+}
+
+/** errorText is an error's message for a log line. */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * answerInternal answers 500 after a failure: A2A INTERNAL when a2a is set
+ * (the request was under /a2a/), else a bare 500. Once the answer had
+ * begun, or if writing fails, the connection is closed instead, so a client
+ * never reads half an answer as a whole one.
+ */
+export function answerInternal(res: ServerResponse, a2a: boolean): void {
+  if (res.writableEnded) return;
+  try {
+    if (res.headersSent) throw new Error("answer begun");
+    for (const name of res.getHeaderNames()) res.removeHeader(name);
+    if (a2a) internalError().write(res);
+    else bare(res, 500);
+  } catch {
+    res.destroy();
   }
 }
 
@@ -290,25 +349,32 @@ export function unescapeSegment(s: string): string | undefined {
     bytes.push(...enc.encode(ch));
     i += ch.length;
   }
-  return new TextDecoder().decode(new Uint8Array(bytes));
+  // ignoreBOM: a leading U+FEFF is content (as in Go's url.PathUnescape), not a byte order mark to drop.
+  return new TextDecoder("utf-8", { ignoreBOM: true }).decode(new Uint8Array(bytes));
 }
 
 /**
  * listTasks answers GET tasks: ordinary turns create no tasks, so the list
- * is always empty; only pageSize is read (1 to 100, default 50).
+ * is always empty.
  */
-function listTasks(res: ServerResponse, url: URL): void {
-  let size = 50;
-  const vals = url.searchParams.getAll("pageSize");
-  if (url.searchParams.has("pageSize")) {
-    const v = vals[0] ?? "";
-    const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
-    if (vals.length !== 1 || !Number.isInteger(n) || n < 1 || n > 100) {
-      return invalidParams("pageSize must be an integer from 1 to 100").write(res);
-    }
-    size = n;
-  }
+function listTasks(res: ServerResponse, search: string): void {
+  const size = parsePageSize(search);
+  if (size instanceof A2AError) return size.write(res);
   writeA2A(res, 200, `{"tasks":[],"nextPageToken":"","pageSize":${size},"totalSize":0}`);
+}
+
+/**
+ * parsePageSize reads the one query parameter GET tasks honours: pageSize,
+ * a decimal integer from 1 to 100, given at most once (default 50).
+ */
+export function parsePageSize(search: string): number | A2AError {
+  const q = new URLSearchParams(search);
+  if (!q.has("pageSize")) return 50;
+  const vals = q.getAll("pageSize");
+  const v = vals[0] ?? "";
+  const n = /^[0-9]+$/.test(v) ? Number(v) : NaN;
+  if (vals.length !== 1 || !(n >= 1 && n <= 100)) return invalidParams("pageSize must be an integer from 1 to 100");
+  return n;
 }
 
 /** randomText is 26 characters of base32 (128 bits), like Go's crypto/rand.Text. */
