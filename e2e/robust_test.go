@@ -66,12 +66,6 @@ func TestNoInputStopsTheFrontend(t *testing.T) {
 // control: a small refused body leaves the connection serving.
 func TestOversizedBodyNeverHangsTheConnection(t *testing.T) {
 	engines(t, func(t *testing.T, dbURL string) {
-		if frontendFor(t).name == tsFrontend.name {
-			// Known: the TypeScript frontend leaves this connection hanging
-			// (issue 16, item 6); its fix is made on another branch, which
-			// removes this skip.
-			t.Skip("the TypeScript frontend's body-bound fix is not on this branch (issue 16, item 6)")
-		}
 		w := newWorld(t, dbURL)
 		tok := w.token(t, "user-big")
 		auth := "Authorization: Bearer " + tok + "\r\n"
