@@ -38,6 +38,12 @@ import (
 //     Any frontend that honours these settings can be tested the same way.
 //     It needs a built frontends/node (npm ci && npm run build); without it
 //     the ts tests skip, except under CI=true, where they fail.
+//   - py: the Python frontend of frontends/python on frontends/pacta2a-py,
+//     started as a command the same way: PACT_E2E_PY_CMD (default
+//     "/usr/bin/python3 -m pact_a2a_py", with both folders on PYTHONPATH).
+//     It needs Debian's python3-grpcio, python3-protobuf, python3-starlette,
+//     python3-uvicorn and python3-httpx for /usr/bin/python3; without them
+//     the py tests skip, except under CI=true, where they fail.
 
 // frontend starts a world's frontend on feLn (the Provider's public URL).
 type frontend struct {
@@ -48,7 +54,8 @@ type frontend struct {
 var (
 	goFrontend = frontend{name: "go", start: startGoFrontend}
 	tsFrontend = frontend{name: "ts", start: startTSFrontend}
-	frontends  = []frontend{goFrontend, tsFrontend}
+	pyFrontend = commandFrontend("py", pyCommand, "PYTHONPATH="+pyPath(), "PYTHONDONTWRITEBYTECODE=1")
+	frontends  = []frontend{goFrontend, tsFrontend, pyFrontend}
 )
 
 // frontendOf is the frontend of each test that engines started; a test that
@@ -112,6 +119,47 @@ func tsCommand() ([]string, string) {
 		return nil, "frontends/node is not built: run npm ci && npm run build there"
 	}
 	return []string{"node", main}, ""
+}
+
+// pyPath is the PYTHONPATH of the Python frontend: its program and its
+// package, as absolute paths (the test runs in e2e/).
+func pyPath() string {
+	var dirs []string
+	for _, d := range []string{"../frontends/python", "../frontends/pacta2a-py/src"} {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			abs = d
+		}
+		dirs = append(dirs, abs)
+	}
+	return strings.Join(dirs, string(os.PathListSeparator))
+}
+
+// pyMissing is why /usr/bin/python3 cannot run the Python frontend ("" when
+// it can), checked once.
+var pyMissing = sync.OnceValue(func() string {
+	const python = "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		return python + " is missing (Debian: apt-get install python3)"
+	}
+	probe := exec.Command(python, "-c", "import grpc, google.protobuf, h11, httpx, starlette, uvicorn")
+	if out, err := probe.CombinedOutput(); err != nil {
+		return python + " lacks the frontend's packages (Debian: apt-get install python3-grpcio python3-protobuf " +
+			"python3-starlette python3-uvicorn python3-httpx): " + strings.TrimSpace(string(out))
+	}
+	return ""
+})
+
+// pyCommand is the Python frontend's command line, or a reason it cannot
+// run here.
+func pyCommand() ([]string, string) {
+	if c := strings.Fields(os.Getenv("PACT_E2E_PY_CMD")); len(c) > 0 {
+		return c, ""
+	}
+	if why := pyMissing(); why != "" {
+		return nil, why
+	}
+	return []string{"/usr/bin/python3", "-m", "pact_a2a_py"}, ""
 }
 
 func startTSFrontend(t *testing.T, w *world, feLn net.Listener) {
