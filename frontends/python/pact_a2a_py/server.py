@@ -1,8 +1,10 @@
-"""The HTTP/1.1 server's limits, on uvicorn's h11 protocol: request headers
-up to 64 KiB (uvicorn 0.17 leaves h11 at 16 KiB and offers no setting), and
-10 s for a request's headers to arrive (uvicorn has no such timeout; Go's
-frontend has ReadHeaderTimeout), so a slow client cannot hold a connection
-by never finishing its headers.
+"""The HTTP/1.1 server's limits, on uvicorn's h11 protocol: h11 buffers an
+unfinished request head up to 64 KiB plus the request line's slack (uvicorn
+0.17 leaves it at 16 KiB and offers no setting; PactMiddleware then holds
+every request head to exactly 64 KiB, 431 past it), and a request's head
+must arrive within 10 s (uvicorn has no such timeout; Go's frontend has
+ReadHeaderTimeout), so a slow client cannot hold a connection by never
+finishing its headers.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-#: The bound of a request's headers (docs/frontends.md).
-MAX_HEADER_BYTES = 64 << 10
+#: How much of an unfinished request head h11 buffers.
+MAX_HEADER_BYTES = (64 << 10) + 4096
 #: How long a request's headers may take to arrive.
 HEADER_TIMEOUT = 10.0
 

@@ -22,6 +22,9 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: The bound of a message:send body (docs/frontends.md, "Limits and failures").
 MAX_SEND_BYTES = 1 << 20
+#: The bound of a request's target and headers together, as Go's
+#: MaxHeaderBytes of the reference frontend counts them.
+MAX_HEADER_BYTES = 64 << 10
 #: The bound of a page's form, and of a body proxied to pactd's OAuth
 #: endpoints (pactd's own bound for them, internal/oauthhttp).
 MAX_FORM_BYTES = 16 << 10
@@ -57,6 +60,10 @@ class Exchange:
         self._unread = _may_have_body(self.headers)
         self.started = False
         self.finished = False
+
+    def header_bytes(self) -> int:
+        """Is the size of the request's target and headers, as sent."""
+        return len(self.raw_path) + len(self.query) + sum(len(k) + len(v) + 4 for k, v in self.headers)
 
     def header(self, name: str) -> str:
         """Is the first value of a request header, or ""."""

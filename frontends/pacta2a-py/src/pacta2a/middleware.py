@@ -16,7 +16,8 @@ The agent is an Agent object, or the wrapped ASGI app itself through
 AsgiAgent: it then gets a normalized message:send request whose ASGI scope
 holds the verified turn (pacta2a.Turn) under the key SCOPE_KEY ("pact").
 
-Limits: a message:send body is read up to 1 MiB (else INVALID_PARAMS), a
+Limits: a request's target and headers may hold 64 KiB (else 431), a
+message:send body is read up to 1 MiB (else INVALID_PARAMS), a
 page form or a body for pactd's OAuth endpoints up to 16 KiB (else 413), and
 a response sent before the request body was read to its end closes the
 connection. Failures: any exception while serving becomes a 500 (A2A
@@ -40,7 +41,7 @@ from .a2a import A2AError
 from .agent import Agent, EchoAgent
 from .asgi_agent import SCOPE_KEY  # noqa: F401  (re-exported: the key is documented here)
 from .client import Caller, Delegation, PactdClient, PactdError
-from .http import ASGIApp, Exchange, Receive, Scope, Send, parse_query, split_path
+from .http import MAX_HEADER_BYTES, ASGIApp, Exchange, Receive, Scope, Send, parse_query, split_path
 from .oauth import Sessions, oauth_routes
 from .pages import Pages
 from .send import serve_send
@@ -138,7 +139,10 @@ class PactMiddleware:
     # --- ASGI
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and (scope.get("raw_path") or scope.get("path", "").encode()).startswith(b"/a2a/"):
+        if scope["type"] == "http" and Exchange(scope, receive, send).header_bytes() > MAX_HEADER_BYTES:
+            # As Go's server answers past MaxHeaderBytes; the body is not read.
+            await Exchange(scope, receive, send).bare(431)
+        elif scope["type"] == "http" and (scope.get("raw_path") or scope.get("path", "").encode()).startswith(b"/a2a/"):
             await self._serve_pact(Exchange(scope, receive, send))
         elif scope["type"] == "lifespan" and self.app is None:
             await _lifespan(receive, send)
