@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import httpx
 import pytest
-from conftest import FRONTEND_TOKEN, ListHandler, World, free_port, raw_exchange, serve_in_thread
+from pactworld import FRONTEND_TOKEN, ListHandler, World, free_port, raw_exchange, serve_in_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response

@@ -11,7 +11,7 @@ from typing import Any
 import grpc
 import grpc.aio
 import pytest
-from conftest import FRONTEND_TOKEN, World, run
+from pactworld import FRONTEND_TOKEN, World, run
 
 from pacta2a import RETRYABLE, Caller, PactdClient, PactdError, Verification, trace
 from pacta2a._pb import brand_pb2, brand_pb2_grpc, conversation_pb2, conversation_pb2_grpc, verification_pb2

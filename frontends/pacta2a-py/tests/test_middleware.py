@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from conftest import Server, World, raw_exchange
+from pactworld import Server, World, raw_exchange
 
 from pacta2a import Action, Reply, Turn
 from pacta2a.a2a import marshal
@@ -272,7 +272,7 @@ def delegation_token(srv: Server, world: World, c: httpx.Client, sub: str, user:
     """Runs the device grant through the middleware's OAuth proxy (approved
     by pactd's ApproveConsent, as a trusted-frontend consent page would)."""
     import grpc
-    from conftest import FRONTEND_TOKEN
+    from pactworld import FRONTEND_TOKEN
 
     from pacta2a._pb import delegation_pb2, delegation_pb2_grpc
 

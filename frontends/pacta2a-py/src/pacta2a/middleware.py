@@ -30,8 +30,7 @@ from __future__ import annotations
 import logging
 import re
 import secrets
-from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any, Callable
 
 import grpc
 import httpx
@@ -39,8 +38,9 @@ import httpx
 from . import a2a, trace
 from .a2a import A2AError
 from .agent import Agent, EchoAgent
+from .call import Call, Endpoint
 from .asgi_agent import SCOPE_KEY  # noqa: F401  (re-exported: the key is documented here)
-from .client import Caller, Delegation, PactdClient, PactdError
+from .client import PactdClient, PactdError
 from .http import MAX_HEADER_BYTES, ASGIApp, Exchange, Receive, Scope, Send, parse_query, split_path
 from .oauth import Sessions, oauth_routes
 from .pages import Pages
@@ -53,24 +53,6 @@ def random_text() -> str:
     """Is 26 characters of base32 (130 bits), like Go's crypto/rand.Text: a
     reply's messageId."""
     return "".join(secrets.choice(_ALPHABET) for _ in range(26))
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One request under /a2a/{brandId}/: its Brand and, once authenticated,
-    who is calling."""
-
-    brand_id: str
-    caller: Caller | None = None
-    delegation: Delegation | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    """One method of a route; public ones are served without a PA JWT."""
-
-    serve: Callable[[Exchange, Call], Awaitable[None]]
-    public: bool = False
 
 
 def _fixed(mw: PactMiddleware, e: A2AError) -> Endpoint:
@@ -146,8 +128,10 @@ class PactMiddleware:
             await self._serve_pact(Exchange(scope, receive, send))
         elif scope["type"] == "lifespan" and self.app is None:
             await _lifespan(receive, send)
-        elif self.app is not None:
+        elif self.app is not None and scope["type"] == "http":
             await self._serve_app(scope, receive, send)
+        elif self.app is not None:
+            await self.app(scope, receive, send)  # lifespan, websocket: the app's own
         elif scope["type"] == "http":
             await Exchange(scope, receive, send).bare(404)
 
@@ -166,7 +150,7 @@ class PactMiddleware:
             await self.app(scope, receive, tracked)
         except Exception as err:
             self.log_error("app", scope.get("path", ""), repr(err))
-            if scope["type"] == "http" and not started:
+            if not started:
                 await send({"type": "http.response.start", "status": 500, "headers": [(b"content-length", b"0"), (b"connection", b"close")]})
                 await send({"type": "http.response.body", "body": b""})
 

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Awaitable, Protocol
 
 import grpc
 import httpx
 
 from ._pb import delegation_pb2
 from .client import PactdError
-from .http import MAX_FORM_BYTES, Exchange, FormTooLarge, Scope, Values, first, parse_query, read_form
-from .pages import GrantView, ScopeView, View
-from .signed import BrandPages, brand_pages
+from .call import Call, Endpoint
+from .http import MAX_FORM_BYTES, Exchange, FormTooLarge, Scope, Values, first, parse_query, path_escape, read_form
+from .pages import STATUS_TEXT, GrantView, View, day_time, hhmm, scope_views
+from .signed import BrandPages, begin_consent, brand_pages, connected_signed, decide_signed
 
 if TYPE_CHECKING:
-    from .middleware import Call, PactMiddleware
+    from .middleware import PactMiddleware
 
 
 class Sessions(Protocol):
@@ -39,12 +40,6 @@ class Sessions(Protocol):
         returns to return_to, a path on this frontend."""
         ...
 
-
-STATUS_TEXT = {
-    "approved": "Done: your assistant is connected.",
-    "denied": "Done: nothing was shared.",
-    "revoked": "Done: access was revoked.",
-}
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) and the inbound forwarding headers
 # are not passed on, as Go's httputil.ReverseProxy (Rewrite) does; nor the
@@ -79,19 +74,15 @@ def _pass_headers(headers: list[tuple[str, str]], drop: set[str]) -> list[tuple[
     return [(k, v) for k, v in headers if k.lower() not in _HOP_BY_HOP and k.lower() not in named and k.lower() not in drop]
 
 
-def oauth_routes(mw: PactMiddleware, p: str) -> dict[str, Any] | None:
+def oauth_routes(mw: PactMiddleware, p: str) -> dict[str, Endpoint] | None:
     """Are the endpoints under {interfaceUrl}/oauth/ by method, or None."""
-    from .middleware import Endpoint
-
-    def forward(ex: Exchange, c: Call) -> Any:
+    def forward(ex: Exchange, c: Call) -> Awaitable[None]:
         return proxy(mw, ex, c.brand_id, p)
 
     if p in ("device_authorization", "token", "revoke"):
         return {"POST": Endpoint(forward, public=True)}
     if p in (".well-known/oauth-authorization-server", "jwks.json"):
         return {"GET": Endpoint(forward, public=True)}
-    from .signed import begin_consent
-
     if p == "consent":
         # POST: a signed-assertion Brand's login returns the User here.
         return {
@@ -112,8 +103,6 @@ async def proxy(mw: PactMiddleware, ex: Exchange, brand_id: str, endpoint: str) 
     route matched (never the raw path the client sent), and its answer back.
     pactd authenticates the PA (its JWT is the OAuth client authentication)
     and writes every answer. The body is read up to pactd's own bound."""
-    from .http import path_escape
-
     body = await ex.read_body(MAX_FORM_BYTES)
     if body is None:
         await ex.respond(
@@ -153,24 +142,6 @@ def guess_source(user: str) -> str:
     so one user's wrong codes spend that user's budget, not only the Brand's.
     A hash keeps the id printable and out of pactd's logs."""
     return "user:" + hashlib.sha256(user.encode("utf-8", "replace")).digest()[:12].hex()
-
-
-def hhmm(ts: Any) -> str:
-    """Formats a timestamp as Go's "15:04 MST" in UTC."""
-    return datetime.fromtimestamp(ts.seconds, tz=timezone.utc).strftime("%H:%M UTC")
-
-
-def _day_time(ts: Any) -> str:
-    """Formats a timestamp as Go's "2006-01-02 15:04 MST" in UTC."""
-    return datetime.fromtimestamp(ts.seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def scope_views(d: delegation_pb2.DescribeConsentResponse) -> list[ScopeView]:
-    """Are the consent page's scopes, each with the words of the
-    authorization_details entries that need it (PACT §5.7)."""
-    return [
-        ScopeView(s.id, s.description, [a.words for a in d.authorization_details if a.scope == s.id]) for s in d.scopes
-    ]
 
 
 def norm_code(s: str) -> str:
@@ -265,10 +236,8 @@ async def decide(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
     """Serves POST consent/decision: Allow grants the checked scopes once the
     User has typed the code their assistant shows; Deny refuses. A
     signed-assertion Brand's form carries a consent session instead."""
-    from .signed import decide_signed
-
     if ex.header("sec-fetch-site") == "cross-site":
-        await forbidden(mw, ex, "")
+        await mw.pages.forbidden(ex, "")
         return
     b = await brand_pages(mw, ex, c.brand_id)
     if b is None:
@@ -285,7 +254,7 @@ async def decide(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
     user, f = got
     code = first(f, "user_code")
     if not mw.pages.check_csrf(first(f, "csrf"), c.brand_id, user, "consent " + code):
-        await forbidden(mw, ex, user)
+        await mw.pages.forbidden(ex, user)
         return
     outcome = "denied"
     try:
@@ -326,8 +295,6 @@ async def decide(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
 async def connected_page(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
     """Serves GET connected: the User's grants at the Brand, each live one
     with a Revoke button."""
-    from .signed import connected_signed
-
     b = await brand_pages(mw, ex, c.brand_id)
     if b is None:
         return
@@ -365,7 +332,7 @@ async def connected_page(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
             id=g.grant_id,
             agent=g.agent_display_name,
             scopes=", ".join(g.scopes),
-            since=_day_time(g.create_time),
+            since=day_time(g.create_time),
             state="Active",
             live=False,
             details=[d.words for d in g.authorization_details],
@@ -387,7 +354,7 @@ async def revoke(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
         return
     user, f = got
     if not mw.pages.check_csrf(first(f, "csrf"), c.brand_id, user, "connected"):
-        await forbidden(mw, ex, user)
+        await mw.pages.forbidden(ex, user)
         return
     try:
         await mw.pactd.revoke_grant(
@@ -423,7 +390,7 @@ async def _form(mw: PactMiddleware, ex: Exchange, brand_id: str) -> tuple[str, V
     assert mw.sessions is not None
     user = mw.sessions.brand_user(ex.scope, brand_id)
     if not user or ex.header("sec-fetch-site") == "cross-site":
-        await forbidden(mw, ex, user)
+        await mw.pages.forbidden(ex, user)
         return None
     f = await read_page_form(mw, ex, user)
     if f is None:
@@ -437,30 +404,8 @@ async def read_page_form(mw: PactMiddleware, ex: Exchange, user: str) -> Values 
     try:
         f = await read_form(ex)
     except FormTooLarge:
-        await too_large(mw, ex, user)
+        await mw.pages.too_large(ex, user)
         return None
     if f is None:
         await mw.pages.render(ex, 400, "message", View(title="Bad request", user=user, error="The form could not be read."))
     return f
-
-
-async def too_large(mw: PactMiddleware, ex: Exchange, user: str) -> None:
-    """Answers a form past MAX_FORM_BYTES: 413, and the connection closes
-    (its body is left unread)."""
-    await mw.pages.render(
-        ex, 413, "message", View(title="Request too large", user=user, error="The form is larger than this page accepts.")
-    )
-
-
-async def forbidden(mw: PactMiddleware, ex: Exchange, user: str) -> None:
-    """Answers a form that is expired, forged or from another site."""
-    await mw.pages.render(
-        ex,
-        403,
-        "message",
-        View(
-            title="Please try again",
-            user=user,
-            error="This form has expired or was not sent from this site. Go back, reload the page and try again.",
-        ),
-    )

@@ -14,6 +14,8 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
 from urllib.parse import urlsplit
 
 from .http import Exchange
@@ -231,6 +233,30 @@ def _message(v: View) -> str:
     return f"{_top(v)}\n<h1>{esc(v.title)}</h1>\n{_error_line(v)}\n{_BOTTOM}"
 
 
+#: What the connected page says after a decision or a revocation.
+STATUS_TEXT = {
+    "approved": "Done: your assistant is connected.",
+    "denied": "Done: nothing was shared.",
+    "revoked": "Done: access was revoked.",
+}
+
+
+def hhmm(ts: Any) -> str:
+    """Formats a protobuf Timestamp as Go's "15:04 MST" in UTC."""
+    return datetime.fromtimestamp(ts.seconds, tz=timezone.utc).strftime("%H:%M UTC")
+
+
+def day_time(ts: Any) -> str:
+    """Formats a protobuf Timestamp as Go's "2006-01-02 15:04 MST" in UTC."""
+    return datetime.fromtimestamp(ts.seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def scope_views(d: Any) -> list[ScopeView]:
+    """Are a DescribeConsentResponse's scopes for the consent page, each with
+    the words of the authorization_details entries that need it (PACT §5.7)."""
+    return [ScopeView(s.id, s.description, [a.words for a in d.authorization_details if a.scope == s.id]) for s in d.scopes]
+
+
 _TEMPLATES = {"code": _code, "consent": _consent, "connected": _connected, "message": _message}
 
 
@@ -278,6 +304,26 @@ class Pages:
                 ("x-content-type-options", "nosniff"),
             ],
             body,
+        )
+
+    async def forbidden(self, ex: Exchange, user: str) -> None:
+        """Answers a form that is expired, forged or from another site."""
+        await self.render(
+            ex,
+            403,
+            "message",
+            View(
+                title="Please try again",
+                user=user,
+                error="This form has expired or was not sent from this site. Go back, reload the page and try again.",
+            ),
+        )
+
+    async def too_large(self, ex: Exchange, user: str) -> None:
+        """Answers a form past MAX_FORM_BYTES: 413, and the connection closes
+        (its body is left unread)."""
+        await self.render(
+            ex, 413, "message", View(title="Request too large", user=user, error="The form is larger than this page accepts.")
         )
 
     def csrf(self, brand_id: str, user: str, purpose: str) -> str:

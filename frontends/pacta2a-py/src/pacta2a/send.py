@@ -17,11 +17,12 @@ from . import a2a
 from ._pb import conversation_pb2, delegation_pb2, token_pb2
 from .a2a import A2AError
 from .agent import Reply, Turn
+from .call import Call
 from .client import PactdError
 from .http import MAX_SEND_BYTES, Exchange
 
 if TYPE_CHECKING:
-    from .middleware import Call, PactMiddleware
+    from .middleware import PactMiddleware
 
 
 class AgentRefusal(Exception):

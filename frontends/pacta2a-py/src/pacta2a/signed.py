@@ -20,10 +20,11 @@ import grpc
 from ._pb import brand_pb2, delegation_pb2
 from .client import PactdError
 from .http import Exchange, FormTooLarge, first, parse_query, query_escape, read_form
-from .pages import View
+from .pages import STATUS_TEXT, View, hhmm, scope_views
 
 if TYPE_CHECKING:
-    from .middleware import Call, PactMiddleware
+    from .call import Call
+    from .middleware import PactMiddleware
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +115,6 @@ async def begin_consent(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
     field, assertion. pactd verifies it and uses it up; the page it renders
     carries the consent session. The post comes from the Brand's origin, so
     it is cross-site by design: the assertion is its credential."""
-    from .oauth import hhmm, scope_views, too_large
-
     b = await brand_pages(mw, ex, c.brand_id)
     if b is None:
         return
@@ -130,7 +129,7 @@ async def begin_consent(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
     try:
         f = await read_form(ex)
     except FormTooLarge:
-        await too_large(mw, ex, "")
+        await mw.pages.too_large(ex, "")
         return
     if f is None or first(f, "assertion") == "":
         await mw.pages.render(
@@ -176,16 +175,14 @@ async def decide_signed(mw: PactMiddleware, ex: Exchange, b: BrandPages) -> None
     """Serves a signed-assertion Brand's decision: the form's session (its
     only state and its anti-forgery token), decision and scopes. It answers
     303 to the connected page with the outcome."""
-    from .oauth import forbidden, too_large
-
     try:
         f = await read_form(ex)
     except FormTooLarge:
-        await too_large(mw, ex, "")
+        await mw.pages.too_large(ex, "")
         return
     session = first(f, "session") if f is not None else ""
     if f is None or session == "":
-        await forbidden(mw, ex, "")
+        await mw.pages.forbidden(ex, "")
         return
     client = granted = ""
     outcome = "denied"
@@ -228,8 +225,6 @@ async def connected_signed(mw: PactMiddleware, ex: Exchange, b: BrandPages) -> N
     """Answers the connected page of a signed-assertion Brand: the outcome
     the decision redirected with (nobody is signed in here to list grants;
     the Brand's own pages are where a User manages them)."""
-    from .oauth import STATUS_TEXT
-
     q = parse_query(ex.query) or {}
     v = View(title="Connected assistants", signed=True, status=STATUS_TEXT.get(first(q, "status"), ""))
     sc = first(q, "scope")
