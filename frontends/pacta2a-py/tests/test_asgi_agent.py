@@ -163,6 +163,7 @@ class Upstream(http.server.ThreadingHTTPServer):
                 self.send_header("Connection", "keep-alive, x-hop")
                 self.send_header("X-Hop", "named by Connection")
                 self.send_header("X-Upstream", "1")
+                self.send_header("X-Latin", "caf\xe9")  # written as latin-1: one byte
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
@@ -191,10 +192,11 @@ def test_proxy_rebuilds_the_path_and_filters_headers() -> None:
             b"POST /a2a/shop/oauth/%74oken?x=1&y=%2F HTTP/1.1\r\nHost: frontend.example\r\nContent-Length: 9\r\n"
             b"Content-Type: application/x-www-form-urlencoded\r\nAuthorization: Bearer pa.jwt.here\r\n"
             b"Cookie: demo_session_shop=secret\r\nX-Forwarded-For: 6.6.6.6\r\nForwarded: for=6.6.6.6\r\n"
-            b"Connection: close, x-drop\r\nX-Drop: 1\r\nTE: trailers\r\nX-Keep: 2\r\n\r\nclient_id"
+            b"Connection: close, x-drop\r\nX-Drop: 1\r\nTE: trailers\r\nX-Keep: 2\r\nX-Odd: caf\xe9\r\n\r\nclient_id"
         )
         out = raw_exchange(port, req)
-        head = out.split(b"\r\n\r\n")[0].decode().lower()
+        assert b"\r\nx-latin: caf\xe9\r\n" in out.lower()  # the upstream's bytes, as they were
+        head = out.split(b"\r\n\r\n")[0].decode("latin-1").lower()
         assert head.startswith("http/1.1 418 ") and out.endswith(b'{"error":"teapot"}')
         assert "x-upstream: 1" in head and "cache-control: no-store" in head
         assert "keep-alive:" not in head and "x-hop" not in head and head.count("date:") == 1
@@ -203,6 +205,7 @@ def test_proxy_rebuilds_the_path_and_filters_headers() -> None:
         assert (method, path, sent) == ("POST", "/a2a/shop/oauth/token?x=1&y=%2F", b"client_id")
         assert names["host"] == f"127.0.0.1:{up.server_address[1]}" and names["authorization"] == "Bearer pa.jwt.here"
         assert names["x-keep"] == "2" and names["content-length"] == "9"
+        assert names["x-odd"] == "caf\xe9"  # http.server reads latin-1: the client's one byte
         for dropped in ["cookie", "x-forwarded-for", "forwarded", "x-drop", "te", "user-agent", "accept-encoding"]:
             assert dropped not in names, dropped
         # A Brand id that needs escaping: escaped as Go's url.PathEscape.

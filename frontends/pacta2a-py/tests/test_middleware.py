@@ -156,6 +156,10 @@ def test_fixed_routes_and_task_list(srv: Server, world: World) -> None:
         ("GET", "/a2a/acme/tasks?pageSize=%2B5", 400, size),
         ("GET", "/a2a/acme/tasks?pageSize=1&pageSize=2", 400, size),
         ("GET", "/a2a/acme/tasks?pageSize=%D9%A3", 400, size),  # an Arabic-Indic digit is not a digit here
+        ("GET", "/a2a/acme/tasks?pageSize=" + "9" * 5000, 400, size),  # past Python's int() digit limit too
+        ("GET", "/a2a/acme/tasks?pageSize=", 400, size),
+        ("GET", "/a2a/acme/tasks?pageSize=000", 400, size),
+        ("GET", "/a2a/acme/tasks?pageSize=" + "0" * 5000 + "42", 200, '{"tasks":[],"nextPageToken":"","pageSize":42,"totalSize":0}'),
         # Positive controls: the list, with its default and a chosen size.
         ("GET", "/a2a/acme/tasks", 200, '{"tasks":[],"nextPageToken":"","pageSize":50,"totalSize":0}'),
         ("GET", "/a2a/acme/tasks?pageSize=007&pageToken=x&bad=%zz", 200, '{"tasks":[],"nextPageToken":"","pageSize":7,"totalSize":0}'),

@@ -34,7 +34,7 @@ MAX_FORM_BYTES = 16 << 10
 BODY_TIMEOUT = 30.0
 
 # Bytes a header value may not hold (RFC 9110 §5.5): controls but HTAB.
-_BAD_HEADER_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_BAD_HEADER_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 class Exchange:
@@ -108,14 +108,17 @@ class Exchange:
                 self._unread = False
                 return b"".join(chunks)
 
-    async def start(self, status: int, headers: Iterable[tuple[str, str]] = ()) -> None:
-        """Starts the response. A header value with a control character is a
-        bug, refused before anything is sent."""
+    async def start(self, status: int, headers: Iterable[tuple[str | bytes, str | bytes]] = ()) -> None:
+        """Starts the response. Header values are text (sent as UTF-8) or
+        bytes (sent as they are); one with a control character is a bug,
+        refused before anything is sent."""
         raw: list[tuple[bytes, bytes]] = []
         for k, v in headers:
-            if _BAD_HEADER_VALUE.search(v):
-                raise ValueError(f"header {k} has a control character")
-            raw.append((k.lower().encode("latin-1"), v.encode("utf-8")))
+            key = k if isinstance(k, bytes) else k.encode("latin-1")
+            value = v if isinstance(v, bytes) else v.encode("utf-8")
+            if _BAD_HEADER_VALUE.search(value):
+                raise ValueError(f"header {key!r} has a control character")
+            raw.append((key.lower(), value))
         if self._unread:
             raw.append((b"connection", b"close"))
         self.started = True

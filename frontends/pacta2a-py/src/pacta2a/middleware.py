@@ -38,8 +38,8 @@ import httpx
 from . import a2a, trace
 from .a2a import A2AError
 from .agent import Agent, EchoAgent
-from .call import Call, Endpoint
 from .asgi_agent import SCOPE_KEY  # noqa: F401  (re-exported: the key is documented here)
+from .call import Call, Endpoint
 from .client import PactdClient, PactdError
 from .http import MAX_HEADER_BYTES, ASGIApp, Exchange, Receive, Scope, Send, parse_query, split_path
 from .oauth import Sessions, oauth_routes
@@ -50,7 +50,7 @@ _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
 
 
 def random_text() -> str:
-    """Is 26 characters of base32 (130 bits), like Go's crypto/rand.Text: a
+    """Is 26 random characters of base32, like Go's crypto/rand.Text: a
     reply's messageId."""
     return "".join(secrets.choice(_ALPHABET) for _ in range(26))
 
@@ -271,10 +271,13 @@ class PactMiddleware:
         q = parse_query(ex.query) or {}
         if "pageSize" in q:
             vals = q["pageSize"]
-            if len(vals) != 1 or not _DIGITS.fullmatch(vals[0]) or not 1 <= int(vals[0]) <= 100:
+            # Digits only (no sign, no other script's digits); leading zeros
+            # are fine, as for Go's strconv.Atoi, and never reach int().
+            digits = vals[0].lstrip("0") if len(vals) == 1 and _DIGITS.fullmatch(vals[0]) else "x"
+            if not (len(digits) <= 3 and digits.isdigit() and 1 <= int(digits) <= 100):
                 await self.write_a2a_error(ex, a2a.invalid_params("pageSize must be an integer from 1 to 100"))
                 return
-            size = int(vals[0])
+            size = int(digits)
         await self.write_a2a(ex, 200, b'{"tasks":[],"nextPageToken":"","pageSize":%d,"totalSize":0}' % size)
 
     async def write_a2a(self, ex: Exchange, status: int, body: bytes) -> None:

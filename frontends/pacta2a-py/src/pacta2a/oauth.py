@@ -45,33 +45,40 @@ class Sessions(Protocol):
 # are not passed on, as Go's httputil.ReverseProxy (Rewrite) does; nor the
 # User's cookies, which are not pactd's business.
 _HOP_BY_HOP = {
-    "connection",
-    "proxy-connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
+    b"connection",
+    b"proxy-connection",
+    b"keep-alive",
+    b"proxy-authenticate",
+    b"proxy-authorization",
+    b"te",
+    b"trailer",
+    b"transfer-encoding",
+    b"upgrade",
 }
-_INBOUND_DROP = {"host", "cookie", "forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "content-length"}
+_INBOUND_DROP = {b"host", b"cookie", b"forwarded", b"x-forwarded-for", b"x-forwarded-host", b"x-forwarded-proto", b"content-length"}
 # The frontend's server adds its own Date.
-_OUTBOUND_DROP = {"date"}
+_OUTBOUND_DROP = {b"date"}
 # httpx adds these when a request has none; a proxy must not.
-_CLIENT_DEFAULTS = ("accept", "accept-encoding", "user-agent")
+_CLIENT_DEFAULTS = (b"accept", b"accept-encoding", b"user-agent")
 
 #: pactd's answer to an OAuth form over its bound (internal/oauthhttp), sent
 #: here when the proxy will not read such a body.
 _TOO_LARGE = b'{"error":"invalid_request","error_description":"the request body is too large"}'
 
 
-def _pass_headers(headers: list[tuple[str, str]], drop: set[str]) -> list[tuple[str, str]]:
-    named = set()
+def _pass_headers(headers: list[tuple[bytes, bytes]], drop: set[bytes]) -> list[tuple[bytes, bytes]]:
+    """Are the headers a proxy passes on, byte for byte: not hop-by-hop, not
+    named by Connection, not in drop."""
+    named: set[bytes] = set()
     for k, v in headers:
-        if k.lower() == "connection":
-            named |= {t.strip().lower() for t in v.split(",")}
-    return [(k, v) for k, v in headers if k.lower() not in _HOP_BY_HOP and k.lower() not in named and k.lower() not in drop]
+        if k.lower() == b"connection":
+            named |= {t.strip().lower() for t in v.split(b",")}
+    out = []
+    for k, v in headers:
+        low = k.lower()
+        if low not in _HOP_BY_HOP and low not in named and low not in drop:
+            out.append((k, v))
+    return out
 
 
 def oauth_routes(mw: PactMiddleware, p: str) -> dict[str, Endpoint] | None:
@@ -114,13 +121,12 @@ async def proxy(mw: PactMiddleware, ex: Exchange, brand_id: str, endpoint: str) 
     url = mw.pactd_url.rstrip("/") + "/a2a/" + path_escape(brand_id) + "/oauth/" + endpoint
     if ex.query:
         url += "?" + ex.query.decode("latin-1")
-    inbound = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in ex.headers]
-    headers = _pass_headers(inbound, _INBOUND_DROP)
+    headers = _pass_headers(ex.headers, _INBOUND_DROP)
     request = mw.http.build_request(ex.method, url, headers=headers, content=body)
     sent = {k.lower() for k, _ in headers}
     for h in _CLIENT_DEFAULTS:
         if h not in sent:
-            request.headers.pop(h, None)
+            request.headers.pop(h.decode(), None)
     try:
         upstream = await mw.http.send(request, stream=True)
     except httpx.HTTPError as err:
@@ -128,7 +134,7 @@ async def proxy(mw: PactMiddleware, ex: Exchange, brand_id: str, endpoint: str) 
         await ex.bare(502)
         return
     try:
-        out = _pass_headers(list(upstream.headers.multi_items()), _OUTBOUND_DROP)
+        out = _pass_headers(list(upstream.headers.raw), _OUTBOUND_DROP)
         await ex.start(upstream.status_code, out)
         async for chunk in upstream.aiter_raw():
             await ex.write(chunk)

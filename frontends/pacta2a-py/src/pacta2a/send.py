@@ -179,7 +179,7 @@ async def serve_send(mw: PactMiddleware, ex: Exchange, call: Call) -> None:
     # The turn is ours. It runs to the end even if the PA hangs up (shielded
     # from cancellation), so a retry of the messageId finds the stored reply.
     try:
-        out = await asyncio.shield(_run_turn(mw, call, owner, msg, begun.context_id, begun.context_created))
+        out = await asyncio.shield(_run_turn(mw, ex.path, call, owner, msg, begun.context_id, begun.context_created))
     except AgentRefusal as refusal:
         await mw.write_a2a_error(ex, refusal.error)
         return
@@ -187,7 +187,7 @@ async def serve_send(mw: PactMiddleware, ex: Exchange, call: Call) -> None:
 
 
 async def _run_turn(
-    mw: PactMiddleware, call: Call, owner: Any, msg: UserMessage, context_id: str, created: bool
+    mw: PactMiddleware, path: str, call: Call, owner: Any, msg: UserMessage, context_id: str, created: bool
 ) -> bytes:
     """Runs the agent and builds the answer: the stored reply, or a step-up
     task. On a failure or a step-up the messageId is released (AbandonTurn)
@@ -214,7 +214,7 @@ async def _run_turn(
                     conversation_pb2.AbandonTurnRequest(owner=owner, context_id=context_id, message_id=msg.message_id)
                 )
             except Exception as err:  # logged; the turn's own outcome is what the PA gets
-                mw.log_error("abandon turn", "", err)
+                mw.log_error("abandon turn", path, err)
 
 
 async def _step_up(mw: PactMiddleware, call: Call, context_id: str, need: list[str]) -> bytes | None:
