@@ -51,7 +51,9 @@ def setup_logging() -> logging.Logger:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
-    logging.getLogger("uvicorn.error").setLevel(logging.WARNING)
+    # uvicorn warns about each malformed request (a 400 it answers itself): not worth
+    # a line each, or a client could flood the log.
+    logging.getLogger("uvicorn.error").setLevel(logging.ERROR)
     return logging.getLogger("pact_a2a_py")
 
 
