@@ -14,8 +14,8 @@ import grpc
 import httpx
 
 from ._pb import delegation_pb2
-from .client import PactdError
 from .call import Call, Endpoint
+from .client import PactdError
 from .http import MAX_FORM_BYTES, Exchange, FormTooLarge, Scope, Values, first, parse_query, path_escape, read_form
 from .pages import STATUS_TEXT, GrantView, View, day_time, hhmm, scope_views
 from .signed import BrandPages, begin_consent, brand_pages, connected_signed, decide_signed
@@ -83,6 +83,7 @@ def _pass_headers(headers: list[tuple[bytes, bytes]], drop: set[bytes]) -> list[
 
 def oauth_routes(mw: PactMiddleware, p: str) -> dict[str, Endpoint] | None:
     """Are the endpoints under {interfaceUrl}/oauth/ by method, or None."""
+
     def forward(ex: Exchange, c: Call) -> Awaitable[None]:
         return proxy(mw, ex, c.brand_id, p)
 
@@ -122,7 +123,7 @@ async def proxy(mw: PactMiddleware, ex: Exchange, brand_id: str, endpoint: str) 
     if ex.query:
         url += "?" + ex.query.decode("latin-1")
     headers = _pass_headers(ex.headers, _INBOUND_DROP)
-    request = mw.http.build_request(ex.method, url, headers=headers, content=body)
+    request = mw.http.build_request(ex.method, url, headers=headers, content=body or None)
     sent = {k.lower() for k, _ in headers}
     for h in _CLIENT_DEFAULTS:
         if h not in sent:
