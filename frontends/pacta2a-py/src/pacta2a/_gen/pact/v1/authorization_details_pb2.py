@@ -13,25 +13,25 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#pact/v1/authorization_details.proto\x12\x07pact.v1\"\xee\x01\n\x18\x41uthorizationDetailsType\x12\x12\n\x04type\x18\x01 \x01(\tR\x04type\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\x12\x14\n\x05scope\x18\x03 \x01(\tR\x05scope\x12:\n\x06\x66ields\x18\x04 \x03(\x0b\x32\".pact.v1.AuthorizationDetailsFieldR\x06\x66ields\x12J\n\x0b\x63ombination\x18\x05 \x01(\x0e\x32(.pact.v1.AuthorizationDetailsCombinationR\x0b\x63ombination\"\xcf\x01\n\x19\x41uthorizationDetailsField\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12:\n\x04kind\x18\x02 \x01(\x0e\x32&.pact.v1.AuthorizationDetailsFieldKindR\x04kind\x12\x1a\n\x08required\x18\x03 \x01(\x08R\x08required\x12\x14\n\x05label\x18\x04 \x01(\tR\x05label\x12\x18\n\x07pattern\x18\x05 \x01(\tR\x07pattern\x12\x16\n\x06values\x18\x06 \x03(\tR\x06values\"{\n\x13\x41uthorizationDetail\x12\x12\n\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n\x04json\x18\x02 \x01(\tR\x04json\x12<\n\x07members\x18\x03 \x03(\x0b\x32\".pact.v1.AuthorizationDetailMemberR\x07members\"]\n\x19\x41uthorizationDetailMember\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n\x06values\x18\x02 \x03(\tR\x06values\x12\x14\n\x05\x61rray\x18\x03 \x01(\x08R\x05\x61rray\"~\n\x1a\x43onsentAuthorizationDetail\x12\x34\n\x06\x64\x65tail\x18\x01 \x01(\x0b\x32\x1c.pact.v1.AuthorizationDetailR\x06\x64\x65tail\x12\x14\n\x05scope\x18\x02 \x01(\tR\x05scope\x12\x14\n\x05words\x18\x03 \x01(\tR\x05words*\xda\x01\n\x1d\x41uthorizationDetailsFieldKind\x12\x30\n,AUTHORIZATION_DETAILS_FIELD_KIND_UNSPECIFIED\x10\x00\x12+\n\'AUTHORIZATION_DETAILS_FIELD_KIND_STRING\x10\x01\x12)\n%AUTHORIZATION_DETAILS_FIELD_KIND_ENUM\x10\x02\x12/\n+AUTHORIZATION_DETAILS_FIELD_KIND_ENUM_ARRAY\x10\x03*\xaf\x01\n\x1f\x41uthorizationDetailsCombination\x12\x31\n-AUTHORIZATION_DETAILS_COMBINATION_UNSPECIFIED\x10\x00\x12+\n\'AUTHORIZATION_DETAILS_COMBINATION_UNION\x10\x01\x12,\n(AUTHORIZATION_DETAILS_COMBINATION_SINGLE\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#pact/v1/authorization_details.proto\x12\x07pact.v1\"\x99\x02\n\x18\x41uthorizationDetailsType\x12\x12\n\x04type\x18\x01 \x01(\tR\x04type\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\x12\x14\n\x05scope\x18\x03 \x01(\tR\x05scope\x12:\n\x06\x66ields\x18\x04 \x03(\x0b\x32\".pact.v1.AuthorizationDetailsFieldR\x06\x66ields\x12J\n\x0b\x63ombination\x18\x05 \x01(\x0e\x32(.pact.v1.AuthorizationDetailsCombinationR\x0b\x63ombination\x12)\n\x10\x63onsent_template\x18\x06 \x01(\tR\x0f\x63onsentTemplate\"\xcf\x01\n\x19\x41uthorizationDetailsField\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12:\n\x04kind\x18\x02 \x01(\x0e\x32&.pact.v1.AuthorizationDetailsFieldKindR\x04kind\x12\x1a\n\x08required\x18\x03 \x01(\x08R\x08required\x12\x14\n\x05label\x18\x04 \x01(\tR\x05label\x12\x18\n\x07pattern\x18\x05 \x01(\tR\x07pattern\x12\x16\n\x06values\x18\x06 \x03(\tR\x06values\"{\n\x13\x41uthorizationDetail\x12\x12\n\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n\x04json\x18\x02 \x01(\tR\x04json\x12<\n\x07members\x18\x03 \x03(\x0b\x32\".pact.v1.AuthorizationDetailMemberR\x07members\"]\n\x19\x41uthorizationDetailMember\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n\x06values\x18\x02 \x03(\tR\x06values\x12\x14\n\x05\x61rray\x18\x03 \x01(\x08R\x05\x61rray\"~\n\x1a\x43onsentAuthorizationDetail\x12\x34\n\x06\x64\x65tail\x18\x01 \x01(\x0b\x32\x1c.pact.v1.AuthorizationDetailR\x06\x64\x65tail\x12\x14\n\x05scope\x18\x02 \x01(\tR\x05scope\x12\x14\n\x05words\x18\x03 \x01(\tR\x05words*\xda\x01\n\x1d\x41uthorizationDetailsFieldKind\x12\x30\n,AUTHORIZATION_DETAILS_FIELD_KIND_UNSPECIFIED\x10\x00\x12+\n\'AUTHORIZATION_DETAILS_FIELD_KIND_STRING\x10\x01\x12)\n%AUTHORIZATION_DETAILS_FIELD_KIND_ENUM\x10\x02\x12/\n+AUTHORIZATION_DETAILS_FIELD_KIND_ENUM_ARRAY\x10\x03*\xaf\x01\n\x1f\x41uthorizationDetailsCombination\x12\x31\n-AUTHORIZATION_DETAILS_COMBINATION_UNSPECIFIED\x10\x00\x12+\n\'AUTHORIZATION_DETAILS_COMBINATION_UNION\x10\x01\x12,\n(AUTHORIZATION_DETAILS_COMBINATION_SINGLE\x10\x02\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pact.v1.authorization_details_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _AUTHORIZATIONDETAILSFIELDKIND._serialized_start=848
-  _AUTHORIZATIONDETAILSFIELDKIND._serialized_end=1066
-  _AUTHORIZATIONDETAILSCOMBINATION._serialized_start=1069
-  _AUTHORIZATIONDETAILSCOMBINATION._serialized_end=1244
+  _AUTHORIZATIONDETAILSFIELDKIND._serialized_start=891
+  _AUTHORIZATIONDETAILSFIELDKIND._serialized_end=1109
+  _AUTHORIZATIONDETAILSCOMBINATION._serialized_start=1112
+  _AUTHORIZATIONDETAILSCOMBINATION._serialized_end=1287
   _AUTHORIZATIONDETAILSTYPE._serialized_start=49
-  _AUTHORIZATIONDETAILSTYPE._serialized_end=287
-  _AUTHORIZATIONDETAILSFIELD._serialized_start=290
-  _AUTHORIZATIONDETAILSFIELD._serialized_end=497
-  _AUTHORIZATIONDETAIL._serialized_start=499
-  _AUTHORIZATIONDETAIL._serialized_end=622
-  _AUTHORIZATIONDETAILMEMBER._serialized_start=624
-  _AUTHORIZATIONDETAILMEMBER._serialized_end=717
-  _CONSENTAUTHORIZATIONDETAIL._serialized_start=719
-  _CONSENTAUTHORIZATIONDETAIL._serialized_end=845
+  _AUTHORIZATIONDETAILSTYPE._serialized_end=330
+  _AUTHORIZATIONDETAILSFIELD._serialized_start=333
+  _AUTHORIZATIONDETAILSFIELD._serialized_end=540
+  _AUTHORIZATIONDETAIL._serialized_start=542
+  _AUTHORIZATIONDETAIL._serialized_end=665
+  _AUTHORIZATIONDETAILMEMBER._serialized_start=667
+  _AUTHORIZATIONDETAILMEMBER._serialized_end=760
+  _CONSENTAUTHORIZATIONDETAIL._serialized_start=762
+  _CONSENTAUTHORIZATIONDETAIL._serialized_end=888
 # @@protoc_insertion_point(module_scope)

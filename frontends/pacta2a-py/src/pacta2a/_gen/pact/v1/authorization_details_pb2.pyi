@@ -50,18 +50,20 @@ class AuthorizationDetailsField(_message.Message):
     def __init__(self, name: _Optional[str] = ..., kind: _Optional[_Union[AuthorizationDetailsFieldKind, str]] = ..., required: bool = ..., label: _Optional[str] = ..., pattern: _Optional[str] = ..., values: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class AuthorizationDetailsType(_message.Message):
-    __slots__ = ["combination", "description", "fields", "scope", "type"]
+    __slots__ = ["combination", "consent_template", "description", "fields", "scope", "type"]
     COMBINATION_FIELD_NUMBER: _ClassVar[int]
+    CONSENT_TEMPLATE_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     FIELDS_FIELD_NUMBER: _ClassVar[int]
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     combination: AuthorizationDetailsCombination
+    consent_template: str
     description: str
     fields: _containers.RepeatedCompositeFieldContainer[AuthorizationDetailsField]
     scope: str
     type: str
-    def __init__(self, type: _Optional[str] = ..., description: _Optional[str] = ..., scope: _Optional[str] = ..., fields: _Optional[_Iterable[_Union[AuthorizationDetailsField, _Mapping]]] = ..., combination: _Optional[_Union[AuthorizationDetailsCombination, str]] = ...) -> None: ...
+    def __init__(self, type: _Optional[str] = ..., description: _Optional[str] = ..., scope: _Optional[str] = ..., fields: _Optional[_Iterable[_Union[AuthorizationDetailsField, _Mapping]]] = ..., combination: _Optional[_Union[AuthorizationDetailsCombination, str]] = ..., consent_template: _Optional[str] = ...) -> None: ...
 
 class ConsentAuthorizationDetail(_message.Message):
     __slots__ = ["detail", "scope", "words"]
