@@ -23,7 +23,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 )
 
-// One end-to-end suite, four frontends: every test that runs through
+// One end-to-end suite, five frontends: every test that runs through
 // engines runs against each frontend below, on both stores, with the same
 // world (pactd, the PA, the Brands) and the same instrumented agent.
 //
@@ -50,6 +50,12 @@ import (
 //     ../frontends/a2a-js-example/dist/src/main.js"), same settings and
 //     transport. It needs the built npm workspace (cd frontends && npm ci &&
 //     npm run build --workspaces).
+//   - py: the Python frontend of frontends/python on frontends/pacta2a-py,
+//     started as a command the same way: PACT_E2E_PY_CMD (default
+//     "/usr/bin/python3 -m pact_a2a_py", with both folders on PYTHONPATH).
+//     It needs Debian's python3-grpcio, python3-protobuf, python3-starlette,
+//     python3-uvicorn and python3-httpx for /usr/bin/python3; without them
+//     the py tests skip, except under CI=true, where they fail.
 
 // frontend starts a world's frontend on feLn (the Provider's public URL).
 type frontend struct {
@@ -62,7 +68,8 @@ var (
 	tsFrontend    = frontend{name: "ts", start: startTSFrontend}
 	goSDKFrontend = commandFrontend("go-sdk", goSDKCommand)
 	jsSDKFrontend = commandFrontend("js-sdk", jsSDKCommand, "A2A_TRANSPORT="+tsTransport())
-	frontends     = []frontend{goFrontend, tsFrontend, goSDKFrontend, jsSDKFrontend}
+	pyFrontend    = commandFrontend("py", pyCommand, "PYTHONPATH="+pyPath(), "PYTHONDONTWRITEBYTECODE=1")
+	frontends     = []frontend{goFrontend, tsFrontend, goSDKFrontend, jsSDKFrontend, pyFrontend}
 )
 
 // goSDK is the build of frontends/a2a-go-example this test binary runs.
@@ -330,4 +337,45 @@ func agentHandler(t *testing.T, agent pacta2a.Agent) http.Handler {
 		rw.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(rw).Encode(out)
 	})
+}
+
+// pyPath is the PYTHONPATH of the Python frontend: its program and its
+// package, as absolute paths (the test runs in e2e/).
+func pyPath() string {
+	var dirs []string
+	for _, d := range []string{"../frontends/python", "../frontends/pacta2a-py/src"} {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			abs = d
+		}
+		dirs = append(dirs, abs)
+	}
+	return strings.Join(dirs, string(os.PathListSeparator))
+}
+
+// pyMissing is why /usr/bin/python3 cannot run the Python frontend ("" when
+// it can), checked once.
+var pyMissing = sync.OnceValue(func() string {
+	const python = "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		return python + " is missing (Debian: apt-get install python3)"
+	}
+	probe := exec.Command(python, "-c", "import grpc, google.protobuf, h11, httpx, starlette, uvicorn")
+	if out, err := probe.CombinedOutput(); err != nil {
+		return python + " lacks the frontend's packages (Debian: apt-get install python3-grpcio python3-protobuf " +
+			"python3-starlette python3-uvicorn python3-httpx): " + strings.TrimSpace(string(out))
+	}
+	return ""
+})
+
+// pyCommand is the Python frontend's command line, or a reason it cannot
+// run here.
+func pyCommand() ([]string, string) {
+	if c := strings.Fields(os.Getenv("PACT_E2E_PY_CMD")); len(c) > 0 {
+		return c, ""
+	}
+	if why := pyMissing(); why != "" {
+		return nil, why
+	}
+	return []string{"/usr/bin/python3", "-m", "pact_a2a_py"}, ""
 }

@@ -24,6 +24,10 @@
 # frontends/a2a-js-example) join in: npm ci (step 1), the library's generated code (step 3),
 # build, type-check and unit tests of all three (step 4), the TypeScript fuzz smoke (step 7);
 # e2e runs against the standalone frontend and the example in step 6.
+# frontends/pacta2a-py and frontends/python (the Python package and frontend) join in:
+# Debian's Python packages for /usr/bin/python3 (step 1; installed under CI=true), the
+# generated Python code (step 3), their pytest tests (step 4, counted in the summary);
+# e2e runs against the Python frontend in step 6.
 # and a last line "N passed, M failed", counted from go test -json (test-level
 # pass and fail events of steps 6 and 7). Exits non-zero if anything failed.
 #
@@ -167,6 +171,33 @@ else
 	echo "SKIP the TypeScript frontends (frontends/): node/npm not found"
 fi
 
+# frontends/pacta2a-py and frontends/python run on Debian's packages for
+# /usr/bin/python3 (not whatever python3 is first on PATH). CI installs them;
+# elsewhere the Python steps are skipped without them, saying so (and the
+# e2e suite skips its py tests).
+PY=/usr/bin/python3
+PY_DEBS="python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc python3-starlette python3-uvicorn python3-httpx python3-pytest"
+py_ready() {
+	[[ -x $PY ]] && command -v protoc >/dev/null && command -v grpc_python_plugin >/dev/null &&
+		"$PY" -c 'import grpc, google.protobuf, h11, httpx, pytest, starlette, uvicorn' 2>/dev/null
+}
+PY_FE=0
+if [[ "${CI:-}" == "true" ]] && ! py_ready; then
+	echo "installing Debian's Python packages for frontends/pacta2a-py and frontends/python"
+	[[ $(id -u) == 0 ]] || fail "the Python packages are missing and installing them needs root: apt-get install $PY_DEBS"
+	# shellcheck disable=SC2086 # the package list is meant to split
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $PY_DEBS >/dev/null ||
+		fail "apt-get install $PY_DEBS failed"
+fi
+if py_ready; then
+	PY_FE=1
+	echo "python: $("$PY" --version), grpcio $("$PY" -c 'import grpc; print(grpc.__version__)'), $(protoc --version)"
+elif [[ "${CI:-}" == "true" ]]; then
+	fail "$PY lacks the Python frontend's packages after installing them"
+else
+	echo "SKIP the Python package and frontend (generated code, pytest, e2e py tests): $PY with Debian's $PY_DEBS is needed"
+fi
+
 # ---------------------------------------------------------------------------
 section "protos: buf lint, buf format"
 tool buf lint
@@ -204,6 +235,15 @@ if [[ $NODE_FE == 1 ]]; then
 	fi
 	echo "frontends/pacta2a-js/src/gen matches protoc-gen-es output"
 fi
+# frontends/pacta2a-py/src/pacta2a/_gen: protoc's Python generators and the gRPC plugin (buf.gen.py.yaml).
+if [[ $PY_FE == 1 ]]; then
+	tool buf generate --template buf.gen.py.yaml
+	if ! git diff --exit-code --stat -- frontends/pacta2a-py/src/pacta2a/_gen ||
+		git status --porcelain --untracked-files=all -- frontends/pacta2a-py/src/pacta2a/_gen | grep '^??'; then
+		fail "frontends/pacta2a-py/src/pacta2a/_gen is stale: run go tool -modfile=tools/go.mod buf generate --template buf.gen.py.yaml and commit it"
+	fi
+	echo "frontends/pacta2a-py/src/pacta2a/_gen matches protoc's Python output"
+fi
 
 # ---------------------------------------------------------------------------
 section "gofmt, go vet, promtool check rules"
@@ -228,6 +268,20 @@ if [[ $NODE_FE == 1 ]]; then
 	heartbeat "TypeScript build, type-check and unit tests" bash -c 'cd frontends && npm run --silent build --workspaces &&
 		npm run --silent typecheck --workspaces && npm test --workspaces' || fail "frontends/: build, type-check or unit tests failed"
 	echo "frontends/ (pacta2a-js, node, a2a-js-example) build and type-check, their unit tests pass, dist/ is built for e2e"
+fi
+# frontends/pacta2a-py and frontends/python: their pytest tests (the client against a
+# pactd built from ./cmd/pactd, the middleware on a real uvicorn, the frontend as a
+# process). Counted in the summary from pytest's JUnit XML; a failure fails the run at
+# the end, after the Go tests.
+PYTEST_XML="$WORK/pytest.xml"
+if [[ $PY_FE == 1 ]]; then
+	t0=$SECONDS
+	if heartbeat "pytest" "$PY" -m pytest -q -p no:cacheprovider --junitxml="$PYTEST_XML" frontends/pacta2a-py frontends/python; then
+		echo "pytest passed ($((SECONDS - t0))s)"
+	else
+		echo "FAIL  pytest frontends/pacta2a-py frontends/python ($((SECONDS - t0))s)"
+		py_failed=1
+	fi
 fi
 
 # ---------------------------------------------------------------------------
@@ -336,6 +390,7 @@ JSON_FUZZ="$WORK/fuzz.json"
 : >"$JSON_TEST"
 : >"$JSON_FUZZ"
 status=0
+if [[ ${py_failed:-0} == 1 ]]; then status=1; fi
 
 # ---------------------------------------------------------------------------
 # The whole suite runs under the race detector: on this 2-core machine it took
@@ -455,10 +510,40 @@ failed_tests=$(cat "$JSON_TEST" "$JSON_FUZZ" | grep -F '"Action":"fail"' | grep 
 	sed -n 's/.*"Package":"\([^"]*\)","Test":"\([^"]*\)".*/  \1 \2/p' || true)
 failed_pkgs=$(cat "$JSON_TEST" "$JSON_FUZZ" | grep -F '"Action":"fail"' | grep -vF '"Test":"' |
 	sed -n 's/.*"Package":"\([^"]*\)".*/  \1/p' | sort -u || true)
+# pytest's counts, from its JUnit XML: a test case with a failure or an error failed,
+# one without those or a skip passed. Its first output line is "PASSED FAILED", then
+# the failed tests.
+py_counts=""
+if [[ -s "$PYTEST_XML" ]]; then
+	py_counts=$("$PY" - "$PYTEST_XML" <<'PYSRC'
+import sys
+import xml.etree.ElementTree as ET
+passed, failed = 0, []
+for c in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    kinds = {child.tag for child in c}
+    if kinds & {"failure", "error"}:
+        failed.append(f"  pytest {c.get('classname')}::{c.get('name')}")
+    elif "skipped" not in kinds:
+        passed += 1
+print(passed, len(failed))
+print("\n".join(failed))
+PYSRC
+	) || py_counts="0 1"$'\n'"  pytest: its JUnit XML could not be read"
+elif [[ ${py_failed:-0} == 1 ]]; then
+	py_counts="0 1"$'\n'"  pytest: it wrote no JUnit XML"
+fi
+if [[ -n "$py_counts" ]]; then
+	read -r py_passed py_failed_n <<<"$(head -n 1 <<<"$py_counts")"
+	passed=$((passed + py_passed))
+	failed=$((failed + py_failed_n))
+	py_failed_tests=$(tail -n +2 <<<"$py_counts")
+	if [[ -n "$py_failed_tests" ]]; then failed_tests=$(printf '%s\n%s' "$failed_tests" "$py_failed_tests" | sed '/^$/d'); fi
+fi
 
 printf '\n==== summary (%ds) ====\n' "$((SECONDS - START))"
 if [[ -n "$failed_tests" ]]; then printf 'failed tests:\n%s\n' "$failed_tests"; fi
 if [[ -n "$failed_pkgs" ]]; then printf 'failed packages (build failures included):\n%s\n' "$failed_pkgs"; fi
+if [[ -n "$py_counts" ]]; then echo "of which pytest (frontends/pacta2a-py, frontends/python): $py_passed passed, $py_failed_n failed"; fi
 if [[ $status != 0 ]]; then
 	keep_work=1
 	echo "raw go test -json output kept in $WORK"

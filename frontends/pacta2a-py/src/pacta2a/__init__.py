@@ -1,0 +1,52 @@
+"""pacta2a: pactd's Python client and the PACT middleware for ASGI A2A frontends.
+
+- PactdClient: pactd's frontend RPCs over gRPC (native gRPC port or main
+  port), with credentials, deadlines, safe retries and typed answers.
+- PactMiddleware: every PACT HTTP rule of a Provider's A2A frontend, pure
+  ASGI, in front of any ASGI app (docs/frontends.md is the contract).
+- Agent, Turn, Reply, Action: what a Brand writes itself; AsgiAgent runs an
+  ASGI A2A app as the agent, with the verified Turn in scope["pact"].
+"""
+
+from .a2a import A2AError
+from .agent import Action, Agent, EchoAgent, Reply, Turn
+from .asgi_agent import SCOPE_KEY, AsgiAgent, step_up_task, with_receipt
+from .client import (
+    RETRYABLE,
+    AuthorizationDetail,
+    AuthorizationDetailMember,
+    Caller,
+    Delegation,
+    PactdClient,
+    PactdError,
+    Verification,
+)
+from .middleware import PactMiddleware
+from .oauth import Sessions
+from .send import AgentRefusal
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "A2AError",
+    "Action",
+    "Agent",
+    "AgentRefusal",
+    "AsgiAgent",
+    "AuthorizationDetail",
+    "AuthorizationDetailMember",
+    "Caller",
+    "Delegation",
+    "EchoAgent",
+    "PactMiddleware",
+    "PactdClient",
+    "PactdError",
+    "RETRYABLE",
+    "Reply",
+    "SCOPE_KEY",
+    "Sessions",
+    "Turn",
+    "Verification",
+    "step_up_task",
+    "with_receipt",
+]

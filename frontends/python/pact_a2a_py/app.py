@@ -1,0 +1,62 @@
+"""The frontend as one ASGI app: PactMiddleware in front of a Starlette app
+that serves the demo Brand's sign-in (with -demo) and a bare 404 for
+anything else outside /a2a/."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from pacta2a import Agent, EchoAgent, PactdClient, PactMiddleware
+
+from .demo_agent import DemoAgent
+from .demo_login import DemoLogin
+from .remote import RemoteAgent
+from .settings import Settings
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    return Response(status_code=404)
+
+
+@dataclass
+class Frontend:
+    """The composed app and what must be closed after serving."""
+
+    app: PactMiddleware
+    pactd: PactdClient
+    remote: RemoteAgent | None
+
+    async def aclose(self) -> None:
+        """Closes the clients."""
+        await self.app.aclose()
+        await self.pactd.close()
+        if self.remote is not None:
+            await self.remote.aclose()
+
+
+def build(s: Settings, logger: logging.Logger | None = None) -> Frontend:
+    """Composes the frontend for the settings."""
+    if s.transport == "grpc-native":
+        pactd = PactdClient(s.pactd_grpc, s.token)
+    else:
+        pactd = PactdClient.from_url(s.pactd, s.token)
+    routes: list[Any] = []
+    agent: Agent = EchoAgent()
+    login = None
+    if s.demo:
+        login = DemoLogin()
+        agent = DemoAgent()
+        routes.append(Route("/demo/{brand_id}/login", login, methods=["GET", "POST"]))
+    remote = None
+    if s.agent_url:
+        agent = remote = RemoteAgent(s.agent_url)
+    site = Starlette(routes=routes, exception_handlers={404: _not_found})
+    app = PactMiddleware(site, pactd=pactd, pactd_url=s.pactd, agent=agent, sessions=login, logger=logger)
+    return Frontend(app, pactd, remote)
