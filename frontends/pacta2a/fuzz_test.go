@@ -111,6 +111,7 @@ func FuzzDecodeAnswer(f *testing.F) {
 		`{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_COMPLETED"}}}`,
 		`{"statusUpdate":{"taskId":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}`,
 		`{"message":{},"task":{}}`, `{}`, `null`, `[]`, ``, `{"message":null}`,
+		`{"x":1,"y":2,"z":3,"w":4}`, // a2a-go words this error with the keys in map order
 	} {
 		f.Add(200, []byte(s))
 	}
@@ -123,8 +124,13 @@ func FuzzDecodeAnswer(f *testing.F) {
 	f.Fuzz(func(t *testing.T, status int, body []byte) {
 		r, err := decodeAnswer(status, body)
 		r2, err2 := decodeAnswer(status, body)
-		if !reflect.DeepEqual(r, r2) || (err == nil) != (err2 == nil) || err != nil && err.Error() != err2.Error() {
-			t.Fatalf("decodeAnswer is not deterministic")
+		// The same answer, the same result. An error's text is compared only
+		// for the refusals this package words: a2a-go's own decoding errors
+		// list an object's keys in map order (a2a.jsonKeys), which varies.
+		var ref1, ref2 *refusal
+		if !reflect.DeepEqual(r, r2) || (err == nil) != (err2 == nil) || errors.As(err, &ref1) != errors.As(err2, &ref2) ||
+			ref1 != nil && !reflect.DeepEqual(ref1.e, ref2.e) {
+			t.Fatalf("decodeAnswer is not deterministic: %v / %v", err, err2)
 		}
 		if err != nil {
 			var ref *refusal
