@@ -165,6 +165,9 @@ type Store interface {
 	DelegationStore
 	// ConversationStore holds A2A conversation state (conversation.go).
 	ConversationStore
+	// FeedStore reads the change feed replicas learn changes from
+	// (changes.go).
+	FeedStore
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

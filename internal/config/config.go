@@ -65,10 +65,17 @@ type Config struct {
 	// RateSubject is the sustained requests per second allowed per
 	// (agent, sub); 0 disables the limit.
 	RateSubject float64
-	// CacheTTL bounds how long a replica acts on cached agent and Brand state
-	// when it misses a change notification (PostgreSQL LISTEN/NOTIFY
-	// normally applies changes at once).
+	// CacheTTL bounds how long a replica acts on cached agent and Brand
+	// state (the change feed normally applies other replicas' changes
+	// sooner: within its revocation bound).
 	CacheTTL time.Duration
+	// ChangePollInterval is how often a replica polls the change feed from
+	// the last position it applied; the revocation bound is twice it.
+	ChangePollInterval time.Duration
+	// ChangeNotifyURL is the setting of the LISTEN connection that wakes
+	// the poller early: "" (the database URL), "off", or a PostgreSQL URL
+	// that reaches the server directly. NotifyURL resolves it.
+	ChangeNotifyURL string
 	// OutageGrace is how long, while the database is unreachable, pactd
 	// keeps verifying PA JWTs (and admitting callers) from the agent, Brand
 	// and credential state it last read; 0 fails closed at once. Anything
@@ -186,12 +193,27 @@ func options() []option {
 		}},
 		{"rate-agent", "PACT_RATE_AGENT", "0", "requests/s allowed per agent (0: unlimited)", rate(func(c *Config) *float64 { return &c.RateAgent })},
 		{"rate-subject", "PACT_RATE_SUBJECT", "0", "requests/s allowed per (agent, sub) (0: unlimited)", rate(func(c *Config) *float64 { return &c.RateSubject })},
-		{"cache-ttl", "PACT_CACHE_TTL", "2s", "how long cached agent and Brand state may be used without a change notification", func(c *Config, v string) error {
+		{"cache-ttl", "PACT_CACHE_TTL", "2s", "how long cached agent and Brand state may be used at most (the change feed applies changes sooner)", func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 100*time.Millisecond || d > time.Hour {
 				return fmt.Errorf("must be a duration between 100ms and 1h, e.g. 2s")
 			}
 			c.CacheTTL = d
+			return nil
+		}},
+		{"change-poll-interval", "PACT_CHANGE_POLL_INTERVAL", "500ms", "how often each replica polls the change feed; the revocation bound is twice it", func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 10*time.Millisecond || d > 10*time.Second {
+				return fmt.Errorf("must be a duration between 10ms and 10s, e.g. 500ms")
+			}
+			c.ChangePollInterval = d
+			return nil
+		}},
+		{"change-notify-url", "PACT_CHANGE_NOTIFY_URL", "", "PostgreSQL URL of the LISTEN connection that wakes the change-feed poller early (default: the database URL; off: poll alone)", func(c *Config, v string) error {
+			if v != "" && v != Off && !IsPostgresURL(v) {
+				return fmt.Errorf("must be a postgres:// or postgresql:// URL, or off")
+			}
+			c.ChangeNotifyURL = v
 			return nil
 		}},
 		{"outage-grace", "PACT_OUTAGE_GRACE", "5m", "while the database is unreachable, how long PA JWTs are still verified from last-known agent and Brand state (0: fail closed)", func(c *Config, v string) error {
@@ -404,6 +426,21 @@ func sameAddress(a, b string) bool {
 	}
 	wild := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
 	return ah == bh || wild(ah) || wild(bh)
+}
+
+// NotifyURL is the URL the LISTEN connection of the change feed opens, or
+// "" for none (polling alone): the configured one, else the database URL
+// when it is PostgreSQL's.
+func (c Config) NotifyURL() string {
+	switch {
+	case c.ChangeNotifyURL == Off:
+		return ""
+	case c.ChangeNotifyURL != "":
+		return c.ChangeNotifyURL
+	case IsPostgresURL(c.DatabaseURL):
+		return c.DatabaseURL
+	}
+	return ""
 }
 
 // IsPostgresURL reports whether a database URL selects PostgreSQL.

@@ -46,6 +46,8 @@ func TestLoadDefaults(t *testing.T) {
 		OutageGrace:     5 * time.Minute,
 		GRPCListen:      "127.0.0.1:7071",
 		TokenCacheSize:  65536,
+
+		ChangePollInterval: 500 * time.Millisecond,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -62,6 +64,33 @@ func TestLoad(t *testing.T) {
 		env   []string
 		check func(t *testing.T, c config.Config)
 	}{
+		{
+			name: "ok/notify-url-defaults-to-the-database",
+			env:  []string{"PACT_DATABASE_URL=postgres://db.internal/pactd", "PACT_CHANGE_POLL_INTERVAL=250ms"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "NotifyURL", c.NotifyURL(), "postgres://db.internal/pactd")
+				eq(t, "ChangePollInterval", c.ChangePollInterval.String(), "250ms")
+			},
+		},
+		{
+			name: "ok/notify-url-of-its-own",
+			env:  []string{"PACT_DATABASE_URL=postgres://pooler.internal/pactd", "PACT_CHANGE_NOTIFY_URL=postgresql://db.internal/pactd"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "NotifyURL", c.NotifyURL(), "postgresql://db.internal/pactd")
+			},
+		},
+		{
+			name: "ok/notify-off-and-sqlite-polls-alone",
+			env:  []string{"PACT_DATABASE_URL=postgres://db.internal/pactd", "PACT_CHANGE_NOTIFY_URL=off"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "NotifyURL", c.NotifyURL(), "")
+				sqlite, err := config.Load(nil, nil, io.Discard)
+				if err != nil {
+					t.Fatal(err)
+				}
+				eq(t, "NotifyURL(sqlite)", sqlite.NotifyURL(), "")
+			},
+		},
 		{
 			name: "ok/env-beats-default",
 			env:  []string{"PACT_LISTEN=127.0.0.1:8080", "PACT_LOG_LEVEL=debug"},
@@ -328,6 +357,11 @@ func TestLoadRefuses(t *testing.T) {
 		{"fail/grpc-listen-empty-host-clash", []string{"--listen", ":7000", "--grpc-listen", "127.0.0.1:7000"}, nil, []string{"PACT_GRPC_LISTEN", "PACT_LISTEN"}},
 		{"fail/metrics-listen-is-listen", nil, []string{"PACT_METRICS_LISTEN=127.0.0.1:7070"}, []string{"PACT_METRICS_LISTEN", "PACT_LISTEN", "own address"}},
 		{"fail/data-dir-empty", []string{"--data-dir="}, nil, []string{"data-dir"}},
+
+		{"fail/change-poll-interval-too-short", nil, []string{"PACT_CHANGE_POLL_INTERVAL=5ms"}, []string{"PACT_CHANGE_POLL_INTERVAL", "between 10ms and 10s"}},
+		{"fail/change-poll-interval-too-long", []string{"--change-poll-interval", "11s"}, nil, []string{"--change-poll-interval", "between 10ms and 10s"}},
+		{"fail/change-poll-interval-not-a-duration", nil, []string{"PACT_CHANGE_POLL_INTERVAL=1"}, []string{"PACT_CHANGE_POLL_INTERVAL"}},
+		{"fail/change-notify-url-not-postgres", nil, []string{"PACT_CHANGE_NOTIFY_URL=mysql://h/db"}, []string{"PACT_CHANGE_NOTIFY_URL", "postgres://", "off"}},
 
 		{"fail/database-url-mysql", nil, []string{"PACT_DATABASE_URL=mysql://u@h/db"}, []string{"database-url"}},
 		{"fail/database-url-no-scheme", []string{"--database-url", "/var/lib/pactd.db"}, nil, []string{"database-url"}},

@@ -110,7 +110,7 @@ func newRefreshEnv(b *testing.B, engine string) *refreshEnv {
 		b.Fatal(err)
 	}
 	// Brands come from the cache, as internal/server wires them.
-	svc := delegation.New(delegation.Deps{Store: cachedBrands{Store: s, brands: brandcache.New(s, time.Minute, 0, nil)}, PA: benchPA{}, Minter: delegtoken.NewSigner(ring, nil),
+	svc := delegation.New(delegation.Deps{Store: cachedBrands{Store: s, brands: brandcache.New(s, time.Minute, 0, nil, nil)}, PA: benchPA{}, Minter: delegtoken.NewSigner(ring, nil),
 		PublicURL: benchPublicURL, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	return &refreshEnv{svc: svc, dbName: dbName}
 }

@@ -127,7 +127,7 @@ func newIntrospectEnv(b *testing.B, engine string) *introspectEnv {
 		b.Fatal(err)
 	}
 	// Brands come from the cache, as internal/server wires them.
-	svc := token.New(token.Deps{Brands: brandcache.New(s, time.Minute, 0, nil), Grants: s, Keys: ring, Verifier: delegtoken.NewVerifier(ring, nil),
+	svc := token.New(token.Deps{Brands: brandcache.New(s, time.Minute, 0, nil, nil), Grants: s, Keys: ring, Verifier: delegtoken.NewVerifier(ring, nil),
 		Signer: delegtoken.NewSigner(ring, nil), PublicURL: benchPublicURL,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}) // Info, as pactd logs
 	e := &introspectEnv{svc: svc, dbName: dbName,

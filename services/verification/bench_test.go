@@ -31,6 +31,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/agentdir"
 	"pactd/internal/brandcache"
+	"pactd/internal/changefeed"
 	"pactd/internal/delegtoken"
 	"pactd/internal/jose"
 	"pactd/internal/loadstat"
@@ -129,10 +130,13 @@ func newBenchEnv(b *testing.B, engine string, tokenCache int) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	agents := agentdir.New(s, benchAudience, agentdir.DefaultTTL, 0, nil)
+	// The change feed the caches follow, polled as pactd polls it.
+	feed := changefeed.New(changefeed.Config{Store: s, Apply: func([]db.Change) {}, Resync: func() {}})
+	go feed.Run(ctx)
+	agents := agentdir.New(s, benchAudience, agentdir.DefaultTTL, 0, feed, nil)
 	svc := verification.New(verification.Deps{
 		PA:     agentdir.PAVerifier{Verifier: pv, Directory: agents},
-		Brands: brandcache.New(s, agentdir.DefaultTTL, 0, nil),
+		Brands: brandcache.New(s, agentdir.DefaultTTL, 0, feed, nil),
 		Delegation: verification.DelegationTokens{Tokens: delegtoken.NewVerifier(ring, nil), Grants: s,
 			PublicURL: publicURL, Now: time.Now},
 	})
