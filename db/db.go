@@ -171,6 +171,9 @@ type Store interface {
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
+	// Statements counts the statements run so far, by sqlc name: every
+	// one on PostgreSQL, those outside transactions on SQLite.
+	Statements() []StatementCount
 	// Engine names the engine: "sqlite" or "postgres".
 	Engine() string
 	// Close releases the connections.

@@ -12,11 +12,13 @@ import (
 	"pactd/db"
 )
 
-// runFeed is the change-feed part of the contract (db.FeedStore).
+// runFeed is the change-feed part of the contract (db.FeedStore), and the
+// statement counts that show what replicas ask of the database.
 func runFeed(t *testing.T, newStore Factory) {
 	t.Run("feed/records-each-change", func(t *testing.T) { t.Parallel(); testFeedRecords(t, newStore(t)) })
 	t.Run("feed/latest-and-prune", func(t *testing.T) { t.Parallel(); testFeedPrune(t, newStore(t)) })
 	t.Run("feed/concurrent-writers-dense-in-order", func(t *testing.T) { t.Parallel(); testFeedConcurrent(t, newStore(t)) })
+	t.Run("statements/counted", func(t *testing.T) { t.Parallel(); testStatementsCounted(t, newStore(t)) })
 }
 
 // feedReader reads the feed as a replica does and checks what each change
@@ -281,5 +283,29 @@ func testFeedConcurrent(t *testing.T, s db.Store) {
 	}
 	if seen != writers*each {
 		t.Fatalf("the reader saw %d changes; %d were made", seen, writers*each)
+	}
+}
+
+// Statements counts what the store ran, by sqlc name.
+func testStatementsCounted(t *testing.T, s db.Store) {
+	count := func(name string) uint64 {
+		for _, c := range s.Statements() {
+			if c.Name == name {
+				return c.N
+			}
+		}
+		return 0
+	}
+	before, other := count("GetAgentByID"), count("GetBrand")
+	for range 3 {
+		if _, err := s.GetAgent(t.Context(), "agt_missing"); !errors.Is(err, db.ErrNotFound) {
+			t.Fatal(err)
+		}
+	}
+	if got := count("GetAgentByID") - before; got != 3 {
+		t.Fatalf("GetAgentByID counted %d times after 3 calls", got)
+	}
+	if count("GetBrand") != other {
+		t.Fatal("GetBrand was counted without being run")
 	}
 }

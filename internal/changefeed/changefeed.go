@@ -100,9 +100,9 @@ type Feed struct {
 }
 
 type metrics struct {
-	position, listening prometheus.Gauge
-	resyncs, pollErrors prometheus.Counter
-	delay               prometheus.Histogram
+	position, listening               prometheus.Gauge
+	resyncs, pollErrors, staleLookups prometheus.Counter
+	delay                             prometheus.Histogram
 }
 
 // New returns a feed; Run starts it.
@@ -126,12 +126,14 @@ func New(cfg Config) *Feed {
 			Help: "Times this replica dropped every cache because it could not tell what it missed (a failed poll, a pruned or lost position)."}),
 		pollErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "pactd_change_feed_poll_errors_total",
 			Help: "Change-feed polls that failed."}),
+		staleLookups: prometheus.NewCounter(prometheus.CounterOpts{Name: "pactd_change_feed_stale_lookups_total",
+			Help: "Cache hits (agents, Brands, grants) checked while the feed was stale: each is answered from the database unless the entry is younger than the revocation bound."}),
 		delay: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "pactd_change_feed_apply_delay_seconds",
 			Help:    "From a change's commit (the database's clock) to its application on this replica.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, .75, 1, 2.5, 5, 10}}),
 	}
 	if r := cfg.Registerer; r != nil {
-		r.MustRegister(f.m.position, f.m.listening, f.m.resyncs, f.m.pollErrors, f.m.delay,
+		r.MustRegister(f.m.position, f.m.listening, f.m.resyncs, f.m.pollErrors, f.m.staleLookups, f.m.delay,
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "pactd_change_feed_poll_age_seconds",
 				Help: "Seconds since the start of the last poll that read up to the head of the feed; caches trust what they hold while it is below the revocation bound."},
 				func() float64 { return f.age(f.cfg.Now()).Seconds() }),
@@ -161,6 +163,7 @@ func (f *Feed) MaxAge(now time.Time) time.Duration {
 	if f == nil || f.age(now) < f.Bound() {
 		return time.Duration(1<<63 - 1)
 	}
+	f.m.staleLookups.Inc()
 	return f.Bound()
 }
 

@@ -170,6 +170,9 @@ func TestFeedFreshness(t *testing.T) {
 			t.Errorf("MaxAge %v after a poll = %v, want %v", c.after, got, c.want)
 		}
 	}
+	if n := metric(t, w.reg, "pactd_change_feed_stale_lookups_total"); n != 2 {
+		t.Errorf("stale lookups counted %v, want the 2 made past the bound", n)
+	}
 	// A failed poll does not refresh it.
 	w.now = t0.Add(900 * time.Millisecond)
 	w.store.mu.Lock()

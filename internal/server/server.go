@@ -36,6 +36,7 @@ import (
 	"pactd/internal/changefeed"
 	"pactd/internal/config"
 	"pactd/internal/delegtoken"
+	"pactd/internal/grantcache"
 	"pactd/internal/jose"
 	"pactd/internal/oauthhttp"
 	"pactd/internal/pajwt"
@@ -191,10 +192,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	tokenVerifier := delegtoken.NewVerifier(keyRing, now)
 	brands := brandcache.New(store, cfg.CacheTTL, cfg.OutageGrace, s.feed, now)
 	fed.brands = brands
-	cached := cachedBrands{Store: store, brands: brands}
+	// Grant liveness from memory, for every delegated call (package
+	// grantcache): revocations arrive through the feed.
+	grants := grantcache.New(store, s.feed, now, reg)
+	fed.grants = grants
+	cached := cachedStore{Store: store, brands: brands, grants: grants}
 	verifier := verification.New(verification.Deps{
 		PA: pa, Brands: brands, Now: now, Logger: log, Registerer: reg,
-		Delegation:   verification.DelegationTokens{Tokens: tokenVerifier, Grants: store, PublicURL: cfg.PublicURL, Now: now},
+		Delegation:   verification.DelegationTokens{Tokens: tokenVerifier, Grants: grants, PublicURL: cfg.PublicURL, Now: now},
 		AgentLimit:   ratelimit.New(cfg.RateAgent, burst(cfg.RateAgent), now),
 		SubjectLimit: ratelimit.New(cfg.RateSubject, burst(cfg.RateSubject), now),
 	})
@@ -216,7 +221,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Verification: verifier,
 		Conversation: conversation.New(conversation.Deps{Store: store, Now: now, Logger: log}),
 		Delegation:   deleg,
-		Token: token.New(token.Deps{Brands: brands, Grants: store, Keys: keyRing, Verifier: tokenVerifier,
+		Token: token.New(token.Deps{Brands: brands, Grants: grants, Keys: keyRing, Verifier: tokenVerifier,
 			Signer: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
 	}
 	metrics := newRPCMetrics(reg)
@@ -238,6 +243,7 @@ type fedCaches struct {
 	log    *slog.Logger
 	agents *agentdir.Directory
 	brands *brandcache.Cache
+	grants *grantcache.Cache
 	authn  *auth.Authenticator
 	keys   *provkeys.Ring
 }
@@ -248,6 +254,9 @@ func (f *fedCaches) apply(cs []db.Change) {
 		switch c.Kind {
 		case db.ChangeAgent:
 			f.agents.Forget(c.Key)
+			f.grants.ForgetClient(c.Key) // a deleted agent's grants are deleted with it
+		case db.ChangeGrant:
+			f.grants.Forget(c.Key)
 		case db.ChangeBrand:
 			f.brands.Forget(c.Key)
 		case db.ChangeCredential:
@@ -264,6 +273,7 @@ func (f *fedCaches) apply(cs []db.Change) {
 func (f *fedCaches) resync() {
 	f.agents.ForgetAll()
 	f.brands.ForgetAll()
+	f.grants.ForgetAll()
 	f.authn.Forget()
 	f.reloadKeys()
 }
@@ -280,16 +290,26 @@ func (f *fedCaches) reloadKeys() {
 	}()
 }
 
-// cachedBrands is the store with Brand reads served by the cache, for
-// services that take the whole store but read a Brand on every request.
-type cachedBrands struct {
+// cachedStore is the store with Brand reads served by the cache, for
+// services that take the whole store but read a Brand on every request,
+// and grant revocations applied to this replica's grant cache at once
+// (other replicas learn them from the feed).
+type cachedStore struct {
 	db.Store
 	brands *brandcache.Cache
+	grants *grantcache.Cache
 }
 
 // GetBrand reads through the cache.
-func (c cachedBrands) GetBrand(ctx context.Context, id string) (db.Brand, error) {
+func (c cachedStore) GetBrand(ctx context.Context, id string) (db.Brand, error) {
 	return c.brands.GetBrand(ctx, id)
+}
+
+// RevokeGrant revokes in the store, then forgets the grant here.
+func (c cachedStore) RevokeGrant(ctx context.Context, id string, now time.Time) (bool, error) {
+	revoked, err := c.Store.RevokeGrant(ctx, id, now)
+	c.grants.Forget(id)
+	return revoked, err
 }
 
 // burst is the bucket size for a rate: one second's worth, at least 1.

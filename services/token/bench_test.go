@@ -143,7 +143,10 @@ func newIntrospectEnv(b *testing.B, engine string) *introspectEnv {
 
 // BenchmarkIntrospectToken is IntrospectToken called in-process on a valid
 // delegation token with a live grant: ES256 verification, the Brand load and
-// the grant check (a store query on every call: revocation is immediate).
+// the grant check, a store query on every call: the worst case, what the
+// grant cache pactd puts in front of the store costs on a miss (a repeated
+// introspection is a hit and reads nothing; services/verification's
+// BenchmarkVerifyAgentRequest/delegated measures that path).
 func BenchmarkIntrospectToken(b *testing.B) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		b.Run(engine, func(b *testing.B) {
