@@ -24,10 +24,20 @@ type pgStore struct {
 
 // OpenPostgres connects to PostgreSQL and applies pending migrations under
 // an advisory lock, so replicas starting together migrate once.
-func OpenPostgres(ctx context.Context, databaseURL string) (Store, error) {
+func OpenPostgres(ctx context.Context, databaseURL string, opts ...Option) (Store, error) {
+	var o pgOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	if o.transactionPooler && cfg.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
+		// pgx's default prepares named statements on the server, which a
+		// transaction pooler hands to other clients' sessions (SQLSTATE
+		// 42P05 "prepared statement already exists", or 26000).
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
 	}
 	stats := &stmtStats{}
 	cfg.ConnConfig.Tracer = pgTracer{stats: stats} // a span and a count per statement (db/trace.go)

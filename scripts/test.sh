@@ -5,6 +5,8 @@
 # In order, stopping at the first failing check before the tests:
 #   1. toolchain and modules      go and git exist; main and tools modules downloaded;
 #                                 with CI=true, Debian's chromium (for e2e/browser_test.go)
+#                                 and pgbouncer (db/dbtest starts it as a transaction pooler
+#                                 in front of the test PostgreSQL for the PgBouncer tests)
 #   2. protos                     buf lint; buf format -d --exit-code
 #   3. generated code is fresh    buf generate, buf build (internal/apidesc/pact.binpb) and
 #                                 sqlc generate, then no diff and no untracked file under gen/
@@ -148,6 +150,21 @@ if [[ "${CI:-}" == "true" ]] && ! command -v promtool >/dev/null; then
 	[[ $(id -u) == 0 ]] || fail "promtool is missing and installing it needs root: apt-get install prometheus"
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null ||
 		fail "apt-get install prometheus failed"
+fi
+# pgbouncer (Debian's package): db/dbtest starts it, in pool_mode=transaction in
+# front of the test PostgreSQL, for the store contract and the two-replica test
+# through a transaction pooler. CI installs it; elsewhere those tests skip
+# without it (under CI=true they fail instead).
+if [[ "${CI:-}" == "true" ]] && ! command -v pgbouncer >/dev/null && [[ ! -x /usr/sbin/pgbouncer ]]; then
+	echo "installing pgbouncer for the transaction-pooler tests"
+	[[ $(id -u) == 0 ]] || fail "pgbouncer is missing and installing it needs root: apt-get install pgbouncer"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null ||
+		fail "apt-get install pgbouncer failed"
+fi
+if command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]]; then
+	echo "pgbouncer: $({ pgbouncer --version 2>/dev/null || /usr/sbin/pgbouncer --version; } | head -n 1)"
+else
+	echo "pgbouncer not found: the PgBouncer tests skip (Debian: apt-get install pgbouncer)"
 fi
 # frontends/node (the TypeScript frontend): its npm dependencies from the
 # lockfile. Without Node it is skipped, except under CI=true, where it fails.

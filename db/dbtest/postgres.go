@@ -76,10 +76,12 @@ var server struct {
 	stop func()
 }
 
-// Main runs the package's tests, then stops the throwaway PostgreSQL
-// cluster if one was started. Use it as the body of TestMain.
+// Main runs the package's tests, then stops the PgBouncer and the
+// throwaway PostgreSQL cluster if they were started. Use it as the body of
+// TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
+	stopBouncer()
 	if server.stop != nil {
 		server.stop()
 	}

@@ -69,6 +69,11 @@ type Config struct {
 	// state (the change feed normally applies other replicas' changes
 	// sooner: within its revocation bound).
 	CacheTTL time.Duration
+	// DatabasePooler says what stands between pactd and PostgreSQL:
+	// PoolerNone, or PoolerTransaction (PgBouncer with pool_mode=transaction
+	// and the like), for which pactd runs statements without server-side
+	// prepared statements and opens no LISTEN connection through it.
+	DatabasePooler string
 	// ChangePollInterval is how often a replica polls the change feed from
 	// the last position it applied; the revocation bound is twice it.
 	ChangePollInterval time.Duration
@@ -97,6 +102,12 @@ const (
 
 // Off is the value of grpc-listen that turns the native gRPC port off.
 const Off = "off"
+
+// The values of database-pooler.
+const (
+	PoolerNone        = "none"
+	PoolerTransaction = "transaction"
+)
 
 // Secret is a configuration value that must never be printed or logged.
 type Secret string
@@ -199,6 +210,13 @@ func options() []option {
 				return fmt.Errorf("must be a duration between 100ms and 1h, e.g. 2s")
 			}
 			c.CacheTTL = d
+			return nil
+		}},
+		{"database-pooler", "PACT_DATABASE_POOLER", PoolerNone, "none, or transaction when PACT_DATABASE_URL goes through a transaction pooler (PgBouncer pool_mode=transaction): no server-side prepared statements, no LISTEN through it", func(c *Config, v string) error {
+			if v != PoolerNone && v != PoolerTransaction {
+				return fmt.Errorf("must be %s or %s", PoolerNone, PoolerTransaction)
+			}
+			c.DatabasePooler = v
 			return nil
 		}},
 		{"change-poll-interval", "PACT_CHANGE_POLL_INTERVAL", "500ms", "how often each replica polls the change feed; the revocation bound is twice it", func(c *Config, v string) error {
@@ -360,6 +378,9 @@ func (c *Config) validate() error {
 	if c.DatabaseURL != "" && !IsPostgresURL(c.DatabaseURL) && !strings.HasPrefix(c.DatabaseURL, "sqlite:") {
 		errs = append(errs, errors.New("database-url: must start with postgres://, postgresql:// or sqlite:"))
 	}
+	if c.DatabasePooler == PoolerTransaction && !IsPostgresURL(c.DatabaseURL) {
+		errs = append(errs, errors.New("database-pooler: transaction needs a PostgreSQL database-url"))
+	}
 	pu, err := url.Parse(c.PublicURL)
 	switch {
 	case err != nil || !pu.IsAbs() || pu.Host == "":
@@ -430,14 +451,15 @@ func sameAddress(a, b string) bool {
 
 // NotifyURL is the URL the LISTEN connection of the change feed opens, or
 // "" for none (polling alone): the configured one, else the database URL
-// when it is PostgreSQL's.
+// when it is PostgreSQL's and no transaction pooler stands in the way
+// (LISTEN through one is accepted but never delivers).
 func (c Config) NotifyURL() string {
 	switch {
 	case c.ChangeNotifyURL == Off:
 		return ""
 	case c.ChangeNotifyURL != "":
 		return c.ChangeNotifyURL
-	case IsPostgresURL(c.DatabaseURL):
+	case IsPostgresURL(c.DatabaseURL) && c.DatabasePooler != PoolerTransaction:
 		return c.DatabaseURL
 	}
 	return ""

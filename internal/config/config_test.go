@@ -48,6 +48,7 @@ func TestLoadDefaults(t *testing.T) {
 		TokenCacheSize:  65536,
 
 		ChangePollInterval: 500 * time.Millisecond,
+		DatabasePooler:     "none",
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -74,9 +75,17 @@ func TestLoad(t *testing.T) {
 		},
 		{
 			name: "ok/notify-url-of-its-own",
-			env:  []string{"PACT_DATABASE_URL=postgres://pooler.internal/pactd", "PACT_CHANGE_NOTIFY_URL=postgresql://db.internal/pactd"},
+			env:  []string{"PACT_DATABASE_URL=postgres://pooler.internal/pactd", "PACT_DATABASE_POOLER=transaction", "PACT_CHANGE_NOTIFY_URL=postgresql://db.internal/pactd"},
 			check: func(t *testing.T, c config.Config) {
 				eq(t, "NotifyURL", c.NotifyURL(), "postgresql://db.internal/pactd")
+			},
+		},
+		{
+			name: "ok/behind-a-transaction-pooler-polls-alone",
+			env:  []string{"PACT_DATABASE_URL=postgres://pooler.internal:6432/pactd", "PACT_DATABASE_POOLER=transaction"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "DatabasePooler", c.DatabasePooler, "transaction")
+				eq(t, "NotifyURL", c.NotifyURL(), "")
 			},
 		},
 		{
@@ -358,6 +367,8 @@ func TestLoadRefuses(t *testing.T) {
 		{"fail/metrics-listen-is-listen", nil, []string{"PACT_METRICS_LISTEN=127.0.0.1:7070"}, []string{"PACT_METRICS_LISTEN", "PACT_LISTEN", "own address"}},
 		{"fail/data-dir-empty", []string{"--data-dir="}, nil, []string{"data-dir"}},
 
+		{"fail/database-pooler-unknown", nil, []string{"PACT_DATABASE_URL=postgres://h/db", "PACT_DATABASE_POOLER=session"}, []string{"PACT_DATABASE_POOLER", "none or transaction"}},
+		{"fail/database-pooler-on-sqlite", nil, []string{"PACT_DATABASE_POOLER=transaction"}, []string{"database-pooler", "PostgreSQL"}},
 		{"fail/change-poll-interval-too-short", nil, []string{"PACT_CHANGE_POLL_INTERVAL=5ms"}, []string{"PACT_CHANGE_POLL_INTERVAL", "between 10ms and 10s"}},
 		{"fail/change-poll-interval-too-long", []string{"--change-poll-interval", "11s"}, nil, []string{"--change-poll-interval", "between 10ms and 10s"}},
 		{"fail/change-poll-interval-not-a-duration", nil, []string{"PACT_CHANGE_POLL_INTERVAL=1"}, []string{"PACT_CHANGE_POLL_INTERVAL"}},

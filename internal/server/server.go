@@ -142,7 +142,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	if err != nil {
 		return nil, err
 	}
-	store, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+	store, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir, StoreOptions(cfg)...)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -288,6 +288,14 @@ func (f *fedCaches) reloadKeys() {
 			f.log.Warn("reload signing keys after a change", slog.String("error", err.Error()))
 		}
 	}()
+}
+
+// StoreOptions are the db.Open options the configuration asks for.
+func StoreOptions(cfg config.Config) []db.Option {
+	if cfg.DatabasePooler == config.PoolerTransaction {
+		return []db.Option{db.BehindTransactionPooler()}
+	}
+	return nil
 }
 
 // cachedStore is the store with Brand reads served by the cache, for
