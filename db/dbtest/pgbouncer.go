@@ -97,12 +97,10 @@ func startBouncer(bin, pgHost, pgPort string) (string, error) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		return "", err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		return "", err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
 	ini := strings.Join([]string{
 		"[databases]",
 		fmt.Sprintf("* = host=%s port=%s", pgHost, pgPort),
@@ -124,10 +122,7 @@ func startBouncer(bin, pgHost, pgPort string) (string, error) {
 			return "", err
 		}
 	}
-	cmd := exec.Command(bin, "-d", filepath.Join(dir, "pgbouncer.ini"))
-	if os.Geteuid() == 0 {
-		cmd = exec.Command("runuser", "-u", "postgres", "--", bin, "-d", filepath.Join(dir, "pgbouncer.ini"))
-	}
+	cmd := asPostgres(bin, "-d", filepath.Join(dir, "pgbouncer.ini"))
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("start pgbouncer: %v: %s", err, out)
