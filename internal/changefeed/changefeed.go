@@ -88,8 +88,9 @@ type Feed struct {
 	wake chan struct{}
 
 	// fresh is the start (unix ns) of the last poll that read up to the
-	// head; 0 before the first.
-	fresh atomic.Int64
+	// head; 0 before the first. freshUntil is fresh + Bound: MaxAge, on
+	// the hot path, compares with it alone.
+	fresh, freshUntil atomic.Int64
 
 	mu     sync.Mutex // serializes polls
 	pos    int64      // the position applied last (0: the feed was empty)
@@ -160,7 +161,7 @@ func (f *Feed) age(now time.Time) time.Duration {
 // age while the feed is fresh (the caller's own lifetime applies), and less
 // than Bound when it is not. A nil Feed places no limit.
 func (f *Feed) MaxAge(now time.Time) time.Duration {
-	if f == nil || f.age(now) < f.Bound() {
+	if f == nil || now.UnixNano() < f.freshUntil.Load() {
 		return time.Duration(1<<63 - 1)
 	}
 	f.m.staleLookups.Inc()
@@ -226,6 +227,7 @@ func (f *Feed) Poll(ctx context.Context) error {
 		return err
 	}
 	f.fresh.Store(start.UnixNano())
+	f.freshUntil.Store(start.Add(f.Bound()).UnixNano())
 	return nil
 }
 

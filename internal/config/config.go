@@ -87,6 +87,9 @@ type Config struct {
 	// that needs the database (delegation, grants, writes) fails closed
 	// regardless.
 	OutageGrace time.Duration
+	// GrantCacheSize bounds each replica's grant cache (entries, about 460
+	// bytes each when full).
+	GrantCacheSize int
 	// TokenCacheSize bounds the PA repeat-token cache (entries); 0 disables
 	// it. Each entry holds at most about 1.2 KiB, so this is the main bound
 	// on pactd's memory under load.
@@ -98,6 +101,14 @@ type Config struct {
 const (
 	DefaultTokenCacheSize = 65536
 	MaxTokenCacheSize     = 4 << 20
+)
+
+// Bounds of the grant-cache-size setting; the default is
+// grantcache.DefaultSize. The maximum keeps the cache near 5 GB at most.
+const (
+	DefaultGrantCacheSize = 100_000
+	MinGrantCacheSize     = 1_000
+	MaxGrantCacheSize     = 10_000_000
 )
 
 // Off is the value of grpc-listen that turns the native gRPC port off.
@@ -240,6 +251,14 @@ func options() []option {
 				return fmt.Errorf("must be a duration between 0s and 24h, e.g. 5m")
 			}
 			c.OutageGrace = d
+			return nil
+		}},
+		{"grant-cache-size", "PACT_GRANT_CACHE_SIZE", strconv.Itoa(DefaultGrantCacheSize), "grants each replica keeps in memory for delegated calls, about 460 bytes each; more distinct live grants than this within 10 minutes are read from the database again", func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < MinGrantCacheSize || n > MaxGrantCacheSize {
+				return fmt.Errorf("must be a whole number of grants from %d to %d", MinGrantCacheSize, MaxGrantCacheSize)
+			}
+			c.GrantCacheSize = n
 			return nil
 		}},
 		{"token-cache-size", "PACT_TOKEN_CACHE_SIZE", strconv.Itoa(DefaultTokenCacheSize), "entries of the PA repeat-token cache, each at most about 1.2 KiB: the main bound on memory under load (0: no cache)", func(c *Config, v string) error {

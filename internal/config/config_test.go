@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pactd/internal/config"
+	"pactd/internal/grantcache"
 	"pactd/internal/pajwt"
 )
 
@@ -27,6 +28,9 @@ const (
 
 func TestLoadDefaults(t *testing.T) {
 	t.Parallel()
+	if config.DefaultGrantCacheSize != grantcache.DefaultSize {
+		t.Errorf("DefaultGrantCacheSize = %d, want grantcache.DefaultSize %d", config.DefaultGrantCacheSize, grantcache.DefaultSize)
+	}
 	if config.DefaultTokenCacheSize != pajwt.DefaultCacheSize {
 		t.Errorf("DefaultTokenCacheSize = %d, want pajwt.DefaultCacheSize %d", config.DefaultTokenCacheSize, pajwt.DefaultCacheSize)
 	}
@@ -49,6 +53,7 @@ func TestLoadDefaults(t *testing.T) {
 
 		ChangePollInterval: 500 * time.Millisecond,
 		DatabasePooler:     "none",
+		GrantCacheSize:     100_000,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -86,6 +91,13 @@ func TestLoad(t *testing.T) {
 			check: func(t *testing.T, c config.Config) {
 				eq(t, "DatabasePooler", c.DatabasePooler, "transaction")
 				eq(t, "NotifyURL", c.NotifyURL(), "")
+			},
+		},
+		{
+			name: "ok/grant-cache-size",
+			env:  []string{"PACT_GRANT_CACHE_SIZE=2000000"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "GrantCacheSize", strconv.Itoa(c.GrantCacheSize), "2000000")
 			},
 		},
 		{
@@ -369,6 +381,8 @@ func TestLoadRefuses(t *testing.T) {
 
 		{"fail/database-pooler-unknown", nil, []string{"PACT_DATABASE_URL=postgres://h/db", "PACT_DATABASE_POOLER=session"}, []string{"PACT_DATABASE_POOLER", "none or transaction"}},
 		{"fail/database-pooler-on-sqlite", nil, []string{"PACT_DATABASE_POOLER=transaction"}, []string{"database-pooler", "PostgreSQL"}},
+		{"fail/grant-cache-size-too-small", nil, []string{"PACT_GRANT_CACHE_SIZE=999"}, []string{"PACT_GRANT_CACHE_SIZE", "from 1000 to 10000000"}},
+		{"fail/grant-cache-size-not-a-number", []string{"--grant-cache-size", "1e6"}, nil, []string{"--grant-cache-size"}},
 		{"fail/change-poll-interval-too-short", nil, []string{"PACT_CHANGE_POLL_INTERVAL=5ms"}, []string{"PACT_CHANGE_POLL_INTERVAL", "between 10ms and 10s"}},
 		{"fail/change-poll-interval-too-long", []string{"--change-poll-interval", "11s"}, nil, []string{"--change-poll-interval", "between 10ms and 10s"}},
 		{"fail/change-poll-interval-not-a-duration", nil, []string{"PACT_CHANGE_POLL_INTERVAL=1"}, []string{"PACT_CHANGE_POLL_INTERVAL"}},

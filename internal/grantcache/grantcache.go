@@ -31,12 +31,14 @@ import (
 )
 
 // TTL bounds how long a grant's row is kept (read again after it even
-// while the feed is fresh), and MaxEntries how many: when full the cache is
-// emptied, so a replica serving more distinct live grants than this within
-// the TTL reads some of them again.
+// while the feed is fresh). DefaultSize is how many rows a cache holds by
+// default (PACT_GRANT_CACHE_SIZE): when full it is emptied, so a replica
+// serving more distinct live grants than its size within the TTL reads
+// some of them again. A cached grant holds about 460 bytes
+// (BenchmarkLiveGrantDetailsHit), so the default tops out near 46 MB.
 const (
-	TTL        = 10 * time.Minute
-	MaxEntries = 100_000
+	TTL         = 10 * time.Minute
+	DefaultSize = 100_000
 )
 
 // Store reads grants.
@@ -61,14 +63,18 @@ type Cache struct {
 	hit, miss prometheus.Counter
 }
 
-// New returns a cache over the store that follows feed (nil: rows are
-// trusted for TTL, which only tests want); now is the cache's clock
-// (time.Now when nil); its lookup counter goes to reg when not nil.
-func New(s Store, feed Feed, now func() time.Time, reg prometheus.Registerer) *Cache {
+// New returns a cache of at most size grants (DefaultSize when 0) over the
+// store that follows feed (nil: rows are trusted for TTL, which only tests
+// want); now is the cache's clock (time.Now when nil); its lookup counter
+// goes to reg when not nil.
+func New(s Store, size int, feed Feed, now func() time.Time, reg prometheus.Registerer) *Cache {
+	if size <= 0 {
+		size = DefaultSize
+	}
 	lookups := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pactd_grant_cache_lookups_total",
 		Help: "Grant liveness checks (delegated VerifyAgentRequest, IntrospectToken, SignReceipt), by result: hit (answered from memory) or miss (read from the database)."},
 		[]string{"result"})
-	c := &Cache{store: s, c: ttlcache.New[string, db.Grant](TTL, MaxEntries, now),
+	c := &Cache{store: s, c: ttlcache.New[string, db.Grant](TTL, size, now),
 		hit: lookups.WithLabelValues("hit"), miss: lookups.WithLabelValues("miss")}
 	if feed != nil {
 		c.maxAge = feed.MaxAge

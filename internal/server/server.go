@@ -194,7 +194,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	fed.brands = brands
 	// Grant liveness from memory, for every delegated call (package
 	// grantcache): revocations arrive through the feed.
-	grants := grantcache.New(store, s.feed, now, reg)
+	grants := grantcache.New(store, cfg.GrantCacheSize, s.feed, now, reg)
 	fed.grants = grants
 	cached := cachedStore{Store: store, brands: brands, grants: grants}
 	verifier := verification.New(verification.Deps{

@@ -138,7 +138,7 @@ func newBenchEnv(b *testing.B, engine string, tokenCache int) *benchEnv {
 	svc := verification.New(verification.Deps{
 		PA:     agentdir.PAVerifier{Verifier: pv, Directory: agents},
 		Brands: brandcache.New(s, agentdir.DefaultTTL, 0, feed, nil),
-		Delegation: verification.DelegationTokens{Tokens: delegtoken.NewVerifier(ring, nil), Grants: grantcache.New(s, feed, nil, nil),
+		Delegation: verification.DelegationTokens{Tokens: delegtoken.NewVerifier(ring, nil), Grants: grantcache.New(s, 0, feed, nil, nil),
 			PublicURL: publicURL, Now: time.Now},
 	})
 	sign := func(sub string) string {
