@@ -2,7 +2,9 @@ package db_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,4 +156,35 @@ func TestFeedPositionsVisibleInCommitOrder(t *testing.T) {
 			t.Fatalf("with sequence positions the poller saw %v of %v; the race should have made it skip 1", seen, committed)
 		}
 	})
+}
+
+// BenchmarkConcurrentChanges is how many feed-recording changes per second
+// PostgreSQL commits when they come from many connections at once
+// (UpdateBrand on distinct Brands, 8 per core): each takes the feed's
+// counter row until it commits, so this is the ceiling the feed puts on
+// changes (revocations, admin changes) — not on grants or refreshes,
+// which record nothing.
+func BenchmarkConcurrentChanges(b *testing.B) {
+	ctx := b.Context()
+	s, err := db.Open(ctx, dbtest.PostgresURL(b), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	var n atomic.Int64
+	b.SetParallelism(8)
+	b.RunParallel(func(pb *testing.PB) {
+		id := fmt.Sprintf("b%d", n.Add(1))
+		if _, err := s.CreateBrand(ctx, db.Brand{ID: id, DisplayName: id}); err != nil {
+			b.Error(err)
+			return
+		}
+		for pb.Next() {
+			if _, err := s.UpdateBrand(ctx, db.Brand{ID: id, DisplayName: id}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "changes/s")
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"pactd/db"
+	"pactd/internal/changefeed"
 	"pactd/internal/pajwt"
 )
 
@@ -97,5 +98,42 @@ func TestStaleFeedLimitsAge(t *testing.T) {
 	now = now.Add(time.Millisecond)
 	if a, _ := d.Lookup(t.Context(), "https://pa.example"); a.Enabled || s.calls != 2 {
 		t.Fatalf("at the bound: %+v after %d reads; want the store's state (disabled), 2 reads", a, s.calls)
+	}
+}
+
+// emptyFeed is a change feed store with nothing in it.
+type emptyFeed struct{}
+
+func (emptyFeed) LatestChange(context.Context) (db.Change, error) { return db.Change{}, db.ErrNotFound }
+func (emptyFeed) ChangesFrom(context.Context, int64, int) ([]db.Change, error) {
+	return nil, nil
+}
+
+// BenchmarkLookupHit is a cached agent's lookup, the work each
+// verification does for its PA, without a change feed and with a fresh
+// one (pactd's wiring): the feed's freshness check must cost nothing
+// measurable on the hot path.
+func BenchmarkLookupHit(b *testing.B) {
+	s := &slowStore{row: db.Agent{ID: "agt_1", Issuer: "https://pa.example", Enabled: true}}
+	feed := changefeed.New(changefeed.Config{Store: emptyFeed{}, Interval: time.Hour, Apply: func([]db.Change) {}, Resync: func() {}})
+	if err := feed.Poll(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		feed Feed
+	}{{"no-feed", nil}, {"fresh-feed", feed}} {
+		b.Run(tc.name, func(b *testing.B) {
+			d := New(s, "aud", time.Hour, 0, tc.feed, nil)
+			if _, err := d.Lookup(b.Context(), "https://pa.example"); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := d.Lookup(b.Context(), "https://pa.example"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
