@@ -38,6 +38,8 @@
 #                           loaded machine (golang/go#75804, fixed in Go 1.27); a count has no deadline.
 #   PACT_TEST_POSTGRES_URL  a PostgreSQL server for the tests (db/dbtest); otherwise
 #                           127.0.0.1:5432, otherwise a throwaway cluster from initdb
+#   PACT_TEST_PGBOUNCER_URL a PgBouncer (pool_mode=transaction) in front of that server for the
+#                           pooler tests; otherwise db/dbtest starts the installed pgbouncer
 #
 # `bash scripts/test.sh --list-fuzz` prints the discovered fuzz targets
 # ("./pkg FuzzName" per line) and exits; internal/archtest checks that it finds
