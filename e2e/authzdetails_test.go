@@ -3,10 +3,13 @@ package e2e_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
-	"pactd/cmd/pact-a2a/demo"
+	"google.golang.org/protobuf/types/known/fieldmaskpb"
+
+	"pactd/frontends/demo"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 )
@@ -53,7 +56,7 @@ func TestResourceBoundDelegation(t *testing.T) {
 			w.paForm("scope", "orders:read orders:cancel", "authorization_details", `[`+entry+`]`)), &d)
 		desc, err := w.deleg.DescribeConsent(t.Context(), &pactv1.DescribeConsentRequest{BrandId: shop, UserCode: d.UserCode})
 		if err != nil || len(desc.GetAuthorizationDetails()) != 1 ||
-			desc.GetAuthorizationDetails()[0].GetWords() != "Cancel one order: order 1002; allowed cancel" ||
+			desc.GetAuthorizationDetails()[0].GetWords() != "Only order 1002: cancel it" || // the demo Brand's consent_template
 			desc.GetAuthorizationDetails()[0].GetScope() != demo.ScopeOrdersCancel {
 			t.Fatalf("DescribeConsent = %v, %v", desc, err)
 		}
@@ -100,6 +103,75 @@ func TestResourceBoundDelegation(t *testing.T) {
 		if !strings.Contains(rep.Message.Parts[0].Text, "order #1002") || !strings.Contains(rep.Message.Parts[0].Text, "cancelled") ||
 			len(rc.Actions) != 1 || rc.Actions[0].Tool != "cancel_order" {
 			t.Fatalf("cancel 1002 = %s", resp.body)
+		}
+	})
+}
+
+// The consent and connected pages of a resource-bound request show the
+// Brand's own words (the demo Brand's consent_template, "Only order
+// {order_id}: cancel it"), as the User's browser gets them from each
+// frontend, in both Brand login modes; a template with HTML's special
+// characters reaches the page escaped, as plain text.
+func TestConsentPageShowsBrandWords(t *testing.T) {
+	engines(t, func(t *testing.T, dbURL string) {
+		w := newWorld(t, dbURL)
+		entry := func(order string) string {
+			return `[{"type":"` + demo.OrderCancelType + `","order_id":"` + order + `","actions":["cancel"]}]`
+		}
+		device := func(brand, details string) deviceAuthorization {
+			var d deviceAuthorization
+			wantOAuthJSON(t, "device authorization", w.oauthPost(t, brand, "device_authorization", "Bearer "+w.token(t, "user-w"),
+				w.paForm("scope", "orders:read orders:cancel", "authorization_details", details)), &d)
+			return d
+		}
+		// The entry's words sit under the scope it needs.
+		detailsOf := func(words string) string {
+			return `<label for="scope-1">Cancel your orders that have not shipped yet <code>orders:cancel</code></label>` + "\n</div>\n" +
+				`<ul class="details" aria-label="Only for"><li>` + words + `</li></ul>`
+		}
+
+		// Trusted-frontend Brand: the page after the Brand's sign-in.
+		d := device(shop, entry("1002"))
+		u := newUser(t, w)
+		u.signIn(t, d.VerificationURIComplete, "alice")
+		consentPath := "/a2a/" + shop + "/oauth/consent?user_code=" + d.UserCode
+		page := u.visit(t, consentPath, nil)
+		if page.status != http.StatusOK || !strings.Contains(page.body, detailsOf("Only order 1002: cancel it")) ||
+			strings.Contains(page.body, "Cancel one order:") {
+			t.Fatalf("consent page %d lacks the Brand's words under orders:cancel:\n%s", page.status, page.body)
+		}
+		r := u.visit(t, "/a2a/"+shop+"/oauth/consent/decision", url.Values{"csrf": {hidden(t, page.body, "csrf")}, "user_code": {d.UserCode},
+			"confirm_code": {d.UserCode}, "decision": {"allow"}, "scope": {"orders:read", "orders:cancel"}})
+		if r.status != http.StatusSeeOther {
+			t.Fatalf("allow: %d %s", r.status, r.body)
+		}
+		apps := u.visit(t, "/a2a/"+shop+"/oauth/connected", nil)
+		if !strings.Contains(apps.body, `<code>orders:read, orders:cancel</code><br><span class="hint">Only order 1002: cancel it</span>`) {
+			t.Fatalf("connected page lacks the grant's words:\n%s", apps.body)
+		}
+
+		// The words are plain text: HTML in a template is escaped on the page.
+		got, err := w.brands.GetBrand(t.Context(), &pactv1.GetBrandRequest{BrandId: shop})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deleg := got.GetBrand().GetDelegation()
+		deleg.GetAuthorizationDetailsTypes()[0].ConsentTemplate = `Only order {order_id} <b>&</b> "it's" {{x}}`
+		if _, err := w.brands.UpdateBrand(t.Context(), &pactv1.UpdateBrandRequest{Brand: &pactv1.Brand{BrandId: shop, Delegation: deleg},
+			UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"delegation"}}}); err != nil {
+			t.Fatal(err)
+		}
+		d = device(shop, entry("1003"))
+		page = u.visit(t, "/a2a/"+shop+"/oauth/consent?user_code="+d.UserCode, nil)
+		if !strings.Contains(page.body, detailsOf(`Only order 1003 &lt;b&gt;&amp;&lt;/b&gt; &#34;it&#39;s&#34; {x}`)) || strings.Contains(page.body, "<b>&") {
+			t.Fatalf("consent page does not show the template escaped:\n%s", page.body)
+		}
+
+		// Signed-assertion Brand: the page the Brand's login posts to.
+		d = device(mart, entry("1004"))
+		page, _, _ = w.consentFor(t, newStateless(), d, "bob")
+		if !strings.Contains(page.body, detailsOf("Only order 1004: cancel it")) {
+			t.Fatalf("signed-assertion consent page lacks the Brand's words:\n%s", page.body)
 		}
 	})
 }

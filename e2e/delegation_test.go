@@ -9,7 +9,7 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/cmd/pact-a2a/demo"
+	"pactd/frontends/demo"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/a2aerr"
 )

@@ -18,17 +18,23 @@ import (
 	"testing"
 	"time"
 
-	"pactd/cmd/pact-a2a/a2a"
-	"pactd/cmd/pact-a2a/demo"
+	"pactd/frontends/demo"
+	"pactd/frontends/pacta2a"
 	pactv1 "pactd/gen/pact/v1"
 )
 
-// One end-to-end suite, two frontends: every test that runs through
+// One end-to-end suite, four frontends: every test that runs through
 // engines runs against each frontend below, on both stores, with the same
 // world (pactd, the PA, the Brands) and the same instrumented agent.
 //
-//   - go: cmd/pact-a2a's handler, in this process (as cmd/pact-a2a -demo
-//     mounts it).
+//   - go: pacta2a's standalone handler, in this process (as cmd/pact-a2a
+//     -demo mounts it).
+//   - go-sdk: frontends/a2a-go-example, an a2a-go v2 server with pacta2a
+//     in front of it, built once per test binary (go build into a
+//     temporary directory) and started as a command like ts, its Brand
+//     logic the world's agent over A2A_AGENT_URL. Without the go command
+//     its tests skip, except under CI=true, where they fail; a build
+//     failure fails them.
 //   - ts: the TypeScript frontend of frontends/node, started as a command:
 //     PACT_E2E_TS_CMD (default "node ../frontends/node/dist/src/main.js"),
 //     given the settings cmd/pact-a2a reads (A2A_LISTEN, PACTD_URL,
@@ -38,6 +44,12 @@ import (
 //     Any frontend that honours these settings can be tested the same way.
 //     It needs a built frontends/node (npm ci && npm run build); without it
 //     the ts tests skip, except under CI=true, where they fail.
+//   - js-sdk: frontends/a2a-js-example, an A2A server on @a2a-js/sdk and
+//     Express with @pactd/a2a's middleware in front, started the same way:
+//     PACT_E2E_JS_SDK_CMD (default "node
+//     ../frontends/a2a-js-example/dist/src/main.js"), same settings and
+//     transport. It needs the built npm workspace (cd frontends && npm ci &&
+//     npm run build --workspaces).
 
 // frontend starts a world's frontend on feLn (the Provider's public URL).
 type frontend struct {
@@ -46,10 +58,53 @@ type frontend struct {
 }
 
 var (
-	goFrontend = frontend{name: "go", start: startGoFrontend}
-	tsFrontend = frontend{name: "ts", start: startTSFrontend}
-	frontends  = []frontend{goFrontend, tsFrontend}
+	goFrontend    = frontend{name: "go", start: startGoFrontend}
+	tsFrontend    = frontend{name: "ts", start: startTSFrontend}
+	goSDKFrontend = commandFrontend("go-sdk", goSDKCommand)
+	jsSDKFrontend = commandFrontend("js-sdk", jsSDKCommand, "A2A_TRANSPORT="+tsTransport())
+	frontends     = []frontend{goFrontend, tsFrontend, goSDKFrontend, jsSDKFrontend}
 )
+
+// goSDK is the build of frontends/a2a-go-example this test binary runs.
+var goSDK struct {
+	once    sync.Once
+	dir     string   // removed when the tests end (TestMain)
+	cmdline []string // the binary, or the failing build (see goSDKCommand)
+	missing string
+}
+
+// goSDKCommand builds frontends/a2a-go-example once and returns the
+// binary. When the build fails, the command line is the build itself, so
+// the frontend "exits before serving" with the compiler's output in the
+// test's failure.
+func goSDKCommand() ([]string, string) {
+	goSDK.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goSDK.missing = "the go command is not on PATH (it builds frontends/a2a-go-example)"
+			return
+		}
+		if goSDK.dir, err = os.MkdirTemp("", "pact-e2e-go-sdk-"); err != nil {
+			goSDK.missing = "no temporary directory for the build: " + err.Error()
+			return
+		}
+		bin := filepath.Join(goSDK.dir, "a2a-go-example")
+		build := []string{goTool, "build", "-o", bin, "pactd/frontends/a2a-go-example"}
+		if err := exec.Command(build[0], build[1:]...).Run(); err != nil {
+			goSDK.cmdline = build
+			return
+		}
+		goSDK.cmdline = []string{bin}
+	})
+	return goSDK.cmdline, goSDK.missing
+}
+
+// removeGoSDKBuild removes the example's build when the tests end.
+func removeGoSDKBuild() {
+	if goSDK.dir != "" {
+		_ = os.RemoveAll(goSDK.dir)
+	}
+}
 
 // frontendOf is the frontend of each test that engines started; a test that
 // did not come through engines gets the Go frontend.
@@ -77,7 +132,7 @@ func eachFrontend(t *testing.T, f func(t *testing.T)) {
 
 func startGoFrontend(t *testing.T, w *world, feLn net.Listener) {
 	login := demo.NewLogin()
-	h, err := a2a.NewHandler(a2a.Config{PactdURL: w.pactdURL, Token: frontendToken, Agent: w.agent, Sessions: login})
+	h, err := pacta2a.NewHandler(pacta2a.Config{PactdURL: w.pactdURL, Token: frontendToken, Agent: w.agent, Sessions: login})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,12 +169,33 @@ func tsCommand() ([]string, string) {
 	return []string{"node", main}, ""
 }
 
-func startTSFrontend(t *testing.T, w *world, feLn net.Listener) {
-	transport := os.Getenv("PACT_E2E_TS_TRANSPORT")
-	if transport == "" {
-		transport = "connect"
+// jsSDKCommand is the @a2a-js/sdk example's command line, or a reason it
+// cannot run here.
+func jsSDKCommand() ([]string, string) {
+	if c := strings.Fields(os.Getenv("PACT_E2E_JS_SDK_CMD")); len(c) > 0 {
+		return c, ""
 	}
-	startCommandFrontend(t, w, feLn, "ts", tsCommand, []string{"A2A_TRANSPORT=" + transport})
+	if _, err := exec.LookPath("node"); err != nil {
+		return nil, "node is not on PATH (Node 20 runs frontends/a2a-js-example)"
+	}
+	main := filepath.Join("..", "frontends", "a2a-js-example", "dist", "src", "main.js")
+	if _, err := os.Stat(main); err != nil {
+		return nil, "frontends/a2a-js-example is not built: run npm ci && npm run build --workspaces in frontends/"
+	}
+	return []string{"node", main}, ""
+}
+
+// tsTransport is how the TypeScript frontends call pactd in e2e
+// (PACT_E2E_TS_TRANSPORT, default connect).
+func tsTransport() string {
+	if t := os.Getenv("PACT_E2E_TS_TRANSPORT"); t != "" {
+		return t
+	}
+	return "connect"
+}
+
+func startTSFrontend(t *testing.T, w *world, feLn net.Listener) {
+	startCommandFrontend(t, w, feLn, "ts", tsCommand, []string{"A2A_TRANSPORT=" + tsTransport()})
 }
 
 // startCommandFrontend starts a frontend process on feLn's address and
@@ -192,9 +268,10 @@ func startCommandFrontend(t *testing.T, w *world, feLn net.Listener, name string
 	}
 }
 
-// agentHandler serves an a2a.Agent over the RemoteAgent protocol of
-// frontends/node/src/remote.ts.
-func agentHandler(t *testing.T, agent a2a.Agent) http.Handler {
+// agentHandler serves a pacta2a.Agent over the RemoteAgent protocol of
+// docs/frontends.md (clients: frontends/demo's RemoteAgent and
+// @pactd/a2a/demo's, frontends/pacta2a-js/src/demo/remote.ts).
+func agentHandler(t *testing.T, agent pacta2a.Agent) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		var in struct {
 			BrandID, ContextID, Text string
@@ -217,7 +294,7 @@ func agentHandler(t *testing.T, agent a2a.Agent) http.Handler {
 			http.Error(rw, err.Error(), http.StatusBadRequest)
 			return
 		}
-		turn := a2a.Turn{BrandID: in.BrandID, ContextID: in.ContextID, NewContext: in.NewContext, Text: in.Text}
+		turn := pacta2a.Turn{BrandID: in.BrandID, ContextID: in.ContextID, NewContext: in.NewContext, Text: in.Text}
 		if c := in.Caller; c != nil {
 			turn.Caller = &pactv1.Caller{AgentId: c.AgentID, Issuer: c.Issuer, Subject: c.Subject, AgentDisplayName: c.AgentDisplayName}
 		}

@@ -1,5 +1,5 @@
-// Package e2e_test runs pactd, the reference frontend (cmd/pact-a2a) and a
-// personal agent's JWKS together on loopback and checks them as a PA would:
+// Package e2e_test runs pactd, a frontend (each of frontends_test.go's in
+// turn) and a personal agent's JWKS together on loopback and checks them as a PA would:
 // over HTTP, with ES256 PA JWTs, comparing the bytes PACT clients compare.
 package e2e_test
 
@@ -28,16 +28,16 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	"pactd/cmd/pact-a2a/a2a"
-	"pactd/cmd/pact-a2a/demo"
 	"pactd/db/dbtest"
+	"pactd/frontends/demo"
+	"pactd/frontends/pacta2a"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/config"
 	"pactd/internal/server"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) { dbtest.Main(m, removeGoSDKBuild) }
 
 const (
 	adminToken    = "e2e-admin-token-0123456789"
@@ -116,7 +116,7 @@ type countingAgent struct {
 	demo    *demo.Agent
 }
 
-func (a *countingAgent) Reply(ctx context.Context, t a2a.Turn) (a2a.Reply, error) {
+func (a *countingAgent) Reply(ctx context.Context, t pacta2a.Turn) (pacta2a.Reply, error) {
 	a.runs.Add(1)
 	if a.hold.Load() {
 		a.entered <- struct{}{}
@@ -125,7 +125,7 @@ func (a *countingAgent) Reply(ctx context.Context, t a2a.Turn) (a2a.Reply, error
 	if t.BrandID == shop || t.BrandID == mart {
 		return a.demo.Reply(ctx, t)
 	}
-	return a2a.EchoAgent{}.Reply(ctx, t)
+	return pacta2a.EchoAgent{}.Reply(ctx, t)
 }
 
 // shop is the delegated Brand of every world: the demo Brand (package

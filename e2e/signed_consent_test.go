@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/cmd/pact-a2a/demo"
+	"pactd/frontends/demo"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 )

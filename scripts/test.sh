@@ -15,13 +15,17 @@
 #                                 promtool check rules deploy/prometheus/*.yml
 #   5. PostgreSQL                 127.0.0.1:5432 answers, or the machine's cluster is started
 #   6. go test -race ./...        every package under the race detector
-#   7. fuzz smoke                 every Fuzz* target for PACT_FUZZTIME (default 20000x)
+#   7. fuzz smoke                 every Fuzz* target for PACT_FUZZTIME (default 20000x), then
+#                                 the TypeScript fuzz targets of frontends/pacta2a-js as often
 #   8. container image            podman build of the Containerfile (offline, FROM scratch);
 #                                 size, user, entrypoint, no shell, and `pactd version` of the
 #                                 binary copied out of it (with CI=true, Debian's podman is
 #                                 installed; elsewhere skipped without podman)
-# frontends/node (the TypeScript frontend) joins in: npm ci (step 1), its generated code
-# (step 3), type-check, unit tests and build (step 4); e2e runs against it in step 6.
+# The TypeScript frontends (the npm workspace in frontends/: the @pactd/a2a library in
+# frontends/pacta2a-js, the standalone frontend in frontends/node, the @a2a-js/sdk example in
+# frontends/a2a-js-example) join in: npm ci (step 1), the library's generated code (step 3),
+# build, type-check and unit tests of all three (step 4), the TypeScript fuzz smoke (step 7);
+# e2e runs against the standalone frontend and the example in step 6.
 # and a last line "N passed, M failed", counted from go test -json (test-level
 # pass and fail events of steps 6 and 7). Exits non-zero if anything failed.
 #
@@ -168,17 +172,18 @@ if command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]]; then
 else
 	echo "pgbouncer not found: the PgBouncer tests skip (Debian: apt-get install pgbouncer)"
 fi
-# frontends/node (the TypeScript frontend): its npm dependencies from the
-# lockfile. Without Node it is skipped, except under CI=true, where it fails.
+# The TypeScript frontends: the npm workspace's dependencies from its one
+# lockfile (frontends/package-lock.json). Without Node they are skipped,
+# except under CI=true, where that fails.
 NODE_FE=0
 if command -v node >/dev/null && command -v npm >/dev/null; then
 	echo "node $(node --version), npm $(npm --version)"
-	(cd frontends/node && npm ci --no-audit --no-fund) || fail "npm ci in frontends/node failed"
+	heartbeat "npm ci in frontends/" bash -c 'cd frontends && npm ci --no-audit --no-fund' || fail "npm ci in frontends/ failed"
 	NODE_FE=1
 elif [[ "${CI:-}" == "true" ]]; then
-	fail "node and npm (Node 20) are needed for frontends/node"
+	fail "node and npm (Node 20) are needed for the TypeScript frontends in frontends/"
 else
-	echo "node/npm not found: frontends/node is not checked"
+	echo "SKIP the TypeScript frontends (frontends/): node/npm not found"
 fi
 
 # ---------------------------------------------------------------------------
@@ -208,14 +213,15 @@ if [[ -n "$untracked" ]]; then
 	fail "generated files above are not in git: add and commit them"
 fi
 echo "gen/ and db/internal/ match buf and sqlc output"
-# frontends/node/src/gen: the same protos through protoc-gen-es (buf.gen.es.yaml).
+# frontends/pacta2a-js/src/gen (@pactd/a2a's pactd clients): the same protos
+# through protoc-gen-es (buf.gen.es.yaml).
 if [[ $NODE_FE == 1 ]]; then
 	tool buf generate --template buf.gen.es.yaml
-	if ! git diff --exit-code --stat -- frontends/node/src/gen ||
-		git status --porcelain --untracked-files=all -- frontends/node/src/gen | grep '^??'; then
-		fail "frontends/node/src/gen is stale: run go tool -modfile=tools/go.mod buf generate --template buf.gen.es.yaml and commit it"
+	if ! git diff --exit-code --stat -- frontends/pacta2a-js/src/gen ||
+		git status --porcelain --untracked-files=all -- frontends/pacta2a-js/src/gen | grep '^??'; then
+		fail "frontends/pacta2a-js/src/gen is stale: run go tool -modfile=tools/go.mod buf generate --template buf.gen.es.yaml and commit it"
 	fi
-	echo "frontends/node/src/gen matches protoc-gen-es output"
+	echo "frontends/pacta2a-js/src/gen matches protoc-gen-es output"
 fi
 
 # ---------------------------------------------------------------------------
@@ -234,11 +240,13 @@ elif [[ "${CI:-}" == "true" ]]; then
 else
 	echo "SKIP promtool check rules: promtool is not installed (Debian: apt-get install prometheus)"
 fi
-# frontends/node: strict type-check, its unit tests (node --test), and the
-# build the shared e2e suite starts as the TypeScript frontend.
+# The TypeScript frontends: build all three workspace packages in order (the
+# library first: the others import its dist/), strict type-check, their unit
+# tests (node --test); the builds are what the shared e2e suite starts.
 if [[ $NODE_FE == 1 ]]; then
-	(cd frontends/node && npm run --silent typecheck && npm test) || fail "frontends/node: type-check or unit tests failed"
-	echo "frontends/node type-checks, its unit tests pass, dist/ is built for e2e"
+	heartbeat "TypeScript build, type-check and unit tests" bash -c 'cd frontends && npm run --silent build --workspaces &&
+		npm run --silent typecheck --workspaces && npm test --workspaces' || fail "frontends/: build, type-check or unit tests failed"
+	echo "frontends/ (pacta2a-js, node, a2a-js-example) build and type-check, their unit tests pass, dist/ is built for e2e"
 fi
 
 # ---------------------------------------------------------------------------
@@ -388,6 +396,20 @@ else
 		fi
 		cat "$one" >>"$JSON_FUZZ"
 	done <<<"$targets"
+fi
+# The TypeScript request parsing (frontends/pacta2a-js/test/fuzz/run.ts: parseSend, path
+# splitting and unescaping, forms, cookies, the task list's query, the SDK's answers): a
+# mutation fuzzer of our own, pure JS, the same count per target (a duration counts as 20000x).
+if [[ $QUICK != 1 && $NODE_FE == 1 && "$FUZZTIME" != "0" && "$FUZZTIME" != "0s" && "$FUZZTIME" != "0x" ]]; then
+	ts_runs=20000
+	if [[ "$FUZZTIME" =~ ^([0-9]+)x$ ]]; then ts_runs=${BASH_REMATCH[1]}; fi
+	echo "TypeScript fuzz smoke: $ts_runs runs per target"
+	if ! (cd frontends && node pacta2a-js/dist/test/fuzz/run.js --runs "$ts_runs"); then
+		echo "FAIL  TypeScript fuzz smoke: the failing input is printed above; add it to frontends/pacta2a-js/test/fuzz/corpus/"
+		status=1
+	fi
+elif [[ $NODE_FE != 1 ]]; then
+	echo "SKIP TypeScript fuzz smoke: node/npm not found"
 fi
 
 # ---------------------------------------------------------------------------

@@ -1,15 +1,18 @@
 // Command pact-a2a is the reference A2A frontend of a PACT Provider: it
 // serves /a2a/{brandId}/… to personal agents and asks pactd about
-// everything else. See package pactd/cmd/pact-a2a/a2a.
+// everything else. It is a thin program on package pactd/frontends/pacta2a
+// (settings, listening, shutdown); the Brand logic is package
+// pactd/frontends/demo's, or EchoAgent.
 //
-// Settings (flags win over the environment):
+// Settings (flags win over the environment; docs/frontends.md):
 //
-//	-listen  A2A_LISTEN           host:port to serve on (default 127.0.0.1:3000)
-//	-pactd   PACTD_URL            pactd's base URL (default http://127.0.0.1:7070)
-//	-demo    A2A_DEMO=true        serve the demo Brand: its agent (package demo) and
-//	                              its sign-in page at /demo/{brandId}/login, which
-//	                              also signs Users in for the consent pages
-//	         PACT_FRONTEND_TOKEN  the frontend credential pactd knows (required)
+//	-listen     A2A_LISTEN           host:port to serve on (default 127.0.0.1:3000)
+//	-pactd      PACTD_URL            pactd's base URL (default http://127.0.0.1:7070)
+//	-demo       A2A_DEMO=true        serve the demo Brand: its agent (package demo) and
+//	                                 its sign-in page at /demo/{brandId}/login, which
+//	                                 also signs Users in for the consent pages
+//	-agent-url  A2A_AGENT_URL        the Brand logic in another process (demo.RemoteAgent)
+//	            PACT_FRONTEND_TOKEN  the frontend credential pactd knows (required)
 //
 // Its own settings avoid the PACT_ prefix, which pactd reserves.
 package main
@@ -28,8 +31,8 @@ import (
 	"syscall"
 	"time"
 
-	"pactd/cmd/pact-a2a/a2a"
-	"pactd/cmd/pact-a2a/demo"
+	"pactd/frontends/demo"
+	"pactd/frontends/pacta2a"
 )
 
 func main() {
@@ -53,11 +56,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	listen := fs.String("listen", or(getenv("A2A_LISTEN"), "127.0.0.1:3000"), "host:port to serve A2A on (env A2A_LISTEN)")
 	pactd := fs.String("pactd", or(getenv("PACTD_URL"), "http://127.0.0.1:7070"), "pactd's base URL (env PACTD_URL)")
 	withDemo := fs.Bool("demo", getenv("A2A_DEMO") == "true", "serve the demo Brand's agent and sign-in page (env A2A_DEMO=true)")
+	agentURL := fs.String("agent-url", getenv("A2A_AGENT_URL"), "the Brand logic in another process (env A2A_AGENT_URL)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	cfg := a2a.Config{PactdURL: *pactd, Token: getenv("PACT_FRONTEND_TOKEN"), Logger: log,
+	cfg := pacta2a.Config{PactdURL: *pactd, Token: getenv("PACT_FRONTEND_TOKEN"), Logger: log,
 		// The caller's W3C traceparent goes on to pactd (trace.go).
 		HTTPClient: pactdClient()}
 	mux := http.NewServeMux()
@@ -66,7 +70,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		cfg.Agent, cfg.Sessions = demo.NewAgent(), login
 		mux.Handle("/demo/", login)
 	}
-	h, err := a2a.NewHandler(cfg)
+	if *agentURL != "" {
+		cfg.Agent = demo.NewRemoteAgent(*agentURL)
+	}
+	h, err := pacta2a.NewHandler(cfg)
 	if err != nil {
 		return fmt.Errorf("%w (set PACT_FRONTEND_TOKEN)", err)
 	}
@@ -76,7 +83,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	srv := &http.Server{
-		Handler:           withTraceContext(mux),
+		Handler:           withTraceContext(pacta2a.Recover(mux, log)), // the sign-in's panics too become 500s
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      90 * time.Second,

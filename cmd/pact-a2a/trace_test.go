@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"pactd/cmd/pact-a2a/a2a"
+	"pactd/frontends/pacta2a"
 )
 
 // TestTraceparentGoesOnToPactd: a request that arrives with a W3C
@@ -23,7 +23,7 @@ func TestTraceparentGoesOnToPactd(t *testing.T) {
 		http.Error(w, "fake pactd", http.StatusServiceUnavailable)
 	}))
 	defer pactd.Close()
-	h, err := a2a.NewHandler(a2a.Config{PactdURL: pactd.URL, Token: "fe-token-0123456789abcdef", HTTPClient: pactdClient()})
+	h, err := pacta2a.NewHandler(pacta2a.Config{PactdURL: pactd.URL, Token: "fe-token-0123456789abcdef", HTTPClient: pactdClient()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,15 +13,15 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"pactd/cmd/pact-a2a/a2a"
-	"pactd/cmd/pact-a2a/demo"
+	"pactd/frontends/demo"
+	"pactd/frontends/pacta2a"
 )
 
 // inProcess runs the frontend in this process (the command builds and runs
 // cmd/pact-a2a; a test must not depend on the go command).
 func inProcess(_ context.Context, ln net.Listener, pactdURL, token, _ string, _ io.Writer) (func(), error) {
 	login := demo.NewLogin()
-	h, err := a2a.NewHandler(a2a.Config{PactdURL: pactdURL, Token: token, Agent: demo.NewAgent(), Sessions: login})
+	h, err := pacta2a.NewHandler(pacta2a.Config{PactdURL: pactdURL, Token: token, Agent: demo.NewAgent(), Sessions: login})
 	if err != nil {
 		return nil, err
 	}
@@ -34,13 +34,42 @@ func inProcess(_ context.Context, ln net.Listener, pactdURL, token, _ string, _ 
 }
 
 // TestDemo runs the demo and the README's PA commands against it.
-func TestDemo(t *testing.T) {
+func TestDemo(t *testing.T) { walkDemo(t, inProcess) }
+
+// TestDemoFrontends: -frontend starts each named frontend, and the README's
+// walk passes through it. The TypeScript and Python ones run from this
+// checkout and must be built or installed first: without them their walks
+// skip, except under CI=true (the test command builds them before go test).
+func TestDemoFrontends(t *testing.T) {
+	t.Chdir(filepath.Join("..", "..")) // pact-demo runs from the checkout's root
+	for _, kind := range []string{"a2a-go", "ts", "a2a-js", "python"} {
+		t.Run(kind, func(t *testing.T) {
+			fe, err := namedFrontend(kind)
+			if err != nil {
+				if os.Getenv("CI") == "true" {
+					t.Fatal(err)
+				}
+				t.Skip(err)
+			}
+			walkDemo(t, fe.start)
+		})
+	}
+	for _, bad := range []string{"rust", "./frontends/none/bin/x"} {
+		if _, err := namedFrontend(bad); err == nil {
+			t.Errorf("namedFrontend(%q) accepted", bad)
+		}
+	}
+}
+
+// walkDemo runs the demo with its frontend started by start, and the
+// README's PA commands against it.
+func walkDemo(t *testing.T, start frontendStarter) {
 	dir := filepath.Join(t.TempDir(), "demo")
 	ctx, cancel := context.WithCancel(t.Context())
 	var banner lockedBuffer // serve writes it while this test reads it
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, []string{"-dir", dir, "-listen", "127.0.0.1:0"}, &banner, io.Discard, inProcess)
+		done <- serve(ctx, []string{"-dir", dir, "-listen", "127.0.0.1:0"}, &banner, io.Discard, start)
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -9,8 +9,11 @@
 //	go run ./cmd/pact-demo pa connect SCOPE...  ask the User for scopes (device grant)
 //	go run ./cmd/pact-demo pa token             print a fresh PA JWT (for curl)
 //
-// The frontend runs as its own process (built with go build, or -frontend)
-// and reaches pactd only with a frontend token, as any frontend would. Each
+// The frontend runs as its own process and reaches pactd only with a
+// frontend token, as any frontend would: cmd/pact-a2a by default (built
+// with go build), or the one -frontend names — a2a-go (the a2a-go SDK
+// example), ts (frontends/node), a2a-js (the @a2a-js/sdk example), python
+// (frontends/python) — or any program taking cmd/pact-a2a's flags. Each
 // run keeps its state in a fresh temporary directory (or -dir), so two demos
 // on one machine never share or delete each other's files. The PA commands
 // read the running demo's state file there (-dir, default: the directory of

@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,7 +33,7 @@ import (
 const brandID = "acme"
 
 // demoBrand is the Brand the demo registers. Its scopes are the ones the
-// demo agent (cmd/pact-a2a/demo) checks; a test holds the two equal.
+// demo agent (frontends/demo) checks; a test holds the two equal.
 func demoBrand(frontendURL string) *pactv1.CreateBrandRequest {
 	return &pactv1.CreateBrandRequest{
 		BrandId: brandID, DisplayName: "ACME Coffee",
@@ -58,7 +57,8 @@ func demoBrand(frontendURL string) *pactv1.CreateBrandRequest {
 			// Resource-bound delegation (PACT §5.7): cancelling exact orders.
 			AuthorizationDetailsTypes: []*pactv1.AuthorizationDetailsType{{
 				Type: "https://acme.example/authorization/order-cancel/v1", Description: "Cancel one order", Scope: "orders:cancel",
-				Combination: pactv1.AuthorizationDetailsCombination_AUTHORIZATION_DETAILS_COMBINATION_UNION,
+				Combination:     pactv1.AuthorizationDetailsCombination_AUTHORIZATION_DETAILS_COMBINATION_UNION,
+				ConsentTemplate: "Only order {order_id}: cancel it", // the Brand's words on the consent page
 				Fields: []*pactv1.AuthorizationDetailsField{
 					{Name: "order_id", Kind: pactv1.AuthorizationDetailsFieldKind_AUTHORIZATION_DETAILS_FIELD_KIND_STRING, Required: true,
 						Label: "order", Pattern: `^[0-9]{4}$`},
@@ -83,7 +83,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 	}
 	dir := fs.String("dir", "", "the demo's directory, deleted at the start and the end (default: a fresh temporary directory)")
 	listen := fs.String("listen", "127.0.0.1:3000", "host:port of the frontend (the Provider's public URL)")
-	binary := fs.String("frontend", "", "a built pact-a2a binary (default: go build pactd/cmd/pact-a2a)")
+	kind := fs.String("frontend", "go", "which frontend serves the demo: "+frontendKinds+", or the path of a program that takes cmd/pact-a2a's flags")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -91,10 +91,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 		fs.Usage()
 		return fmt.Errorf("unexpected argument %q (the PA commands start with \"pa\")", fs.Arg(0))
 	}
-	if *binary != "" {
-		start = func(ctx context.Context, ln net.Listener, pactdURL, token, dir string, stderr io.Writer) (func(), error) {
-			return runFrontend(*binary, ln, pactdURL, token, dir)
+	feName := "cmd/pact-a2a"
+	if *kind != "go" {
+		fe, err := namedFrontend(*kind)
+		if err != nil {
+			return err
 		}
+		feName, start = fe.name, fe.start
 	}
 	fresh := *dir == ""
 	if err := demoDir(dir); err != nil {
@@ -169,7 +172,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 	if err := globex.register(ctx, pactdURL, adminToken, feURL); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "starting the frontend (cmd/pact-a2a -demo) ...")
+	fmt.Fprintf(stdout, "starting the frontend (%s -demo) ...\n", feName)
 	stopFE, err := start(ctx, feLn, pactdURL, feToken, *dir, stderr)
 	if err != nil {
 		return err
@@ -273,17 +276,76 @@ func jwksHandler(pub *ecdsa.PublicKey, kid string) http.Handler {
 
 // startFrontend builds cmd/pact-a2a with the go command and runs it.
 func startFrontend(ctx context.Context, ln net.Listener, pactdURL, token, dir string, stderr io.Writer) (func(), error) {
+	return buildAndRun(ctx, "pactd/cmd/pact-a2a", ln, pactdURL, token, dir, stderr)
+}
+
+// buildAndRun builds a Go frontend program with the go command and runs it.
+func buildAndRun(ctx context.Context, pkg string, ln net.Listener, pactdURL, token, dir string, stderr io.Writer) (func(), error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		return nil, errors.New("the go command is not on PATH; pass -frontend with a built pact-a2a")
+		return nil, fmt.Errorf("the go command is not on PATH (it builds %s); pass -frontend with a built program", pkg)
 	}
-	bin := filepath.Join(dir, "pact-a2a")
-	build := exec.CommandContext(ctx, goTool, "build", "-o", bin, "pactd/cmd/pact-a2a")
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	build := exec.CommandContext(ctx, goTool, "build", "-o", bin, pkg)
 	build.Stdout, build.Stderr = stderr, stderr
 	if err := build.Run(); err != nil {
-		return nil, fmt.Errorf("go build pactd/cmd/pact-a2a (run from the pactd checkout, or pass -frontend): %w", err)
+		return nil, fmt.Errorf("go build %s (run from the pactd checkout, or pass -frontend with a built program): %w", pkg, err)
 	}
 	return runFrontend(bin, ln, pactdURL, token, dir)
+}
+
+// fe is a frontend -frontend named: what the banner calls it, and how it starts.
+type fe struct {
+	name  string
+	start frontendStarter
+}
+
+// frontendKinds names the frontends -frontend starts by name.
+const frontendKinds = "go (cmd/pact-a2a), a2a-go (frontends/a2a-go-example), ts (frontends/node), " +
+	"a2a-js (frontends/a2a-js-example), python (frontends/python)"
+
+// namedFrontend is the frontend -frontend names: one of frontendKinds, or
+// the path of a program that takes cmd/pact-a2a's flags (-listen, -pactd,
+// -demo) and PACT_FRONTEND_TOKEN. The TypeScript and Python ones run from
+// this checkout, so they must be built (TypeScript) or installed (Python)
+// first; the error says how.
+func namedFrontend(kind string) (fe, error) {
+	script := func(name, path, prepare string) (fe, error) {
+		if _, err := os.Stat(path); err != nil {
+			return fe{}, fmt.Errorf("-frontend %s: %s is missing (run pact-demo from the pactd checkout)", kind, path)
+		}
+		if prepare != "" {
+			if _, err := os.Stat(prepare); err != nil {
+				return fe{}, fmt.Errorf("-frontend %s: %s is not built: cd frontends && npm ci && npm run build --workspaces", kind, name)
+			}
+		}
+		return fe{name, func(_ context.Context, ln net.Listener, pactdURL, token, dir string, _ io.Writer) (func(), error) {
+			return runFrontend(path, ln, pactdURL, token, dir)
+		}}, nil
+	}
+	switch kind {
+	case "a2a-go":
+		return fe{"frontends/a2a-go-example", func(ctx context.Context, ln net.Listener, pactdURL, token, dir string, stderr io.Writer) (func(), error) {
+			return buildAndRun(ctx, "pactd/frontends/a2a-go-example", ln, pactdURL, token, dir, stderr)
+		}}, nil
+	case "ts":
+		return script("frontends/node", filepath.Join("frontends", "node", "bin", "pact-a2a-node"),
+			filepath.Join("frontends", "node", "dist", "src", "main.js"))
+	case "a2a-js":
+		return script("frontends/a2a-js-example", filepath.Join("frontends", "a2a-js-example", "bin", "pact-a2a-js-example"),
+			filepath.Join("frontends", "a2a-js-example", "dist", "src", "main.js"))
+	case "python":
+		return script("frontends/python", filepath.Join("frontends", "python", "bin", "pact-a2a-python"), "")
+	}
+	if !strings.ContainsRune(kind, filepath.Separator) {
+		return fe{}, fmt.Errorf("-frontend %q: want %s, or a program's path", kind, frontendKinds)
+	}
+	if _, err := os.Stat(kind); err != nil {
+		return fe{}, fmt.Errorf("-frontend: %w", err)
+	}
+	return fe{kind, func(_ context.Context, ln net.Listener, pactdURL, token, dir string, _ io.Writer) (func(), error) {
+		return runFrontend(kind, ln, pactdURL, token, dir)
+	}}, nil
 }
 
 // runFrontend runs a pact-a2a binary on ln's address, logging to a file.

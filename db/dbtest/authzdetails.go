@@ -107,7 +107,7 @@ func testDetailsBrandTypes(t *testing.T, s db.Store) {
 	ctx := t.Context()
 	types := []authzdetails.Type{{
 		Type: "https://acme.example/authorization/order-cancel/v1", Description: "Cancel an order", Scope: "orders:cancel",
-		Combination: authzdetails.CombineUnion,
+		Combination: authzdetails.CombineUnion, ConsentTemplate: "Only order {order_id}: {actions} it",
 		Fields: []authzdetails.Field{
 			{Name: "order_id", Kind: authzdetails.KindString, Required: true, Label: "order", Pattern: `^[0-9]{4}$`},
 			{Name: "actions", Kind: authzdetails.KindEnumArray, Required: true, Label: "actions", Values: []string{"cancel"}},
@@ -126,7 +126,23 @@ func testDetailsBrandTypes(t *testing.T, s db.Store) {
 	gt := got.Delegation.AuthorizationDetailsTypes
 	if len(gt) != 1 || gt[0].Type != types[0].Type || gt[0].Scope != "orders:cancel" || len(gt[0].Fields) != 2 ||
 		gt[0].Fields[0].Pattern != `^[0-9]{4}$` || !gt[0].Fields[0].Required || gt[0].Fields[1].Values[0] != "cancel" ||
-		gt[0].Fields[1].Kind != authzdetails.KindEnumArray || gt[0].Combination != authzdetails.CombineUnion {
+		gt[0].Fields[1].Kind != authzdetails.KindEnumArray || gt[0].Combination != authzdetails.CombineUnion ||
+		gt[0].ConsentTemplate != types[0].ConsentTemplate {
 		t.Fatalf("GetBrand types = %+v; want them as stored", gt)
+	}
+	// UpdateBrand replaces the consent template, and an empty one (the
+	// default words) reads back empty.
+	for _, tmpl := range []string{"Cancel {{exactly}} order #{order_id}", ""} {
+		got.Delegation.AuthorizationDetailsTypes[0].ConsentTemplate = tmpl
+		if _, err := s.UpdateBrand(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		again, err := s.GetBrand(ctx, "rar")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ct := again.Delegation.AuthorizationDetailsTypes[0].ConsentTemplate; ct != tmpl {
+			t.Fatalf("after UpdateBrand, consent template = %q; want %q", ct, tmpl)
+		}
 	}
 }

@@ -76,11 +76,15 @@ var server struct {
 	stop func()
 }
 
-// Main runs the package's tests, then stops the PgBouncer and the
+// Main runs the package's tests, then the package's own cleanups (after,
+// e.g. removing what the tests built), and stops the PgBouncer and the
 // throwaway PostgreSQL cluster if they were started. Use it as the body of
 // TestMain.
-func Main(m *testing.M) {
+func Main(m *testing.M, after ...func()) {
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	stopBouncer()
 	if server.stop != nil {
 		server.stop()

@@ -116,6 +116,7 @@ func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/"
 //	2  pactd/internal/<store helper>/... (listed in storeHelpers)
 //	3  pactd/services/<name>/...
 //	4  pactd/internal/server/...
+//	4  pactd/frontends/<name>/... (they see pactd only through gen/; see edgeProblem)
 //	5  pactd/cmd/<name>/...
 func classify(importPath string) (rank int, tree string, ok bool) {
 	rel, found := strings.CutPrefix(importPath, module+"/")
@@ -146,6 +147,8 @@ func classify(importPath string) (rank int, tree string, ok bool) {
 		return 1, "db/dbtest", true
 	case strings.HasPrefix(rel, "services/"):
 		return 3, first2(), true
+	case strings.HasPrefix(rel, "frontends/"):
+		return 4, first2(), true
 	case strings.HasPrefix(rel, "cmd/"):
 		return 5, first2(), true
 	}
@@ -205,8 +208,16 @@ func edgeProblem(from, to string) string {
 		return ""
 	case under(relTo, "cmd") || strings.HasPrefix(relTo, "cmd/"):
 		return edge + ": nothing imports cmd/"
-	case under(relFrom, "cmd/pact-a2a") && !under(relTo, "gen"):
-		return edge + ": cmd/pact-a2a sees pactd only through the generated clients in gen/"
+	case under(relFrom, "frontends/pacta2a") && !under(relTo, "gen"):
+		return edge + ": frontends/pacta2a (the frontend library) sees pactd only through the generated clients in gen/"
+	case strings.HasPrefix(relFrom, "frontends/") && !under(relTo, "gen") && !strings.HasPrefix(relTo, "frontends/"):
+		return edge + ": the frontends see pactd only through the generated clients in gen/ (and each other)"
+	case under(relFrom, "cmd/pact-a2a") && !under(relTo, "gen") && !strings.HasPrefix(relTo, "frontends/"):
+		return edge + ": cmd/pact-a2a sees pactd only through the frontends and the generated clients in gen/"
+	case strings.HasPrefix(relTo, "frontends/") && !strings.HasPrefix(relFrom, "frontends/") && !strings.HasPrefix(relFrom, "cmd/"):
+		return edge + ": only cmd/ and the frontends import frontends/"
+	case strings.HasPrefix(relFrom, "frontends/") && strings.HasPrefix(relTo, "frontends/"):
+		return "" // the demo and the example build on the library
 	case under(relTo, "db/internal") && from != module+"/db":
 		return edge + ": db/internal (sqlc output) is imported only by pactd/db"
 	case from == module+"/db" && (under(relTo, "gen") || strings.HasPrefix(relTo, "services/")):
@@ -277,6 +288,13 @@ func TestImportsPointDownTheRanks(t *testing.T) {
 	if _, ok := graph[module+"/cmd/pactd"][module+"/internal/server"]; !ok {
 		t.Fatalf("did not see cmd/pactd import internal/server; the import reader is broken")
 	}
+	// The frontends are read too: the rule for them judges real edges.
+	for _, e := range [][2]string{{"cmd/pact-a2a", "frontends/pacta2a"}, {"frontends/demo", "frontends/pacta2a"},
+		{"frontends/a2a-go-example", "frontends/pacta2a"}, {"frontends/a2a-go-example", "frontends/demo"}, {"frontends/pacta2a", "gen/pact/v1"}} {
+		if _, ok := graph[module+"/"+e[0]][module+"/"+e[1]]; !ok {
+			t.Fatalf("did not see %s import %s; the walk misses the frontends", e[0], e[1])
+		}
+	}
 
 	var problems []string
 	used := map[string]bool{}
@@ -346,6 +364,14 @@ func TestEdgeProblem(t *testing.T) {
 		{"ok/db-generated", "pactd/db", "pactd/db/internal/pgq", true},
 		{"ok/dbtest-db", "pactd/db/dbtest", "pactd/db", true},
 		{"ok/a2a-gen", "pactd/cmd/pact-a2a", "pactd/gen/pact/v1/pactv1connect", true},
+		{"ok/a2a-frontend", "pactd/cmd/pact-a2a", "pactd/frontends/pacta2a", true},
+		{"ok/a2a-demo", "pactd/cmd/pact-a2a", "pactd/frontends/demo", true},
+		{"ok/pacta2a-gen", "pactd/frontends/pacta2a", "pactd/gen/pact/v1/pactv1connect", true},
+		{"ok/demo-pacta2a", "pactd/frontends/demo", "pactd/frontends/pacta2a", true},
+		{"ok/demo-gen", "pactd/frontends/demo", "pactd/gen/pact/v1", true},
+		{"ok/example-pacta2a", "pactd/frontends/a2a-go-example", "pactd/frontends/pacta2a", true},
+		{"ok/example-demo", "pactd/frontends/a2a-go-example", "pactd/frontends/demo", true},
+		{"ok/pact-demo-demo", "pactd/cmd/pact-demo", "pactd/frontends/demo", true},
 
 		{"fail/db-gen", "pactd/db", "pactd/gen/pact/v1", false},
 		{"fail/db-service", "pactd/db", "pactd/services/agent", false},
@@ -365,6 +391,16 @@ func TestEdgeProblem(t *testing.T) {
 		{"fail/a2a-server", "pactd/cmd/pact-a2a", "pactd/internal/server", false},
 		{"fail/a2a-leaf", "pactd/cmd/pact-a2a", "pactd/internal/rpcerr", false},
 		{"fail/a2a-db", "pactd/cmd/pact-a2a", "pactd/db", false},
+		{"fail/pacta2a-demo", "pactd/frontends/pacta2a", "pactd/frontends/demo", false},
+		{"fail/pacta2a-leaf", "pactd/frontends/pacta2a", "pactd/internal/a2aerr", false},
+		{"fail/pacta2a-db", "pactd/frontends/pacta2a", "pactd/db", false},
+		{"fail/demo-leaf", "pactd/frontends/demo", "pactd/internal/rpcerr", false},
+		{"fail/example-server", "pactd/frontends/a2a-go-example", "pactd/internal/server", false},
+		{"fail/example-service", "pactd/frontends/a2a-go-example", "pactd/services/brand", false},
+		{"fail/example-cmd", "pactd/frontends/a2a-go-example", "pactd/cmd/pact-a2a", false},
+		{"fail/server-frontend", "pactd/internal/server", "pactd/frontends/pacta2a", false},
+		{"fail/service-frontend", "pactd/services/brand", "pactd/frontends/demo", false},
+		{"fail/leaf-frontend", "pactd/internal/a2aerr", "pactd/frontends/pacta2a", false},
 		{"fail/unranked-importer", "pactd/tools/x", "pactd/db", false},
 		{"fail/unranked-imported", "pactd/services/agent", "pactd/misc", false},
 		{"fail/root-package", "pactd/internal/server", "pactd", false},

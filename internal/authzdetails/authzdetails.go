@@ -112,6 +112,10 @@ type Type struct {
 	Fields []Field `json:"fields"`
 	// Combination says how several entries combine; empty means union.
 	Combination Combination `json:"combination,omitempty"`
+	// ConsentTemplate is the Brand's own wording of an entry, with
+	// "{field}" placeholders (see checkTemplate); empty means the default
+	// words (Words).
+	ConsentTemplate string `json:"consent_template,omitempty"`
 }
 
 // commonFields are the RFC 9396 §2.2 common data fields, with the kinds a
@@ -139,7 +143,8 @@ type Problem struct {
 // present and bounded, the scope declared, field names unique and not
 // "type", RFC 9396 common fields with their RFC shape, patterns that are
 // valid RE2 and anchored (^…$ around the whole expression), enum values
-// present, distinct and bounded, and every count bounded.
+// present, distinct and bounded, consent templates well formed over the
+// type's own fields (checkTemplate), and every count bounded.
 func CheckTypes(types []Type, scopes map[string]bool) []Problem {
 	var out []Problem
 	add := func(field, format string, args ...any) {
@@ -168,6 +173,9 @@ func CheckTypes(types []Type, scopes map[string]bool) []Problem {
 		case "", CombineUnion, CombineSingle:
 		default:
 			add(p+"combination", "must be union or single")
+		}
+		if problem := checkTemplate(t.ConsentTemplate, t.Fields); problem != "" {
+			add(p+"consent_template", "%s", problem)
 		}
 		if len(t.Fields) == 0 || len(t.Fields) > MaxFields {
 			add(p+"fields", "must declare 1 to %d fields", MaxFields)
@@ -215,7 +223,7 @@ func checkField(add func(string, string, ...any), p string, f Field, names map[s
 		for k, v := range f.Values {
 			switch {
 			case !cleanValue(v):
-				add(fmt.Sprintf("%svalues[%d]", p, k), "must be 1 to %d bytes of UTF-8 without control characters", MaxValueBytes)
+				add(fmt.Sprintf("%svalues[%d]", p, k), "must be 1 to %d bytes of UTF-8 without control or bidirectional formatting characters", MaxValueBytes)
 			case vals[v]:
 				add(fmt.Sprintf("%svalues[%d]", p, k), "duplicates an earlier value")
 			}
@@ -238,15 +246,15 @@ func checkText(add func(string, string, ...any), field, s string, max int) {
 	switch {
 	case strings.TrimSpace(s) == "":
 		add(field, "is required")
-	case !utf8.ValidString(s) || utf8.RuneCountInString(s) > max || strings.ContainsFunc(s, isControl):
-		add(field, "must be UTF-8 of at most %d characters without control characters", max)
+	case !utf8.ValidString(s) || utf8.RuneCountInString(s) > max || strings.ContainsFunc(s, unsafeWordsRune):
+		add(field, "must be UTF-8 of at most %d characters without control or bidirectional formatting characters", max)
 	}
 }
 
-func isControl(r rune) bool { return r < ' ' || r == 0x7f }
-
+// cleanValue is the rule of every string value, declared or sent: 1 to
+// MaxValueBytes bytes of UTF-8 without the characters unsafeWordsRune names.
 func cleanValue(v string) bool {
-	return v != "" && len(v) <= MaxValueBytes && utf8.ValidString(v) && !strings.ContainsFunc(v, isControl)
+	return v != "" && len(v) <= MaxValueBytes && utf8.ValidString(v) && !strings.ContainsFunc(v, unsafeWordsRune)
 }
 
 // checkPattern returns why p is not an acceptable pattern, or "".
@@ -671,25 +679,33 @@ func Find(types []Type, uri string) *Type {
 }
 
 // Words are the consent words of an entry, built only from the Brand's
-// declarations and the entry, so every frontend shows the same text:
-// the type's description, then for each field the entry carries, in
-// declaration order, its label and its value (array values joined by
-// ", "), fields separated by "; ". Example: "Cancel an order: order 1002;
-// actions cancel". A type the Brand no longer declares gives its URI and
-// the members by name.
+// declarations and the entry, so every frontend shows the same text.
+// When the type has a ConsentTemplate, they are the template with the
+// entry's values in its placeholders (array values joined by ", "; a field
+// the entry lacks renders as nothing): "Only order 1002: cancel it".
+// Otherwise (the default) they are the type's description, then for each
+// field the entry carries, in declaration order, its label and its value
+// (array values joined by ", "), fields separated by "; ". Example:
+// "Cancel an order: order 1002; actions cancel". A type the Brand no
+// longer declares gives its URI and the members by name.
 func Words(t *Type, e Entry) string {
+	if t != nil && t.ConsentTemplate != "" {
+		if w, ok := renderTemplate(t.ConsentTemplate, e); ok {
+			return w
+		}
+	}
 	var parts []string
 	head := e.Type
 	if t != nil {
 		head = t.Description
 		for _, f := range t.Fields {
 			if v, ok := e.Members[f.Name]; ok {
-				parts = append(parts, f.Label+" "+strings.Join(v.Values, ", "))
+				parts = append(parts, f.Label+" "+strings.Join(v.Values, valueSep))
 			}
 		}
 	} else {
 		for _, n := range e.Names() {
-			parts = append(parts, n+" "+strings.Join(e.Members[n].Values, ", "))
+			parts = append(parts, n+" "+strings.Join(e.Members[n].Values, valueSep))
 		}
 	}
 	if len(parts) == 0 {

@@ -140,3 +140,42 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Text that reaches the consent words may not reorder how they display: a
+// value a PA sends with a bidirectional override or a C1 control is
+// refused (ReasonValue) even when the Brand's pattern would match it, and
+// so is such a character in a declared enum value or description. Plain
+// non-ASCII text passes (positive control).
+func TestWordsTextRefusesDisplayControls(t *testing.T) {
+	loose := []Type{{
+		Type: "urn:example:note", Description: "Read one note", Scope: "notes:read",
+		Fields: []Field{{Name: "note", Kind: KindString, Required: true, Label: "note", Pattern: `^.{1,64}$`}},
+	}}
+	parse := func(v string) *Error {
+		_, _, err := Parse(`[{"type":"urn:example:note","note":"`+v+`"}]`, loose, []string{"notes:read"})
+		return err
+	}
+	if err := parse(`Caf\u00e9 1002`); err != nil {
+		t.Fatalf("plain non-ASCII value refused: %+v", err)
+	}
+	for _, v := range []string{`1002\u202e3001`, `a\u2066b\u2069`, `a\u0085b`, `a\u009bb`, `a\u202ab`} {
+		if err := parse(v); err == nil || err.Reason != ReasonValue {
+			t.Errorf("value %s: got %+v, want reason %q", v, err, ReasonValue)
+		}
+	}
+	scopes := map[string]bool{"notes:read": true}
+	bad := []Type{{
+		Type: "urn:example:note", Description: "Read \u202eone note", Scope: "notes:read",
+		Fields: []Field{{Name: "which", Kind: KindEnum, Label: "which", Values: []string{"first", "la\u2067st"}}},
+	}}
+	got := map[string]bool{}
+	for _, p := range CheckTypes(bad, scopes) {
+		got[p.Field] = true
+	}
+	if !got["[0].description"] || !got["[0].fields[0].values[1]"] || len(got) != 2 {
+		t.Fatalf("CheckTypes problems = %v, want [0].description and [0].fields[0].values[1]", got)
+	}
+	if p := CheckTypes(loose, scopes); len(p) != 0 {
+		t.Fatalf("good type refused: %v", p)
+	}
+}

@@ -47,7 +47,7 @@ func detailsTypesFromProto(in []*pactv1.AuthorizationDetailsType) []authzdetails
 	for _, t := range in {
 		ct := authzdetails.Type{
 			Type: t.GetType(), Description: t.GetDescription(), Scope: t.GetScope(),
-			Combination: combinationFromProto[t.GetCombination()],
+			Combination: combinationFromProto[t.GetCombination()], ConsentTemplate: t.GetConsentTemplate(),
 		}
 		if _, ok := combinationFromProto[t.GetCombination()]; !ok {
 			ct.Combination = "invalid"
@@ -66,7 +66,7 @@ func detailsTypesFromProto(in []*pactv1.AuthorizationDetailsType) []authzdetails
 func detailsTypesToProto(in []authzdetails.Type) []*pactv1.AuthorizationDetailsType {
 	out := make([]*pactv1.AuthorizationDetailsType, 0, len(in))
 	for _, t := range in {
-		pt := &pactv1.AuthorizationDetailsType{Type: t.Type, Description: t.Description, Scope: t.Scope}
+		pt := &pactv1.AuthorizationDetailsType{Type: t.Type, Description: t.Description, Scope: t.Scope, ConsentTemplate: t.ConsentTemplate}
 		if t.Combination == authzdetails.CombineSingle {
 			pt.Combination = pactv1.AuthorizationDetailsCombination_AUTHORIZATION_DETAILS_COMBINATION_SINGLE
 		} else {

@@ -22,7 +22,11 @@ const (
 )
 
 // AuthorizationDetailsFieldKind is the kind of value a field takes. Every
-// string value is 1 to 256 bytes of UTF-8 without control characters.
+// string value is 1 to 256 bytes of UTF-8 without control characters (C0,
+// DEL, C1) or bidirectional formatting characters (U+202A to U+202E,
+// U+2066 to U+2069), which would make the consent words display otherwise
+// than they read; a value a PA sends with one is refused as
+// invalid_authorization_details.
 type AuthorizationDetailsFieldKind int32
 
 const (
@@ -144,8 +148,8 @@ type AuthorizationDetailsType struct {
 	// URN) of at most 256 bytes; unique within the Brand. Listed in the
 	// Brand's RFC 8414 authorization_details_types_supported.
 	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
-	// What an entry of this type permits, the start of its consent words
-	// ("Cancel an order"): 1 to 200 characters.
+	// What an entry of this type permits, the start of its default consent
+	// words ("Cancel an order"): 1 to 200 characters.
 	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
 	// The scope id an entry of this type requires; one of the Brand's
 	// scopes. A request with an entry whose scope is not in its scope is
@@ -157,9 +161,37 @@ type AuthorizationDetailsType struct {
 	Fields []*AuthorizationDetailsField `protobuf:"bytes,4,rep,name=fields,proto3" json:"fields,omitempty"`
 	// How several entries of this type combine. UNSPECIFIED is stored as
 	// UNION.
-	Combination   AuthorizationDetailsCombination `protobuf:"varint,5,opt,name=combination,proto3,enum=pact.v1.AuthorizationDetailsCombination" json:"combination,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Combination AuthorizationDetailsCombination `protobuf:"varint,5,opt,name=combination,proto3,enum=pact.v1.AuthorizationDetailsCombination" json:"combination,omitempty"`
+	// The Brand's own consent words for an entry of this type, replacing
+	// pactd's default words ("description: label value; label value")
+	// wherever an entry is worded: DescribeConsent, BeginConsent's page
+	// content and ListGrants (ConsentAuthorizationDetail.words). Empty: the
+	// default words.
+	//
+	// Syntax: "{field_name}" is replaced by the entry's value of that
+	// field (an array's values joined by ", ", as in the default words);
+	// "{{" writes a literal "{" and "}}" a literal "}"; every other
+	// character is literal text. Example: "Only order {order_id}: cancel
+	// it" words {"order_id":"1002",...} as "Only order 1002: cancel it".
+	// A placeholder of an optional field the entry does not carry renders
+	// as nothing, as the default words leave such a field out.
+	//
+	// Rules (a template breaking one is InvalidArgument naming
+	// authorization_details_types[i].consent_template, and nothing is
+	// stored): not blank; UTF-8 of at most 400 characters; no control
+	// characters (C0, DEL, C1) and no bidirectional formatting characters
+	// (U+202A to U+202E, U+2066 to U+2069), which would make the words
+	// display otherwise than they read; braces balanced: every "{" opens a
+	// placeholder closed by the next "}" (or is doubled), every other "}"
+	// is doubled; every placeholder names one of this type's fields
+	// ("type" is not a field); at least one placeholder, so that the words
+	// say which resource an entry is for; and the longest words it can
+	// render (its text, plus for each placeholder the longest value its
+	// field allows: 256 bytes for STRING, the longest value for ENUM, all
+	// values joined for ENUM_ARRAY) at most 2048 bytes.
+	ConsentTemplate string `protobuf:"bytes,6,opt,name=consent_template,json=consentTemplate,proto3" json:"consent_template,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AuthorizationDetailsType) Reset() {
@@ -227,6 +259,13 @@ func (x *AuthorizationDetailsType) GetCombination() AuthorizationDetailsCombinat
 	return AuthorizationDetailsCombination_AUTHORIZATION_DETAILS_COMBINATION_UNSPECIFIED
 }
 
+func (x *AuthorizationDetailsType) GetConsentTemplate() string {
+	if x != nil {
+		return x.ConsentTemplate
+	}
+	return ""
+}
+
 // AuthorizationDetailsField declares one member of an entry.
 type AuthorizationDetailsField struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -247,7 +286,7 @@ type AuthorizationDetailsField struct {
 	// (?m): "^[0-9]{4}$"; "^a|b$" is refused), at most 256 bytes.
 	Pattern string `protobuf:"bytes,5,opt,name=pattern,proto3" json:"pattern,omitempty"`
 	// For ENUM and ENUM_ARRAY: the allowed values, 1 to 32, distinct, each 1
-	// to 256 bytes without control characters.
+	// to 256 bytes without control or bidirectional formatting characters.
 	Values        []string `protobuf:"bytes,6,rep,name=values,proto3" json:"values,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -464,11 +503,14 @@ type ConsentAuthorizationDetail struct {
 	// The scope id the entry requires (its type's scope); empty when the
 	// Brand no longer declares the type.
 	Scope string `protobuf:"bytes,2,opt,name=scope,proto3" json:"scope,omitempty"`
-	// The conditions in words, built by pactd from the type's description
-	// and the field labels, identical for every frontend: the description,
-	// then "label value" for each member in declaration order (array values
-	// joined by ", "), separated by "; " after a ": ". Example:
-	// "Cancel an order: order 1002; actions cancel".
+	// The conditions in words, built by pactd and identical for every
+	// frontend; plain text, which a page must HTML-escape. With the type's
+	// consent_template: the template with the entry's values in its
+	// placeholders ("Only order 1002: cancel it"). Without one (the
+	// default), from the type's description and the field labels: the
+	// description, then "label value" for each member in declaration order
+	// (array values joined by ", "), separated by "; " after a ": ".
+	// Example: "Cancel an order: order 1002; actions cancel".
 	Words         string `protobuf:"bytes,3,opt,name=words,proto3" json:"words,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -529,13 +571,14 @@ var File_pact_v1_authorization_details_proto protoreflect.FileDescriptor
 
 const file_pact_v1_authorization_details_proto_rawDesc = "" +
 	"\n" +
-	"#pact/v1/authorization_details.proto\x12\apact.v1\"\xee\x01\n" +
+	"#pact/v1/authorization_details.proto\x12\apact.v1\"\x99\x02\n" +
 	"\x18AuthorizationDetailsType\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12\x14\n" +
 	"\x05scope\x18\x03 \x01(\tR\x05scope\x12:\n" +
 	"\x06fields\x18\x04 \x03(\v2\".pact.v1.AuthorizationDetailsFieldR\x06fields\x12J\n" +
-	"\vcombination\x18\x05 \x01(\x0e2(.pact.v1.AuthorizationDetailsCombinationR\vcombination\"\xcf\x01\n" +
+	"\vcombination\x18\x05 \x01(\x0e2(.pact.v1.AuthorizationDetailsCombinationR\vcombination\x12)\n" +
+	"\x10consent_template\x18\x06 \x01(\tR\x0fconsentTemplate\"\xcf\x01\n" +
 	"\x19AuthorizationDetailsField\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12:\n" +
 	"\x04kind\x18\x02 \x01(\x0e2&.pact.v1.AuthorizationDetailsFieldKindR\x04kind\x12\x1a\n" +

@@ -1,0 +1,70 @@
+/**
+ * pact-a2a-js-example is an A2A server built on @a2a-js/sdk 1.3.0 and
+ * Express, with PACT added in front: @pactd/a2a's middleware before the
+ * SDK's restHandler, and the demo Brand (orders, step-up, receipts, the
+ * resource-bound cancel) as the SDK's AgentExecutor. Every line of PACT
+ * wiring ends in "// PACT" (test/example.test.ts counts them).
+ *
+ * Settings as every PACT frontend program (docs/frontends.md): -listen /
+ * A2A_LISTEN, -pactd / PACTD_URL, PACT_FRONTEND_TOKEN, -demo / A2A_DEMO=true
+ * (the demo sign-in at /demo/{brandId}/login), -transport / A2A_TRANSPORT,
+ * -agent-url / A2A_AGENT_URL (the Brand logic in another process).
+ */
+import { createServer, type Server } from "node:http";
+import { pathToFileURL } from "node:url";
+import express from "express";
+import { AgentCard, Role, type Message } from "@a2a-js/sdk";
+import { AgentEvent, DefaultRequestHandler, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server";
+import { restHandler } from "@a2a-js/sdk/server/express";
+import { EphemeralTaskStore, Pact, fatal, guard, listen, logLine, pactUser, parseOptions, pactdTransport, stepUpTask, stopOnSignal, withReceipt, type Agent, type Options } from "@pactd/a2a"; // PACT
+import { DemoAgent, DemoLogin, RemoteAgent } from "@pactd/a2a/demo"; // PACT
+
+/** BrandExecutor answers each turn with the demo Brand's logic (brand), in the SDK's own events. */
+export class BrandExecutor implements AgentExecutor {
+  constructor(private readonly brand: Agent) {} // PACT
+
+  async execute(rc: RequestContext, bus: ExecutionEventBus): Promise<void> {
+    const user = pactUser(rc); // PACT
+    if (!user) throw new Error("not a PACT call"); // PACT
+    const text = rc.userMessage.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("\n");
+    const r = await this.brand.reply({ brandId: user.brandId, contextId: rc.contextId, newContext: user.newContext, text, // PACT
+      caller: user.caller, delegation: user.delegation }, AbortSignal.timeout(55_000)); // PACT
+    const answer: Message = {
+      messageId: crypto.randomUUID(), contextId: rc.contextId, taskId: "", role: Role.ROLE_AGENT, metadata: undefined,
+      parts: [{ content: { $case: "text", value: r.text }, metadata: undefined, filename: "", mediaType: "" }], extensions: [], referenceTaskIds: [],
+    };
+    if (r.needScopes?.length) bus.publish(AgentEvent.task(stepUpTask(rc, r.needScopes, r.text))); // PACT
+    else bus.publish(AgentEvent.message(withReceipt(answer, r.scopesUsed ?? [], r.actions))); // PACT
+    bus.finished();
+  }
+
+  async cancelTask(): Promise<void> {}
+}
+
+/** start serves the example with the options. */
+export async function start(o: Options): Promise<Server> { // PACT
+  const log = (msg: string, fields: Record<string, unknown>) => logLine("ERROR", msg, fields); // PACT
+  const login = o.demo ? new DemoLogin(undefined, log) : undefined; // PACT
+  const brand: Agent = o.agentUrl ? new RemoteAgent(o.agentUrl) : new DemoAgent(); // PACT
+  const pact = new Pact({ pactdUrl: o.pactd, token: o.token, transport: pactdTransport(o.transport, o.pactd, o.token), sessions: login, logger: log }); // PACT
+  // The SDK's own card only says which protocol it speaks: PAs get each Brand's card from pactd, through the middleware.
+  const card = AgentCard.fromJSON({
+    name: "Demo Brand", description: "The demo Brand's support agent", version: "1.0.0", capabilities: {}, skills: [],
+    supportedInterfaces: [{ url: "http://" + o.listen + "/a2a", protocolBinding: "HTTP+JSON", protocolVersion: "1.0" }],
+    defaultInputModes: ["text/plain"], defaultOutputModes: ["text/plain"],
+  });
+  const requestHandler = new DefaultRequestHandler(card, new EphemeralTaskStore(), new BrandExecutor(brand), // PACT
+    undefined, undefined, undefined, undefined, undefined, { keepBusAliveStates: [] });
+  const app = express();
+  app.disable("x-powered-by");
+  if (login) app.use(login.middleware()); // PACT
+  app.use("/a2a", pact.middleware(), restHandler({ requestHandler, userBuilder: pact.userBuilder })); // PACT
+  app.use(pact.errorHandler()); // PACT
+  const server = createServer({ maxHeaderSize: 64 << 10 }, guard(app, log)); // PACT
+  await listen(server, o); // PACT
+  return server;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  Promise.resolve(process.argv.slice(2)).then((args) => start(parseOptions(args, process.env))).then(stopOnSignal, fatal); // PACT
+}
