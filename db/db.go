@@ -165,9 +165,15 @@ type Store interface {
 	DelegationStore
 	// ConversationStore holds A2A conversation state (conversation.go).
 	ConversationStore
+	// FeedStore reads the change feed replicas learn changes from
+	// (changes.go).
+	FeedStore
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
+	// Statements counts the statements run so far, by sqlc name: every
+	// one on PostgreSQL, those outside transactions on SQLite.
+	Statements() []StatementCount
 	// Engine names the engine: "sqlite" or "postgres".
 	Engine() string
 	// Close releases the connections.

@@ -17,18 +17,30 @@ import (
 // pgStore is the PostgreSQL engine: a pgx pool shared by any number of
 // stateless pactd replicas.
 type pgStore struct {
-	pool *pgxpool.Pool
-	q    *pgq.Queries
+	pool  *pgxpool.Pool
+	q     *pgq.Queries
+	stats *stmtStats
 }
 
 // OpenPostgres connects to PostgreSQL and applies pending migrations under
 // an advisory lock, so replicas starting together migrate once.
-func OpenPostgres(ctx context.Context, databaseURL string) (Store, error) {
+func OpenPostgres(ctx context.Context, databaseURL string, opts ...Option) (Store, error) {
+	var o pgOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return nil, fmt.Errorf("parse database url: %w", err)
 	}
-	cfg.ConnConfig.Tracer = pgTracer{} // a span per statement (db/trace.go)
+	if o.transactionPooler && cfg.ConnConfig.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement {
+		// pgx's default prepares named statements on the server, which a
+		// transaction pooler hands to other clients' sessions (SQLSTATE
+		// 42P05 "prepared statement already exists", or 26000).
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	}
+	stats := &stmtStats{}
+	cfg.ConnConfig.Tracer = pgTracer{stats: stats} // a span and a count per statement (db/trace.go)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect postgres: %w", err)
@@ -41,7 +53,7 @@ func OpenPostgres(ctx context.Context, databaseURL string) (Store, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &pgStore{pool: pool, q: pgq.New(pool)}, nil
+	return &pgStore{pool: pool, q: pgq.New(pool), stats: stats}, nil
 }
 
 // pgErr turns driver errors into the package's sentinels.
@@ -64,6 +76,8 @@ func (s *pgStore) Engine() string { return "postgres" }
 func (s *pgStore) Close() error { s.pool.Close(); return nil }
 
 func (s *pgStore) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+func (s *pgStore) Statements() []StatementCount { return s.stats.counts() }
 
 func (s *pgStore) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	r, err := s.q.CreateAgent(ctx, pgq.CreateAgentParams(createAgentParams(a)))

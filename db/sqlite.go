@@ -20,8 +20,9 @@ import (
 // sqliteStore is the embedded engine: one database file in WAL mode, every
 // transaction BEGIN IMMEDIATE so read-then-write never deadlocks on upgrade.
 type sqliteStore struct {
-	db *sql.DB
-	q  *liteq.Queries
+	db    *sql.DB
+	q     *liteq.Queries
+	stats *stmtStats
 }
 
 // OpenSQLite opens (creating if needed) the SQLite database at path and
@@ -51,7 +52,8 @@ func OpenSQLite(ctx context.Context, path string) (Store, error) {
 		_ = sdb.Close()
 		return nil, err
 	}
-	return &sqliteStore{db: sdb, q: liteq.New(tracedDB{sdb})}, nil
+	stats := &stmtStats{}
+	return &sqliteStore{db: sdb, q: liteq.New(tracedDB{db: sdb, stats: stats}), stats: stats}, nil
 }
 
 // liteErr turns driver errors into the package's sentinels.
@@ -77,6 +79,8 @@ func (s *sqliteStore) Engine() string { return "sqlite" }
 func (s *sqliteStore) Close() error { return s.db.Close() }
 
 func (s *sqliteStore) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+func (s *sqliteStore) Statements() []StatementCount { return s.stats.counts() }
 
 func (s *sqliteStore) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	r, err := s.q.CreateAgent(ctx, createAgentParams(a))

@@ -3,7 +3,10 @@ package db
 import (
 	"context"
 	"database/sql"
+	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"go.opentelemetry.io/otel"
@@ -40,13 +43,47 @@ func endSQLSpan(span trace.Span, err error) {
 	span.End()
 }
 
-// pgTracer is pgx's hook for PostgreSQL: every query, in a transaction or not.
-type pgTracer struct{}
+// StatementCount is how many times one statement ran.
+type StatementCount struct {
+	// Name is the sqlc query name ("GetGrant"), or "query" for statements
+	// that have none (migrations, LISTEN, pings).
+	Name string
+	// N counts its executions since the store was opened.
+	N uint64
+}
+
+// stmtStats counts statements by name: the number of names is bounded by
+// the queries the binary holds.
+type stmtStats struct{ m sync.Map } // name -> *atomic.Uint64
+
+func (s *stmtStats) add(sql string) {
+	name := queryName(sql)
+	c, ok := s.m.Load(name)
+	if !ok {
+		c, _ = s.m.LoadOrStore(name, new(atomic.Uint64))
+	}
+	c.(*atomic.Uint64).Add(1)
+}
+
+func (s *stmtStats) counts() []StatementCount {
+	var out []StatementCount
+	s.m.Range(func(k, v any) bool {
+		out = append(out, StatementCount{Name: k.(string), N: v.(*atomic.Uint64).Load()})
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// pgTracer is pgx's hook for PostgreSQL: every query, in a transaction or
+// not, gets a span and is counted.
+type pgTracer struct{ stats *stmtStats }
 
 type pgSpanKey struct{}
 
 // TraceQueryStart implements pgx.QueryTracer.
-func (pgTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+func (t pgTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	t.stats.add(data.SQL)
 	ctx, span := startSQLSpan(ctx, "postgresql", data.SQL)
 	return context.WithValue(ctx, pgSpanKey{}, span)
 }
@@ -58,10 +95,15 @@ func (pgTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pgx.TraceQu
 	}
 }
 
-// tracedDB wraps SQLite's *sql.DB for sqlc's queries outside transactions.
-type tracedDB struct{ db *sql.DB }
+// tracedDB wraps SQLite's *sql.DB for sqlc's queries outside
+// transactions: a span each, and a count.
+type tracedDB struct {
+	db    *sql.DB
+	stats *stmtStats
+}
 
 func (t tracedDB) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	t.stats.add(q)
 	ctx, span := startSQLSpan(ctx, "sqlite", q)
 	r, err := t.db.ExecContext(ctx, q, args...)
 	endSQLSpan(span, err)
@@ -73,6 +115,7 @@ func (t tracedDB) PrepareContext(ctx context.Context, q string) (*sql.Stmt, erro
 }
 
 func (t tracedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	t.stats.add(q)
 	ctx, span := startSQLSpan(ctx, "sqlite", q)
 	r, err := t.db.QueryContext(ctx, q, args...)
 	endSQLSpan(span, err)
@@ -80,6 +123,7 @@ func (t tracedDB) QueryContext(ctx context.Context, q string, args ...any) (*sql
 }
 
 func (t tracedDB) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	t.stats.add(q)
 	ctx, span := startSQLSpan(ctx, "sqlite", q)
 	r := t.db.QueryRowContext(ctx, q, args...)
 	endSQLSpan(span, r.Err())

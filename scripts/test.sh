@@ -5,6 +5,8 @@
 # In order, stopping at the first failing check before the tests:
 #   1. toolchain and modules      go and git exist; main and tools modules downloaded;
 #                                 with CI=true, Debian's chromium (for e2e/browser_test.go)
+#                                 and pgbouncer (db/dbtest starts it as a transaction pooler
+#                                 in front of the test PostgreSQL for the PgBouncer tests)
 #   2. protos                     buf lint; buf format -d --exit-code
 #   3. generated code is fresh    buf generate, buf build (internal/apidesc/pact.binpb) and
 #                                 sqlc generate, then no diff and no untracked file under gen/
@@ -44,6 +46,8 @@
 #                           loaded machine (golang/go#75804, fixed in Go 1.27); a count has no deadline.
 #   PACT_TEST_POSTGRES_URL  a PostgreSQL server for the tests (db/dbtest); otherwise
 #                           127.0.0.1:5432, otherwise a throwaway cluster from initdb
+#   PACT_TEST_PGBOUNCER_URL a PgBouncer (pool_mode=transaction) in front of that server for the
+#                           pooler tests; otherwise db/dbtest starts the installed pgbouncer
 #
 # `bash scripts/test.sh --list-fuzz` prints the discovered fuzz targets
 # ("./pkg FuzzName" per line) and exits; internal/archtest checks that it finds
@@ -156,6 +160,21 @@ if [[ "${CI:-}" == "true" ]] && ! command -v promtool >/dev/null; then
 	[[ $(id -u) == 0 ]] || fail "promtool is missing and installing it needs root: apt-get install prometheus"
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null ||
 		fail "apt-get install prometheus failed"
+fi
+# pgbouncer (Debian's package): db/dbtest starts it, in pool_mode=transaction in
+# front of the test PostgreSQL, for the store contract and the two-replica test
+# through a transaction pooler. CI installs it; elsewhere those tests skip
+# without it (under CI=true they fail instead).
+if [[ "${CI:-}" == "true" ]] && ! command -v pgbouncer >/dev/null && [[ ! -x /usr/sbin/pgbouncer ]]; then
+	echo "installing pgbouncer for the transaction-pooler tests"
+	[[ $(id -u) == 0 ]] || fail "pgbouncer is missing and installing it needs root: apt-get install pgbouncer"
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null ||
+		fail "apt-get install pgbouncer failed"
+fi
+if command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]]; then
+	echo "pgbouncer: $({ pgbouncer --version 2>/dev/null || /usr/sbin/pgbouncer --version; } | head -n 1)"
+else
+	echo "pgbouncer not found: the PgBouncer tests skip (Debian: apt-get install pgbouncer)"
 fi
 # The TypeScript frontends: the npm workspace's dependencies from its one
 # lockfile (frontends/package-lock.json). Without Node they are skipped,

@@ -74,7 +74,7 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		s, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+		s, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir, server.StoreOptions(cfg)...)
 		if err != nil {
 			return err
 		}
@@ -217,7 +217,7 @@ func tokenCmd(ctx context.Context, args, env []string, stdout, stderr io.Writer)
 				"or pass the --data-dir of the running pactd; token create never creates a new store", sqlitePath)
 		}
 	}
-	s, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+	s, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir, server.StoreOptions(cfg)...)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ func Run(t *testing.T, newStore Factory) {
 	runKeys(t, newStore)
 	runDelegation(t, newStore)
 	runAuthorizationDetails(t, newStore)
+	runFeed(t, newStore)
 }
 
 // at is a fixed instant with a sub-second part that the store must drop.

@@ -77,13 +77,15 @@ var server struct {
 }
 
 // Main runs the package's tests, then the package's own cleanups (after,
-// e.g. removing what the tests built) and stops the throwaway PostgreSQL
-// cluster if one was started. Use it as the body of TestMain.
+// e.g. removing what the tests built), and stops the PgBouncer and the
+// throwaway PostgreSQL cluster if they were started. Use it as the body of
+// TestMain.
 func Main(m *testing.M, after ...func()) {
 	code := m.Run()
 	for _, f := range after {
 		f()
 	}
+	stopBouncer()
 	if server.stop != nil {
 		server.stop()
 	}
@@ -134,32 +136,43 @@ func startThrowaway() (string, error) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		return "", err
 	}
-	asUser := func(name string, args ...string) *exec.Cmd {
-		if os.Geteuid() == 0 {
-			return exec.Command("runuser", append([]string{"-u", "postgres", "--", name}, args...)...)
-		}
-		return exec.Command(name, args...)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		return "", err
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
 	data := filepath.Join(dir, "data")
-	if out, err := asUser(initdb, "-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput(); err != nil {
+	if out, err := asPostgres(initdb, "-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("initdb: %v: %s", err, out)
 	}
 	opts := "-p " + strconv.Itoa(port) + " -k " + dir + " -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
-	if out, err := asUser(pgctl, "-D", data, "-l", filepath.Join(dir, "pg.log"), "-w", "-t", "30", "-o", opts, "start").CombinedOutput(); err != nil {
+	if out, err := asPostgres(pgctl, "-D", data, "-l", filepath.Join(dir, "pg.log"), "-w", "-t", "30", "-o", opts, "start").CombinedOutput(); err != nil {
 		return "", fmt.Errorf("pg_ctl start: %v: %s", err, out)
 	}
 	server.stop = func() {
-		_ = asUser(pgctl, "-D", data, "-m", "immediate", "stop", "-s").Run()
+		_ = asPostgres(pgctl, "-D", data, "-m", "immediate", "stop", "-s").Run()
 		_ = os.RemoveAll(dir)
 	}
 	u := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
 	return u, ping(u)
+}
+
+// asPostgres runs a PostgreSQL program as the postgres user when this
+// process is root (initdb, postgres and pgbouncer refuse root).
+func asPostgres(name string, args ...string) *exec.Cmd {
+	if os.Geteuid() == 0 {
+		return exec.Command("runuser", append([]string{"-u", "postgres", "--", name}, args...)...)
+	}
+	return exec.Command(name, args...)
+}
+
+// freePort is a loopback TCP port nothing listens on right now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func lookPG(name string) (string, error) {

@@ -5,8 +5,11 @@
 //
 // Freshness: a change made through this replica's AgentService (register,
 // update, delete) is applied to the cache at once, so disabling an agent
-// takes effect on the very next call here. Other replicas see it within
-// TTL (default 2 s).
+// takes effect on the very next call here. Other replicas' changes arrive
+// through the change feed (Forget), so every replica applies them within
+// the feed's revocation bound (1 s by default): an entry is used while it
+// is younger than the TTL (default 2 s) and, when the feed is stale, only
+// while it is younger than the bound (Feed.MaxAge).
 //
 // Outages: while the store cannot be read, an issuer whose state was read
 // less than the outage grace ago is answered from that state, so PA JWTs
@@ -30,6 +33,11 @@ import (
 // DefaultTTL bounds how long a replica may act on an agent's old state.
 const DefaultTTL = 2 * time.Second
 
+// Feed says how old cached state may be right now (*changefeed.Feed).
+type Feed interface {
+	MaxAge(now time.Time) time.Duration
+}
+
 // Store is what the directory reads.
 type Store interface {
 	GetAgentByIssuer(ctx context.Context, issuer string) (db.Agent, error)
@@ -48,6 +56,8 @@ type Directory struct {
 	// grace is how long past its TTL an entry answers while the store
 	// cannot be read.
 	grace time.Duration
+	// maxAge is the feed's freshness rule; nil without a feed.
+	maxAge func(time.Time) time.Duration
 }
 
 type entry struct {
@@ -57,27 +67,32 @@ type entry struct {
 
 // New returns a directory. audience is the Provider-wide audience given to
 // agents without an override; outageGrace is how long past its TTL a cached
-// state still answers while the store cannot be read (0: never).
-func New(s Store, audience string, ttl, outageGrace time.Duration, now func() time.Time) *Directory {
+// state still answers while the store cannot be read (0: never); feed, when
+// not nil, limits how old a cached state may be while it is stale.
+func New(s Store, audience string, ttl, outageGrace time.Duration, feed Feed, now func() time.Time) *Directory {
 	if ttl <= 0 {
 		ttl = DefaultTTL
 	}
-	return &Directory{store: s, audience: audience, grace: outageGrace, cache: ttlcache.New[[32]byte, entry](ttl, 100_000, now)}
+	d := &Directory{store: s, audience: audience, grace: outageGrace, cache: ttlcache.New[[32]byte, entry](ttl, 100_000, now)}
+	if feed != nil {
+		d.maxAge = feed.MaxAge
+	}
+	return d
 }
 
 // Lookup implements pajwt.AgentLookup.
 func (d *Directory) Lookup(ctx context.Context, issuer string) (pajwt.Agent, error) {
 	key := sha256.Sum256([]byte(issuer))
-	if e, ok := d.cache.Get(key); ok {
+	if e, ok := d.cache.GetWithin(key, d.maxAge); ok {
 		if !e.found {
 			return pajwt.Agent{}, pajwt.ErrUnknownAgent
 		}
 		return e.agent, nil
 	}
-	gen := d.gen.Load()
+	gen, start := d.gen.Load(), d.cache.Now()
 	a, err := d.store.GetAgentByIssuer(ctx, issuer)
 	if errors.Is(err, db.ErrNotFound) {
-		d.put(key, gen, entry{})
+		d.put(key, gen, start, entry{})
 		return pajwt.Agent{}, pajwt.ErrUnknownAgent
 	}
 	if err != nil {
@@ -90,15 +105,15 @@ func (d *Directory) Lookup(ctx context.Context, issuer string) (pajwt.Agent, err
 		return pajwt.Agent{}, fmt.Errorf("look up agent: %w", err)
 	}
 	pa := d.toAgent(a)
-	d.put(key, gen, entry{agent: pa, found: true})
+	d.put(key, gen, start, entry{agent: pa, found: true})
 	return pa, nil
 }
 
-// put caches what a lookup read, unless a change happened since it began
-// (the read may predate it).
-func (d *Directory) put(key [32]byte, gen uint64, e entry) {
+// put caches what a lookup that began at start read, unless a change
+// happened since it began (the read may predate it).
+func (d *Directory) put(key [32]byte, gen uint64, start time.Time, e entry) {
 	if d.gen.Load() == gen {
-		d.cache.Put(key, e)
+		d.cache.PutAt(key, e, start)
 	}
 }
 

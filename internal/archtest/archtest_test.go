@@ -162,6 +162,8 @@ var storeHelpers = map[string]string{
 	"internal/auth":       "caller credentials are db.Credential rows with a db.Role",
 	"internal/agentdir":   "the agent directory reads db.Agent rows by issuer",
 	"internal/brandcache": "the Brand cache reads db.Brand rows by id",
+	"internal/changefeed": "the change-feed poller reads db.Change rows through the store",
+	"internal/grantcache": "the grant cache reads db.Grant rows by id",
 	"internal/provkeys":   "the key ring keeps its sealed keys through db.KeyStore",
 }
 

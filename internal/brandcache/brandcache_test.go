@@ -30,7 +30,7 @@ func (s *countingStore) GetBrand(_ context.Context, id string) (db.Brand, error)
 func TestCacheReadsThroughAndForgets(t *testing.T) {
 	now := time.Unix(1000, 0)
 	s := &countingStore{brands: map[string]db.Brand{"acme": {ID: "acme", DisplayName: "Acme"}}}
-	c := New(s, time.Minute, 0, func() time.Time { return now })
+	c := New(s, time.Minute, 0, nil, func() time.Time { return now })
 	ctx := t.Context()
 	for range 3 {
 		if b, err := c.GetBrand(ctx, "acme"); err != nil || b.DisplayName != "Acme" {
@@ -67,7 +67,7 @@ func TestCacheReadsThroughAndForgets(t *testing.T) {
 func TestOutageGrace(t *testing.T) {
 	now := time.Unix(1000, 0)
 	s := &countingStore{brands: map[string]db.Brand{"acme": {ID: "acme", DisplayName: "Acme"}}}
-	c := New(s, time.Second, time.Minute, func() time.Time { return now })
+	c := New(s, time.Second, time.Minute, nil, func() time.Time { return now })
 	ctx := t.Context()
 	if _, err := c.GetBrand(ctx, "acme"); err != nil {
 		t.Fatal(err)
@@ -95,4 +95,87 @@ func TestOutageGrace(t *testing.T) {
 	if _, err := c.GetBrand(ctx, "acme"); err == nil {
 		t.Fatal("a forgotten Brand answered from the stale cache")
 	}
+}
+
+// staleAfter is a change feed whose freshness the test sets: MaxAge is the
+// bound while stale, no limit while fresh.
+type staleAfter struct {
+	stale bool
+	bound time.Duration
+}
+
+func (f *staleAfter) MaxAge(time.Time) time.Duration {
+	if f.stale {
+		return f.bound
+	}
+	return time.Duration(1<<63 - 1)
+}
+
+// With a stale feed an entry older than the bound is read again, however
+// long its TTL; with a fresh feed the TTL alone applies.
+func TestStaleFeedLimitsAge(t *testing.T) {
+	now := time.Unix(1000, 0)
+	s := &countingStore{brands: map[string]db.Brand{"acme": {ID: "acme", DisplayName: "Acme"}}}
+	feed := &staleAfter{bound: time.Second}
+	c := New(s, time.Hour, 0, feed, func() time.Time { return now })
+	ctx := t.Context()
+	read := func() int {
+		t.Helper()
+		before := s.calls
+		if b, err := c.GetBrand(ctx, "acme"); err != nil || b.DisplayName != "Acme" {
+			t.Fatalf("GetBrand = %+v, %v", b, err)
+		}
+		return s.calls - before
+	}
+	if n := read(); n != 1 {
+		t.Fatalf("first read: %d store reads, want 1", n)
+	}
+	now = now.Add(1500 * time.Millisecond)
+	if n := read(); n != 0 {
+		t.Fatalf("fresh feed, entry 1.5 s old: %d store reads, want 0 (the TTL is an hour)", n)
+	}
+	feed.stale = true
+	if n := read(); n != 1 {
+		t.Fatalf("stale feed, entry 1.5 s old: %d store reads, want 1 (the bound is 1 s)", n)
+	}
+	now = now.Add(900 * time.Millisecond)
+	if n := read(); n != 0 {
+		t.Fatalf("stale feed, entry 0.9 s old: %d store reads, want 0", n)
+	}
+}
+
+// A read in flight when the Brand changes must not cache what it read.
+func TestSlowReadCannotUndoAChange(t *testing.T) {
+	gate, entered := make(chan struct{}), make(chan struct{})
+	s := &gatedStore{countingStore: countingStore{brands: map[string]db.Brand{"acme": {ID: "acme", DisplayName: "Old"}}}, gate: gate, entered: entered}
+	c := New(s, time.Hour, 0, nil, nil)
+	done := make(chan db.Brand)
+	go func() { b, _ := c.GetBrand(context.Background(), "acme"); done <- b }()
+	<-entered
+	s.brands["acme"] = db.Brand{ID: "acme", DisplayName: "New"}
+	c.Forget("acme")
+	close(gate)
+	if b := <-done; b.DisplayName != "Old" {
+		t.Fatalf("the in-flight read returned %+v; want what it read", b)
+	}
+	s.gate = nil
+	if b, err := c.GetBrand(t.Context(), "acme"); err != nil || b.DisplayName != "New" {
+		t.Fatalf("after the change: %+v, %v; want New", b, err)
+	}
+}
+
+type gatedStore struct {
+	countingStore
+	entered, gate chan struct{}
+}
+
+// GetBrand reads, then (when gated) waits before answering: the row it
+// answers with predates whatever happens meanwhile.
+func (s *gatedStore) GetBrand(ctx context.Context, id string) (db.Brand, error) {
+	b, err := s.countingStore.GetBrand(ctx, id)
+	if s.gate != nil {
+		s.entered <- struct{}{}
+		<-s.gate
+	}
+	return b, err
 }

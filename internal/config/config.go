@@ -65,16 +65,31 @@ type Config struct {
 	// RateSubject is the sustained requests per second allowed per
 	// (agent, sub); 0 disables the limit.
 	RateSubject float64
-	// CacheTTL bounds how long a replica acts on cached agent and Brand state
-	// when it misses a change notification (PostgreSQL LISTEN/NOTIFY
-	// normally applies changes at once).
+	// CacheTTL bounds how long a replica acts on cached agent and Brand
+	// state (the change feed normally applies other replicas' changes
+	// sooner: within its revocation bound).
 	CacheTTL time.Duration
+	// DatabasePooler says what stands between pactd and PostgreSQL:
+	// PoolerNone, or PoolerTransaction (PgBouncer with pool_mode=transaction
+	// and the like), for which pactd runs statements without server-side
+	// prepared statements and opens no LISTEN connection through it.
+	DatabasePooler string
+	// ChangePollInterval is how often a replica polls the change feed from
+	// the last position it applied; the revocation bound is twice it.
+	ChangePollInterval time.Duration
+	// ChangeNotifyURL is the setting of the LISTEN connection that wakes
+	// the poller early: "" (the database URL), "off", or a PostgreSQL URL
+	// that reaches the server directly. NotifyURL resolves it.
+	ChangeNotifyURL string
 	// OutageGrace is how long, while the database is unreachable, pactd
 	// keeps verifying PA JWTs (and admitting callers) from the agent, Brand
 	// and credential state it last read; 0 fails closed at once. Anything
 	// that needs the database (delegation, grants, writes) fails closed
 	// regardless.
 	OutageGrace time.Duration
+	// GrantCacheSize bounds each replica's grant cache (entries, about 460
+	// bytes each when full).
+	GrantCacheSize int
 	// TokenCacheSize bounds the PA repeat-token cache (entries); 0 disables
 	// it. Each entry holds at most about 1.2 KiB, so this is the main bound
 	// on pactd's memory under load.
@@ -88,8 +103,22 @@ const (
 	MaxTokenCacheSize     = 4 << 20
 )
 
+// Bounds of the grant-cache-size setting; the default is
+// grantcache.DefaultSize. The maximum keeps the cache near 5 GB at most.
+const (
+	DefaultGrantCacheSize = 100_000
+	MinGrantCacheSize     = 1_000
+	MaxGrantCacheSize     = 10_000_000
+)
+
 // Off is the value of grpc-listen that turns the native gRPC port off.
 const Off = "off"
+
+// The values of database-pooler.
+const (
+	PoolerNone        = "none"
+	PoolerTransaction = "transaction"
+)
 
 // Secret is a configuration value that must never be printed or logged.
 type Secret string
@@ -186,12 +215,34 @@ func options() []option {
 		}},
 		{"rate-agent", "PACT_RATE_AGENT", "0", "requests/s allowed per agent (0: unlimited)", rate(func(c *Config) *float64 { return &c.RateAgent })},
 		{"rate-subject", "PACT_RATE_SUBJECT", "0", "requests/s allowed per (agent, sub) (0: unlimited)", rate(func(c *Config) *float64 { return &c.RateSubject })},
-		{"cache-ttl", "PACT_CACHE_TTL", "2s", "how long cached agent and Brand state may be used without a change notification", func(c *Config, v string) error {
+		{"cache-ttl", "PACT_CACHE_TTL", "2s", "how long cached agent and Brand state may be used at most (the change feed applies changes sooner)", func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 100*time.Millisecond || d > time.Hour {
 				return fmt.Errorf("must be a duration between 100ms and 1h, e.g. 2s")
 			}
 			c.CacheTTL = d
+			return nil
+		}},
+		{"database-pooler", "PACT_DATABASE_POOLER", PoolerNone, "none, or transaction when PACT_DATABASE_URL goes through a transaction pooler (PgBouncer pool_mode=transaction): no server-side prepared statements, no LISTEN through it", func(c *Config, v string) error {
+			if v != PoolerNone && v != PoolerTransaction {
+				return fmt.Errorf("must be %s or %s", PoolerNone, PoolerTransaction)
+			}
+			c.DatabasePooler = v
+			return nil
+		}},
+		{"change-poll-interval", "PACT_CHANGE_POLL_INTERVAL", "500ms", "how often each replica polls the change feed; the revocation bound is twice it", func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 10*time.Millisecond || d > 10*time.Second {
+				return fmt.Errorf("must be a duration between 10ms and 10s, e.g. 500ms")
+			}
+			c.ChangePollInterval = d
+			return nil
+		}},
+		{"change-notify-url", "PACT_CHANGE_NOTIFY_URL", "", "PostgreSQL URL of the LISTEN connection that wakes the change-feed poller early (default: the database URL; off: poll alone)", func(c *Config, v string) error {
+			if v != "" && v != Off && !IsPostgresURL(v) {
+				return fmt.Errorf("must be a postgres:// or postgresql:// URL, or off")
+			}
+			c.ChangeNotifyURL = v
 			return nil
 		}},
 		{"outage-grace", "PACT_OUTAGE_GRACE", "5m", "while the database is unreachable, how long PA JWTs are still verified from last-known agent and Brand state (0: fail closed)", func(c *Config, v string) error {
@@ -200,6 +251,14 @@ func options() []option {
 				return fmt.Errorf("must be a duration between 0s and 24h, e.g. 5m")
 			}
 			c.OutageGrace = d
+			return nil
+		}},
+		{"grant-cache-size", "PACT_GRANT_CACHE_SIZE", strconv.Itoa(DefaultGrantCacheSize), "grants each replica keeps in memory for delegated calls, about 460 bytes each; more distinct live grants than this within 10 minutes are read from the database again", func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < MinGrantCacheSize || n > MaxGrantCacheSize {
+				return fmt.Errorf("must be a whole number of grants from %d to %d", MinGrantCacheSize, MaxGrantCacheSize)
+			}
+			c.GrantCacheSize = n
 			return nil
 		}},
 		{"token-cache-size", "PACT_TOKEN_CACHE_SIZE", strconv.Itoa(DefaultTokenCacheSize), "entries of the PA repeat-token cache, each at most about 1.2 KiB: the main bound on memory under load (0: no cache)", func(c *Config, v string) error {
@@ -338,6 +397,9 @@ func (c *Config) validate() error {
 	if c.DatabaseURL != "" && !IsPostgresURL(c.DatabaseURL) && !strings.HasPrefix(c.DatabaseURL, "sqlite:") {
 		errs = append(errs, errors.New("database-url: must start with postgres://, postgresql:// or sqlite:"))
 	}
+	if c.DatabasePooler == PoolerTransaction && !IsPostgresURL(c.DatabaseURL) {
+		errs = append(errs, errors.New("database-pooler: transaction needs a PostgreSQL database-url"))
+	}
 	pu, err := url.Parse(c.PublicURL)
 	switch {
 	case err != nil || !pu.IsAbs() || pu.Host == "":
@@ -404,6 +466,22 @@ func sameAddress(a, b string) bool {
 	}
 	wild := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
 	return ah == bh || wild(ah) || wild(bh)
+}
+
+// NotifyURL is the URL the LISTEN connection of the change feed opens, or
+// "" for none (polling alone): the configured one, else the database URL
+// when it is PostgreSQL's and no transaction pooler stands in the way
+// (LISTEN through one is accepted but never delivers).
+func (c Config) NotifyURL() string {
+	switch {
+	case c.ChangeNotifyURL == Off:
+		return ""
+	case c.ChangeNotifyURL != "":
+		return c.ChangeNotifyURL
+	case IsPostgresURL(c.DatabaseURL) && c.DatabasePooler != PoolerTransaction:
+		return c.DatabaseURL
+	}
+	return ""
 }
 
 // IsPostgresURL reports whether a database URL selects PostgreSQL.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"pactd/internal/config"
+	"pactd/internal/grantcache"
 	"pactd/internal/pajwt"
 )
 
@@ -27,6 +28,9 @@ const (
 
 func TestLoadDefaults(t *testing.T) {
 	t.Parallel()
+	if config.DefaultGrantCacheSize != grantcache.DefaultSize {
+		t.Errorf("DefaultGrantCacheSize = %d, want grantcache.DefaultSize %d", config.DefaultGrantCacheSize, grantcache.DefaultSize)
+	}
 	if config.DefaultTokenCacheSize != pajwt.DefaultCacheSize {
 		t.Errorf("DefaultTokenCacheSize = %d, want pajwt.DefaultCacheSize %d", config.DefaultTokenCacheSize, pajwt.DefaultCacheSize)
 	}
@@ -46,6 +50,10 @@ func TestLoadDefaults(t *testing.T) {
 		OutageGrace:     5 * time.Minute,
 		GRPCListen:      "127.0.0.1:7071",
 		TokenCacheSize:  65536,
+
+		ChangePollInterval: 500 * time.Millisecond,
+		DatabasePooler:     "none",
+		GrantCacheSize:     100_000,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -62,6 +70,48 @@ func TestLoad(t *testing.T) {
 		env   []string
 		check func(t *testing.T, c config.Config)
 	}{
+		{
+			name: "ok/notify-url-defaults-to-the-database",
+			env:  []string{"PACT_DATABASE_URL=postgres://db.internal/pactd", "PACT_CHANGE_POLL_INTERVAL=250ms"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "NotifyURL", c.NotifyURL(), "postgres://db.internal/pactd")
+				eq(t, "ChangePollInterval", c.ChangePollInterval.String(), "250ms")
+			},
+		},
+		{
+			name: "ok/notify-url-of-its-own",
+			env:  []string{"PACT_DATABASE_URL=postgres://pooler.internal/pactd", "PACT_DATABASE_POOLER=transaction", "PACT_CHANGE_NOTIFY_URL=postgresql://db.internal/pactd"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "NotifyURL", c.NotifyURL(), "postgresql://db.internal/pactd")
+			},
+		},
+		{
+			name: "ok/behind-a-transaction-pooler-polls-alone",
+			env:  []string{"PACT_DATABASE_URL=postgres://pooler.internal:6432/pactd", "PACT_DATABASE_POOLER=transaction"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "DatabasePooler", c.DatabasePooler, "transaction")
+				eq(t, "NotifyURL", c.NotifyURL(), "")
+			},
+		},
+		{
+			name: "ok/grant-cache-size",
+			env:  []string{"PACT_GRANT_CACHE_SIZE=2000000"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "GrantCacheSize", strconv.Itoa(c.GrantCacheSize), "2000000")
+			},
+		},
+		{
+			name: "ok/notify-off-and-sqlite-polls-alone",
+			env:  []string{"PACT_DATABASE_URL=postgres://db.internal/pactd", "PACT_CHANGE_NOTIFY_URL=off"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "NotifyURL", c.NotifyURL(), "")
+				sqlite, err := config.Load(nil, nil, io.Discard)
+				if err != nil {
+					t.Fatal(err)
+				}
+				eq(t, "NotifyURL(sqlite)", sqlite.NotifyURL(), "")
+			},
+		},
 		{
 			name: "ok/env-beats-default",
 			env:  []string{"PACT_LISTEN=127.0.0.1:8080", "PACT_LOG_LEVEL=debug"},
@@ -328,6 +378,15 @@ func TestLoadRefuses(t *testing.T) {
 		{"fail/grpc-listen-empty-host-clash", []string{"--listen", ":7000", "--grpc-listen", "127.0.0.1:7000"}, nil, []string{"PACT_GRPC_LISTEN", "PACT_LISTEN"}},
 		{"fail/metrics-listen-is-listen", nil, []string{"PACT_METRICS_LISTEN=127.0.0.1:7070"}, []string{"PACT_METRICS_LISTEN", "PACT_LISTEN", "own address"}},
 		{"fail/data-dir-empty", []string{"--data-dir="}, nil, []string{"data-dir"}},
+
+		{"fail/database-pooler-unknown", nil, []string{"PACT_DATABASE_URL=postgres://h/db", "PACT_DATABASE_POOLER=session"}, []string{"PACT_DATABASE_POOLER", "none or transaction"}},
+		{"fail/database-pooler-on-sqlite", nil, []string{"PACT_DATABASE_POOLER=transaction"}, []string{"database-pooler", "PostgreSQL"}},
+		{"fail/grant-cache-size-too-small", nil, []string{"PACT_GRANT_CACHE_SIZE=999"}, []string{"PACT_GRANT_CACHE_SIZE", "from 1000 to 10000000"}},
+		{"fail/grant-cache-size-not-a-number", []string{"--grant-cache-size", "1e6"}, nil, []string{"--grant-cache-size"}},
+		{"fail/change-poll-interval-too-short", nil, []string{"PACT_CHANGE_POLL_INTERVAL=5ms"}, []string{"PACT_CHANGE_POLL_INTERVAL", "between 10ms and 10s"}},
+		{"fail/change-poll-interval-too-long", []string{"--change-poll-interval", "11s"}, nil, []string{"--change-poll-interval", "between 10ms and 10s"}},
+		{"fail/change-poll-interval-not-a-duration", nil, []string{"PACT_CHANGE_POLL_INTERVAL=1"}, []string{"PACT_CHANGE_POLL_INTERVAL"}},
+		{"fail/change-notify-url-not-postgres", nil, []string{"PACT_CHANGE_NOTIFY_URL=mysql://h/db"}, []string{"PACT_CHANGE_NOTIFY_URL", "postgres://", "off"}},
 
 		{"fail/database-url-mysql", nil, []string{"PACT_DATABASE_URL=mysql://u@h/db"}, []string{"database-url"}},
 		{"fail/database-url-no-scheme", []string{"--database-url", "/var/lib/pactd.db"}, nil, []string{"database-url"}},

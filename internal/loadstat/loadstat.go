@@ -1,7 +1,8 @@
 // Package loadstat holds what pactd's load generators (cmd/pactd-loadgen,
 // cmd/pactd-peerload) share: latency quantiles, a process's CPU time from
 // /proc, the key=value result files the benchmark scripts read, failure
-// summaries and the HTTP/1.1 client they drive servers with.
+// summaries and the HTTP/1.1 client they drive servers with; and the CPU
+// meter the in-process benchmarks report with (Meter).
 package loadstat
 
 import (
@@ -111,4 +112,77 @@ func HTTP1Client(conns int) *http.Client {
 		MaxIdleConnsPerHost: conns,
 		DisableCompression:  true,
 	}}
+}
+
+// PostgresBackendsCPU sums the CPU time of the PostgreSQL backends connected
+// to database dbName, found by their process title ("postgres: [cluster: ]
+// user dbName host(port) state"). found is false when none is.
+func PostgresBackendsCPU(dbName string) (total time.Duration, found bool) {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, false
+	}
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		title, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err != nil || !strings.HasPrefix(string(title), "postgres:") {
+			continue
+		}
+		if !strings.Contains(string(title)+" ", " "+dbName+" ") {
+			continue
+		}
+		if c, err := ProcCPU(pid); err == nil {
+			total += c
+			found = true
+		}
+	}
+	return total, found
+}
+
+// Meter measures, over a benchmark's loop, the CPU time of this process
+// and (when a database is named) of the PostgreSQL backends serving it.
+type Meter struct {
+	dbName       string
+	self0, pg0   time.Duration
+	selfOK, pgOK bool
+}
+
+// StartMeter starts measuring; dbName "" measures this process only.
+func StartMeter(dbName string) *Meter {
+	m := &Meter{dbName: dbName}
+	c, err := ProcCPU(os.Getpid())
+	m.self0, m.selfOK = c, err == nil
+	if dbName != "" {
+		m.pg0, m.pgOK = PostgresBackendsCPU(dbName)
+	}
+	return m
+}
+
+// Report passes go-cpu-ns/op, pg-cpu-ns/op (when measured) and ops/cpu-s
+// (both together: the honest per-core figure when PostgreSQL shares the
+// machine) for n operations to report, which is testing.B's ReportMetric.
+// Where /proc cannot be read it reports nothing.
+func (m *Meter) Report(n int, report func(value float64, unit string)) {
+	if n == 0 || !m.selfOK {
+		return
+	}
+	self1, err := ProcCPU(os.Getpid())
+	if err != nil {
+		return
+	}
+	ops := float64(n)
+	cpu := self1 - m.self0
+	report(float64(cpu.Nanoseconds())/ops, "go-cpu-ns/op")
+	if m.pgOK {
+		if pg1, ok := PostgresBackendsCPU(m.dbName); ok {
+			report(float64((pg1-m.pg0).Nanoseconds())/ops, "pg-cpu-ns/op")
+			cpu += pg1 - m.pg0
+		}
+	}
+	if cpu > 0 {
+		report(ops/cpu.Seconds(), "ops/cpu-s")
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"pactd/db"
 	"pactd/internal/buildinfo"
 	"pactd/internal/pajwt"
 	"pactd/internal/reqlog"
@@ -109,6 +110,7 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // within a second at scrape time, else 0).
 func registerProcessMetrics(reg prometheus.Registerer, store interface {
 	Ping(context.Context) error
+	Statements() []db.StatementCount
 }) {
 	bi := buildinfo.Get()
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -127,6 +129,23 @@ func registerProcessMetrics(reg prometheus.Registerer, store interface {
 		}
 		return 1
 	}))
+	reg.MustRegister(statementsCollector{store.Statements})
+}
+
+// statementsDesc describes pactd_db_statements_total.
+var statementsDesc = prometheus.NewDesc("pactd_db_statements_total",
+	"SQL statements run, by sqlc query name (every one on PostgreSQL, those outside transactions on SQLite): what each replica asks of the database.",
+	[]string{"statement"}, nil)
+
+// statementsCollector exports the store's statement counts at scrape time.
+type statementsCollector struct{ counts func() []db.StatementCount }
+
+func (statementsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- statementsDesc }
+
+func (c statementsCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.counts() {
+		ch <- prometheus.MustNewConstMetric(statementsDesc, prometheus.CounterValue, float64(s.N), s.Name)
+	}
 }
 
 // registerTokenCacheMetric exports pactd_pa_token_cache_entries: the

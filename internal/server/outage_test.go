@@ -163,6 +163,10 @@ func newOutageWorld(t *testing.T, env ...string) outageWorld {
 	if _, err := bc.CreateBrand(t.Context(), &pactv1.CreateBrandRequest{BrandId: "acme", DisplayName: "Acme"}); err != nil {
 		t.Fatal(err)
 	}
+	// The feed drops the cached agent and Brand when it applies their
+	// creation: let it, so the positive control's reads are what the
+	// outage falls back on.
+	feedCaughtUp(t, inst)
 	vc := pactv1connect.NewVerificationServiceClient(h2c(), inst.url, withToken(frontendToken))
 	verify := func() (*pactv1.VerifyAgentRequestResponse, error) {
 		cctx, ccancel := context.WithTimeout(t.Context(), 3*time.Second)

@@ -33,8 +33,10 @@ import (
 	"pactd/internal/apidesc"
 	"pactd/internal/auth"
 	"pactd/internal/brandcache"
+	"pactd/internal/changefeed"
 	"pactd/internal/config"
 	"pactd/internal/delegtoken"
+	"pactd/internal/grantcache"
 	"pactd/internal/jose"
 	"pactd/internal/oauthhttp"
 	"pactd/internal/pajwt"
@@ -66,10 +68,9 @@ type Server struct {
 	store   db.Store
 	handler http.Handler
 	metrics http.Handler
-	// changes and resync apply other replicas' changes to this replica's
-	// caches (PostgreSQL LISTEN/NOTIFY; see db.ListenChanges).
-	changes func(db.Change)
-	resync  func()
+	// feed polls the change feed and applies other replicas' changes to
+	// this replica's caches (package changefeed).
+	feed *changefeed.Feed
 	// health answers grpc.health.v1 on both ports.
 	health *storeChecker
 	// grpc is the native gRPC server of PACT_GRPC_LISTEN, or nil.
@@ -81,7 +82,8 @@ type Server struct {
 	// pass one on :0).
 	GRPCListener net.Listener
 	// purge deletes expired delegation state (device codes, used Brand
-	// assertions, refresh tokens of expired grants); Serve runs it hourly.
+	// assertions, refresh tokens of expired grants) and change-feed rows
+	// past their retention; Serve runs it hourly.
 	purge func(ctx context.Context) (int64, error)
 }
 
@@ -103,22 +105,28 @@ func (s *Server) purgeLoop(ctx context.Context) {
 		n, err := s.purge(pctx)
 		cancel()
 		if err != nil {
-			s.log.Warn("purge expired delegation state", slog.String("error", err.Error()))
+			s.log.Warn("purge expired delegation state and old change-feed rows", slog.String("error", err.Error()))
 		} else if n > 0 {
-			s.log.Info("purged expired delegation state", slog.Int64("rows", n))
+			s.log.Info("purged expired delegation state and old change-feed rows", slog.Int64("rows", n))
 		}
 	}
 }
 
-// refreshKeys reloads the key ring in the background, bounded in time.
-func (s *Server) refreshKeys(r *provkeys.Ring) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := r.Refresh(ctx); err != nil {
-			s.log.Warn("reload signing keys after a change", slog.String("error", err.Error()))
+// listen holds the LISTEN connection that wakes the change-feed poller
+// early, until ctx ends; it logs when it connects and when it fails (the
+// poller works without it).
+func (s *Server) listen(ctx context.Context, url string) {
+	err := db.ListenForChanges(ctx, url, s.feed.Wake, func(up bool, err error) {
+		s.feed.Listening(up)
+		if up {
+			s.log.Info("change feed: LISTEN connection up; notifications wake the poller")
+		} else {
+			s.log.Warn("change feed: LISTEN connection failed; polling alone until it is back", slog.String("error", err.Error()))
 		}
-	}()
+	})
+	if err != nil {
+		s.log.Warn("change feed: no LISTEN connection", slog.String("error", err.Error()))
+	}
 }
 
 // New opens the store (applying migrations), bootstraps credentials (writing
@@ -134,7 +142,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	if err != nil {
 		return nil, err
 	}
-	store, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir)
+	store, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir, StoreOptions(cfg)...)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -173,36 +181,39 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		return nil, fmt.Errorf("PA JWT verifier: %w", err)
 	}
 	registerTokenCacheMetric(reg, paVerifier)
-	agents := agentdir.New(store, cfg.Audience, cfg.CacheTTL, cfg.OutageGrace, now)
+	// The caches that hold state other replicas change, and the feed that
+	// tells them (package changefeed); the feed starts with Serve.
+	fed := &fedCaches{log: log, keys: keyRing, authn: authn}
+	s.feed = changefeed.New(changefeed.Config{Store: store, Interval: cfg.ChangePollInterval, Apply: fed.apply, Resync: fed.resync,
+		Now: now, Logger: log, Registerer: reg})
+	agents := agentdir.New(store, cfg.Audience, cfg.CacheTTL, cfg.OutageGrace, s.feed, now)
+	fed.agents = agents
 	pa := agentdir.PAVerifier{Verifier: paVerifier, Directory: agents}
 	tokenVerifier := delegtoken.NewVerifier(keyRing, now)
-	brands := brandcache.New(store, cfg.CacheTTL, cfg.OutageGrace, now)
-	cached := cachedBrands{Store: store, brands: brands}
+	brands := brandcache.New(store, cfg.CacheTTL, cfg.OutageGrace, s.feed, now)
+	fed.brands = brands
+	// Grant liveness from memory, for every delegated call (package
+	// grantcache): revocations arrive through the feed.
+	grants := grantcache.New(store, cfg.GrantCacheSize, s.feed, now, reg)
+	fed.grants = grants
+	cached := cachedStore{Store: store, brands: brands, grants: grants}
 	verifier := verification.New(verification.Deps{
 		PA: pa, Brands: brands, Now: now, Logger: log, Registerer: reg,
-		Delegation:   verification.DelegationTokens{Tokens: tokenVerifier, Grants: store, PublicURL: cfg.PublicURL, Now: now},
+		Delegation:   verification.DelegationTokens{Tokens: tokenVerifier, Grants: grants, PublicURL: cfg.PublicURL, Now: now},
 		AgentLimit:   ratelimit.New(cfg.RateAgent, burst(cfg.RateAgent), now),
 		SubjectLimit: ratelimit.New(cfg.RateSubject, burst(cfg.RateSubject), now),
 	})
 
-	s.changes = func(c db.Change) {
-		switch c.Kind {
-		case db.ChangeAgent:
-			agents.Forget(c.Key)
-		case db.ChangeBrand:
-			brands.Forget(c.Key)
-		case db.ChangeKey:
-			s.refreshKeys(keyRing)
-		}
-	}
-	s.resync = func() {
-		agents.ForgetAll()
-		brands.ForgetAll()
-		s.refreshKeys(keyRing)
-	}
 	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks,
 		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}})
-	s.purge = deleg.PurgeExpired
+	s.purge = func(ctx context.Context) (int64, error) {
+		n, err := deleg.PurgeExpired(ctx)
+		if err != nil {
+			return n, err
+		}
+		m, err := store.PruneChanges(ctx, now().Add(-changefeed.Retention))
+		return n + m, err
+	}
 	svc := Services{
 		Credential:   credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
 		Agent:        agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, Logger: log, OnChange: agents.Changed}),
@@ -210,7 +221,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Verification: verifier,
 		Conversation: conversation.New(conversation.Deps{Store: store, Now: now, Logger: log}),
 		Delegation:   deleg,
-		Token: token.New(token.Deps{Brands: brands, Grants: store, Keys: keyRing, Verifier: tokenVerifier,
+		Token: token.New(token.Deps{Brands: brands, Grants: grants, Keys: keyRing, Verifier: tokenVerifier,
 			Signer: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
 	}
 	metrics := newRPCMetrics(reg)
@@ -225,16 +236,88 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	return s, nil
 }
 
-// cachedBrands is the store with Brand reads served by the cache, for
-// services that take the whole store but read a Brand on every request.
-type cachedBrands struct {
+// fedCaches are this replica's caches of state other replicas change; the
+// change feed drops what they hold for each change (apply) or everything
+// (resync).
+type fedCaches struct {
+	log    *slog.Logger
+	agents *agentdir.Directory
+	brands *brandcache.Cache
+	grants *grantcache.Cache
+	authn  *auth.Authenticator
+	keys   *provkeys.Ring
+}
+
+func (f *fedCaches) apply(cs []db.Change) {
+	reload := false
+	for _, c := range cs {
+		switch c.Kind {
+		case db.ChangeAgent:
+			f.agents.Forget(c.Key)
+			f.grants.ForgetClient(c.Key) // a deleted agent's grants are deleted with it
+		case db.ChangeGrant:
+			f.grants.Forget(c.Key)
+		case db.ChangeBrand:
+			f.brands.Forget(c.Key)
+		case db.ChangeCredential:
+			f.authn.Forget()
+		case db.ChangeKey:
+			reload = true
+		}
+	}
+	if reload {
+		f.reloadKeys()
+	}
+}
+
+func (f *fedCaches) resync() {
+	f.agents.ForgetAll()
+	f.brands.ForgetAll()
+	f.grants.ForgetAll()
+	f.authn.Forget()
+	f.reloadKeys()
+}
+
+// reloadKeys reloads the key ring in the background, bounded in time (a
+// new key signs only once every replica has had minutes to load it).
+func (f *fedCaches) reloadKeys() {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := f.keys.Refresh(ctx); err != nil {
+			f.log.Warn("reload signing keys after a change", slog.String("error", err.Error()))
+		}
+	}()
+}
+
+// StoreOptions are the db.Open options the configuration asks for.
+func StoreOptions(cfg config.Config) []db.Option {
+	if cfg.DatabasePooler == config.PoolerTransaction {
+		return []db.Option{db.BehindTransactionPooler()}
+	}
+	return nil
+}
+
+// cachedStore is the store with Brand reads served by the cache, for
+// services that take the whole store but read a Brand on every request,
+// and grant revocations applied to this replica's grant cache at once
+// (other replicas learn them from the feed).
+type cachedStore struct {
 	db.Store
 	brands *brandcache.Cache
+	grants *grantcache.Cache
 }
 
 // GetBrand reads through the cache.
-func (c cachedBrands) GetBrand(ctx context.Context, id string) (db.Brand, error) {
+func (c cachedStore) GetBrand(ctx context.Context, id string) (db.Brand, error) {
 	return c.brands.GetBrand(ctx, id)
+}
+
+// RevokeGrant revokes in the store, then forgets the grant here.
+func (c cachedStore) RevokeGrant(ctx context.Context, id string, now time.Time) (bool, error) {
+	revoked, err := c.Store.RevokeGrant(ctx, id, now)
+	c.grants.Forget(id)
+	return revoked, err
 }
 
 // burst is the bucket size for a rate: one second's worth, at least 1.
@@ -463,7 +546,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	listenCtx, stopListening := context.WithCancel(ctx)
 	defer stopListening()
-	go func() { _ = db.ListenChanges(listenCtx, s.store, s.changes, s.resync) }()
+	go s.feed.Run(listenCtx)
+	if u := s.cfg.NotifyURL(); u != "" {
+		go s.listen(listenCtx, u)
+	}
 	go s.purgeLoop(listenCtx)
 	s.log.Info("pactd serving", slog.String("addr", ln.Addr().String()), slog.String("grpc_addr", grpcAddr), slog.String("store", s.store.Engine()),
 		slog.Bool("tls", s.cfg.TLSCert != ""), slog.Bool("dev", s.cfg.Dev))

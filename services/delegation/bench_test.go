@@ -27,9 +27,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"pactd/internal/brandcache"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -42,7 +39,9 @@ import (
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/brandcache"
 	"pactd/internal/delegtoken"
+	"pactd/internal/loadstat"
 	"pactd/internal/pajwt"
 	"pactd/internal/provkeys"
 	"pactd/services/delegation"
@@ -111,7 +110,7 @@ func newRefreshEnv(b *testing.B, engine string) *refreshEnv {
 		b.Fatal(err)
 	}
 	// Brands come from the cache, as internal/server wires them.
-	svc := delegation.New(delegation.Deps{Store: cachedBrands{Store: s, brands: brandcache.New(s, time.Minute, 0, nil)}, PA: benchPA{}, Minter: delegtoken.NewSigner(ring, nil),
+	svc := delegation.New(delegation.Deps{Store: cachedBrands{Store: s, brands: brandcache.New(s, time.Minute, 0, nil, nil)}, PA: benchPA{}, Minter: delegtoken.NewSigner(ring, nil),
 		PublicURL: benchPublicURL, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	return &refreshEnv{svc: svc, dbName: dbName}
 }
@@ -165,13 +164,13 @@ func BenchmarkRefresh(b *testing.B) {
 			e := newRefreshEnv(b, engine)
 			rt := e.grant(b, "user-42")
 			ctx := b.Context()
-			m := startCPUMeter(e.dbName)
+			m := loadstat.StartMeter(e.dbName)
 			b.ReportAllocs()
 			for b.Loop() {
 				resp, err := e.svc.IssueDelegation(ctx, refreshReq(rt))
 				rt = rotated(b, resp, err, rt)
 			}
-			m.report(b)
+			m.Report(b.N, b.ReportMetric)
 		})
 	}
 }
@@ -189,7 +188,7 @@ func BenchmarkRefreshParallel(b *testing.B) {
 			chains <- e.grant(b, "user-"+strconv.Itoa(i))
 		}
 		ctx := b.Context()
-		m := startCPUMeter(e.dbName)
+		m := loadstat.StartMeter(e.dbName)
 		b.ReportAllocs()
 		b.SetParallelism(perProc)
 		b.ResetTimer()
@@ -204,7 +203,7 @@ func BenchmarkRefreshParallel(b *testing.B) {
 				rt = resp.GetRefreshToken()
 			}
 		})
-		m.report(b)
+		m.Report(b.N, b.ReportMetric)
 	})
 }
 
@@ -222,13 +221,13 @@ func BenchmarkRefreshRPC(b *testing.B) {
 			base, client := serveH2C(b, mux)
 			c := pactv1connect.NewDelegationServiceClient(client, base, connect.WithGRPC())
 			ctx := b.Context()
-			m := startCPUMeter(e.dbName)
+			m := loadstat.StartMeter(e.dbName)
 			b.ReportAllocs()
 			for b.Loop() {
 				resp, err := c.IssueDelegation(ctx, refreshReq(rt))
 				rt = rotated(b, resp, err, rt)
 			}
-			m.report(b)
+			m.Report(b.N, b.ReportMetric)
 		})
 	}
 }
@@ -253,103 +252,6 @@ func serveH2C(b *testing.B, h http.Handler) (string, *http.Client) {
 	client := &http.Client{Transport: &http.Transport{Protocols: cp}}
 	b.Cleanup(client.CloseIdleConnections)
 	return "http://" + ln.Addr().String(), client
-}
-
-// cpuMeter measures CPU time over a benchmark loop from /proc: this
-// process, and the PostgreSQL backends whose process title names the
-// benchmark's database. Where /proc cannot be read it reports nothing.
-// (The same helper is in services/token/bench_test.go.)
-type cpuMeter struct {
-	dbName       string
-	self0, pg0   time.Duration
-	selfOK, pgOK bool
-}
-
-// clockTick is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).
-const clockTick = 10 * time.Millisecond
-
-func startCPUMeter(dbName string) *cpuMeter {
-	m := &cpuMeter{dbName: dbName}
-	m.self0, m.selfOK = procCPU("self")
-	if dbName != "" {
-		m.pg0, m.pgOK = backendsCPU(dbName)
-	}
-	return m
-}
-
-// report adds go-cpu-ns/op, pg-cpu-ns/op and ops/cpu-s to the result.
-func (m *cpuMeter) report(b *testing.B) {
-	if b.N == 0 || !m.selfOK {
-		return
-	}
-	self1, ok := procCPU("self")
-	if !ok {
-		return
-	}
-	n := float64(b.N)
-	cpu := self1 - m.self0
-	b.ReportMetric(float64(cpu.Nanoseconds())/n, "go-cpu-ns/op")
-	if m.pgOK {
-		if pg1, ok := backendsCPU(m.dbName); ok {
-			b.ReportMetric(float64((pg1-m.pg0).Nanoseconds())/n, "pg-cpu-ns/op")
-			cpu += pg1 - m.pg0
-		}
-	}
-	if cpu > 0 {
-		b.ReportMetric(n/cpu.Seconds(), "ops/cpu-s")
-	}
-}
-
-// procCPU is utime + stime of /proc/<pid>/stat.
-func procCPU(pid string) (time.Duration, bool) {
-	raw, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-	if err != nil {
-		return 0, false
-	}
-	// The command name (field 2) may hold spaces; fields restart after ')'.
-	i := bytes.LastIndexByte(raw, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(raw[i+1:]))
-	if len(f) < 13 { // f[0] is field 3 (state); utime is 14, stime 15
-		return 0, false
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return time.Duration(ut+st) * clockTick, true
-}
-
-// backendsCPU sums the CPU time of the PostgreSQL backends connected to
-// dbName. A backend's title is "postgres: [cluster: ]user dbName host(port)
-// state"; ok is false when none is found.
-func backendsCPU(dbName string) (time.Duration, bool) {
-	dirs, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, false
-	}
-	var total time.Duration
-	found := false
-	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
-			continue
-		}
-		title, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err != nil || !bytes.HasPrefix(title, []byte("postgres:")) {
-			continue
-		}
-		if !bytes.Contains(append(title, ' '), []byte(" "+dbName+" ")) {
-			continue
-		}
-		if c, ok := procCPU(d.Name()); ok {
-			total += c
-			found = true
-		}
-	}
-	return total, found
 }
 
 // cachedBrands serves Brand reads from the cache, like internal/server.

@@ -30,10 +30,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"pactd/internal/brandcache"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +40,9 @@ import (
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/brandcache"
 	"pactd/internal/delegtoken"
+	"pactd/internal/loadstat"
 	"pactd/internal/provkeys"
 	"pactd/services/token"
 )
@@ -129,7 +127,7 @@ func newIntrospectEnv(b *testing.B, engine string) *introspectEnv {
 		b.Fatal(err)
 	}
 	// Brands come from the cache, as internal/server wires them.
-	svc := token.New(token.Deps{Brands: brandcache.New(s, time.Minute, 0, nil), Grants: s, Keys: ring, Verifier: delegtoken.NewVerifier(ring, nil),
+	svc := token.New(token.Deps{Brands: brandcache.New(s, time.Minute, 0, nil, nil), Grants: s, Keys: ring, Verifier: delegtoken.NewVerifier(ring, nil),
 		Signer: delegtoken.NewSigner(ring, nil), PublicURL: benchPublicURL,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}) // Info, as pactd logs
 	e := &introspectEnv{svc: svc, dbName: dbName,
@@ -145,13 +143,16 @@ func newIntrospectEnv(b *testing.B, engine string) *introspectEnv {
 
 // BenchmarkIntrospectToken is IntrospectToken called in-process on a valid
 // delegation token with a live grant: ES256 verification, the Brand load and
-// the grant check (a store query on every call: revocation is immediate).
+// the grant check, a store query on every call: the worst case, what the
+// grant cache pactd puts in front of the store costs on a miss (a repeated
+// introspection is a hit and reads nothing; services/verification's
+// BenchmarkVerifyAgentRequest/delegated measures that path).
 func BenchmarkIntrospectToken(b *testing.B) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		b.Run(engine, func(b *testing.B) {
 			e := newIntrospectEnv(b, engine)
 			ctx := b.Context()
-			m := startCPUMeter(e.dbName)
+			m := loadstat.StartMeter(e.dbName)
 			b.ReportAllocs()
 			for b.Loop() {
 				resp, err := e.svc.IntrospectToken(ctx, e.req)
@@ -159,7 +160,7 @@ func BenchmarkIntrospectToken(b *testing.B) {
 					b.Fatalf("IntrospectToken = %v, %v", resp, err)
 				}
 			}
-			m.report(b)
+			m.Report(b.N, b.ReportMetric)
 		})
 	}
 }
@@ -172,7 +173,7 @@ func BenchmarkIntrospectTokenParallel(b *testing.B) {
 	b.Run("postgres", func(b *testing.B) {
 		e := newIntrospectEnv(b, "postgres")
 		ctx := b.Context()
-		m := startCPUMeter(e.dbName)
+		m := loadstat.StartMeter(e.dbName)
 		b.ReportAllocs()
 		b.SetParallelism(8)
 		b.ResetTimer()
@@ -185,7 +186,7 @@ func BenchmarkIntrospectTokenParallel(b *testing.B) {
 				}
 			}
 		})
-		m.report(b)
+		m.Report(b.N, b.ReportMetric)
 	})
 }
 
@@ -207,7 +208,7 @@ func BenchmarkIntrospectTokenRPC(b *testing.B) {
 			if resp, err := c.IntrospectToken(ctx, e.req); err != nil || !resp.GetActive() {
 				b.Fatalf("control RPC = %v, %v", resp, err)
 			}
-			m := startCPUMeter(e.dbName)
+			m := loadstat.StartMeter(e.dbName)
 			b.ReportAllocs()
 			for b.Loop() {
 				resp, err := c.IntrospectToken(ctx, e.req)
@@ -215,7 +216,7 @@ func BenchmarkIntrospectTokenRPC(b *testing.B) {
 					b.Fatalf("IntrospectToken RPC = %v, %v", resp, err)
 				}
 			}
-			m.report(b)
+			m.Report(b.N, b.ReportMetric)
 		})
 	}
 }
@@ -232,14 +233,14 @@ func BenchmarkRawES256Verify(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := startCPUMeter("")
+	m := loadstat.StartMeter("")
 	b.ReportAllocs()
 	for b.Loop() {
 		if !ecdsa.Verify(&k.PublicKey, d[:], r, s) {
 			b.Fatal("bad signature")
 		}
 	}
-	m.report(b)
+	m.Report(b.N, b.ReportMetric)
 }
 
 // serveH2C serves h on a loopback port with unencrypted HTTP/2 as pactd's
@@ -262,100 +263,4 @@ func serveH2C(b *testing.B, h http.Handler) (string, *http.Client) {
 	client := &http.Client{Transport: &http.Transport{Protocols: cp}}
 	b.Cleanup(client.CloseIdleConnections)
 	return "http://" + ln.Addr().String(), client
-}
-
-// cpuMeter measures CPU time over a benchmark loop from /proc: this
-// process, and the PostgreSQL backends whose process title names the
-// benchmark's database. Where /proc cannot be read it reports nothing.
-type cpuMeter struct {
-	dbName       string
-	self0, pg0   time.Duration
-	selfOK, pgOK bool
-}
-
-// clockTick is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).
-const clockTick = 10 * time.Millisecond
-
-func startCPUMeter(dbName string) *cpuMeter {
-	m := &cpuMeter{dbName: dbName}
-	m.self0, m.selfOK = procCPU("self")
-	if dbName != "" {
-		m.pg0, m.pgOK = backendsCPU(dbName)
-	}
-	return m
-}
-
-// report adds go-cpu-ns/op, pg-cpu-ns/op and ops/cpu-s to the result.
-func (m *cpuMeter) report(b *testing.B) {
-	if b.N == 0 || !m.selfOK {
-		return
-	}
-	self1, ok := procCPU("self")
-	if !ok {
-		return
-	}
-	n := float64(b.N)
-	cpu := self1 - m.self0
-	b.ReportMetric(float64(cpu.Nanoseconds())/n, "go-cpu-ns/op")
-	if m.pgOK {
-		if pg1, ok := backendsCPU(m.dbName); ok {
-			b.ReportMetric(float64((pg1-m.pg0).Nanoseconds())/n, "pg-cpu-ns/op")
-			cpu += pg1 - m.pg0
-		}
-	}
-	if cpu > 0 {
-		b.ReportMetric(n/cpu.Seconds(), "ops/cpu-s")
-	}
-}
-
-// procCPU is utime + stime of /proc/<pid>/stat.
-func procCPU(pid string) (time.Duration, bool) {
-	raw, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
-	if err != nil {
-		return 0, false
-	}
-	// The command name (field 2) may hold spaces; fields restart after ')'.
-	i := bytes.LastIndexByte(raw, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(raw[i+1:]))
-	if len(f) < 13 { // f[0] is field 3 (state); utime is 14, stime 15
-		return 0, false
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return time.Duration(ut+st) * clockTick, true
-}
-
-// backendsCPU sums the CPU time of the PostgreSQL backends connected to
-// dbName. A backend's title is "postgres: [cluster: ]user dbName host(port)
-// state"; ok is false when none is found.
-func backendsCPU(dbName string) (time.Duration, bool) {
-	dirs, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, false
-	}
-	var total time.Duration
-	found := false
-	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
-			continue
-		}
-		title, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err != nil || !bytes.HasPrefix(title, []byte("postgres:")) {
-			continue
-		}
-		if !bytes.Contains(append(title, ' '), []byte(" "+dbName+" ")) {
-			continue
-		}
-		if c, ok := procCPU(d.Name()); ok {
-			total += c
-			found = true
-		}
-	}
-	return total, found
 }

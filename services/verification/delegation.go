@@ -18,16 +18,18 @@ type TokenVerifier interface {
 }
 
 // GrantStore says whether a grant is live, and with which
-// authorization_details (canonical JSON, "" for a scope-only grant).
+// authorization_details (canonical JSON, "" for a scope-only grant): the
+// store, or the grant cache in front of it.
 type GrantStore interface {
 	LiveGrantDetails(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (details string, live bool, err error)
 }
 
 // DelegationTokens checks X-A2A-User-Delegation values (PACT §5.5): a
 // Bearer delegation token whose signature, typ, iss, aud (this Brand), exp
-// and client_id (the PA's issuer) verify, and whose grant is live in the
-// store. The grant is read on every call, so a revocation takes effect on
-// the next request on every replica sharing the database.
+// and client_id (the PA's issuer) verify, and whose grant is live per
+// Grants. pactd passes its grant cache (internal/grantcache), so a
+// revocation takes effect within the change feed's revocation bound on
+// every replica, and a delegated call reads nothing while nothing changed.
 //
 // The approved authorization_details (PACT §5.7) come from the grant in
 // the store, never from the token alone, and the token's claim must match

@@ -25,6 +25,19 @@ type Brand struct {
 	UpdateTime     int64
 }
 
+type ChangeFeed struct {
+	Pos          int64
+	Token        int64
+	Kind         string
+	Key          string
+	CreateTimeMs int64
+}
+
+type ChangeFeedHead struct {
+	ID  int64
+	Pos int64
+}
+
 type Context struct {
 	ID         string
 	BrandID    string

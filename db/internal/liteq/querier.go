@@ -36,6 +36,9 @@ type Querier interface {
 	CreateRefreshToken(ctx context.Context, arg CreateRefreshTokenParams) error
 	CreateSigningKey(ctx context.Context, arg CreateSigningKeyParams) error
 	DeleteAgent(ctx context.Context, id string) (int64, error)
+	// Prunes changes written before before_ms (unix ms), always keeping the
+	// newest row: pollers check their position against it.
+	DeleteChangesBefore(ctx context.Context, beforeMs int64) (int64, error)
 	// A used assertion is kept while it could still be accepted (through its
 	// expire_time, inclusive).
 	DeleteExpiredBrandAssertions(ctx context.Context, now int64) (int64, error)
@@ -53,6 +56,9 @@ type Querier interface {
 	GetDeviceAuthorizationByDeviceCode(ctx context.Context, arg GetDeviceAuthorizationByDeviceCodeParams) (DeviceAuthorization, error)
 	GetDeviceAuthorizationByUserCode(ctx context.Context, arg GetDeviceAuthorizationByUserCodeParams) (DeviceAuthorization, error)
 	GetGrant(ctx context.Context, id string) (Grant, error)
+	// The change feed (migration 0010): rows are appended by triggers only.
+	// The newest change; no row when the feed is empty.
+	GetLatestChange(ctx context.Context) (ChangeFeed, error)
 	// The authorization_details of a grant that is live for this Brand, client
 	// and Brand user (the guard of CountLiveGrants); no row when it is not.
 	GetLiveGrantDetails(ctx context.Context, arg GetLiveGrantDetailsParams) (string, error)
@@ -60,6 +66,10 @@ type Querier interface {
 	GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error)
 	ListAgents(ctx context.Context, arg ListAgentsParams) ([]Agent, error)
 	ListBrands(ctx context.Context, arg ListBrandsParams) ([]Brand, error)
+	// Changes at and after from_pos, in position order: a poller asks from the
+	// position it applied last, so the first row tells it whether that row is
+	// still the one it applied.
+	ListChangesFrom(ctx context.Context, arg ListChangesFromParams) ([]ChangeFeed, error)
 	// In id (creation) order, after after_id (an empty after_id starts at the first).
 	ListCredentials(ctx context.Context, arg ListCredentialsParams) ([]Credential, error)
 	// Newest first (ids are ULIDs); before_id '' starts at the newest.
