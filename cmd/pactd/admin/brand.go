@@ -265,6 +265,19 @@ func (b *brandFlags) applyDelegation(base *pactv1.DelegationSettings) (*pactv1.D
 	return d, nil
 }
 
+// loginModeName is a login mode as -login-mode spells it.
+func loginModeName(m pactv1.BrandLoginMode) string {
+	if m == pactv1.BrandLoginMode_BRAND_LOGIN_MODE_UNSPECIFIED {
+		return "signed-assertion (unset, which means it)"
+	}
+	for name, v := range loginModes {
+		if v == m {
+			return name
+		}
+	}
+	return m.String()
+}
+
 var loginModes = map[string]pactv1.BrandLoginMode{
 	"signed-assertion": pactv1.BrandLoginMode_BRAND_LOGIN_MODE_SIGNED_ASSERTION,
 	"trusted-frontend": pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND,
@@ -335,8 +348,8 @@ func brandFields(w io.Writer, b *pactv1.Brand) {
 	}
 	d := b.GetDelegation()
 	row(w, "delegation", onOff(d.GetEnabled()))
-	if d != nil {
-		row(w, "login mode", d.GetLoginMode().String())
+	if d.GetEnabled() || d.GetLoginUrl() != "" || len(d.GetScopes()) > 0 {
+		row(w, "login mode", loginModeName(d.GetLoginMode()))
 		row(w, "login url", d.GetLoginUrl())
 		if d.GetAssertionIssuer() != "" || d.GetAssertionJwksUri() != "" {
 			row(w, "assertion issuer", d.GetAssertionIssuer())

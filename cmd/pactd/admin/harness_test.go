@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -294,4 +295,12 @@ func (p *pactd) delegation(tok string) pactv1connect.DelegationServiceClient {
 
 func (p *pactd) tokens() pactv1connect.TokenServiceClient {
 	return pactv1connect.NewTokenServiceClient(http.DefaultClient, p.url, withToken(adminToken))
+}
+
+// writeJSON writes a settings file for a command to read.
+func writeJSON(t *testing.T, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(name, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
