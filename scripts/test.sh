@@ -25,11 +25,13 @@
 #
 # How long: on a 2-core machine with a cold Go build cache, about 25 minutes (the pinned
 # tools, the race-instrumented test binaries and the fuzz targets are compiled once; most of
-# it is compiling); warm, about 5 minutes. Every long step prints a line each minute.
+# it is compiling); warm, about 5 minutes. Every step that can take a minute runs under
+# heartbeat, which prints a line at least once a minute while it runs.
 #
 # Environment:
 #   PACT_QUICK=1            quick local iteration: go test without -race, no fuzz smoke, no
-#                           browser test. Ignored under CI=true: CI always runs everything.
+#                           browser test, no container image. Ignored under CI=true: CI always
+#                           runs everything.
 #   PACT_FUZZTIME           fuzz budget per target (default 20000x executions; 0 skips the fuzz smoke).
 #                           A count, not a duration: Go 1.26's fuzz coordinator can report a bare
 #                           "context deadline exceeded" at the end of a wall-clock -fuzztime on a
@@ -75,7 +77,8 @@ if [[ "${PACT_QUICK:-}" == "1" ]]; then
 		echo "PACT_QUICK=1 is ignored under CI=true: CI runs everything"
 	else
 		QUICK=1
-		echo "PACT_QUICK=1: quick mode (no -race, no fuzz smoke, no browser test); CI runs everything"
+		echo "PACT_QUICK=1: quick mode, skipping: the race detector (go test without -race), the fuzz smoke," \
+			"the browser test (e2e TestBrowser*) and the container image build; CI runs everything"
 	fi
 fi
 step=0
@@ -89,8 +92,9 @@ fail() {
 }
 tool() { go tool -modfile=tools/go.mod "$@"; }
 
-# heartbeat LABEL CMD...: runs CMD, printing a line every 60 s while it runs,
-# so a long compile is never a silent stretch.
+# heartbeat LABEL CMD...: runs CMD, printing a line every HEARTBEAT_SECONDS
+# (50) while it runs, so a long compile, install or download is never a
+# silent stretch of a minute.
 heartbeat() {
 	local label=$1 t0 hb rc=0
 	shift
@@ -98,7 +102,7 @@ heartbeat() {
 	(
 		trap 'kill "$s" 2>/dev/null; exit 0' TERM
 		while :; do
-			sleep "${HEARTBEAT_SECONDS:-60}" &
+			sleep "${HEARTBEAT_SECONDS:-50}" &
 			s=$!
 			wait "$s"
 			echo "  ... $label: still running ($(($(date +%s) - t0))s)"
@@ -122,8 +126,9 @@ command -v go >/dev/null || fail "go is not on PATH"
 command -v git >/dev/null || fail "git is not on PATH"
 go version
 echo "repo: $(pwd)  CI=${CI:-}"
-go mod download
-go mod download -modfile=tools/go.mod
+# Minutes on a machine whose module cache is empty.
+heartbeat "go mod download" bash -c 'go mod download && go mod download -modfile=tools/go.mod' ||
+	fail "go mod download failed"
 echo "modules downloaded"
 # The pinned tools the checks and tests run (buf, sqlc; grpcurl for the README's grant walk,
 # which cmd/pact-demo's TestReadmeGrantWalk runs): compiled once, a few minutes on a cold cache.
@@ -137,7 +142,7 @@ echo "pinned tools built"
 if [[ "${CI:-}" == "true" ]] && ! command -v chromium >/dev/null; then
 	echo "installing chromium for the browser test"
 	[[ $(id -u) == 0 ]] || fail "chromium is missing and installing it needs root: apt-get install chromium"
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null ||
+	heartbeat "apt-get install chromium" bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null' ||
 		fail "apt-get install chromium failed"
 fi
 if command -v chromium >/dev/null; then echo "chromium: $(chromium --version 2>/dev/null)"; fi
@@ -146,7 +151,7 @@ if command -v chromium >/dev/null; then echo "chromium: $(chromium --version 2>/
 if [[ "${CI:-}" == "true" ]] && ! command -v promtool >/dev/null; then
 	echo "installing promtool (Debian package prometheus) for the alert rules check"
 	[[ $(id -u) == 0 ]] || fail "promtool is missing and installing it needs root: apt-get install prometheus"
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null ||
+	heartbeat "apt-get install prometheus" bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null' ||
 		fail "apt-get install prometheus failed"
 fi
 # frontends/node (the TypeScript frontend): its npm dependencies from the
@@ -154,7 +159,7 @@ fi
 NODE_FE=0
 if command -v node >/dev/null && command -v npm >/dev/null; then
 	echo "node $(node --version), npm $(npm --version)"
-	(cd frontends/node && npm ci --no-audit --no-fund) || fail "npm ci in frontends/node failed"
+	heartbeat "npm ci" bash -c 'cd frontends/node && npm ci --no-audit --no-fund' || fail "npm ci in frontends/node failed"
 	NODE_FE=1
 elif [[ "${CI:-}" == "true" ]]; then
 	fail "node and npm (Node 20) are needed for frontends/node"
@@ -218,7 +223,8 @@ fi
 # frontends/node: strict type-check, its unit tests (node --test), and the
 # build the shared e2e suite starts as the TypeScript frontend.
 if [[ $NODE_FE == 1 ]]; then
-	(cd frontends/node && npm run --silent typecheck && npm test) || fail "frontends/node: type-check or unit tests failed"
+	heartbeat "frontends/node type-check and tests" bash -c 'cd frontends/node && npm run --silent typecheck && npm test' ||
+		fail "frontends/node: type-check or unit tests failed"
 	echo "frontends/node type-checks, its unit tests pass, dist/ is built for e2e"
 fi
 
@@ -321,7 +327,8 @@ func main() {
 	}
 }
 GOSRC
-(cd "$WORK/fmt" && GOFLAGS= GOWORK=off go build -o "$WORK/gotestfmt" .) || fail "build the go test output formatter"
+heartbeat "building the go test output formatter" bash -c 'cd "$1" && GOFLAGS= GOWORK=off go build -o "$2" .' _ "$WORK/fmt" "$WORK/gotestfmt" ||
+	fail "build the go test output formatter"
 
 JSON_TEST="$WORK/test.json"
 JSON_FUZZ="$WORK/fuzz.json"
@@ -359,8 +366,9 @@ else
 	while read -r pkg name; do
 		one="$WORK/fuzz-$(basename "$pkg")-$name.json"
 		t0=$SECONDS
-		if go test -json -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -timeout 5m "$pkg" </dev/null >"$one" 2>&1 &&
-			! grep -q 'no fuzz tests to fuzz' "$one"; then
+		# Compiling a fuzz target's instrumented binary can take minutes cold.
+		if heartbeat "fuzz $name" bash -c 'go test -json -run "^\$" -fuzz "^$1\$" -fuzztime "$2" -timeout 5m "$3" </dev/null >"$4" 2>&1' \
+			_ "$name" "$FUZZTIME" "$pkg" "$one" && ! grep -q 'no fuzz tests to fuzz' "$one"; then
 			echo "ok    $name ($pkg) $((SECONDS - t0))s"
 		else
 			"$WORK/gotestfmt" <"$one"
@@ -407,11 +415,12 @@ check_image() {
 	podman rmi "$tag" >/dev/null || true
 }
 if [[ $QUICK == 1 ]]; then
-	echo "PACT_QUICK=1: container image skipped"
+	echo "PACT_QUICK=1: container image build and check skipped"
 else
 	if [[ "${CI:-}" == "true" ]] && ! command -v podman >/dev/null; then
 		echo "installing podman for the container image check"
-		if [[ $(id -u) != 0 ]] || ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman >/dev/null; }; then
+		if [[ $(id -u) != 0 ]] || ! heartbeat "apt-get install podman" bash -c 'apt-get update -qq &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman >/dev/null'; then
 			echo "FAIL  podman is missing and could not be installed (apt-get install podman)"
 			status=1
 		fi
