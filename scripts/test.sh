@@ -363,12 +363,16 @@ elif [[ "$FUZZTIME" == "0" || "$FUZZTIME" == "0s" || "$FUZZTIME" == "0x" ]]; the
 elif [[ -z "$targets" ]]; then
 	echo "no fuzz targets found"
 else
+	# fuzz_one PKG NAME OUT: one target's smoke run, its go test -json in OUT.
+	fuzz_one() {
+		local pkg=$1 name=$2
+		go test -json -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -timeout 5m "$pkg" </dev/null >"$3" 2>&1
+	}
 	while read -r pkg name; do
 		one="$WORK/fuzz-$(basename "$pkg")-$name.json"
 		t0=$SECONDS
 		# Compiling a fuzz target's instrumented binary can take minutes cold.
-		if heartbeat "fuzz $name" bash -c 'go test -json -run "^\$" -fuzz "^$1\$" -fuzztime "$2" -timeout 5m "$3" </dev/null >"$4" 2>&1' \
-			_ "$name" "$FUZZTIME" "$pkg" "$one" && ! grep -q 'no fuzz tests to fuzz' "$one"; then
+		if heartbeat "fuzz $name" fuzz_one "$pkg" "$name" "$one" && ! grep -q 'no fuzz tests to fuzz' "$one"; then
 			echo "ok    $name ($pkg) $((SECONDS - t0))s"
 		else
 			"$WORK/gotestfmt" <"$one"
