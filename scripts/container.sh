@@ -4,7 +4,8 @@
 #
 #   bash scripts/container.sh [TAG]      default tag localhost/pactd:dev
 #
-# Uses podman, else docker (CONTAINER_ENGINE overrides). Prints the tag.
+# Uses podman, else docker (CONTAINER_ENGINE overrides: a name on PATH or a
+# path). Prints the tag.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +29,15 @@ cp Containerfile deploy/container/passwd deploy/container/group "$CTX/"
 cp "$CA" "$CTX/ca-certificates.crt"
 mkdir "$CTX/data"
 
+# podman and docker share "build -f FILE -t TAG DIR" but not --pull: podman's
+# takes a policy (never: the build must not reach a registry), docker's is a
+# boolean ("always pull"), which --pull=never fails to parse. FROM scratch
+# pulls nothing, so docker needs no flag. A docker that is podman underneath
+# (podman-docker) says so in its --version.
+flags=(-f "$CTX/Containerfile" -t "$TAG")
+if "$ENGINE" --version 2>/dev/null | grep -qi podman; then
+	flags=(--pull=never "${flags[@]}")
+fi
 echo "building the image $TAG with $ENGINE"
-"$ENGINE" build --pull=never -f "$CTX/Containerfile" -t "$TAG" "$CTX" >&2
+"$ENGINE" build "${flags[@]}" "$CTX" >&2
 echo "$TAG"

@@ -35,11 +35,13 @@
 #
 # How long: on a 2-core machine with a cold Go build cache, about 25 minutes (the pinned
 # tools, the race-instrumented test binaries and the fuzz targets are compiled once; most of
-# it is compiling); warm, about 5 minutes. Every long step prints a line each minute.
+# it is compiling); warm, about 5 minutes. Every step that can take a minute runs under
+# heartbeat, which prints a line at least once a minute while it runs.
 #
 # Environment:
 #   PACT_QUICK=1            quick local iteration: go test without -race, no fuzz smoke, no
-#                           browser test. Ignored under CI=true: CI always runs everything.
+#                           browser test, no container image. Ignored under CI=true: CI always
+#                           runs everything.
 #   PACT_FUZZTIME           fuzz budget per target (default 20000x executions; 0 skips the fuzz smoke).
 #                           A count, not a duration: Go 1.26's fuzz coordinator can report a bare
 #                           "context deadline exceeded" at the end of a wall-clock -fuzztime on a
@@ -87,7 +89,8 @@ if [[ "${PACT_QUICK:-}" == "1" ]]; then
 		echo "PACT_QUICK=1 is ignored under CI=true: CI runs everything"
 	else
 		QUICK=1
-		echo "PACT_QUICK=1: quick mode (no -race, no fuzz smoke, no browser test); CI runs everything"
+		echo "PACT_QUICK=1: quick mode, skipping: the race detector (go test without -race), the fuzz smoke," \
+			"the browser test (e2e TestBrowser*) and the container image build; CI runs everything"
 	fi
 fi
 step=0
@@ -101,8 +104,9 @@ fail() {
 }
 tool() { go tool -modfile=tools/go.mod "$@"; }
 
-# heartbeat LABEL CMD...: runs CMD, printing a line every 60 s while it runs,
-# so a long compile is never a silent stretch.
+# heartbeat LABEL CMD...: runs CMD, printing a line every HEARTBEAT_SECONDS
+# (50) while it runs, so a long compile, install or download is never a
+# silent stretch of a minute.
 heartbeat() {
 	local label=$1 t0 hb rc=0
 	shift
@@ -110,7 +114,7 @@ heartbeat() {
 	(
 		trap 'kill "$s" 2>/dev/null; exit 0' TERM
 		while :; do
-			sleep "${HEARTBEAT_SECONDS:-60}" &
+			sleep "${HEARTBEAT_SECONDS:-50}" &
 			s=$!
 			wait "$s"
 			echo "  ... $label: still running ($(($(date +%s) - t0))s)"
@@ -134,8 +138,9 @@ command -v go >/dev/null || fail "go is not on PATH"
 command -v git >/dev/null || fail "git is not on PATH"
 go version
 echo "repo: $(pwd)  CI=${CI:-}"
-go mod download
-go mod download -modfile=tools/go.mod
+# Minutes on a machine whose module cache is empty.
+heartbeat "go mod download" bash -c 'go mod download && go mod download -modfile=tools/go.mod' ||
+	fail "go mod download failed"
 echo "modules downloaded"
 # The pinned tools the checks and tests run (buf, sqlc; grpcurl for the README's grant walk,
 # which cmd/pact-demo's TestReadmeGrantWalk runs): compiled once, a few minutes on a cold cache.
@@ -149,7 +154,7 @@ echo "pinned tools built"
 if [[ "${CI:-}" == "true" ]] && ! command -v chromium >/dev/null; then
 	echo "installing chromium for the browser test"
 	[[ $(id -u) == 0 ]] || fail "chromium is missing and installing it needs root: apt-get install chromium"
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null ||
+	heartbeat "apt-get install chromium" bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null' ||
 		fail "apt-get install chromium failed"
 fi
 if command -v chromium >/dev/null; then echo "chromium: $(chromium --version 2>/dev/null)"; fi
@@ -158,7 +163,7 @@ if command -v chromium >/dev/null; then echo "chromium: $(chromium --version 2>/
 if [[ "${CI:-}" == "true" ]] && ! command -v promtool >/dev/null; then
 	echo "installing promtool (Debian package prometheus) for the alert rules check"
 	[[ $(id -u) == 0 ]] || fail "promtool is missing and installing it needs root: apt-get install prometheus"
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null ||
+	heartbeat "apt-get install prometheus" bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null' ||
 		fail "apt-get install prometheus failed"
 fi
 # pgbouncer (Debian's package): db/dbtest starts it, in pool_mode=transaction in
@@ -168,7 +173,7 @@ fi
 if [[ "${CI:-}" == "true" ]] && ! command -v pgbouncer >/dev/null && [[ ! -x /usr/sbin/pgbouncer ]]; then
 	echo "installing pgbouncer for the transaction-pooler tests"
 	[[ $(id -u) == 0 ]] || fail "pgbouncer is missing and installing it needs root: apt-get install pgbouncer"
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null ||
+	heartbeat "apt-get install pgbouncer" bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null' ||
 		fail "apt-get install pgbouncer failed"
 fi
 if command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]]; then
@@ -204,8 +209,7 @@ PY_FE=0
 if [[ "${CI:-}" == "true" ]] && ! py_ready; then
 	echo "installing Debian's Python packages for frontends/pacta2a-py and frontends/python"
 	[[ $(id -u) == 0 ]] || fail "the Python packages are missing and installing them needs root: apt-get install $PY_DEBS"
-	# shellcheck disable=SC2086 # the package list is meant to split
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $PY_DEBS >/dev/null ||
+	heartbeat "apt-get install the Python packages" bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $1 >/dev/null' _ "$PY_DEBS" ||
 		fail "apt-get install $PY_DEBS failed"
 fi
 if py_ready; then
@@ -402,7 +406,8 @@ func main() {
 	}
 }
 GOSRC
-(cd "$WORK/fmt" && GOFLAGS= GOWORK=off go build -o "$WORK/gotestfmt" .) || fail "build the go test output formatter"
+heartbeat "building the go test output formatter" bash -c 'cd "$1" && GOFLAGS= GOWORK=off go build -o "$2" .' _ "$WORK/fmt" "$WORK/gotestfmt" ||
+	fail "build the go test output formatter"
 
 JSON_TEST="$WORK/test.json"
 JSON_FUZZ="$WORK/fuzz.json"
@@ -438,11 +443,16 @@ elif [[ "$FUZZTIME" == "0" || "$FUZZTIME" == "0s" || "$FUZZTIME" == "0x" ]]; the
 elif [[ -z "$targets" ]]; then
 	echo "no fuzz targets found"
 else
+	# fuzz_one PKG NAME OUT: one target's smoke run, its go test -json in OUT.
+	fuzz_one() {
+		local pkg=$1 name=$2
+		go test -json -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -timeout 5m "$pkg" </dev/null >"$3" 2>&1
+	}
 	while read -r pkg name; do
 		one="$WORK/fuzz-$(basename "$pkg")-$name.json"
 		t0=$SECONDS
-		if go test -json -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -timeout 5m "$pkg" </dev/null >"$one" 2>&1 &&
-			! grep -q 'no fuzz tests to fuzz' "$one"; then
+		# Compiling a fuzz target's instrumented binary can take minutes cold.
+		if heartbeat "fuzz $name" fuzz_one "$pkg" "$name" "$one" && ! grep -q 'no fuzz tests to fuzz' "$one"; then
 			echo "ok    $name ($pkg) $((SECONDS - t0))s"
 		else
 			"$WORK/gotestfmt" <"$one"
@@ -503,11 +513,12 @@ check_image() {
 	podman rmi "$tag" >/dev/null || true
 }
 if [[ $QUICK == 1 ]]; then
-	echo "PACT_QUICK=1: container image skipped"
+	echo "PACT_QUICK=1: container image build and check skipped"
 else
 	if [[ "${CI:-}" == "true" ]] && ! command -v podman >/dev/null; then
 		echo "installing podman for the container image check"
-		if [[ $(id -u) != 0 ]] || ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman >/dev/null; }; then
+		if [[ $(id -u) != 0 ]] || ! heartbeat "apt-get install podman" bash -c 'apt-get update -qq &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman >/dev/null'; then
 			echo "FAIL  podman is missing and could not be installed (apt-get install podman)"
 			status=1
 		fi

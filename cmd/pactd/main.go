@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"pactd/cmd/pactd/admin"
 	"pactd/db"
 	"pactd/internal/auth"
 	"pactd/internal/buildinfo"
@@ -34,17 +35,30 @@ func main() {
 		}
 		fmt.Fprintln(os.Stderr, "pactd:", err)
 		stop()
-		os.Exit(2)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode is the exit status for a failed run: the admin commands' own
+// (1 for a failure, 2 for a usage error), else 2.
+func exitCode(err error) int {
+	var ae *admin.Error
+	if errors.As(err, &ae) {
+		return ae.ExitCode()
+	}
+	return 2
 }
 
 const usage = `usage: pactd [serve] [flags]      serve the PACT trust API (the default)
        pactd migrate [flags]        apply database migrations and exit
        pactd token create --role admin|frontend [flags]
-                                    store a new caller credential and print it once
+                                    store a new caller credential in the database and print it once
        pactd version                print the version, commit and Go version
        pactd help                   this text
 
+`
+
+const usageFlags = `
 Every subcommand takes -h; serve, migrate and token create take the flags below.
 `
 
@@ -99,9 +113,12 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) erro
 		_, err := fmt.Fprintf(stdout, "pactd %s (commit %s, %s)\n", in.Version, in.Commit, in.GoVersion)
 		return err
 	case "help":
-		_, _ = config.LoadCommand(usage, []string{"-h"}, nil, stdout)
+		_, _ = config.LoadCommand(usage+admin.Summary()+usageFlags, []string{"-h"}, nil, stdout)
 		return nil
 	default:
+		if admin.IsGroup(cmd) {
+			return admin.Run(ctx, cmd, args, env, stdout, stderr)
+		}
 		_, _ = io.WriteString(stderr, usage)
 		return fmt.Errorf("unknown command %q (see pactd -h)", cmd)
 	}

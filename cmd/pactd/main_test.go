@@ -24,7 +24,9 @@ func TestHelp(t *testing.T) {
 		if err := run(t.Context(), args, nil, &out, &errOut); err != nil && !errors.Is(err, config.ErrHelp) {
 			t.Fatalf("pactd %v: %v", args, err)
 		}
-		for _, w := range []string{"pactd migrate", "pactd token create", "pactd version", "pactd help", "-listen", "PACT_LISTEN"} {
+		for _, w := range []string{"pactd migrate", "pactd token create", "pactd version", "pactd help", "-listen", "PACT_LISTEN",
+			"pactd agent register|list|get|enable|disable|update|delete", "pactd brand create|list|get|update|card",
+			"pactd credential create|list|revoke", "pactd grant list|revoke", "pactd key list|rotate", "pactd health", "PACT_ADDR", "PACT_ADMIN_TOKEN"} {
 			if !strings.Contains(out.String()+errOut.String(), w) {
 				t.Errorf("pactd %v does not mention %q:\n%s%s", args, w, out.String(), errOut.String())
 			}
@@ -40,9 +42,79 @@ func TestHelp(t *testing.T) {
 			t.Errorf("pactd %v printed %q, want it to contain %q", args, errOut.String(), want)
 		}
 	}
+	// Every admin command answers -h with its usage and the connection
+	// flags; each group answers -h with its commands.
+	admin := map[string][]string{"agent": {"register", "list", "get", "enable", "disable", "update", "delete"},
+		"brand": {"create", "list", "get", "update", "card"}, "credential": {"create", "list", "revoke"},
+		"grant": {"list", "revoke"}, "key": {"list", "rotate"}, "health": {""}}
+	for group, cmds := range admin {
+		var errOut bytes.Buffer
+		if group != "health" {
+			if err := run(t.Context(), []string{group, "-h"}, nil, &bytes.Buffer{}, &errOut); !errors.Is(err, config.ErrHelp) {
+				t.Errorf("pactd %s -h: %v, want ErrHelp", group, err)
+			}
+			for _, c := range cmds {
+				if !strings.Contains(errOut.String(), "\n  "+c) {
+					t.Errorf("pactd %s -h does not list %s:\n%s", group, c, errOut.String())
+				}
+			}
+		}
+		for _, c := range cmds {
+			args := strings.Fields(group + " " + c + " -h")
+			errOut.Reset()
+			if err := run(t.Context(), args, nil, &bytes.Buffer{}, &errOut); !errors.Is(err, config.ErrHelp) {
+				t.Errorf("pactd %v: %v, want ErrHelp", args, err)
+			}
+			for _, w := range []string{"usage: pactd " + strings.TrimSpace(group+" "+c), "-addr URL", "-grpc", "-ca FILE", "-o format", "-token-file FILE"} {
+				if !strings.Contains(errOut.String(), w) {
+					t.Errorf("pactd %v does not mention %q:\n%s", args, w, errOut.String())
+				}
+			}
+		}
+	}
 	// Positive control: a real error is not help.
 	if err := run(t.Context(), []string{"frobnicate"}, nil, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || errors.Is(err, config.ErrHelp) {
 		t.Errorf("pactd frobnicate: error %v, want an unknown-command error", err)
+	}
+}
+
+// TestExitCodes: an admin usage error exits 2, an admin failure 1 (here: no
+// credential), and other failures keep exit status 2.
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		code int
+	}{
+		{[]string{"agent", "get"}, nil, 2},
+		{[]string{"agent", "list"}, []string{"PACT_ADDR=http://127.0.0.1:1"}, 1},
+		{[]string{"frobnicate"}, nil, 2},
+	} {
+		err := run(t.Context(), tc.args, tc.env, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || exitCode(err) != tc.code {
+			t.Errorf("pactd %v: error %v, exit %d, want exit %d", tc.args, err, exitCode(err), tc.code)
+		}
+	}
+}
+
+// TestServeIgnoresClientVariables: pactd serve starts (here: gets as far as
+// its listen error) with the admin commands' PACT_ADDR exported, rather
+// than refusing it as an unknown PACT_* variable.
+func TestServeIgnoresClientVariables(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	env := []string{"PACT_ADDR=http://127.0.0.1:7070", "PACT_ADMIN_TOKEN=client-and-server-0123456789"}
+	err = run(t.Context(), []string{"--listen", ln.Addr().String(), "--grpc-listen=off", "--data-dir", t.TempDir()}, env, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "listen on "+ln.Addr().String()) {
+		t.Fatalf("pactd serve with PACT_ADDR exported: %v, want it to reach the listen error", err)
+	}
+	// Positive control: a misspelt server variable is still refused.
+	err = run(t.Context(), []string{"--listen", ln.Addr().String()}, []string{"PACT_LISTN=x"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "PACT_LISTN") {
+		t.Fatalf("pactd serve with PACT_LISTN: %v, want it refused", err)
 	}
 }
 

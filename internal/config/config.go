@@ -273,7 +273,26 @@ func options() []option {
 	return opts
 }
 
-// EnvNames returns every PACT_* environment variable pactd reads, sorted.
+// clientEnv are the PACT_* variables only pactd's admin commands (pactd
+// agent, brand, ...) read: PACT_ADDR, the pactd they call. A server ignores
+// them, so an operator who exports them for the commands can still run
+// pactd serve in the same shell. (PACT_ADMIN_TOKEN, which the commands also
+// read, is a server setting as well.)
+var clientEnv = map[string]bool{"PACT_ADDR": true}
+
+// ClientEnvNames returns the PACT_* variables only the admin commands read
+// (never a server setting), sorted.
+func ClientEnvNames() []string {
+	names := make([]string, 0, len(clientEnv))
+	for k := range clientEnv {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// EnvNames returns every PACT_* environment variable pactd serve reads,
+// sorted (the admin commands' own are ClientEnvNames).
 func EnvNames() []string {
 	var names []string
 	for _, o := range options() {
@@ -311,8 +330,9 @@ func LoadCommand(usage string, args []string, environ []string, out io.Writer) (
 			continue
 		}
 		if !known[k] {
-			// Test harness variables are not pactd settings.
-			if strings.HasPrefix(k, "PACT_TEST_") {
+			// Test harness variables are not pactd settings, and the admin
+			// commands' own are not the server's.
+			if clientEnv[k] || strings.HasPrefix(k, "PACT_TEST_") {
 				continue
 			}
 			unknown = append(unknown, k)
@@ -322,10 +342,11 @@ func LoadCommand(usage string, args []string, environ []string, out io.Writer) (
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		names := make([]string, 0, len(known))
+		names := make([]string, 0, len(known)+len(clientEnv))
 		for k := range known {
 			names = append(names, k)
 		}
+		names = append(names, ClientEnvNames()...) // a typo of PACT_ADDR is one too
 		sort.Strings(names)
 		for i, k := range unknown {
 			if s := nearest(k, names); s != "" {

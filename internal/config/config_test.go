@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -460,6 +461,7 @@ func TestUnknownEnvSuggests(t *testing.T) {
 		{"PACT_LISTN=127.0.0.1:1", "PACT_LISTN (did you mean PACT_LISTEN?)"},
 		{"PACT_DATABSE_URL=postgres://h/db", "PACT_DATABSE_URL (did you mean PACT_DATABASE_URL?)"},
 		{"PACT_KEY_ENCRYPTION=x", "PACT_KEY_ENCRYPTION (did you mean PACT_KEY_ENCRYPTION_KEY?)"},
+		{"PACT_ADRR=http://127.0.0.1:7070", "PACT_ADRR (did you mean PACT_ADDR?)"}, // the admin commands' variable
 	}
 	for _, tc := range cases {
 		_, err := config.Load(nil, []string{tc.env}, io.Discard)
@@ -470,6 +472,36 @@ func TestUnknownEnvSuggests(t *testing.T) {
 	_, err := config.Load(nil, []string{"PACT_ZZZ=1"}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "PACT_ZZZ") || strings.Contains(err.Error(), "did you mean") {
 		t.Errorf("Load(PACT_ZZZ) error = %v, want PACT_ZZZ named without a guess", err)
+	}
+}
+
+// TestClientVariablesDoNotStopTheServer: PACT_ADDR is the admin commands'
+// variable (pactd agent, brand, ...), so pactd serve, which refuses unknown
+// PACT_* names, must start with it exported, whatever its value; it is no
+// server setting.
+func TestClientVariablesDoNotStopTheServer(t *testing.T) {
+	t.Parallel()
+	if got := config.ClientEnvNames(); !slices.Equal(got, []string{"PACT_ADDR"}) {
+		t.Fatalf("ClientEnvNames() = %q, want [PACT_ADDR]", got)
+	}
+	for _, v := range []string{"http://127.0.0.1:7070", "https://pactd.internal:7070", "not a URL at all"} {
+		c, err := config.Load(nil, []string{"PACT_ADDR=" + v, "PACT_LISTEN=127.0.0.1:7170"}, io.Discard)
+		if err != nil {
+			t.Fatalf("Load with PACT_ADDR=%q: %v", v, err)
+		}
+		if c.Listen != "127.0.0.1:7170" {
+			t.Errorf("Listen = %q: PACT_ADDR must not change the server's settings", c.Listen)
+		}
+	}
+	for _, n := range config.EnvNames() {
+		if slices.Contains(config.ClientEnvNames(), n) {
+			t.Errorf("%s is both a server setting and a client-only variable", n)
+		}
+	}
+	// Positive control: an unknown name beside it is still refused.
+	if _, err := config.Load(nil, []string{"PACT_ADDR=http://127.0.0.1:7070", "PACT_LISTN=x"}, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "PACT_LISTN") || strings.Contains(err.Error(), "PACT_ADDR ") {
+		t.Errorf("Load with PACT_ADDR and PACT_LISTN: %v, want PACT_LISTN alone refused", err)
 	}
 }
 

@@ -213,6 +213,9 @@ func grpcStatusErrors(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 	}
 	var ce *connect.Error
 	if !errors.As(err, &ce) {
+		if _, isStatus := status.FromError(err); isStatus {
+			return nil, err // a gRPC status already (grpc.health.v1's NotFound)
+		}
 		switch {
 		case errors.Is(err, context.Canceled):
 			return nil, status.Error(codes.Canceled, "canceled")
