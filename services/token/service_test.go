@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -105,7 +106,7 @@ func start(t *testing.T, dbURL string) *env {
 	}
 	e := &env{clock: c, store: s, ring: ring, minter: delegtoken.NewSigner(ring, c.Now), grants: &grants{live: map[string][4]string{}}}
 	deps := token.Deps{Brands: s, Grants: e.grants, Keys: ring, Verifier: delegtoken.NewVerifier(ring, c.Now), Signer: delegtoken.NewSigner(ring, c.Now),
-		PublicURL: publicURL, Now: c.Now}
+		Audit: s, PublicURL: publicURL, Now: c.Now}
 	mux := http2Mux(token.New(deps))
 	e.srv = httptest.NewUnstartedServer(mux)
 	e.srv.EnableHTTP2 = true
@@ -241,6 +242,18 @@ func TestReceiptVerifiesAgainstPublishedJWKS(t *testing.T) {
 			if err := json.Unmarshal([]byte(resp.GetReceiptJson()), &receipt); err != nil || receipt.JWS != resp.GetJws() || string(receipt.Claims) != want {
 				t.Fatalf("%s: receipt_json = %s", name, resp.GetReceiptJson())
 			}
+			// The receipt is on the audit trail, found by its JWS's hash.
+			events, err := e.store.ListAuditEvents(t.Context(), db.AuditFilter{GrantID: "a2agrant_01"}, 0, 100)
+			if err != nil || len(events) == 0 {
+				t.Fatalf("%s: audit events = %v, %v", name, events, err)
+			}
+			sum := sha256.Sum256([]byte(resp.GetJws()))
+			ev := events[len(events)-1]
+			if ev.Kind != db.AuditReceiptSigned || ev.Detail != base64.RawURLEncoding.EncodeToString(sum[:]) || ev.BrandID != "acme" ||
+				ev.BrandUser != "user-42" || ev.ClientID != "https://pa.example" || fmt.Sprint(ev.Scopes) != "[orders:read]" ||
+				fmt.Sprint(ev.Actions) != "[{lookup_order abc_-}]" || !ev.Time.Equal(e.clock.Now()) {
+				t.Fatalf("%s: receipt event = %+v", name, ev)
+			}
 		}
 		// No scopes or actions: arrays, never null; ts defaults to now.
 		resp, err := e.client().SignReceipt(t.Context(), &pactv1.SignReceiptRequest{BrandId: "acme", GrantId: "g", PaIssuer: "https://pa.example", BrandUser: "u"})
@@ -297,15 +310,34 @@ func TestSignReceiptRefusals(t *testing.T) {
 		!slices.Equal(rpcerr.FieldViolations(err), []string{"pa_issuer"}) {
 		t.Fatalf("fail/pa-not-url: err = %v", err)
 	}
+	// A refused receipt leaves no audit event.
+	if n := countAudit(t, e.store); n != 0 {
+		t.Fatalf("refusals recorded %d audit events", n)
+	}
 	// Positive control.
 	if _, err := c.SignReceipt(t.Context(), good()); err != nil {
 		t.Fatalf("ok/good: %v", err)
+	}
+	if n := countAudit(t, e.store); n != 1 {
+		t.Fatalf("a signed receipt recorded %d audit events, want 1", n)
 	}
 	// A revoked grant gets no receipt.
 	e.grants.revoke("g1")
 	if _, err := c.SignReceipt(t.Context(), good()); connect.CodeOf(err) != connect.CodeFailedPrecondition {
 		t.Fatalf("fail/revoked: err = %v", err)
 	}
+	if n := countAudit(t, e.store); n != 1 {
+		t.Fatalf("after a refused receipt: %d audit events, want 1", n)
+	}
+}
+
+func countAudit(t *testing.T, s db.Store) int {
+	t.Helper()
+	events, err := s.ListAuditEvents(t.Context(), db.AuditFilter{}, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(events)
 }
 
 func TestAuthorizationServerMetadata(t *testing.T) {
