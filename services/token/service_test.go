@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -91,7 +92,7 @@ func engines(t *testing.T, f func(t *testing.T, dbURL string)) {
 
 // start builds the service; withGrants false leaves Deps.Grants nil, as the
 // server wires it until the delegation store exists.
-func start(t *testing.T, dbURL string) *env {
+func start(t *testing.T, dbURL string, opts ...func(*token.Deps)) *env {
 	t.Helper()
 	ctx := t.Context()
 	s, err := db.Open(ctx, dbURL, t.TempDir())
@@ -107,6 +108,9 @@ func start(t *testing.T, dbURL string) *env {
 	e := &env{clock: c, store: s, ring: ring, minter: delegtoken.NewSigner(ring, c.Now), grants: &grants{live: map[string][4]string{}}}
 	deps := token.Deps{Brands: s, Grants: e.grants, Keys: ring, Verifier: delegtoken.NewVerifier(ring, c.Now), Signer: delegtoken.NewSigner(ring, c.Now),
 		Audit: s, PublicURL: publicURL, Now: c.Now}
+	for _, o := range opts {
+		o(&deps)
+	}
 	mux := http2Mux(token.New(deps))
 	e.srv = httptest.NewUnstartedServer(mux)
 	e.srv.EnableHTTP2 = true
@@ -595,4 +599,28 @@ func http2Mux(svc pactv1connect.TokenServiceHandler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(pactv1connect.NewTokenServiceHandler(svc))
 	return mux
+}
+
+// failingAudit is an audit store that cannot write.
+type failingAudit struct{}
+
+func (failingAudit) RecordAuditEvent(context.Context, db.AuditEvent) (db.AuditEvent, error) {
+	return db.AuditEvent{}, errors.New("disk full")
+}
+
+// A receipt whose audit event cannot be stored is not handed out: the
+// call is Unavailable (retryable) and carries no JWS.
+func TestSignReceiptNeedsItsAuditEvent(t *testing.T) {
+	e := start(t, "", func(d *token.Deps) { d.Audit = failingAudit{} })
+	e.grants.live["g1"] = [4]string{"acme", "https://pa.example", "user-42"}
+	resp, err := e.client().SignReceipt(t.Context(), &pactv1.SignReceiptRequest{BrandId: "acme", GrantId: "g1", PaIssuer: "https://pa.example", BrandUser: "user-42"})
+	if connect.CodeOf(err) != connect.CodeUnavailable || resp.GetJws() != "" {
+		t.Fatalf("SignReceipt with a failing audit store = %v, %v; want Unavailable and no receipt", resp, err)
+	}
+	// Positive control: the same call with the store's recorder.
+	ok := start(t, "")
+	ok.grants.live["g1"] = [4]string{"acme", "https://pa.example", "user-42"}
+	if r, err := ok.client().SignReceipt(t.Context(), &pactv1.SignReceiptRequest{BrandId: "acme", GrantId: "g1", PaIssuer: "https://pa.example", BrandUser: "user-42"}); err != nil || r.GetJws() == "" {
+		t.Fatalf("ok/recorded: %v, %v", r, err)
+	}
 }
