@@ -14,6 +14,7 @@ import (
 func runAudit(t *testing.T, newStore Factory) {
 	t.Run("audit/grant-changes", func(t *testing.T) { t.Parallel(); testAuditGrantChanges(t, newStore(t)) })
 	t.Run("audit/concurrent-rotation", func(t *testing.T) { t.Parallel(); testAuditConcurrentRotation(t, newStore(t)) })
+	t.Run("audit/concurrent-revoke", func(t *testing.T) { t.Parallel(); testAuditConcurrentRevoke(t, newStore(t)) })
 	t.Run("audit/list", func(t *testing.T) { t.Parallel(); testAuditList(t, newStore(t)) })
 	t.Run("audit/prune", func(t *testing.T) { t.Parallel(); testAuditPrune(t, newStore(t)) })
 }
@@ -144,6 +145,37 @@ func testAuditConcurrentRotation(t *testing.T, s db.Store) {
 	got := auditAll(t, s)
 	if wins != 1 || len(got) != 1 || got[0].Kind != db.AuditGrantRefreshed || got[0].GrantID != g.ID {
 		t.Fatalf("wins = %d, events = %+v; want one win and one refreshed event", wins, got)
+	}
+}
+
+// testAuditConcurrentRevoke: of concurrent revocations of one grant
+// exactly one revokes it, and exactly one revoked event is recorded.
+func testAuditConcurrentRevoke(t *testing.T, s db.Store) {
+	ctx := t.Context()
+	now := at.Add(time.Minute)
+	g := delegRotationFixture(t, s, now)
+	revoked := db.WithAudit(ctx, db.AuditEvent{Kind: db.AuditGrantReuseRevoked, Actor: db.ActorPA})
+	const n = 8
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wins := 0
+	for i := range n {
+		wg.Go(func() {
+			ok, err := s.RevokeGrant(revoked, g.ID, now)
+			if err != nil {
+				t.Errorf("revoke %d: %v", i, err)
+			}
+			if ok {
+				mu.Lock()
+				wins++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	got := auditAll(t, s)
+	if wins != 1 || len(got) != 1 || got[0].Kind != db.AuditGrantReuseRevoked || got[0].GrantID != g.ID {
+		t.Fatalf("wins = %d, events = %+v; want one revocation and one event", wins, got)
 	}
 }
 
