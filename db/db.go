@@ -165,6 +165,8 @@ type Store interface {
 	DelegationStore
 	// ConversationStore holds A2A conversation state (conversation.go).
 	ConversationStore
+	// AuditStore holds the audit trail (audit.go).
+	AuditStore
 	// FeedStore reads the change feed replicas learn changes from
 	// (changes.go).
 	FeedStore

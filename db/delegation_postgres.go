@@ -87,6 +87,9 @@ func (s *pgStore) approve(ctx context.Context, id string, g Grant, a *BrandAsser
 			return fmt.Errorf("create grant: %w", err)
 		}
 		g = grantFromPG(gr)
+		if _, err := pgRecordAudit(ctx, q, auditFrom(ctx, now, g.ID)); err != nil {
+			return err
+		}
 		return nil
 	})
 	if err != nil {
@@ -161,7 +164,8 @@ func (s *pgStore) RedeemDeviceAuthorization(ctx context.Context, id string, now 
 		if err := q.CreateRefreshToken(ctx, pgq.CreateRefreshTokenParams(createRefreshParams(rt))); err != nil {
 			return fmt.Errorf("create refresh token: %w", err)
 		}
-		return nil
+		_, err = pgRecordAudit(ctx, q, auditFrom(ctx, now, d.GrantID))
+		return err
 	})
 	if err != nil {
 		return DeviceAuthorization{}, err
@@ -178,9 +182,25 @@ func (s *pgStore) GetGrant(ctx context.Context, id string) (Grant, error) {
 }
 
 func (s *pgStore) RevokeGrant(ctx context.Context, id string, now time.Time) (bool, error) {
-	n, err := s.q.RevokeGrant(ctx, pgq.RevokeGrantParams{ID: id, Now: unix(now)})
+	var n int64
+	audit := auditFrom(ctx, now, id)
+	revoke := func(q *pgq.Queries) error {
+		var err error
+		if n, err = q.RevokeGrant(ctx, pgq.RevokeGrantParams{ID: id, Now: unix(now)}); err != nil || n != 1 {
+			return err
+		}
+		_, err = pgRecordAudit(ctx, q, audit)
+		return err
+	}
+	var err error
+	if audit == nil {
+		err = pgErr(revoke(s.q))
+	} else {
+		// The revocation and its audit row commit together.
+		err = s.delegationTx(ctx, revoke)
+	}
 	if err != nil {
-		return false, pgErr(err)
+		return false, err
 	}
 	if n == 1 {
 		return true, nil
@@ -237,7 +257,8 @@ func (s *pgStore) RotateRefreshToken(ctx context.Context, old []byte, brandID, c
 		if err := q.CreateRefreshToken(ctx, pgq.CreateRefreshTokenParams(createRefreshParams(next))); err != nil {
 			return fmt.Errorf("create refresh token: %w", err)
 		}
-		return nil
+		_, err = pgRecordAudit(ctx, q, auditFrom(ctx, now, used.GrantID))
+		return err
 	})
 	if err != nil {
 		return RefreshToken{}, err

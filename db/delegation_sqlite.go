@@ -95,6 +95,9 @@ func (s *sqliteStore) approve(ctx context.Context, id string, g Grant, a *BrandA
 			return fmt.Errorf("create grant: %w", err)
 		}
 		g = grantFromRow(gr)
+		if _, err := liteRecordAudit(ctx, q, auditFrom(ctx, now, g.ID)); err != nil {
+			return err
+		}
 		return nil
 	})
 	if err != nil {
@@ -168,7 +171,8 @@ func (s *sqliteStore) RedeemDeviceAuthorization(ctx context.Context, id string, 
 		if err := q.CreateRefreshToken(ctx, createRefreshParams(rt)); err != nil {
 			return fmt.Errorf("create refresh token: %w", err)
 		}
-		return nil
+		_, err = liteRecordAudit(ctx, q, auditFrom(ctx, now, d.GrantID))
+		return err
 	})
 	if err != nil {
 		return DeviceAuthorization{}, err
@@ -185,9 +189,25 @@ func (s *sqliteStore) GetGrant(ctx context.Context, id string) (Grant, error) {
 }
 
 func (s *sqliteStore) RevokeGrant(ctx context.Context, id string, now time.Time) (bool, error) {
-	n, err := s.q.RevokeGrant(ctx, liteq.RevokeGrantParams{ID: id, Now: unix(now)})
+	var n int64
+	audit := auditFrom(ctx, now, id)
+	revoke := func(q *liteq.Queries) error {
+		var err error
+		if n, err = q.RevokeGrant(ctx, liteq.RevokeGrantParams{ID: id, Now: unix(now)}); err != nil || n != 1 {
+			return err
+		}
+		_, err = liteRecordAudit(ctx, q, audit)
+		return err
+	}
+	var err error
+	if audit == nil {
+		err = liteErr(revoke(s.q))
+	} else {
+		// The revocation and its audit row commit together.
+		err = s.delegationTx(ctx, revoke)
+	}
 	if err != nil {
-		return false, liteErr(err)
+		return false, err
 	}
 	if n == 1 {
 		return true, nil
@@ -244,7 +264,8 @@ func (s *sqliteStore) RotateRefreshToken(ctx context.Context, old []byte, brandI
 		if err := q.CreateRefreshToken(ctx, createRefreshParams(next)); err != nil {
 			return fmt.Errorf("create refresh token: %w", err)
 		}
-		return nil
+		_, err = liteRecordAudit(ctx, q, auditFrom(ctx, now, used.GrantID))
+		return err
 	})
 	if err != nil {
 		return RefreshToken{}, err

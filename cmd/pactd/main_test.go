@@ -46,7 +46,7 @@ func TestHelp(t *testing.T) {
 	// flags; each group answers -h with its commands.
 	admin := map[string][]string{"agent": {"register", "list", "get", "enable", "disable", "update", "delete"},
 		"brand": {"create", "list", "get", "update", "card"}, "credential": {"create", "list", "revoke"},
-		"grant": {"list", "revoke"}, "key": {"list", "rotate"}, "health": {""}}
+		"grant": {"list", "revoke"}, "audit": {"list"}, "key": {"list", "rotate"}, "health": {""}}
 	for group, cmds := range admin {
 		var errOut bytes.Buffer
 		if group != "health" {

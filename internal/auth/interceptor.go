@@ -35,6 +35,7 @@ var frontendProcedures = map[string]bool{
 	pactv1connect.TokenServiceSignReceiptProcedure:                    true,
 	pactv1connect.TokenServiceGetJwksProcedure:                        true,
 	pactv1connect.TokenServiceGetAuthorizationServerMetadataProcedure: true,
+	pactv1connect.AuditServiceListBrandAuditEventsProcedure:           true,
 }
 
 // Allowed reports whether a role may call a procedure.

@@ -94,6 +94,28 @@ type Config struct {
 	// it. Each entry holds at most about 1.2 KiB, so this is the main bound
 	// on pactd's memory under load.
 	TokenCacheSize int
+	// AuditRetention is how long audit events are kept before pruning; 0
+	// keeps them for ever.
+	AuditRetention time.Duration
+}
+
+// Bounds of the audit-retention setting: the default is 90 days.
+const (
+	DefaultAuditRetention = 90 * 24 * time.Hour
+	MinAuditRetention     = time.Hour
+	MaxAuditRetention     = 10 * 365 * 24 * time.Hour
+)
+
+// parseRetention reads a Go duration or a whole number of days ("90d").
+func parseRetention(v string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || days != strconv.Itoa(n) {
+			return 0, fmt.Errorf("not a whole number of days")
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(v)
 }
 
 // Bounds of the token-cache-size setting. The default is
@@ -267,6 +289,14 @@ func options() []option {
 				return fmt.Errorf("must be a whole number of entries from 0 (no cache) to %d", MaxTokenCacheSize)
 			}
 			c.TokenCacheSize = n
+			return nil
+		}},
+		{"audit-retention", "PACT_AUDIT_RETENTION", "90d", "how long audit events (signed receipts, grant events) are kept before they are pruned: a duration or whole days such as 90d (0: for ever)", func(c *Config, v string) error {
+			d, err := parseRetention(v)
+			if err != nil || (d != 0 && (d < MinAuditRetention || d > MaxAuditRetention)) {
+				return fmt.Errorf("must be 0 (keep for ever) or a duration from 1h to 3650d, e.g. 90d or 720h")
+			}
+			c.AuditRetention = d
 			return nil
 		}},
 	}

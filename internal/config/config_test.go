@@ -55,6 +55,7 @@ func TestLoadDefaults(t *testing.T) {
 		ChangePollInterval: 500 * time.Millisecond,
 		DatabasePooler:     "none",
 		GrantCacheSize:     100_000,
+		AuditRetention:     90 * 24 * time.Hour,
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -92,6 +93,27 @@ func TestLoad(t *testing.T) {
 			check: func(t *testing.T, c config.Config) {
 				eq(t, "DatabasePooler", c.DatabasePooler, "transaction")
 				eq(t, "NotifyURL", c.NotifyURL(), "")
+			},
+		},
+		{
+			name: "ok/audit-retention-days",
+			env:  []string{"PACT_AUDIT_RETENTION=30d"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "AuditRetention", c.AuditRetention.String(), "720h0m0s")
+			},
+		},
+		{
+			name: "ok/audit-retention-duration",
+			args: []string{"--audit-retention", "36h"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "AuditRetention", c.AuditRetention.String(), "36h0m0s")
+			},
+		},
+		{
+			name: "ok/audit-retention-forever",
+			env:  []string{"PACT_AUDIT_RETENTION=0"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "AuditRetention", c.AuditRetention.String(), "0s")
 			},
 		},
 		{
@@ -421,6 +443,11 @@ func TestLoadRefuses(t *testing.T) {
 		{"fail/outage-grace-negative", nil, []string{"PACT_OUTAGE_GRACE=-1s"}, []string{"PACT_OUTAGE_GRACE"}},
 		{"fail/outage-grace-too-long", nil, []string{"PACT_OUTAGE_GRACE=25h"}, []string{"PACT_OUTAGE_GRACE"}},
 		{"fail/outage-grace-no-unit", nil, []string{"PACT_OUTAGE_GRACE=300"}, []string{"PACT_OUTAGE_GRACE"}},
+		{"fail/audit-retention-too-short", nil, []string{"PACT_AUDIT_RETENTION=30m"}, []string{"PACT_AUDIT_RETENTION"}},
+		{"fail/audit-retention-too-long", nil, []string{"PACT_AUDIT_RETENTION=3651d"}, []string{"PACT_AUDIT_RETENTION"}},
+		{"fail/audit-retention-negative", nil, []string{"PACT_AUDIT_RETENTION=-1h"}, []string{"PACT_AUDIT_RETENTION"}},
+		{"fail/audit-retention-days-sign", nil, []string{"PACT_AUDIT_RETENTION=+9d"}, []string{"PACT_AUDIT_RETENTION"}},
+		{"fail/audit-retention-garbage", []string{"--audit-retention", "a while"}, nil, []string{"--audit-retention"}},
 
 		{"fail/rate-agent-negative", nil, []string{"PACT_RATE_AGENT=-1"}, []string{"PACT_RATE_AGENT"}},
 		{"fail/rate-subject-negative-flag", []string{"--rate-subject=-0.5"}, nil, []string{"--rate-subject"}},

@@ -88,6 +88,13 @@ type (
 	unimplToken struct {
 		pactv1.UnimplementedTokenServiceServer
 	}
+	grpcAudit struct {
+		pactv1connect.AuditServiceHandler
+		unimplAudit
+	}
+	unimplAudit struct {
+		pactv1.UnimplementedAuditServiceServer
+	}
 )
 
 // streamWorkers is the size of each port's pool of stream goroutines (the
@@ -132,6 +139,7 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 	pactv1.RegisterConversationServiceServer(g, grpcConversation{ConversationServiceHandler: svc.Conversation})
 	pactv1.RegisterDelegationServiceServer(g, grpcDelegation{DelegationServiceHandler: svc.Delegation})
 	pactv1.RegisterTokenServiceServer(g, grpcToken{TokenServiceHandler: svc.Token})
+	pactv1.RegisterAuditServiceServer(g, grpcAudit{AuditServiceHandler: svc.Audit})
 	healthpb.RegisterHealthServer(g, grpcHealth{c: s.health})
 	// The same documented descriptors as the main port's reflection.
 	ropts := reflection.ServerOptions{Services: g, DescriptorResolver: s.descriptors()}

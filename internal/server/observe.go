@@ -207,3 +207,33 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
 }
+
+// auditMetrics count the audit trail's writes and prunes.
+type auditMetrics struct {
+	events *prometheus.CounterVec
+	prunes prometheus.Counter
+}
+
+// newAuditMetrics registers pactd_audit_events_recorded_total (by kind) and
+// pactd_audit_events_pruned_total.
+func newAuditMetrics(reg prometheus.Registerer) *auditMetrics {
+	m := &auditMetrics{
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "pactd_audit_events_recorded_total",
+			Help: "Audit events this replica recorded, by kind (receipt.signed, grant.created, grant.refreshed, ...).",
+		}, []string{"kind"}),
+		prunes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "pactd_audit_events_pruned_total",
+			Help: "Audit events this replica deleted as older than PACT_AUDIT_RETENTION.",
+		}),
+	}
+	for _, k := range db.AuditKinds {
+		m.events.WithLabelValues(string(k)) // every kind reads 0 before its first event
+	}
+	reg.MustRegister(m.events, m.prunes)
+	return m
+}
+
+func (m *auditMetrics) recorded(kind db.AuditKind) { m.events.WithLabelValues(string(kind)).Inc() }
+
+func (m *auditMetrics) pruned(n int64) { m.prunes.Add(float64(n)) }

@@ -46,6 +46,7 @@ import (
 	"pactd/internal/tracing"
 	"pactd/internal/workpool"
 	"pactd/services/agent"
+	"pactd/services/audit"
 	"pactd/services/brand"
 	"pactd/services/conversation"
 	"pactd/services/credential"
@@ -82,8 +83,9 @@ type Server struct {
 	// pass one on :0).
 	GRPCListener net.Listener
 	// purge deletes expired delegation state (device codes, used Brand
-	// assertions, refresh tokens of expired grants) and change-feed rows
-	// past their retention; Serve runs it hourly.
+	// assertions, refresh tokens of expired grants), change-feed rows past
+	// their retention and audit events past PACT_AUDIT_RETENTION; Serve
+	// runs it hourly.
 	purge func(ctx context.Context) (int64, error)
 }
 
@@ -105,9 +107,9 @@ func (s *Server) purgeLoop(ctx context.Context) {
 		n, err := s.purge(pctx)
 		cancel()
 		if err != nil {
-			s.log.Warn("purge expired delegation state and old change-feed rows", slog.String("error", err.Error()))
+			s.log.Warn("purge expired delegation state, old change-feed rows and old audit events", slog.String("error", err.Error()))
 		} else if n > 0 {
-			s.log.Info("purged expired delegation state and old change-feed rows", slog.Int64("rows", n))
+			s.log.Info("purged expired delegation state, old change-feed rows and old audit events", slog.Int64("rows", n))
 		}
 	}
 }
@@ -204,15 +206,21 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		SubjectLimit: ratelimit.New(cfg.RateSubject, burst(cfg.RateSubject), now),
 	})
 
+	auditMetrics := newAuditMetrics(reg)
 	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks,
-		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}})
+		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}, OnAudit: auditMetrics.recorded})
+	auditSvc := audit.New(audit.Deps{Store: store, Retention: cfg.AuditRetention, Now: now, Logger: log, OnPrune: auditMetrics.pruned})
 	s.purge = func(ctx context.Context) (int64, error) {
 		n, err := deleg.PurgeExpired(ctx)
 		if err != nil {
 			return n, err
 		}
 		m, err := store.PruneChanges(ctx, now().Add(-changefeed.Retention))
-		return n + m, err
+		if err != nil {
+			return n + m, err
+		}
+		a, err := auditSvc.Prune(ctx)
+		return n + m + a, err
 	}
 	svc := Services{
 		Credential:   credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
@@ -222,7 +230,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Conversation: conversation.New(conversation.Deps{Store: store, Now: now, Logger: log}),
 		Delegation:   deleg,
 		Token: token.New(token.Deps{Brands: brands, Grants: grants, Keys: keyRing, Verifier: tokenVerifier,
-			Signer: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
+			Signer: tokenSigner, Audit: store, OnAudit: auditMetrics.recorded, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
+		Audit: auditSvc,
 	}
 	metrics := newRPCMetrics(reg)
 	workers := workpool.New(streamWorkers)
@@ -334,6 +343,7 @@ type Services struct {
 	Conversation pactv1connect.ConversationServiceHandler
 	Delegation   pactv1connect.DelegationServiceHandler
 	Token        pactv1connect.TokenServiceHandler
+	Audit        pactv1connect.AuditServiceHandler
 }
 
 // descriptors resolves the API's descriptors for reflection: the documented
@@ -357,6 +367,7 @@ var serviceNames = []string{
 	pactv1connect.ConversationServiceName,
 	pactv1connect.DelegationServiceName,
 	pactv1connect.TokenServiceName,
+	pactv1connect.AuditServiceName,
 }
 
 func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm *httpMetrics) http.Handler {
@@ -405,6 +416,7 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	mux.Handle(pactv1connect.NewConversationServiceHandler(svc.Conversation, opts...))
 	mux.Handle(pactv1connect.NewDelegationServiceHandler(svc.Delegation, opts...))
 	mux.Handle(pactv1connect.NewTokenServiceHandler(svc.Token, opts...))
+	mux.Handle(pactv1connect.NewAuditServiceHandler(svc.Audit, opts...))
 
 	checker := &storeChecker{store: s.store, services: serviceNames, grace: s.cfg.OutageGrace, now: time.Now}
 	s.health = checker

@@ -246,9 +246,10 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 	if err != nil {
 		return nil, s.fault(ctx, op+": stored authorization_details", err)
 	}
-	if _, g, err = s.d.Store.ApproveDeviceAuthorization(ctx, d.ID, g, now); err != nil {
+	if _, g, err = s.d.Store.ApproveDeviceAuthorization(s.auditGrant(ctx, db.AuditGrantCreated, g, callerActor(ctx), ""), d.ID, g, now); err != nil {
 		return nil, s.decisionErr(ctx, op, err)
 	}
+	s.recorded(db.AuditGrantCreated)
 	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)))
 	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
@@ -293,9 +294,10 @@ func (s *Service) approveSigned(ctx context.Context, op string, b db.Brand, req 
 	if err != nil {
 		return nil, s.fault(ctx, op+": stored authorization_details", err)
 	}
-	if _, g, err = s.d.Store.ApproveDeviceAuthorizationWithAssertion(ctx, d.ID, g, a.use, now); err != nil {
+	if _, g, err = s.d.Store.ApproveDeviceAuthorizationWithAssertion(s.auditGrant(ctx, db.AuditGrantCreated, g, callerActor(ctx), ""), d.ID, g, a.use, now); err != nil {
 		return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
 	}
+	s.recorded(db.AuditGrantCreated)
 	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)), slog.String("kid", a.kid), slog.String("jti", a.jti))
 	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil

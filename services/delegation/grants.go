@@ -41,11 +41,12 @@ func (s *Service) RevokeGrant(ctx context.Context, req *pactv1.RevokeGrantReques
 	if err != nil {
 		return nil, s.fault(ctx, op+": load", err)
 	}
-	revoked, err := s.d.Store.RevokeGrant(ctx, g.ID, s.now())
+	revoked, err := s.d.Store.RevokeGrant(s.auditGrant(ctx, db.AuditGrantRevoked, g, callerActor(ctx), ""), g.ID, s.now())
 	if err != nil {
 		return nil, s.fault(ctx, op, err)
 	}
 	if revoked {
+		s.recorded(db.AuditGrantRevoked)
 		s.d.Logger.InfoContext(ctx, "grant revoked", slog.String("brand_id", g.BrandID), slog.String("agent_id", g.AgentID),
 			slog.String("grant_id", g.ID))
 	}

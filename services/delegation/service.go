@@ -83,6 +83,9 @@ type Deps struct {
 	// decisions made with them). Without it those calls fail with
 	// Unavailable (and change nothing).
 	Sessions ConsentSessions
+	// OnAudit is called once for each audit event the service stored (for
+	// the metric); may be nil.
+	OnAudit func(kind db.AuditKind)
 }
 
 // Service implements pactv1connect.DelegationServiceHandler.

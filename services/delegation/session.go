@@ -93,9 +93,11 @@ func (s *Service) BeginConsent(ctx context.Context, req *pactv1.BeginConsentRequ
 		if cover.ExpireTime.Before(g.ExpireTime) {
 			g.ExpireTime = cover.ExpireTime // a skip never extends the PA's access
 		}
-		if _, g, err = s.d.Store.ApproveDeviceAuthorizationWithAssertion(ctx, d.ID, g, a.use, now); err != nil {
+		actx := s.auditGrant(ctx, db.AuditConsentSkipped, g, callerActor(ctx), cover.ID)
+		if _, g, err = s.d.Store.ApproveDeviceAuthorizationWithAssertion(actx, d.ID, g, a.use, now); err != nil {
 			return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
 		}
+		s.recorded(db.AuditConsentSkipped)
 		s.d.Logger.InfoContext(ctx, "consent skipped: an existing grant covers the request", slog.String("brand_id", b.ID),
 			slog.String("agent_id", d.AgentID), slog.String("grant_id", g.ID), slog.String("jti", a.jti))
 		return &pactv1.BeginConsentResponse{Consent: desc, BrandUser: a.subject, Email: a.email, ClientId: d.ClientID,
@@ -281,9 +283,10 @@ func (s *Service) approveWithSession(ctx context.Context, op string, req *pactv1
 	if err != nil {
 		return nil, s.fault(ctx, op+": stored authorization_details", err)
 	}
-	if _, g, err = s.d.Store.ApproveDeviceAuthorization(ctx, d.ID, g, now); err != nil {
+	if _, g, err = s.d.Store.ApproveDeviceAuthorization(s.auditGrant(ctx, db.AuditGrantCreated, g, callerActor(ctx), ""), d.ID, g, now); err != nil {
 		return nil, s.sessionDecisionErr(ctx, op, b, req.GetSource(), err)
 	}
+	s.recorded(db.AuditGrantCreated)
 	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)), slog.String("session", c.JTI))
 	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil

@@ -124,9 +124,10 @@ func (s *Service) approveSkipped(ctx context.Context, op string, b db.Brand, d d
 	if cover.ExpireTime.Before(g.ExpireTime) {
 		g.ExpireTime = cover.ExpireTime // a skip never extends the PA's access
 	}
-	if _, g, err = s.d.Store.ApproveDeviceAuthorization(ctx, d.ID, g, now); err != nil {
+	if _, g, err = s.d.Store.ApproveDeviceAuthorization(s.auditGrant(ctx, db.AuditConsentSkipped, g, callerActor(ctx), cover.ID), d.ID, g, now); err != nil {
 		return nil, s.decisionErr(ctx, op, err)
 	}
+	s.recorded(db.AuditConsentSkipped)
 	s.d.Logger.InfoContext(ctx, "consent skipped: an existing grant covers the request", slog.String("brand_id", b.ID),
 		slog.String("agent_id", d.AgentID), slog.String("grant_id", g.ID))
 	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/rpcerr"
 )
@@ -20,7 +21,7 @@ import (
 // (the reference's orphan-code pitfall). The PA repeats the device
 // authorization request (§5.3) for the missing scopes, as the spec says,
 // and the User enters the code it shows on the consent page this link leads
-// to. Nothing is stored; the task is ephemeral.
+// to. Only the audit event is stored; the task itself is ephemeral.
 func (s *Service) StartStepUp(ctx context.Context, req *pactv1.StartStepUpRequest) (*pactv1.StartStepUpResponse, error) {
 	const op = "start step-up"
 	var v rpcerr.Violations
@@ -66,6 +67,12 @@ func (s *Service) StartStepUp(ctx context.Context, req *pactv1.StartStepUpReques
 		return nil, s.fault(ctx, op, err)
 	}
 	_, resp.VerificationUriComplete = s.verificationURIs(b, "")
+	// The step-up is on the trail before the PA hears of it.
+	if _, err := s.d.Store.RecordAuditEvent(ctx, db.AuditEvent{Kind: db.AuditStepUp, Time: s.now(), BrandID: b.ID,
+		AgentID: req.GetAgentId(), Scopes: resp.MissingScopes, Actor: callerActor(ctx), Detail: resp.TaskId}); err != nil {
+		return nil, s.fault(ctx, op+": audit", err)
+	}
+	s.recorded(db.AuditStepUp)
 	s.d.Logger.InfoContext(ctx, "step-up prepared", slog.String("brand_id", b.ID), slog.String("agent_id", req.GetAgentId()),
 		slog.Int("missing_scopes", len(resp.MissingScopes)))
 	return resp, nil

@@ -34,6 +34,10 @@ type Store interface {
 
 	PurgeExpiredDelegation(ctx context.Context, now time.Time) (int64, error)
 
+	// RecordAuditEvent stores an audit event that goes with no other change
+	// (a step-up).
+	RecordAuditEvent(ctx context.Context, e db.AuditEvent) (db.AuditEvent, error)
+
 	AddUserCodeFailure(ctx context.Context, scope string, window time.Time) (int64, error)
 	RemoveUserCodeFailure(ctx context.Context, scope string, window time.Time) error
 	CountPendingDeviceAuthorizations(ctx context.Context, agentID, brandID string, now time.Time) (total, atBrand int64, err error)

@@ -125,12 +125,13 @@ func (s *Service) issueForDevice(ctx context.Context, c client, d db.DeviceAutho
 	if err != nil {
 		return nil, s.fault(ctx, op+": mint", err)
 	}
-	if _, err := s.d.Store.RedeemDeviceAuthorization(ctx, d.ID, now, rt.record); err != nil {
+	if _, err := s.d.Store.RedeemDeviceAuthorization(s.auditGrant(ctx, db.AuditGrantRedeemed, g, db.ActorPA, ""), d.ID, now, rt.record); err != nil {
 		if errors.Is(err, db.ErrNotFound) {
 			return refuseToken(ErrInvalidGrant, "device_code was already redeemed"), nil
 		}
 		return nil, s.fault(ctx, op+": consume", err)
 	}
+	s.recorded(db.AuditGrantRedeemed)
 	s.d.Logger.InfoContext(ctx, "delegation issued", slog.String("brand_id", c.brand.ID), slog.String("agent_id", c.pa.Agent.ID),
 		slog.String("grant_id", g.ID), slog.String("grant_type", "device_code"))
 	return tokenResponse(access, rt.secret, body), nil
@@ -175,7 +176,7 @@ func (s *Service) refresh(ctx context.Context, c client, token string) (*pactv1.
 	if err != nil {
 		return nil, s.fault(ctx, op+": mint", err)
 	}
-	if _, err := s.d.Store.RotateRefreshToken(ctx, hash, c.brand.ID, c.id, now, rt.record); err != nil {
+	if _, err := s.d.Store.RotateRefreshToken(s.auditGrant(ctx, db.AuditGrantRefreshed, g, db.ActorPA, ""), hash, c.brand.ID, c.id, now, rt.record); err != nil {
 		if !errors.Is(err, db.ErrNotFound) {
 			return nil, s.fault(ctx, op+": rotate", err)
 		}
@@ -187,6 +188,7 @@ func (s *Service) refresh(ctx context.Context, c client, token string) (*pactv1.
 		}
 		return bad, nil
 	}
+	s.recorded(db.AuditGrantRefreshed)
 	s.d.Logger.InfoContext(ctx, "delegation refreshed", slog.String("brand_id", c.brand.ID), slog.String("agent_id", c.pa.Agent.ID),
 		slog.String("grant_id", g.ID))
 	return tokenResponse(access, rt.secret, body), nil
@@ -195,8 +197,12 @@ func (s *Service) refresh(ctx context.Context, c client, token string) (*pactv1.
 // reuse answers a refresh token presented after it was rotated: the grant
 // is revoked (RFC 9700 §4.14.2), then invalid_grant.
 func (s *Service) reuse(ctx context.Context, g db.Grant, now time.Time, bad *pactv1.IssueDelegationResponse) (*pactv1.IssueDelegationResponse, error) {
-	if _, err := s.d.Store.RevokeGrant(ctx, g.ID, now); err != nil {
+	revoked, err := s.d.Store.RevokeGrant(s.auditGrant(ctx, db.AuditGrantReuseRevoked, g, db.ActorPA, ""), g.ID, now)
+	if err != nil {
 		return nil, s.fault(ctx, "refresh delegation: revoke on reuse", err)
+	}
+	if revoked {
+		s.recorded(db.AuditGrantReuseRevoked)
 	}
 	s.d.Logger.WarnContext(ctx, "refresh token reused; grant revoked", slog.String("brand_id", g.BrandID),
 		slog.String("agent_id", g.AgentID), slog.String("grant_id", g.ID))
@@ -310,11 +316,12 @@ func (s *Service) RevokeToken(ctx context.Context, req *pactv1.RevokeTokenReques
 	if g.BrandID != c.brand.ID || g.ClientID != c.id || g.AgentID != c.pa.Agent.ID {
 		return &pactv1.RevokeTokenResponse{}, nil
 	}
-	revoked, err := s.d.Store.RevokeGrant(ctx, g.ID, s.now())
+	revoked, err := s.d.Store.RevokeGrant(s.auditGrant(ctx, db.AuditGrantRevoked, g, db.ActorPA, "revoked by its client (RFC 7009)"), g.ID, s.now())
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
 		return nil, s.fault(ctx, op+": revoke", err)
 	}
 	if revoked {
+		s.recorded(db.AuditGrantRevoked)
 		s.d.Logger.InfoContext(ctx, "grant revoked by its client", slog.String("brand_id", g.BrandID),
 			slog.String("agent_id", g.AgentID), slog.String("grant_id", g.ID))
 	}

@@ -128,7 +128,7 @@ func newIntrospectEnv(b *testing.B, engine string) *introspectEnv {
 	}
 	// Brands come from the cache, as internal/server wires them.
 	svc := token.New(token.Deps{Brands: brandcache.New(s, time.Minute, 0, nil, nil), Grants: s, Keys: ring, Verifier: delegtoken.NewVerifier(ring, nil),
-		Signer: delegtoken.NewSigner(ring, nil), PublicURL: benchPublicURL,
+		Signer: delegtoken.NewSigner(ring, nil), Audit: s, PublicURL: benchPublicURL,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}) // Info, as pactd logs
 	e := &introspectEnv{svc: svc, dbName: dbName,
 		req: &pactv1.IntrospectTokenRequest{Token: tok, BrandId: benchBrand, ClientId: benchPA}}

@@ -6,6 +6,8 @@ package token
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -20,6 +22,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/auth"
 	"pactd/internal/authzdetails"
 	"pactd/internal/delegtoken"
 	"pactd/internal/provkeys"
@@ -54,6 +57,12 @@ type Deps struct {
 	Verifier TokenVerifier
 	// Signer signs receipts.
 	Signer ReceiptSigner
+	// Audit records every receipt signed (required): a receipt whose event
+	// could not be stored is not returned.
+	Audit AuditRecorder
+	// OnAudit is called once for each audit event stored (for the metric);
+	// may be nil.
+	OnAudit func(kind db.AuditKind)
 	// PublicURL is the Provider's public base URL (no trailing slash);
 	// interface URLs are {PublicURL}/a2a/{brandId}.
 	PublicURL string
@@ -243,6 +252,9 @@ func (s *Service) SignReceipt(ctx context.Context, req *pactv1.SignReceiptReques
 	if err != nil {
 		return nil, s.fault(ctx, "sign receipt", err)
 	}
+	if err := s.auditReceipt(ctx, req, jws); err != nil {
+		return nil, s.fault(ctx, "sign receipt: audit", err)
+	}
 	receipt, err := json.Marshal(struct {
 		JWS    string          `json:"jws"`
 		Claims json.RawMessage `json:"claims"`
@@ -251,6 +263,37 @@ func (s *Service) SignReceipt(ctx context.Context, req *pactv1.SignReceiptReques
 		return nil, s.fault(ctx, "sign receipt: encode", err)
 	}
 	return &pactv1.SignReceiptResponse{Jws: jws, ClaimsJson: string(claims), ReceiptJson: string(receipt)}, nil
+}
+
+// auditReceipt records a signed receipt on the audit trail: the grant's
+// parties (the store fills the PA's agent id from the grant), the scopes
+// used, the actions, and the SHA-256 of the JWS, by which a Brand holding
+// the receipt finds its event.
+func (s *Service) auditReceipt(ctx context.Context, req *pactv1.SignReceiptRequest, jws string) error {
+	sum := sha256.Sum256([]byte(jws))
+	e := db.AuditEvent{
+		Kind: db.AuditReceiptSigned, Time: s.d.Now(), BrandID: req.GetBrandId(), BrandUser: req.GetBrandUser(),
+		ClientID: req.GetPaIssuer(), GrantID: req.GetGrantId(), Scopes: req.GetScopesUsed(),
+		Actor: callerActor(ctx), Detail: base64.RawURLEncoding.EncodeToString(sum[:]),
+	}
+	for _, a := range req.GetActions() {
+		e.Actions = append(e.Actions, db.AuditAction{Tool: a.GetTool(), ArgsHash: a.GetArgsHash()})
+	}
+	if _, err := s.d.Audit.RecordAuditEvent(ctx, e); err != nil {
+		return err
+	}
+	if s.d.OnAudit != nil {
+		s.d.OnAudit(db.AuditReceiptSigned)
+	}
+	return nil
+}
+
+// callerActor is the actor of an RPC: the caller's role.
+func callerActor(ctx context.Context) string {
+	if auth.RoleFrom(ctx) == db.RoleAdmin {
+		return db.ActorAdmin
+	}
+	return db.ActorFrontend
 }
 
 // GetJwks returns the Provider's JWKS: the active key, the next key and

@@ -8,6 +8,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -90,7 +92,7 @@ func engines(t *testing.T, f func(t *testing.T, dbURL string)) {
 
 // start builds the service; withGrants false leaves Deps.Grants nil, as the
 // server wires it until the delegation store exists.
-func start(t *testing.T, dbURL string) *env {
+func start(t *testing.T, dbURL string, opts ...func(*token.Deps)) *env {
 	t.Helper()
 	ctx := t.Context()
 	s, err := db.Open(ctx, dbURL, t.TempDir())
@@ -105,7 +107,10 @@ func start(t *testing.T, dbURL string) *env {
 	}
 	e := &env{clock: c, store: s, ring: ring, minter: delegtoken.NewSigner(ring, c.Now), grants: &grants{live: map[string][4]string{}}}
 	deps := token.Deps{Brands: s, Grants: e.grants, Keys: ring, Verifier: delegtoken.NewVerifier(ring, c.Now), Signer: delegtoken.NewSigner(ring, c.Now),
-		PublicURL: publicURL, Now: c.Now}
+		Audit: s, PublicURL: publicURL, Now: c.Now}
+	for _, o := range opts {
+		o(&deps)
+	}
 	mux := http2Mux(token.New(deps))
 	e.srv = httptest.NewUnstartedServer(mux)
 	e.srv.EnableHTTP2 = true
@@ -241,6 +246,18 @@ func TestReceiptVerifiesAgainstPublishedJWKS(t *testing.T) {
 			if err := json.Unmarshal([]byte(resp.GetReceiptJson()), &receipt); err != nil || receipt.JWS != resp.GetJws() || string(receipt.Claims) != want {
 				t.Fatalf("%s: receipt_json = %s", name, resp.GetReceiptJson())
 			}
+			// The receipt is on the audit trail, found by its JWS's hash.
+			events, err := e.store.ListAuditEvents(t.Context(), db.AuditFilter{GrantID: "a2agrant_01"}, 0, 100)
+			if err != nil || len(events) == 0 {
+				t.Fatalf("%s: audit events = %v, %v", name, events, err)
+			}
+			sum := sha256.Sum256([]byte(resp.GetJws()))
+			ev := events[len(events)-1]
+			if ev.Kind != db.AuditReceiptSigned || ev.Detail != base64.RawURLEncoding.EncodeToString(sum[:]) || ev.BrandID != "acme" ||
+				ev.BrandUser != "user-42" || ev.ClientID != "https://pa.example" || fmt.Sprint(ev.Scopes) != "[orders:read]" ||
+				fmt.Sprint(ev.Actions) != "[{lookup_order abc_-}]" || !ev.Time.Equal(e.clock.Now()) {
+				t.Fatalf("%s: receipt event = %+v", name, ev)
+			}
 		}
 		// No scopes or actions: arrays, never null; ts defaults to now.
 		resp, err := e.client().SignReceipt(t.Context(), &pactv1.SignReceiptRequest{BrandId: "acme", GrantId: "g", PaIssuer: "https://pa.example", BrandUser: "u"})
@@ -297,15 +314,34 @@ func TestSignReceiptRefusals(t *testing.T) {
 		!slices.Equal(rpcerr.FieldViolations(err), []string{"pa_issuer"}) {
 		t.Fatalf("fail/pa-not-url: err = %v", err)
 	}
+	// A refused receipt leaves no audit event.
+	if n := countAudit(t, e.store); n != 0 {
+		t.Fatalf("refusals recorded %d audit events", n)
+	}
 	// Positive control.
 	if _, err := c.SignReceipt(t.Context(), good()); err != nil {
 		t.Fatalf("ok/good: %v", err)
+	}
+	if n := countAudit(t, e.store); n != 1 {
+		t.Fatalf("a signed receipt recorded %d audit events, want 1", n)
 	}
 	// A revoked grant gets no receipt.
 	e.grants.revoke("g1")
 	if _, err := c.SignReceipt(t.Context(), good()); connect.CodeOf(err) != connect.CodeFailedPrecondition {
 		t.Fatalf("fail/revoked: err = %v", err)
 	}
+	if n := countAudit(t, e.store); n != 1 {
+		t.Fatalf("after a refused receipt: %d audit events, want 1", n)
+	}
+}
+
+func countAudit(t *testing.T, s db.Store) int {
+	t.Helper()
+	events, err := s.ListAuditEvents(t.Context(), db.AuditFilter{}, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(events)
 }
 
 func TestAuthorizationServerMetadata(t *testing.T) {
@@ -563,4 +599,28 @@ func http2Mux(svc pactv1connect.TokenServiceHandler) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(pactv1connect.NewTokenServiceHandler(svc))
 	return mux
+}
+
+// failingAudit is an audit store that cannot write.
+type failingAudit struct{}
+
+func (failingAudit) RecordAuditEvent(context.Context, db.AuditEvent) (db.AuditEvent, error) {
+	return db.AuditEvent{}, errors.New("disk full")
+}
+
+// A receipt whose audit event cannot be stored is not handed out: the
+// call is Unavailable (retryable) and carries no JWS.
+func TestSignReceiptNeedsItsAuditEvent(t *testing.T) {
+	e := start(t, "", func(d *token.Deps) { d.Audit = failingAudit{} })
+	e.grants.live["g1"] = [4]string{"acme", "https://pa.example", "user-42"}
+	resp, err := e.client().SignReceipt(t.Context(), &pactv1.SignReceiptRequest{BrandId: "acme", GrantId: "g1", PaIssuer: "https://pa.example", BrandUser: "user-42"})
+	if connect.CodeOf(err) != connect.CodeUnavailable || resp.GetJws() != "" {
+		t.Fatalf("SignReceipt with a failing audit store = %v, %v; want Unavailable and no receipt", resp, err)
+	}
+	// Positive control: the same call with the store's recorder.
+	ok := start(t, "")
+	ok.grants.live["g1"] = [4]string{"acme", "https://pa.example", "user-42"}
+	if r, err := ok.client().SignReceipt(t.Context(), &pactv1.SignReceiptRequest{BrandId: "acme", GrantId: "g1", PaIssuer: "https://pa.example", BrandUser: "user-42"}); err != nil || r.GetJws() == "" {
+		t.Fatalf("ok/recorded: %v, %v", r, err)
+	}
 }

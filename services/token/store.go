@@ -24,6 +24,11 @@ type GrantChecker interface {
 	LiveGrantDetails(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (details string, live bool, err error)
 }
 
+// AuditRecorder stores audit events (the store satisfies it).
+type AuditRecorder interface {
+	RecordAuditEvent(ctx context.Context, e db.AuditEvent) (db.AuditEvent, error)
+}
+
 // KeyRing publishes and rotates the Provider's signing keys
 // (*provkeys.Ring satisfies it).
 type KeyRing interface {

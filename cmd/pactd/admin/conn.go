@@ -266,6 +266,10 @@ func (s *session) delegation() pactv1connect.DelegationServiceClient {
 	return pactv1connect.NewDelegationServiceClient(s.client, s.base, s.opts...)
 }
 
+func (s *session) audit() pactv1connect.AuditServiceClient {
+	return pactv1connect.NewAuditServiceClient(s.client, s.base, s.opts...)
+}
+
 func (s *session) tokens() pactv1connect.TokenServiceClient {
 	return pactv1connect.NewTokenServiceClient(s.client, s.base, s.opts...)
 }

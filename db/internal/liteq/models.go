@@ -15,6 +15,21 @@ type Agent struct {
 	UpdateTime  int64
 }
 
+type AuditEvent struct {
+	ID        int64
+	Kind      string
+	Time      int64
+	BrandID   string
+	BrandUser string
+	AgentID   string
+	ClientID  string
+	GrantID   string
+	Scopes    string
+	Actions   string
+	Actor     string
+	Detail    string
+}
+
 type Brand struct {
 	ID             string
 	DisplayName    string

@@ -64,7 +64,12 @@ type Querier interface {
 	GetLiveGrantDetails(ctx context.Context, arg GetLiveGrantDetailsParams) (string, error)
 	GetRefreshToken(ctx context.Context, tokenHash []byte) (RefreshToken, error)
 	GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error)
+	// The audit trail (migration 0012).
+	InsertAuditEvent(ctx context.Context, arg InsertAuditEventParams) (int64, error)
 	ListAgents(ctx context.Context, arg ListAgentsParams) ([]Agent, error)
+	// Oldest first, after after_id; an empty filter value (0 for the times)
+	// matches every row. end_time is exclusive.
+	ListAuditEvents(ctx context.Context, arg ListAuditEventsParams) ([]AuditEvent, error)
 	ListBrands(ctx context.Context, arg ListBrandsParams) ([]Brand, error)
 	// Changes at and after from_pos, in position order: a poller asks from the
 	// position it applied last, so the first row tells it whether that row is
@@ -77,6 +82,9 @@ type Querier interface {
 	ListPublishedSigningKeys(ctx context.Context, now int64) ([]SigningKey, error)
 	// An on-time poll of a pending authorization: records the poll time.
 	PollDeviceAuthorization(ctx context.Context, arg PollDeviceAuthorizationParams) (DeviceAuthorization, error)
+	// Deletes up to batch of the oldest rows with time before before, so one
+	// pass never holds the write lock for long.
+	PruneAuditEvents(ctx context.Context, arg PruneAuditEventsParams) (int64, error)
 	// Drops the record of one used assertion if it has expired, so the jti can
 	// be recorded again (an expired record guards nothing: an assertion is
 	// refused after its expire_time anyway). Runs in the transaction of
