@@ -190,11 +190,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 		return err
 	}
 	if fresh {
-		// The PA commands find this demo without -dir; a later demo takes over.
-		if err := os.WriteFile(currentFile(), []byte(*dir+"\n"), 0o600); err != nil {
+		// The PA commands find this demo without -dir while it is the newest
+		// one running; when it stops, the one started before it again.
+		unregister, err := registerDemo(*dir)
+		if err != nil {
 			return err
 		}
-		defer forgetCurrent(*dir)
+		defer unregister()
 	}
 	printBanner(stdout, *dir, pactdURL, feURL, issuer)
 	printGlobex(stdout, feURL, globex)
@@ -222,13 +224,6 @@ func demoDir(dir *string) error {
 		return err
 	}
 	return os.MkdirAll(*dir, 0o700)
-}
-
-// forgetCurrent removes the pointer to dir unless a later demo replaced it.
-func forgetCurrent(dir string) {
-	if defaultDir() == dir {
-		_ = os.Remove(currentFile())
-	}
 }
 
 // printExports prints the shell line that the README's grpcurl walk starts
