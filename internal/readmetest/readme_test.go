@@ -218,6 +218,10 @@ func TestReadmeInOrder(t *testing.T) {
 	for i, b := range blocks {
 		t0 := time.Now()
 		what := b.kind + " " + b.name
+		if b.kind == "run" {
+			first, _, _ := strings.Cut(b.code, "\n")
+			what = "run: " + first
+		}
 		h.logf("[%d/%d] README.md:%d %s ...", i+1, len(blocks), b.line, what)
 		switch b.kind {
 		case "run":
@@ -665,6 +669,7 @@ func form(at *url.URL, page string) (string, url.Values, error) {
 func (h *harness) runEngine(b block, engine string) {
 	t := h.t
 	t.Helper()
+	h.logf("README.md:%d: with %s", b.line, engine)
 	switch engine {
 	case "podman":
 		if _, err := exec.LookPath("podman"); err != nil {
