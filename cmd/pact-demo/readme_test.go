@@ -34,7 +34,8 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// readmeBlock returns the code block of README.md that follows the marker.
+// readmeBlock returns the code block of README.md that follows the marker
+// (and any other HTML comments: internal/readmetest's markers).
 func readmeBlock(t *testing.T, marker string) string {
 	t.Helper()
 	raw, err := os.ReadFile("../../README.md")
@@ -45,7 +46,7 @@ func readmeBlock(t *testing.T, marker string) string {
 	if !ok {
 		t.Fatalf("README.md lacks %q", marker)
 	}
-	m := regexp.MustCompile("(?s)\\A\\s*```sh\n(.*?)\n```").FindStringSubmatch(after)
+	m := regexp.MustCompile("(?s)\\A\\s*(?:<!--[^\n]*-->\n)*```sh\n(.*?)\n```").FindStringSubmatch(after) // other markers may come between
 	if m == nil {
 		t.Fatalf("no ```sh block right after %q", marker)
 	}

@@ -23,6 +23,9 @@
 //	                  PACT_DATABASE_URL, fresh tokens otherwise)
 //	env=VAR,VAR       VAR is exported before the block, as the README tells
 //	                  the reader to ("ISS is the printed PA issuer")
+//	paste=VAR         the captured VAR, a shell line a server printed for
+//	                  the reader to paste, runs first ("paste the export …
+//	                  line the demo prints")
 //	expect="TEXT"     the output holds TEXT (several: in this order)
 //	engines=E,E       run once per container engine: podman (the installed
 //	                  one) and docker (a stand-in that parses docker build's

@@ -77,7 +77,7 @@ func parseReadme(readme string) ([]block, error) {
 				return nil, fmt.Errorf("README.md:%d: option %q is not KEY=VALUE", b.line, w)
 			}
 			switch k {
-			case "ready", "ports", "capture", "set", "env", "expect", "engines":
+			case "ready", "ports", "capture", "set", "env", "paste", "expect", "engines":
 			default:
 				return nil, fmt.Errorf("README.md:%d: unknown option %q", b.line, k)
 			}
@@ -373,6 +373,13 @@ func (h *harness) script(b block) string {
 	pre.WriteString("set -euo pipefail\n")
 	for _, name := range b.list("env") {
 		fmt.Fprintf(&pre, "export %s=%s\n", name, shellQuote(h.value(b, name)))
+	}
+	for _, name := range b.list("paste") {
+		v, ok := h.vals[name]
+		if !ok {
+			h.t.Fatalf("README.md:%d: paste=%s, but no server printed it", b.line, name)
+		}
+		pre.WriteString(v + "\n") // a line a server printed for pasting, verbatim
 	}
 	return pre.String() + code
 }
