@@ -28,8 +28,10 @@
 //	                  line the demo prints")
 //	expect="TEXT"     the output holds TEXT (several: in this order)
 //	engines=E,E       run once per container engine: podman (the installed
-//	                  one) and docker (a stand-in that parses docker build's
-//	                  flags as docker does, since no docker is installed)
+//	                  one; the image it builds, the README's tag, is removed
+//	                  afterwards) and docker (a stand-in that parses docker
+//	                  build's flags as docker does, since no docker is
+//	                  installed)
 //
 // A block that prints a device grant's link and code ("Open: …", "Code: …")
 // waits for the User; the test plays the User's browser as the block's

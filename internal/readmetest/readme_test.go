@@ -169,6 +169,30 @@ func TestParseReadmeMarkers(t *testing.T) {
 	}
 }
 
+// TestUserSteps: the test plays only the browser steps it knows, so an
+// instruction it would misread fails instead of passing by accident.
+func TestUserSteps(t *testing.T) {
+	steps, err := userSteps("go run ./cmd/pact-demo pa connect orders:read orders:cancel\n" +
+		"#   open the printed link, sign in as alice, uncheck \"Cancel…\", type the code, Allow\n" +
+		"go run ./cmd/pact-demo pa connect -as alice \\\n  orders:cancel\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 2 || !steps[0].interactive || steps[0].user != "alice" || fmt.Sprint(steps[0].uncheck) != "[Cancel]" || steps[1].interactive {
+		t.Fatalf("steps %+v", steps)
+	}
+	for _, bad := range []string{
+		"pa connect orders:read\n", // no instruction
+		"x pa connect orders:read\n#   open the printed link, sign in with any name, Allow\n",   // no user named
+		"x pa connect orders:read\n#   open the printed link, sign in as bob, press Deny\n",     // unknown step
+		"x pa connect orders:read\n#   open the printed link, sign in as bob, uncheck Cancel\n", // unquoted
+	} {
+		if steps, err := userSteps(bad); err == nil {
+			t.Errorf("userSteps(%q) = %+v, want an error", bad, steps)
+		}
+	}
+}
+
 // TestReadmeInOrder runs every marked README block in order, as written,
 // on a fresh copy of the checkout: the servers the README starts (pactd,
 // the demo, pactd on PostgreSQL) in the background, the commands in
@@ -439,6 +463,9 @@ func (h *harness) expect(b block, got string) {
 // grantRE is a device grant a pa connect prints for the User.
 var grantRE = regexp.MustCompile(`Open:\s+(\S+)\n\s+Code:\s+(\S+)`)
 
+// connectRE finds a pa connect command.
+var connectRE = regexp.MustCompile(`(^|\s)pa (-dir \S+ )?connect\s`)
+
 // step is what the User does for one interactive pa connect of a block.
 type step struct {
 	interactive bool
@@ -453,7 +480,7 @@ func userSteps(code string) ([]step, error) {
 	var steps []step
 	instruction := regexp.MustCompile(`^#\s+open the printed link, (.*)$`)
 	for i, l := range lines {
-		if strings.HasPrefix(strings.TrimSpace(l), "#") || !strings.Contains(l, " pa connect ") {
+		if strings.HasPrefix(strings.TrimSpace(l), "#") || !connectRE.MatchString(l) {
 			continue
 		}
 		if strings.Contains(l, " -as ") {
@@ -805,11 +832,24 @@ func (h *harness) stop(name string, line int) {
 		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1 && endsInGoRun(s.b.code)) || strings.Contains(s.out.String(), "panic:") {
 			t.Errorf("README.md:%d: %s did not exit cleanly on Ctrl-C: %v\n%s", s.b.line, name, err, s.out.String())
 		}
+		if left := h.leftBehind(); s.b.name == "demo" && len(left) > 0 {
+			t.Errorf("README.md:%d: the demo left %v behind after Ctrl-C", s.b.line, left)
+		}
 	case <-time.After(30 * time.Second):
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		<-s.done
 		t.Errorf("README.md:%d: %s did not stop within 30 s of Ctrl-C:\n%s", s.b.line, name, s.out.String())
 	}
+}
+
+// leftBehind lists what stopped demos left in the shell's TMPDIR: each
+// deletes its directory and its registry entry on Ctrl-C (README: "Ctrl-C
+// stops everything and deletes the directory").
+func (h *harness) leftBehind() []string {
+	tmp := filepath.Join(filepath.Dir(h.scratch), "tmp")
+	dirs, _ := filepath.Glob(filepath.Join(tmp, "pact-demo-*"))
+	entries, _ := filepath.Glob(filepath.Join(tmp, "pact-demo.d", "*"))
+	return append(dirs, entries...)
 }
 
 // endsInGoRun says whether a block's last command is a go run.
