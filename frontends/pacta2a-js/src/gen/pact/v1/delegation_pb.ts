@@ -258,8 +258,8 @@ export type DescribeConsentResponse = Message<"pact.v1.DescribeConsentResponse">
 
   /**
    * The requested authorization_details entries (PACT §5.7), in request
-   * order, each with the scope it belongs to and its conditions in words;
-   * show each under its scope. Empty for a scope-only request.
+   * order, each with the scope it was accepted under and its conditions in
+   * words; show each under its scope. Empty for a scope-only request.
    *
    * @generated from field: repeated pact.v1.ConsentAuthorizationDetail authorization_details = 7;
    */
@@ -834,8 +834,8 @@ export type Grant = Message<"pact.v1.Grant"> & {
 
   /**
    * The approved authorization_details entries (PACT §5.7) with the scope
-   * each belongs to and its conditions in words, as the consent page showed
-   * them; empty for a scope-only grant.
+   * each was accepted under and its conditions in words, as the consent
+   * page showed them; empty for a scope-only grant.
    *
    * @generated from field: repeated pact.v1.ConsentAuthorizationDetail authorization_details = 10;
    */
@@ -1470,7 +1470,10 @@ export const DelegationService: GenService<{
    * ApproveConsent records the User's approval: granted = requested ∩ chosen;
    * nothing granted is a deny. The requested authorization_details whose
    * scope was not granted are dropped with it; the rest are stored with
-   * the grant (§5.7). Only a pending authorization can be decided, once.
+   * the grant (§5.7), each with its scope. An entry's scope is the one it
+   * was accepted under when the PA asked, as DescribeConsent showed it,
+   * not the Brand's current mapping of its type. Only a pending
+   * authorization can be decided, once.
    *
    * BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
    * User is the sub of consent_session (from BeginConsent) or of
