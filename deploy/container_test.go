@@ -10,56 +10,6 @@ import (
 	"time"
 )
 
-// fakeDocker stands in for the docker CLI's "docker build": it checks the
-// arguments against the flags "docker build --help" documents (Docker 28;
-// the legacy builder's set, which buildx accepts too) the way docker parses
-// them — booleans take no value or =true/=false, the others a value —,
-// needs exactly one context directory holding what the Containerfile
-// copies, records the arguments in $RECORD, and fails like docker (exit
-// 125) on anything else. It builds nothing: no engine can run here.
-const fakeDocker = `#!/usr/bin/env bash
-set -u
-if [[ "${1:-}" == "--version" ]]; then echo "Docker version 28.2.2, build e6534b4"; exit 0; fi
-[[ "${1:-}" == "build" ]] || { echo "fake docker: only build and --version" >&2; exit 125; }
-shift
-printf '%s\n' "$@" >"$RECORD"
-bool=" --compress --disable-content-trust --force-rm --no-cache --pull -q --quiet --rm --squash "
-value=" --add-host --build-arg --cache-from --cgroup-parent --cpu-period --cpu-quota -c --cpu-shares --cpuset-cpus --cpuset-mems -f --file --iidfile --isolation --label -m --memory --memory-swap --network --platform --security-opt --shm-size -t --tag --target --ulimit "
-pos=() file=""
-while (($#)); do
-	a=$1
-	shift
-	case $a in
-	-?*)
-		name=${a%%=*}
-		if [[ $bool == *" $name "* ]]; then
-			if [[ $a == *=* ]]; then
-				v=${a#*=}
-				[[ $v == true || $v == false ]] || { echo "invalid argument \"$v\" for \"$name\" flag: strconv.ParseBool: parsing \"$v\": invalid syntax" >&2; exit 125; }
-			fi
-		elif [[ $value == *" $name "* ]]; then
-			if [[ $a == *=* ]]; then v=${a#*=}; else
-				(($#)) || { echo "flag needs an argument: $name" >&2; exit 125; }
-				v=$1
-				shift
-			fi
-			[[ $name == -f || $name == --file ]] && file=$v
-		else
-			echo "unknown flag: $name" >&2
-			exit 125
-		fi
-		;;
-	*) pos+=("$a") ;;
-	esac
-done
-((${#pos[@]} == 1)) || { echo "\"docker build\" requires exactly 1 argument." >&2; exit 125; }
-ctx=${pos[0]}
-[[ -n $file && -f $file ]] || { echo "fake docker: -f names no file" >&2; exit 1; }
-for f in pactd passwd group ca-certificates.crt data; do
-	[[ -e $ctx/$f ]] || { echo "fake docker: the context has no $f" >&2; exit 1; }
-done
-`
-
 // fakePodman is podman as the script sees it: its --version names it, and
 // it records the build arguments.
 const fakePodman = `#!/usr/bin/env bash
@@ -99,7 +49,11 @@ func TestContainerScriptEngineFlags(t *testing.T) {
 		t.Skip("no bash")
 	}
 	fakes := t.TempDir()
-	docker := writeExe(t, fakes, "docker", fakeDocker)
+	fakeDocker, err := os.ReadFile(filepath.Join("testdata", "fake-docker"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	docker := writeExe(t, fakes, "docker", string(fakeDocker))
 	writeExe(t, fakes, "podman", fakePodman)
 	writeExe(t, fakes, "go", fakeGo)
 	ca := filepath.Join(t.TempDir(), "ca.crt")

@@ -14,7 +14,9 @@
 #   4. gofmt, go vet, promtool    gofmt -l prints nothing (generated code included);
 #                                 promtool check rules deploy/prometheus/*.yml
 #   5. PostgreSQL                 127.0.0.1:5432 answers, or the machine's cluster is started
-#   6. go test -race ./...        every package under the race detector
+#   6. go test -race ./...        every package under the race detector; internal/readmetest
+#                                 runs the README's blocks in order on a copy of the checkout
+#                                 (servers on the README's ports 7070, 7071, 3000; a line per block)
 #   7. fuzz smoke                 every Fuzz* target for PACT_FUZZTIME (default 20000x), then
 #                                 the TypeScript fuzz targets of frontends/pacta2a-js as often
 #   8. container image            podman build of the Containerfile (offline, FROM scratch);
@@ -175,6 +177,15 @@ if [[ "${CI:-}" == "true" ]] && ! command -v pgbouncer >/dev/null && [[ ! -x /us
 	[[ $(id -u) == 0 ]] || fail "pgbouncer is missing and installing it needs root: apt-get install pgbouncer"
 	heartbeat "apt-get install pgbouncer" bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null' ||
 		fail "apt-get install pgbouncer failed"
+fi
+# podman (Debian's package): internal/readmetest builds the README's container block
+# with it during go test, and step 8 builds and checks the image. CI installs it
+# here, before the tests; elsewhere both skip without it.
+if [[ "${CI:-}" == "true" ]] && ! command -v podman >/dev/null; then
+	echo "installing podman for the README's container block and the image check"
+	[[ $(id -u) == 0 ]] || fail "podman is missing and installing it needs root: apt-get install podman"
+	heartbeat "apt-get install podman" bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman >/dev/null' ||
+		fail "apt-get install podman failed"
 fi
 if command -v pgbouncer >/dev/null || [[ -x /usr/sbin/pgbouncer ]]; then
 	echo "pgbouncer: $({ pgbouncer --version 2>/dev/null || /usr/sbin/pgbouncer --version; } | head -n 1)"
@@ -340,8 +351,8 @@ fi
 
 # ---------------------------------------------------------------------------
 # A small formatter shows go test -json as compact text: package result lines,
-# package-level output (TestMain, panics), and the full output of every failed
-# or skipped test. The raw JSON is kept for counting.
+# package-level output (TestMain, panics), the README test's progress lines as they
+# come, and the full output of every failed or skipped test. The raw JSON is kept for counting.
 mkdir -p "$WORK/fmt"
 cat >"$WORK/fmt/go.mod" <<'GOMOD'
 module gotestfmt
@@ -384,6 +395,10 @@ func main() {
 			fmt.Fprint(out, e.Output)
 		case e.Test != "" && e.Action == "output":
 			buf[key] = append(buf[key], e.Output)
+			// internal/readmetest's progress, as it runs (minutes of README blocks).
+			if strings.Contains(e.Output, "readme-test progress: ") {
+				fmt.Fprint(out, e.Output)
+			}
 		case e.Test != "" && (e.Action == "fail" || e.Action == "skip"):
 			fmt.Fprint(out, strings.Join(buf[key], ""))
 			delete(buf, key)
@@ -424,11 +439,11 @@ t0=$SECONDS
 if [[ $QUICK == 1 ]]; then
 	section "go test ./... (PACT_QUICK=1: no -race, no browser test)"
 	echo "compiling the test binaries, then each package's result as it finishes"
-	heartbeat "go test" bash -c 'set -o pipefail; go test -json -count=1 -skip "^TestBrowser" ./... 2>&1 | tee "$1" | "$2"' _ "$JSON_TEST" "$WORK/gotestfmt" || status=1
+	heartbeat "go test" bash -c 'set -o pipefail; go test -json -count=1 -timeout 20m -skip "^TestBrowser" ./... 2>&1 | tee "$1" | "$2"' _ "$JSON_TEST" "$WORK/gotestfmt" || status=1
 else
 	section "go test -race ./..."
 	echo "compiling the race-instrumented test binaries (minutes on a cold cache), then each package's result as it finishes"
-	heartbeat "go test -race" bash -c 'set -o pipefail; go test -json -race -count=1 ./... 2>&1 | tee "$1" | "$2"' _ "$JSON_TEST" "$WORK/gotestfmt" || status=1
+	heartbeat "go test -race" bash -c 'set -o pipefail; go test -json -race -count=1 -timeout 20m ./... 2>&1 | tee "$1" | "$2"' _ "$JSON_TEST" "$WORK/gotestfmt" || status=1
 fi
 echo "go test took $((SECONDS - t0))s"
 

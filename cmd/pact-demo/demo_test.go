@@ -93,6 +93,7 @@ func walkDemo(t *testing.T, start frontendStarter) {
 		}
 		return out.String()
 	}
+	self := "go run ./cmd/pact-demo pa -dir " + dir // a demo given -dir is named by it
 	steps := []struct {
 		args []string
 		want []string
@@ -101,14 +102,20 @@ func walkDemo(t *testing.T, start frontendStarter) {
 		{[]string{"send", "show my orders"}, []string{"task TASK_STATE_AUTH_REQUIRED: needs [orders:read]", "/login?return_to="}},
 		{[]string{"connect", "-as", "alice", "orders:read"}, []string{"granted: orders:read"}},
 		{[]string{"send", "show my orders"}, []string{"#1002 Milk frother: processing", "receipt ✔", "user alice", "scopes used [orders:read]", "actions [list_orders]"}},
-		{[]string{"send", "cancel order 1002"}, []string{"needs [orders:cancel]", "connect orders:read orders:cancel"}},
+		// The hint: each scope once, those held first (orders:read), then the missing one.
+		{[]string{"send", "cancel order 1002"}, []string{"needs [orders:cancel]", "\nnext: " + self + " connect orders:read orders:cancel\n"}},
 		{[]string{"connect", "-as", "alice", "orders:cancel"}, []string{"granted: orders:cancel orders:read"}},
 		{[]string{"send", "cancel order 1002"}, []string{"Done: order #1002 (Milk frother) is cancelled.", "receipt ✔", "actions [cancel_order]"}},
 		{[]string{"token"}, []string{"eyJ"}},
 		// Resource-bound delegation (PACT §5.7): a grant for order 1001 only.
 		{[]string{"connect", "-as", "alice", "-details", `[{"type":"https://acme.example/authorization/order-cancel/v1","order_id":"1001","actions":["cancel"]}]`, "orders:cancel"},
 			[]string{`limited to authorization_details [{"actions":["cancel"],"order_id":"1001","type":"https://acme.example/authorization/order-cancel/v1"}]`}},
-		{[]string{"send", "cancel order 1002"}, []string{"needs [orders:cancel]"}},
+		// orders:cancel is held but missing: the grant is bound to other
+		// orders, so the hint asks again with an entry for the order the
+		// message names (the Brand's declared type, field order_id, action
+		// cancel), and each held scope once.
+		{[]string{"send", "cancel order 1002"}, []string{"needs [orders:cancel]", "\nnext: " + self +
+			` connect -details '[{"type":"https://acme.example/authorization/order-cancel/v1","order_id":"1002","actions":["cancel"]}]' orders:cancel orders:read` + "\n"}},
 		{[]string{"send", "cancel order 1001"}, []string{"Order #1001 is delivered, so it can no longer be cancelled."}},
 	}
 	for _, s := range steps {

@@ -17,12 +17,16 @@
 // run keeps its state in a fresh temporary directory (or -dir), so two demos
 // on one machine never share or delete each other's files. The PA commands
 // read the running demo's state file there (-dir, default: the directory of
-// the demo started last, named in $TMPDIR/pact-demo.current), which also
+// the newest demo still running, from the registry in $TMPDIR/pact-demo.d), which also
 // keeps the PA's conversation and delegation tokens between commands.
 package main
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,8 +34,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
+	"slices"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -50,15 +55,86 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return serve(ctx, args, stdout, stderr, startFrontend)
 }
 
-// currentFile names the directory of the demo started last: the PA commands'
-// default -dir.
-func currentFile() string { return filepath.Join(os.TempDir(), "pact-demo.current") }
+// registryDir holds one entry per running demo (started without -dir): the
+// PA commands' default -dir is the newest live one. Each demo writes its own
+// entry atomically and removes it when it stops, so a demo that stops never
+// hides another that still runs, and no lock is needed; an entry whose
+// process is gone or whose state file is missing (a demo killed with
+// SIGKILL) is skipped and deleted.
+func registryDir() string { return filepath.Join(os.TempDir(), "pact-demo.d") }
 
-// defaultDir is the directory of the demo started last, or "" when none runs.
-func defaultDir() string {
-	raw, err := os.ReadFile(currentFile())
-	if err != nil || len(raw) > 4096 {
-		return ""
+// demoEntry is one running demo in the registry.
+type demoEntry struct {
+	// Dir is the demo's directory.
+	Dir string `json:"dir"`
+	// PID is the demo's process.
+	PID int `json:"pid"`
+	// Started is when it registered (Unix nanoseconds): the newest wins.
+	Started int64 `json:"started"`
+}
+
+// entryPath is dir's file in the registry.
+func entryPath(dir string) string {
+	sum := sha256.Sum256([]byte(dir))
+	return filepath.Join(registryDir(), hex.EncodeToString(sum[:8])+".json")
+}
+
+// registerDemo adds dir to the registry; the returned func removes it.
+func registerDemo(dir string) (func(), error) {
+	if err := os.MkdirAll(registryDir(), 0o700); err != nil {
+		return nil, err
 	}
-	return strings.TrimSpace(string(raw))
+	raw, _ := json.Marshal(demoEntry{Dir: dir, PID: os.Getpid(), Started: time.Now().UnixNano()})
+	p := entryPath(dir)
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return nil, err
+	}
+	return func() { _ = os.Remove(p) }, nil
+}
+
+// liveDemos are the registry's live entries, the newest first.
+func liveDemos() []demoEntry {
+	files, _ := filepath.Glob(filepath.Join(registryDir(), "*.json"))
+	var live []demoEntry
+	for _, f := range files {
+		var e demoEntry
+		raw, err := os.ReadFile(f)
+		if err != nil || len(raw) > 8192 || json.Unmarshal(raw, &e) != nil || e.Dir == "" {
+			continue // being written, or not ours
+		}
+		if !alive(e.PID) || !fileExists(statePath(e.Dir)) {
+			_ = os.Remove(f) // a demo that did not stop cleanly
+			continue
+		}
+		live = append(live, e)
+	}
+	slices.SortFunc(live, func(a, b demoEntry) int { return cmp.Compare(b.Started, a.Started) })
+	return live
+}
+
+// alive says whether process pid exists (signal 0 checks without sending).
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// defaultDir is the directory of the newest live demo, or "" when none runs.
+func defaultDir() string {
+	if live := liveDemos(); len(live) > 0 {
+		return live[0].Dir
+	}
+	return ""
 }

@@ -22,20 +22,26 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"pactd/frontends/demo"
 )
 
 const paUsage = `usage: pact-demo pa [-dir DIR] COMMAND
   send [-new] TEXT...          send a message (-new: start a new conversation)
-  connect [-as USER] SCOPE...  ask the User for scopes and wait for a token
-                               (-as: play the User's browser: sign in as USER, allow all)
-  token                        print a fresh PA JWT`
+  connect [-as USER] [-details JSON] SCOPE...
+                               ask the User for scopes and wait for a token
+                               (-as: play the User's browser: sign in as USER, allow all;
+                               -details: RFC 9396 authorization_details, a JSON array,
+                               e.g. '[{"type":"` + demo.OrderCancelType + `","order_id":"1002","actions":["cancel"]}]')
+  token                        print a fresh PA JWT
+  -dir DIR                     the demo's directory (default: the newest demo still running)`
 
 // runPA runs one PA command against the running demo.
 func runPA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("pact-demo pa", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, paUsage) }
-	dir := fs.String("dir", defaultDir(), "the running demo's directory")
+	dir := fs.String("dir", defaultDir(), "the running demo's directory (default: the newest demo still running)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,7 +80,7 @@ func runPA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		err = p.send(ctx, strings.Join(cmd.Args(), " "), *fresh)
 	case "connect":
 		as := cmd.String("as", "", "play the User's browser: sign in as this user and allow")
-		details := cmd.String("details", "", `RFC 9396 authorization_details JSON array to send, e.g. '[{"type":"https://acme.example/authorization/order-cancel/v1","order_id":"1002","actions":["cancel"]}]'`)
+		details := cmd.String("details", "", `RFC 9396 authorization_details JSON array to send, e.g. '[{"type":"`+demo.OrderCancelType+`","order_id":"1002","actions":["cancel"]}]'`)
 		if err := cmd.Parse(rest); err != nil {
 			return err
 		}
@@ -193,6 +199,11 @@ func (p *paClient) keep(body map[string]any) {
 	p.st.PA.Scopes = strings.Fields(scope)
 	exp, _ := body["expires_in"].(float64)
 	p.st.PA.Expires = time.Now().Unix() + int64(exp)
+	p.st.PA.Details = ""
+	if ad, ok := body["authorization_details"]; ok {
+		raw, _ := json.Marshal(ad)
+		p.st.PA.Details = string(raw)
+	}
 }
 
 func (p *paClient) forget() {
@@ -295,14 +306,45 @@ func (p *paClient) send(ctx context.Context, text string, fresh bool) error {
 		for _, part := range out.Task.Status.Message.Parts {
 			fmt.Fprintf(p.out, "agent ← %s\n", part.Text)
 		}
-		need := slices.Concat(p.st.PA.Scopes, out.Task.Metadata.MissingScopes)
 		fmt.Fprintf(p.out, "task %s: needs %v; the User's link: %s\n", out.Task.Status.State, out.Task.Metadata.MissingScopes, out.Task.Metadata.Link)
-		fmt.Fprintf(p.out, "next: %s connect %s\n", p.self, strings.Join(need, " "))
+		fmt.Fprintf(p.out, "next: %s %s\n", p.self, stepUpCommand(p.st.PA.Scopes, out.Task.Metadata.MissingScopes, text))
 	default:
 		return fmt.Errorf("unexpected answer: %s", raw)
 	}
 	return nil
 }
+
+// stepUpCommand is the pa command that asks for what a step-up task
+// needs: each scope once (those held, then the missing ones not held), and,
+// when a missing scope is one the grant already holds, the
+// authorization_details the request needs. A held scope that is still
+// missing means the grant restricts it to certain resources (PACT §5.7):
+// for the demo Brand's orders:cancel, an entry for the order the message
+// names. The new grant replaces the PA's current one.
+func stepUpCommand(held, missing []string, text string) string {
+	scopes := slices.Clone(held)
+	restricted := false
+	for _, s := range missing {
+		if slices.Contains(held, s) {
+			restricted = true
+		} else if !slices.Contains(scopes, s) {
+			scopes = append(scopes, s)
+		}
+	}
+	cmd := "connect "
+	if order := orderRE.FindString(text); restricted && order != "" && slices.Contains(missing, demo.ScopeOrdersCancel) {
+		entry, _ := json.Marshal(struct {
+			Type    string   `json:"type"`
+			OrderID string   `json:"order_id"`
+			Actions []string `json:"actions"`
+		}{demo.OrderCancelType, order, []string{"cancel"}})
+		cmd += "-details '[" + string(entry) + "]' "
+	}
+	return cmd + strings.Join(scopes, " ")
+}
+
+// orderRE finds an order number in a message (the demo Brand's pattern).
+var orderRE = regexp.MustCompile(`\b[0-9]{4}\b`)
 
 // connect runs the device grant for the scopes (plus those the PA holds).
 // details, when not empty, is sent as authorization_details (PACT §5.7).

@@ -190,11 +190,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 		return err
 	}
 	if fresh {
-		// The PA commands find this demo without -dir; a later demo takes over.
-		if err := os.WriteFile(currentFile(), []byte(*dir+"\n"), 0o600); err != nil {
+		// The PA commands find this demo without -dir while it is the newest
+		// one running; when it stops, the one started before it again.
+		unregister, err := registerDemo(*dir)
+		if err != nil {
 			return err
 		}
-		defer forgetCurrent(*dir)
+		defer unregister()
 	}
 	printBanner(stdout, *dir, pactdURL, feURL, issuer)
 	printGlobex(stdout, feURL, globex)
@@ -222,13 +224,6 @@ func demoDir(dir *string) error {
 		return err
 	}
 	return os.MkdirAll(*dir, 0o700)
-}
-
-// forgetCurrent removes the pointer to dir unless a later demo replaced it.
-func forgetCurrent(dir string) {
-	if defaultDir() == dir {
-		_ = os.Remove(currentFile())
-	}
 }
 
 // printExports prints the shell line that the README's grpcurl walk starts
@@ -415,7 +410,7 @@ func printBanner(w io.Writer, dir, pactdURL, feURL, issuer string) {
 		"  " + pa + " send \"hello\"",
 		"  " + pa + " send \"show my orders\"       # the agent asks for permission: a step-up task",
 		"  " + pa + " connect orders:read orders:cancel",
-		"        # open the printed link, sign in with any name (alice), uncheck \"Cancel\", type the code, Allow",
+		"        # open the printed link, sign in as alice, uncheck \"Cancel…\", type the code, Allow",
 		"  " + pa + " send \"show my orders\"       # your orders, with a signed receipt the PA verifies",
 		"  " + pa + " send \"cancel order 1002\"    # step-up again: cancelling was not granted",
 		"  " + pa + " connect -as alice orders:cancel   # (-as: the PA plays the User in the browser)",

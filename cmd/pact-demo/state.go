@@ -43,6 +43,8 @@ type paMemory struct {
 	Scopes []string `json:"scopes,omitempty"`
 	// Expires is when AccessToken expires (unix seconds).
 	Expires int64 `json:"expires,omitempty"`
+	// Details is the grant's authorization_details (JSON), if it has any.
+	Details string `json:"details,omitempty"`
 }
 
 func statePath(dir string) string { return filepath.Join(dir, "demo.json") }
