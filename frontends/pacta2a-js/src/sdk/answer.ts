@@ -18,6 +18,13 @@ const relayed: Record<string, (msg: string) => A2AError> = {
   UNSUPPORTED_OPERATION: unsupportedOperation,
 };
 
+/** defaultWords stand in for an SDK error without a message (the Go middleware says the same). */
+const defaultWords: Record<string, string> = {
+  INVALID_PARAMS: "Invalid params",
+  CONTENT_TYPE_NOT_SUPPORTED: "Only text parts are supported",
+  UNSUPPORTED_OPERATION: "This operation is not supported",
+};
+
 type JSONObject = Record<string, unknown>;
 const isObject = (v: unknown): v is JSONObject => v !== null && typeof v === "object" && !Array.isArray(v);
 const own = (o: JSONObject, k: string): unknown => (Object.hasOwn(o, k) ? o[k] : undefined);
@@ -60,7 +67,9 @@ function sdkError(status: number, v: JSONObject): Answer {
   const details = own(e, "details");
   const reason = Array.isArray(details) && isObject(details[0]) ? own(details[0], "reason") : undefined;
   const text = typeof msg === "string" ? msg : "";
-  if (typeof reason === "string" && Object.hasOwn(relayed, reason)) return { error: relayed[reason]!(text) };
+  if (typeof reason === "string" && Object.hasOwn(relayed, reason)) {
+    return { error: relayed[reason]!(text.trim() === "" ? defaultWords[reason]! : text) };
+  }
   return { fail: `the SDK answered ${status} ${typeof reason === "string" ? reason : "(no reason)"}: ${text.slice(0, 200)}` };
 }
 
