@@ -205,7 +205,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	})
 
 	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks,
-		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}})
+		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}, Grants: grants, Registerer: reg})
 	s.purge = func(ctx context.Context) (int64, error) {
 		n, err := deleg.PurgeExpired(ctx)
 		if err != nil {

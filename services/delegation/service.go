@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -83,6 +84,11 @@ type Deps struct {
 	// decisions made with them). Without it those calls fail with
 	// Unavailable (and change nothing).
 	Sessions ConsentSessions
+	// Grants answers CheckGrant from the replica's grant cache; the store
+	// when nil.
+	Grants GrantReader
+	// Registerer receives the service's metrics; none when nil.
+	Registerer prometheus.Registerer
 }
 
 // Service implements pactv1connect.DelegationServiceHandler.
@@ -90,6 +96,8 @@ type Service struct {
 	pactv1connect.UnimplementedDelegationServiceHandler
 	d       Deps
 	guesses guessLimits
+	// checks counts CheckGrant answers by result.
+	checks *prometheus.CounterVec
 }
 
 // New returns the service.
@@ -104,7 +112,14 @@ func New(d Deps) *Service {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
-	return &Service{d: d, guesses: newGuessLimits(d)}
+	s := &Service{d: d, guesses: newGuessLimits(d)}
+	s.checks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pactd_check_grant_total",
+		Help: "CheckGrant answers, by result: active, or the reason it is not (unknown, revoked, expired, scope_not_granted, details_not_covered, scope_restricted)."},
+		[]string{"result"})
+	if d.Registerer != nil {
+		d.Registerer.MustRegister(s.checks)
+	}
+	return s
 }
 
 // InterfaceURL is a Brand's A2A interface URL.

@@ -1160,7 +1160,7 @@ export type CheckGrantRequest = Message<"pact.v1.CheckGrantRequest"> & {
 
   /**
    * Optional: one RFC 9396 authorization_details entry (a JSON object of
-   * a type the Brand declares, at most 16 KiB) describing the action, for
+   * a type the Brand declares, at most 8 KiB) describing the action, for
    * example {"type":"https://acme.example/order","order_id":"1002",
    * "actions":["cancel"]}. It is covered when the grant holds its type's
    * scope unrestricted, or holds this very entry (the same canonical

@@ -1,0 +1,164 @@
+package delegation_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+
+	"pactd/db"
+	pactv1 "pactd/gen/pact/v1"
+	"pactd/internal/rpcerr"
+	"pactd/services/delegation"
+)
+
+// checkGrant makes a grant at Brand rar of user-42 to PA 1 with
+// orders:read unrestricted and orders:cancel restricted to order 1002 (the
+// request's one entry), and returns its id.
+func checkGrant(t *testing.T, e *env) string {
+	t.Helper()
+	r := e.post("rar", "device_authorization", paAuth, rarForm("orders:read orders:cancel", "["+cancelEntry("1002")+"]"))
+	if r.status != http.StatusOK {
+		t.Fatalf("device authorization: %d %s", r.status, r.body)
+	}
+	ap, err := e.approve("rar", r.json(t)["user_code"].(string), "user-42", "orders:read", "orders:cancel")
+	if err != nil || ap.GetGrantId() == "" {
+		t.Fatalf("approve: %v %v", ap, err)
+	}
+	return ap.GetGrantId()
+}
+
+// CheckGrant answers, by the grant's scopes and entries (derived from the
+// rule in the proto, not from running it): a scope held unrestricted is
+// active with or without an entry of it; a restricted scope is active only
+// with an entry the grant holds exactly; an ungranted scope is
+// SCOPE_NOT_GRANTED naming it; a grant of another Brand, user or PA is
+// UNKNOWN like a made-up id; then REVOKED and EXPIRED.
+func TestCheckGrantAnswers(t *testing.T) {
+	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+		s := newStore(t)
+		e := newEnv(t, s)
+		seedRAR(t, s)
+		id := checkGrant(t, e)
+		profile := `{"type":"` + profileType + `","section":"address"}`
+		const (
+			active       = pactv1.GrantCheckReason_GRANT_CHECK_REASON_UNSPECIFIED
+			unknown      = pactv1.GrantCheckReason_GRANT_CHECK_REASON_UNKNOWN
+			notGranted   = pactv1.GrantCheckReason_GRANT_CHECK_REASON_SCOPE_NOT_GRANTED
+			notCovered   = pactv1.GrantCheckReason_GRANT_CHECK_REASON_DETAILS_NOT_COVERED
+			restrictedSc = pactv1.GrantCheckReason_GRANT_CHECK_REASON_SCOPE_RESTRICTED
+		)
+		for _, tc := range []struct {
+			name    string
+			req     *pactv1.CheckGrantRequest
+			want    pactv1.GrantCheckReason
+			missing []string
+		}{
+			{"ok/grant-alone", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id}, active, nil},
+			{"ok/unrestricted-scope", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, Scopes: []string{"orders:read"}}, active, nil},
+			{"ok/held-entry", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, AuthorizationDetailsJson: cancelEntry("1002")}, active, nil},
+			// Members in another order and whitespace: the same canonical entry.
+			{"ok/held-entry-reordered", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, Scopes: []string{"orders:read", "orders:cancel"},
+				AuthorizationDetailsJson: ` {"actions":["cancel"], "order_id":"1002", "type":"` + cancelType + `"} `}, active, nil},
+			{"ok/user-and-agent", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, BrandUser: "user-42", AgentId: "agt_1"}, active, nil},
+			{"fail/other-entry", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, AuthorizationDetailsJson: cancelEntry("1003")}, notCovered, nil},
+			{"fail/restricted-scope-without-entry", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, Scopes: []string{"orders:read", "orders:cancel"}},
+				restrictedSc, []string{"orders:cancel"}},
+			{"fail/scope-not-granted", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, Scopes: []string{"profile:read", "orders:read"}},
+				notGranted, []string{"profile:read"}},
+			{"fail/entry-scope-not-granted", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, AuthorizationDetailsJson: profile},
+				notGranted, []string{"profile:read"}},
+			{"fail/undefined-scope", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, Scopes: []string{"admin:all"}}, notGranted, []string{"admin:all"}},
+			{"fail/other-brand", &pactv1.CheckGrantRequest{BrandId: "acme", GrantId: id}, unknown, nil},
+			{"fail/unknown-brand", &pactv1.CheckGrantRequest{BrandId: "nope", GrantId: id}, unknown, nil},
+			{"fail/other-user", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, BrandUser: "user-43"}, unknown, nil},
+			{"fail/other-agent", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, AgentId: "agt_2"}, unknown, nil},
+			{"fail/made-up-id", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: "a2agrant_01JZZZZZZZZZZZZZZZZZZZZZZZ"}, unknown, nil},
+			{"fail/long-id", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: strings.Repeat("g", 200)}, unknown, nil},
+		} {
+			r, err := e.rpc.CheckGrant(t.Context(), tc.req)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if r.GetActive() != (tc.want == active) || r.GetReason() != tc.want || !slices.Equal(r.GetMissingScopes(), tc.missing) {
+				t.Errorf("%s: active %v reason %v missing %v; want reason %v missing %v", tc.name, r.GetActive(), r.GetReason(), r.GetMissingScopes(), tc.want, tc.missing)
+			}
+			if tc.want == active && !r.GetExpireTime().AsTime().Equal(start.Add(delegation.GrantTTL)) {
+				t.Errorf("%s: expire_time %v, want %v", tc.name, r.GetExpireTime().AsTime(), start.Add(delegation.GrantTTL))
+			}
+		}
+
+		// Expiry, at the store's whole-second rule: active one second before.
+		e.clk.Advance(delegation.GrantTTL - 1e9)
+		if r, err := e.rpc.CheckGrant(t.Context(), &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id}); err != nil || !r.GetActive() {
+			t.Fatalf("ok/one-second-before-expiry: %v %v", r, err)
+		}
+		e.clk.Advance(1e9)
+		if r, err := e.rpc.CheckGrant(t.Context(), &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id}); err != nil ||
+			r.GetActive() || r.GetReason() != pactv1.GrantCheckReason_GRANT_CHECK_REASON_EXPIRED {
+			t.Fatalf("fail/expired: %v %v", r, err)
+		}
+		e.clk.Advance(-delegation.GrantTTL)
+
+		if _, err := e.rpc.RevokeGrant(t.Context(), &pactv1.RevokeGrantRequest{BrandId: "rar", GrantId: id}); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := e.rpc.CheckGrant(t.Context(), &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, Scopes: []string{"orders:read"}}); err != nil ||
+			r.GetActive() || r.GetReason() != pactv1.GrantCheckReason_GRANT_CHECK_REASON_REVOKED {
+			t.Fatalf("fail/revoked: %v %v", r, err)
+		}
+	})
+}
+
+// Malformed calls are InvalidArgument naming the field, whether or not the
+// grant exists (the answer never depends on it); the positive control is
+// the same call made well.
+func TestCheckGrantRefusesMalformedCalls(t *testing.T) {
+	s, err := db.Open(t.Context(), "", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	e := newEnv(t, s)
+	seedRAR(t, s)
+	id := checkGrant(t, e)
+	if r, err := e.rpc.CheckGrant(t.Context(), &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id, Scopes: []string{"orders:cancel"},
+		AuthorizationDetailsJson: cancelEntry("1002")}); err != nil || !r.GetActive() {
+		t.Fatalf("positive control: %v %v", r, err)
+	}
+	many := make([]string, 65)
+	for i := range many {
+		many[i] = "orders:read"
+	}
+	for _, grant := range []string{id, "a2agrant_01JZZZZZZZZZZZZZZZZZZZZZZZ"} {
+		for _, tc := range []struct {
+			name, field string
+			req         *pactv1.CheckGrantRequest
+		}{
+			{"no-brand", "brand_id", &pactv1.CheckGrantRequest{GrantId: grant}},
+			{"no-grant", "grant_id", &pactv1.CheckGrantRequest{BrandId: "rar"}},
+			{"too-many-scopes", "scopes", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: grant, Scopes: many}},
+			{"empty-scope", "scopes", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: grant, Scopes: []string{""}}},
+			{"scope-with-space", "scopes", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: grant, Scopes: []string{"orders:read orders:cancel"}}},
+			{"bad-user", "brand_user", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: grant, BrandUser: "a\x00b"}},
+			{"details-array", "authorization_details_json", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: grant,
+				AuthorizationDetailsJson: "[" + cancelEntry("1002") + "]"}},
+			{"details-two-objects", "authorization_details_json", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: grant,
+				AuthorizationDetailsJson: cancelEntry("1002") + "," + cancelEntry("1003")}},
+			{"details-not-json", "authorization_details_json", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: grant, AuthorizationDetailsJson: "{"}},
+			{"details-undeclared-type", "authorization_details_json", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: grant,
+				AuthorizationDetailsJson: `{"type":"https://acme.example/other"}`}},
+			{"details-bad-value", "authorization_details_json", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: grant,
+				AuthorizationDetailsJson: cancelEntry("12")}},
+			{"details-too-large", "authorization_details_json", &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: grant,
+				AuthorizationDetailsJson: `{"type":"` + strings.Repeat("x", 9000) + `"}`}},
+		} {
+			_, err := e.rpc.CheckGrant(t.Context(), tc.req)
+			if connect.CodeOf(err) != connect.CodeInvalidArgument || !slices.Contains(rpcerr.FieldViolations(err), tc.field) {
+				t.Errorf("%s (%s): err = %v (fields %v), want InvalidArgument naming %s", tc.name, grant, err, rpcerr.FieldViolations(err), tc.field)
+			}
+		}
+	}
+}
