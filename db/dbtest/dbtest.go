@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore Factory) {
 	runDelegation(t, newStore)
 	runAuthorizationDetails(t, newStore)
 	runFeed(t, newStore)
+	runBrandAgents(t, newStore)
 }
 
 // at is a fixed instant with a sub-second part that the store must drop.
