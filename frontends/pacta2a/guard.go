@@ -67,7 +67,8 @@ var ErrNotDelegated = errors.New("pacta2a: the turn carries no delegation grant"
 // for the need.
 type InactiveError struct {
 	// Reason is pactd's answer (revoked, expired, unknown,
-	// scope_not_granted, details_not_covered, scope_restricted).
+	// scope_not_granted, details_not_covered, scope_restricted,
+	// agent_not_allowed).
 	Reason pactv1.GrantCheckReason
 	// MissingScopes are the scopes the grant lacks (scope_not_granted) or
 	// restricts without a covering entry (scope_restricted).

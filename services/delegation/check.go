@@ -100,6 +100,10 @@ func (s *Service) CheckGrant(ctx context.Context, req *pactv1.CheckGrantRequest)
 	}
 	resp := &pactv1.CheckGrantResponse{ExpireTime: timestamppb.New(g.ExpireTime)}
 	switch {
+	// The Brand's agent policy, from the same Brand cache as
+	// VerifyAgentRequest: a PA taken off the list mid-turn is stopped too.
+	case !b.Admits(g.AgentID):
+		return s.checked(&pactv1.CheckGrantResponse{Reason: pactv1.GrantCheckReason_GRANT_CHECK_REASON_AGENT_NOT_ALLOWED}), nil
 	case !g.RevokeTime.IsZero():
 		return s.checked(&pactv1.CheckGrantResponse{Reason: pactv1.GrantCheckReason_GRANT_CHECK_REASON_REVOKED}), nil
 	// The store's liveness rule (grantcache's liveFor): expire_time after

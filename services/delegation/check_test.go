@@ -2,6 +2,7 @@ package delegation_test
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -161,4 +162,54 @@ func TestCheckGrantRefusesMalformedCalls(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The Brand's agent policy reaches the OAuth endpoints and the action
+// guard too: a PA the Brand no longer admits gets a bare 401 from device
+// authorization and the token endpoint (so it cannot obtain or refresh a
+// delegation token there), may still revoke its token (RFC 7009: 200),
+// and CheckGrant answers AGENT_NOT_ALLOWED for its grant. Positive
+// controls: the same calls before, and another PA's after it is listed.
+func TestAgentPolicyAtTheOAuthEndpointsAndCheckGrant(t *testing.T) {
+	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+		s := newStore(t)
+		e := newEnv(t, s)
+		ctx := t.Context()
+		tokens := e.redeem(e.approvedCode("orders:read", "orders:read"))
+		rt := tokens["refresh_token"].(string)
+		grants, err := e.rpc.ListGrants(ctx, &pactv1.ListGrantsRequest{BrandId: "acme", BrandUser: "user-42"})
+		if err != nil || len(grants.GetGrants()) != 1 {
+			t.Fatalf("ListGrants = %v, %v", grants, err)
+		}
+		check := &pactv1.CheckGrantRequest{BrandId: "acme", GrantId: grants.GetGrants()[0].GetGrantId(), Scopes: []string{"orders:read"}}
+		if r, err := e.rpc.CheckGrant(ctx, check); err != nil || !r.GetActive() {
+			t.Fatalf("ok/active-before: %v %v", r, err)
+		}
+		// Listed policy, only PA 2 on the list.
+		if _, err := s.SetBrandAgentPolicy(ctx, "acme", db.AgentPolicyListed, start); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AddBrandAgent(ctx, "acme", "agt_2", start); err != nil {
+			t.Fatal(err)
+		}
+		wantBare401(t, e.post("acme", "device_authorization", paAuth, deviceForm("orders:read")))
+		wantBare401(t, e.post("acme", "token", paAuth, refreshGrant(rt, paIssuer)))
+		if r, err := e.rpc.CheckGrant(ctx, check); err != nil || r.GetActive() || r.GetReason() != pactv1.GrantCheckReason_GRANT_CHECK_REASON_AGENT_NOT_ALLOWED {
+			t.Fatalf("fail/check-agent-not-allowed: %v %v", r, err)
+		}
+		// Another Brand is untouched; the listed PA 2 is admitted.
+		if r := e.post("beta", "device_authorization", paAuth, deviceForm("beta:read")); r.status != http.StatusOK {
+			t.Fatalf("ok/other-brand: %d %s", r.status, r.body)
+		}
+		if r := e.post("acme", "device_authorization", pa2Auth, url.Values{"client_id": {pa2Issuer}, "scope": {"orders:read"}}); r.status != http.StatusOK {
+			t.Fatalf("ok/listed-pa: %d %s", r.status, r.body)
+		}
+		// Revocation stays open to the refused PA, and revokes the grant.
+		if r := e.post("acme", "revoke", paAuth, url.Values{"client_id": {paIssuer}, "token": {rt}}); r.status != http.StatusOK {
+			t.Fatalf("ok/revoke-still-allowed: %d %s", r.status, r.body)
+		}
+		if g, err := s.GetGrant(ctx, check.GetGrantId()); err != nil || g.RevokeTime.IsZero() {
+			t.Fatalf("the revocation did not revoke the grant: %+v, %v", g, err)
+		}
+	})
 }

@@ -114,7 +114,7 @@ func New(d Deps) *Service {
 	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
 	s := &Service{d: d, guesses: newGuessLimits(d)}
 	s.checks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pactd_check_grant_total",
-		Help: "CheckGrant answers, by result: active, or the reason it is not (unknown, revoked, expired, scope_not_granted, details_not_covered, scope_restricted)."},
+		Help: "CheckGrant answers, by result: active, or the reason it is not (unknown, revoked, expired, scope_not_granted, details_not_covered, scope_restricted, agent_not_allowed)."},
 		[]string{"result"})
 	if d.Registerer != nil {
 		d.Registerer.MustRegister(s.checks)
@@ -136,6 +136,10 @@ func (s *Service) consentURL(brandID string) string { return pacturl.Consent(s.d
 
 // now is the clock in whole seconds, the precision of everything stored.
 func (s *Service) now() time.Time { return s.d.Now().UTC().Truncate(time.Second) }
+
+// revokeTokenOp names RevokeToken, which a PA may call at a Brand whose
+// agent policy no longer admits it.
+const revokeTokenOp = "revoke token"
 
 // client is a PA authenticated as an OAuth client at a Brand.
 type client struct {
@@ -170,6 +174,14 @@ func (s *Service) authenticate(ctx context.Context, op, brandID, authorization, 
 	}
 	if notFound {
 		return client{}, bare404(), nil
+	}
+	// The Brand's agent policy, as VerifyAgentRequest applies it: a PA the
+	// Brand does not admit gets no device authorization or token there (a
+	// bare 401, as for a disabled PA). It may still revoke its tokens.
+	if !b.Admits(res.Agent.ID) && op != revokeTokenOp {
+		s.d.Logger.InfoContext(ctx, "oauth client refused", slog.String("op", op), slog.String("brand_id", brandID),
+			slog.String("agent_id", res.Agent.ID), slog.String("reason", "agent not allowed"))
+		return client{}, bare401(), nil
 	}
 	if !b.Delegation.Enabled {
 		return client{}, oauthError(ErrUnauthorizedClient, "this Brand does not offer delegation"), nil

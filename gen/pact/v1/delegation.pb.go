@@ -284,6 +284,10 @@ const (
 	// restrictions, and no entry of it was given: pass the entry the action
 	// needs.
 	GrantCheckReason_GRANT_CHECK_REASON_SCOPE_RESTRICTED GrantCheckReason = 6
+	// The Brand's agent policy no longer admits the grant's PA
+	// (SetBrandAgentPolicy, RemoveBrandAgent): VerifyAgentRequest refuses it
+	// with DENY_REASON_AGENT_NOT_ALLOWED.
+	GrantCheckReason_GRANT_CHECK_REASON_AGENT_NOT_ALLOWED GrantCheckReason = 7
 )
 
 // Enum value maps for GrantCheckReason.
@@ -296,6 +300,7 @@ var (
 		4: "GRANT_CHECK_REASON_SCOPE_NOT_GRANTED",
 		5: "GRANT_CHECK_REASON_DETAILS_NOT_COVERED",
 		6: "GRANT_CHECK_REASON_SCOPE_RESTRICTED",
+		7: "GRANT_CHECK_REASON_AGENT_NOT_ALLOWED",
 	}
 	GrantCheckReason_value = map[string]int32{
 		"GRANT_CHECK_REASON_UNSPECIFIED":         0,
@@ -305,6 +310,7 @@ var (
 		"GRANT_CHECK_REASON_SCOPE_NOT_GRANTED":   4,
 		"GRANT_CHECK_REASON_DETAILS_NOT_COVERED": 5,
 		"GRANT_CHECK_REASON_SCOPE_RESTRICTED":    6,
+		"GRANT_CHECK_REASON_AGENT_NOT_ALLOWED":   7,
 	}
 )
 
@@ -2496,7 +2502,7 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"*BRAND_ASSERTION_REFUSAL_USER_CODE_MISMATCH\x10\x0f\x12$\n" +
 	" BRAND_ASSERTION_REFUSAL_REPLAYED\x10\x10\x12'\n" +
 	"#BRAND_ASSERTION_REFUSAL_NOT_PENDING\x10\x11\x12,\n" +
-	"(BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE\x10\x12*\x95\x02\n" +
+	"(BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE\x10\x12*\xbf\x02\n" +
 	"\x10GrantCheckReason\x12\"\n" +
 	"\x1eGRANT_CHECK_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aGRANT_CHECK_REASON_UNKNOWN\x10\x01\x12\x1e\n" +
@@ -2504,7 +2510,8 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x1aGRANT_CHECK_REASON_EXPIRED\x10\x03\x12(\n" +
 	"$GRANT_CHECK_REASON_SCOPE_NOT_GRANTED\x10\x04\x12*\n" +
 	"&GRANT_CHECK_REASON_DETAILS_NOT_COVERED\x10\x05\x12'\n" +
-	"#GRANT_CHECK_REASON_SCOPE_RESTRICTED\x10\x062\x9c\a\n" +
+	"#GRANT_CHECK_REASON_SCOPE_RESTRICTED\x10\x06\x12(\n" +
+	"$GRANT_CHECK_REASON_AGENT_NOT_ALLOWED\x10\a2\x9c\a\n" +
 	"\x11DelegationService\x12q\n" +
 	"\x18StartDeviceAuthorization\x12(.pact.v1.StartDeviceAuthorizationRequest\x1a).pact.v1.StartDeviceAuthorizationResponse\"\x00\x12V\n" +
 	"\x0fDescribeConsent\x12\x1f.pact.v1.DescribeConsentRequest\x1a .pact.v1.DescribeConsentResponse\"\x00\x12M\n" +

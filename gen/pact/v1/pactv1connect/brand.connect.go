@@ -77,7 +77,10 @@ type BrandServiceClient interface {
 	// SetBrandAgentPolicy chooses which enabled PAs may call the Brand: all
 	// of them (the default) or only those on its list. VerifyAgentRequest
 	// refuses any other PA with DENY_REASON_AGENT_NOT_ALLOWED (a bare 401),
-	// on every replica within the change feed's revocation bound. The list
+	// on every replica within the change feed's revocation bound; so do the
+	// device authorization and token endpoints (a bare 401: no new grant or
+	// token there; RevokeToken stays open), and CheckGrant answers
+	// GRANT_CHECK_REASON_AGENT_NOT_ALLOWED for the PA's grants. The list
 	// is kept while the policy is BRAND_AGENT_POLICY_ALL, so switching back
 	// and forth loses nothing. NOT_FOUND for an unknown Brand.
 	SetBrandAgentPolicy(context.Context, *v1.SetBrandAgentPolicyRequest) (*v1.SetBrandAgentPolicyResponse, error)
@@ -273,7 +276,10 @@ type BrandServiceHandler interface {
 	// SetBrandAgentPolicy chooses which enabled PAs may call the Brand: all
 	// of them (the default) or only those on its list. VerifyAgentRequest
 	// refuses any other PA with DENY_REASON_AGENT_NOT_ALLOWED (a bare 401),
-	// on every replica within the change feed's revocation bound. The list
+	// on every replica within the change feed's revocation bound; so do the
+	// device authorization and token endpoints (a bare 401: no new grant or
+	// token there; RevokeToken stays open), and CheckGrant answers
+	// GRANT_CHECK_REASON_AGENT_NOT_ALLOWED for the PA's grants. The list
 	// is kept while the policy is BRAND_AGENT_POLICY_ALL, so switching back
 	// and forth loses nothing. NOT_FOUND for an unknown Brand.
 	SetBrandAgentPolicy(context.Context, *v1.SetBrandAgentPolicyRequest) (*v1.SetBrandAgentPolicyResponse, error)

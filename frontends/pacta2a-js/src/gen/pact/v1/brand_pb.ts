@@ -935,7 +935,10 @@ export const BrandService: GenService<{
    * SetBrandAgentPolicy chooses which enabled PAs may call the Brand: all
    * of them (the default) or only those on its list. VerifyAgentRequest
    * refuses any other PA with DENY_REASON_AGENT_NOT_ALLOWED (a bare 401),
-   * on every replica within the change feed's revocation bound. The list
+   * on every replica within the change feed's revocation bound; so do the
+   * device authorization and token endpoints (a bare 401: no new grant or
+   * token there; RevokeToken stays open), and CheckGrant answers
+   * GRANT_CHECK_REASON_AGENT_NOT_ALLOWED for the PA's grants. The list
    * is kept while the policy is BRAND_AGENT_POLICY_ALL, so switching back
    * and forth loses nothing. NOT_FOUND for an unknown Brand.
    *
