@@ -2,6 +2,8 @@ package db
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -61,7 +63,26 @@ type DeviceAuthorization struct {
 	// AuthorizationDetails are the requested RFC 9396 authorization_details
 	// (PACT §5.7) in canonical JSON; "" for a scope-only request.
 	AuthorizationDetails string
+	// AuthorizationDetailsScopes are the scope each entry of
+	// AuthorizationDetails was validated under when the PA asked, in the
+	// entries' order (see EntryScopeUnknown); empty for a scope-only
+	// request. Consent shows, approves and drops each entry by this scope,
+	// never by the Brand's current declarations.
+	AuthorizationDetailsScopes []string
 }
+
+// EntryScopeUnknown ("") is the recorded scope of an authorization_details
+// entry stored before entries remembered their scope, when the Brand's
+// declarations at migration time could not say which scope it was
+// accepted under (the type was gone, or its scope was not one the row
+// holds). Such an entry is kept on approval and never lets consent be
+// skipped.
+const EntryScopeUnknown = ""
+
+// ErrDetailScopes means a device authorization or grant was refused
+// because its AuthorizationDetailsScopes do not name one scope for each
+// entry of its AuthorizationDetails; nothing was stored.
+var ErrDetailScopes = errors.New("db: authorization_details_scopes must name one scope per authorization_details entry")
 
 // Grant is a User's standing permission for one PA at one Brand.
 type Grant struct {
@@ -87,8 +108,14 @@ type Grant struct {
 	AgentDisplayName string
 	// AuthorizationDetails are the approved RFC 9396 authorization_details
 	// (PACT §5.7) in canonical JSON; "" for a scope-only grant. Fixed when
-	// the grant is made. Not filled by ListGrants.
+	// the grant is made.
 	AuthorizationDetails string
+	// AuthorizationDetailsScopes are the scope each entry of
+	// AuthorizationDetails was approved under, in the entries' order (see
+	// EntryScopeUnknown); empty for a scope-only grant. Fixed when the
+	// grant is made: a Brand that later moves a type to another scope
+	// neither widens nor drops the grant's restriction.
+	AuthorizationDetailsScopes []string
 }
 
 // RefreshToken is a stored refresh token: only its hash is kept.
@@ -145,6 +172,8 @@ type DelegationStore interface {
 	// CreateDeviceAuthorization stores a pending authorization (Status,
 	// BrandUser, GrantID and LastPolledAt are ignored). ErrConflict when the
 	// id or either code hash exists: the caller draws new codes.
+	// ErrDetailScopes when AuthorizationDetailsScopes do not align with
+	// AuthorizationDetails.
 	CreateDeviceAuthorization(ctx context.Context, d DeviceAuthorization) (DeviceAuthorization, error)
 	// GetDeviceAuthorizationByDeviceCode finds an authorization by Brand and
 	// device code hash.
@@ -160,7 +189,8 @@ type DelegationStore interface {
 	// ApproveDeviceAuthorization, in one transaction, moves a pending,
 	// unexpired authorization to approved (recording g.BrandUser and g.ID)
 	// and stores the grant g. ErrNotFound when it is not pending or has
-	// expired; nothing is stored then.
+	// expired, ErrDetailScopes when g's AuthorizationDetailsScopes do not
+	// align with its AuthorizationDetails; nothing is stored then.
 	ApproveDeviceAuthorization(ctx context.Context, id string, g Grant, now time.Time) (DeviceAuthorization, Grant, error)
 	// DenyDeviceAuthorization moves a pending, unexpired authorization to
 	// denied. ErrNotFound when it is not pending or has expired.
@@ -256,6 +286,7 @@ func deviceFromRow(r liteq.DeviceAuthorization) DeviceAuthorization {
 		Status: DeviceStatus(r.Status), BrandUser: r.BrandUser, GrantID: r.GrantID,
 		Interval: time.Duration(r.IntervalSeconds) * time.Second, LastPolledAt: delegFromUnix0(r.LastPolledAt),
 		ExpiresAt: fromUnix(r.ExpiresAt), CreateTime: fromUnix(r.CreateTime), AuthorizationDetails: r.AuthorizationDetails,
+		AuthorizationDetailsScopes: readDetailScopes(r.AuthorizationDetailsScopes),
 	}
 }
 
@@ -268,7 +299,7 @@ func createDeviceParams(d DeviceAuthorization) liteq.CreateDeviceAuthorizationPa
 		ID: d.ID, BrandID: d.BrandID, AgentID: d.AgentID, ClientID: d.ClientID,
 		DeviceCodeHash: d.DeviceCodeHash, UserCodeHash: d.UserCodeHash, Scopes: delegJoinScopes(d.Scopes),
 		IntervalSeconds: int64(d.Interval / time.Second), ExpiresAt: unix(d.ExpiresAt), CreateTime: unix(d.CreateTime),
-		AuthorizationDetails: d.AuthorizationDetails,
+		AuthorizationDetails: d.AuthorizationDetails, AuthorizationDetailsScopes: writeDetailScopes(d.AuthorizationDetailsScopes),
 	}
 }
 
@@ -277,6 +308,7 @@ func grantFromRow(r liteq.Grant) Grant {
 		ID: r.ID, BrandID: r.BrandID, AgentID: r.AgentID, ClientID: r.ClientID, BrandUser: r.BrandUser,
 		Scopes: delegSplitScopes(r.Scopes), CreateTime: fromUnix(r.CreateTime), ExpireTime: fromUnix(r.ExpireTime),
 		RevokeTime: delegFromUnix0(r.RevokeTime), AuthorizationDetails: r.AuthorizationDetails,
+		AuthorizationDetailsScopes: readDetailScopes(r.AuthorizationDetailsScopes),
 	}
 }
 
@@ -286,6 +318,7 @@ func grantFromListRow(r liteq.ListGrantsByUserRow) Grant {
 	g := grantFromRow(liteq.Grant{
 		ID: r.ID, BrandID: r.BrandID, AgentID: r.AgentID, ClientID: r.ClientID, BrandUser: r.BrandUser,
 		Scopes: r.Scopes, CreateTime: r.CreateTime, ExpireTime: r.ExpireTime, RevokeTime: r.RevokeTime, AuthorizationDetails: r.AuthorizationDetails,
+		AuthorizationDetailsScopes: r.AuthorizationDetailsScopes,
 	})
 	g.AgentDisplayName = r.AgentDisplayName
 	return g
@@ -299,8 +332,50 @@ func createGrantParams(g Grant) liteq.CreateGrantParams {
 	return liteq.CreateGrantParams{
 		ID: g.ID, BrandID: g.BrandID, AgentID: g.AgentID, ClientID: g.ClientID, BrandUser: g.BrandUser,
 		Scopes: delegJoinScopes(g.Scopes), CreateTime: unix(g.CreateTime), ExpireTime: unix(g.ExpireTime),
-		AuthorizationDetails: g.AuthorizationDetails,
+		AuthorizationDetails: g.AuthorizationDetails, AuthorizationDetailsScopes: writeDetailScopes(g.AuthorizationDetailsScopes),
 	}
+}
+
+// checkDetailScopes is the rule every stored row keeps: one recorded scope
+// per authorization_details entry, none without entries. Details that are
+// not a JSON array cannot be counted and are refused too.
+func checkDetailScopes(details string, scopes []string) error {
+	if details == "" {
+		if len(scopes) != 0 {
+			return ErrDetailScopes
+		}
+		return nil
+	}
+	var entries []json.RawMessage
+	if err := json.Unmarshal([]byte(details), &entries); err != nil || len(entries) != len(scopes) {
+		return ErrDetailScopes
+	}
+	return nil
+}
+
+// writeDetailScopes is the column's text: a JSON array of scope ids, ""
+// for none.
+func writeDetailScopes(scopes []string) string {
+	if len(scopes) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(scopes) // strings: cannot fail
+	return string(b)
+}
+
+// readDetailScopes reads the column back. A value that is not a JSON
+// array of strings (never written by pactd) reads as nil, which matches
+// no entries: the services then treat the row's details as unreadable and
+// fail closed.
+func readDetailScopes(s string) []string {
+	if s == "" {
+		return nil
+	}
+	var out []string
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		return nil
+	}
+	return out
 }
 
 func refreshFromRow(r liteq.RefreshToken) RefreshToken {

@@ -17,6 +17,9 @@ func (s *pgStore) delegationTx(ctx context.Context, fn func(q *pgq.Queries) erro
 }
 
 func (s *pgStore) CreateDeviceAuthorization(ctx context.Context, d DeviceAuthorization) (DeviceAuthorization, error) {
+	if err := checkDetailScopes(d.AuthorizationDetails, d.AuthorizationDetailsScopes); err != nil {
+		return DeviceAuthorization{}, err
+	}
 	r, err := s.q.CreateDeviceAuthorization(ctx, pgq.CreateDeviceAuthorizationParams(createDeviceParams(d)))
 	if err != nil {
 		return DeviceAuthorization{}, pgErr(err)
@@ -66,6 +69,9 @@ func (s *pgStore) ApproveDeviceAuthorizationWithAssertion(ctx context.Context, i
 // approve is one transaction: the assertion's single use (when given),
 // the guarded pending -> approved change, and the grant.
 func (s *pgStore) approve(ctx context.Context, id string, g Grant, a *BrandAssertionUse, now time.Time) (DeviceAuthorization, Grant, error) {
+	if err := checkDetailScopes(g.AuthorizationDetails, g.AuthorizationDetailsScopes); err != nil {
+		return DeviceAuthorization{}, Grant{}, err
+	}
 	var d DeviceAuthorization
 	err := s.delegationTx(ctx, func(q *pgq.Queries) error {
 		if err := pgUseAssertion(ctx, q, a, now); err != nil {

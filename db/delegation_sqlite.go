@@ -25,6 +25,9 @@ func (s *sqliteStore) delegationTx(ctx context.Context, fn func(q *liteq.Queries
 }
 
 func (s *sqliteStore) CreateDeviceAuthorization(ctx context.Context, d DeviceAuthorization) (DeviceAuthorization, error) {
+	if err := checkDetailScopes(d.AuthorizationDetails, d.AuthorizationDetailsScopes); err != nil {
+		return DeviceAuthorization{}, err
+	}
 	r, err := s.q.CreateDeviceAuthorization(ctx, createDeviceParams(d))
 	if err != nil {
 		return DeviceAuthorization{}, liteErr(err)
@@ -74,6 +77,9 @@ func (s *sqliteStore) ApproveDeviceAuthorizationWithAssertion(ctx context.Contex
 // approve is one transaction: the assertion's single use (when given),
 // the guarded pending -> approved change, and the grant.
 func (s *sqliteStore) approve(ctx context.Context, id string, g Grant, a *BrandAssertionUse, now time.Time) (DeviceAuthorization, Grant, error) {
+	if err := checkDetailScopes(g.AuthorizationDetails, g.AuthorizationDetailsScopes); err != nil {
+		return DeviceAuthorization{}, Grant{}, err
+	}
 	var d DeviceAuthorization
 	err := s.delegationTx(ctx, func(q *liteq.Queries) error {
 		if err := liteUseAssertion(ctx, q, a, now); err != nil {

@@ -2,6 +2,7 @@ package dbtest
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 func runAuthorizationDetails(t *testing.T, newStore Factory) {
 	t.Run("authzdetails/device-and-grant", func(t *testing.T) { t.Parallel(); testDetailsDeviceAndGrant(t, newStore(t)) })
 	t.Run("authzdetails/brand-types", func(t *testing.T) { t.Parallel(); testDetailsBrandTypes(t, newStore(t)) })
+	t.Run("authzdetails/entry-scopes", func(t *testing.T) { t.Parallel(); testDetailEntryScopes(t, newStore(t)) })
 }
 
 const storedDetails = `[{"actions":["cancel"],"order_id":"1002","type":"https://acme.example/authorization/order-cancel/v1"}]`
@@ -23,7 +25,7 @@ func testDetailsDeviceAndGrant(t *testing.T, s db.Store) {
 	ctx := t.Context()
 	delegFixture(t, s)
 	d := delegDevice("da_rar", "acme", "agt_1", "https://pa.example")
-	d.AuthorizationDetails = storedDetails
+	d.AuthorizationDetails, d.AuthorizationDetailsScopes = storedDetails, []string{"orders:cancel"}
 	if got := mustDelegDevice(t, s, d); got.AuthorizationDetails != storedDetails {
 		t.Fatalf("CreateDeviceAuthorization returned details %q, want %q", got.AuthorizationDetails, storedDetails)
 	}
@@ -50,7 +52,7 @@ func testDetailsDeviceAndGrant(t *testing.T, s db.Store) {
 	// request's.
 	g := delegGrant("a2agrant_rar", "acme", "agt_1", "https://pa.example", "user-7", at)
 	g.Scopes = []string{"orders:cancel"}
-	g.AuthorizationDetails = storedDetails
+	g.AuthorizationDetails, g.AuthorizationDetailsScopes = storedDetails, []string{"orders:cancel"}
 	now := at.Add(time.Minute)
 	_, gotG, err := s.ApproveDeviceAuthorization(ctx, "da_rar", g, now)
 	if err != nil || gotG.AuthorizationDetails != storedDetails {
@@ -145,4 +147,126 @@ func testDetailsBrandTypes(t *testing.T, s db.Store) {
 			t.Fatalf("after UpdateBrand, consent template = %q; want %q", ct, tmpl)
 		}
 	}
+}
+
+// twoDetails is two entries: an order-cancel entry and a profile entry.
+const twoDetails = `[{"actions":["cancel"],"order_id":"1002","type":"https://acme.example/authorization/order-cancel/v1"},` +
+	`{"section":"email","type":"https://acme.example/authorization/profile-view/v1"}]`
+
+// testDetailEntryScopes: each stored entry keeps the scope it was accepted
+// under (one per entry, in order, db.EntryScopeUnknown included), through
+// every read of device authorizations and grants and through a Brand update
+// that moves the type; a row whose scopes do not align with its entries is
+// refused with ErrDetailScopes and stores nothing.
+func testDetailEntryScopes(t *testing.T, s db.Store) {
+	ctx := t.Context()
+	delegFixture(t, s)
+	wantScopes := []string{"orders:cancel", db.EntryScopeUnknown}
+	same := func(got []string) bool { return slices.Equal(got, wantScopes) }
+
+	// Refusals first: nothing of them is stored.
+	for name, tc := range map[string]struct {
+		details string
+		scopes  []string
+	}{
+		"one-scope-short":        {twoDetails, []string{"orders:cancel"}},
+		"one-scope-too-many":     {twoDetails, []string{"orders:cancel", "profile:read", "orders:read"}},
+		"scopes-without-entries": {"", []string{"orders:cancel"}},
+		"entries-without-scopes": {twoDetails, nil},
+		"details-not-an-array":   {`{"type":"x"}`, []string{"orders:cancel"}},
+	} {
+		d := delegDevice("da_bad_"+name, "acme", "agt_1", "https://pa.example")
+		d.AuthorizationDetails, d.AuthorizationDetailsScopes = tc.details, tc.scopes
+		if _, err := s.CreateDeviceAuthorization(ctx, d); !errors.Is(err, db.ErrDetailScopes) {
+			t.Fatalf("fail/%s: CreateDeviceAuthorization = %v; want ErrDetailScopes", name, err)
+		}
+		if _, err := s.GetDeviceAuthorizationByDeviceCode(ctx, "acme", d.DeviceCodeHash); !errors.Is(err, db.ErrNotFound) {
+			t.Fatalf("fail/%s: a refused authorization was stored: %v", name, err)
+		}
+	}
+
+	// Positive control: stored and read back with its scopes, every way.
+	d := delegDevice("da_scoped", "acme", "agt_1", "https://pa.example")
+	d.Scopes = []string{"orders:cancel", "profile:read"}
+	d.AuthorizationDetails, d.AuthorizationDetailsScopes = twoDetails, wantScopes
+	if got := mustDelegDevice(t, s, d); !same(got.AuthorizationDetailsScopes) {
+		t.Fatalf("ok/create: scopes %q; want %q", got.AuthorizationDetailsScopes, wantScopes)
+	}
+	byDevice := func() db.DeviceAuthorization {
+		t.Helper()
+		got, err := s.GetDeviceAuthorizationByDeviceCode(ctx, "acme", d.DeviceCodeHash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := byDevice(); !same(got.AuthorizationDetailsScopes) {
+		t.Fatalf("ok/by-device-code: scopes %q", got.AuthorizationDetailsScopes)
+	}
+	if got, err := s.GetDeviceAuthorizationByUserCode(ctx, "acme", d.UserCodeHash); err != nil || !same(got.AuthorizationDetailsScopes) {
+		t.Fatalf("ok/by-user-code: scopes %q, %v", got.AuthorizationDetailsScopes, err)
+	}
+	if got, _, err := s.PollDeviceAuthorization(ctx, d.ID, at.Add(5*time.Second), 5*time.Second); err != nil || !same(got.AuthorizationDetailsScopes) {
+		t.Fatalf("ok/poll: scopes %q, %v", got.AuthorizationDetailsScopes, err)
+	}
+	// A scope-only authorization has none.
+	if got := mustDelegDevice(t, s, delegDevice("da_scope_only", "acme", "agt_1", "https://pa.example")); len(got.AuthorizationDetailsScopes) != 0 {
+		t.Fatalf("ok/scope-only: scopes %q; want none", got.AuthorizationDetailsScopes)
+	}
+
+	// A grant whose scopes do not align is refused inside the approval:
+	// the authorization stays pending and no grant is stored.
+	now := at.Add(time.Minute)
+	bad := delegGrant("a2agrant_bad_scopes", "acme", "agt_1", "https://pa.example", "user-7", at)
+	bad.Scopes = []string{"orders:cancel", "profile:read"}
+	bad.AuthorizationDetails, bad.AuthorizationDetailsScopes = twoDetails, []string{"orders:cancel"}
+	if _, _, err := s.ApproveDeviceAuthorization(ctx, d.ID, bad, now); !errors.Is(err, db.ErrDetailScopes) {
+		t.Fatalf("fail/grant-misaligned: ApproveDeviceAuthorization = %v; want ErrDetailScopes", err)
+	}
+	use := db.BrandAssertionUse{BrandID: "acme", JTI: "jti-scopes", ExpireTime: now.Add(time.Hour)}
+	if _, _, err := s.ApproveDeviceAuthorizationWithAssertion(ctx, d.ID, bad, use, now); !errors.Is(err, db.ErrDetailScopes) {
+		t.Fatalf("fail/grant-misaligned-with-assertion: = %v; want ErrDetailScopes", err)
+	}
+	if got := byDevice(); got.Status != db.DevicePending {
+		t.Fatalf("fail/grant-misaligned: the authorization is %v; want pending", got.Status)
+	}
+	if _, err := s.GetGrant(ctx, bad.ID); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("fail/grant-misaligned: a grant was stored: %v", err)
+	}
+	if err := s.UseBrandAssertion(ctx, use, now); err != nil {
+		t.Fatalf("fail/grant-misaligned-with-assertion: the assertion was used up: %v", err)
+	}
+
+	// Positive control: the grant keeps its scopes in every read.
+	g := bad
+	g.ID, g.AuthorizationDetailsScopes = "a2agrant_scoped", wantScopes
+	_, got, err := s.ApproveDeviceAuthorization(ctx, d.ID, g, now)
+	if err != nil || !same(got.AuthorizationDetailsScopes) {
+		t.Fatalf("ok/approve: scopes %q, %v", got.AuthorizationDetailsScopes, err)
+	}
+	readGrant := func(label string) {
+		t.Helper()
+		if again, err := s.GetGrant(ctx, g.ID); err != nil || !same(again.AuthorizationDetailsScopes) || again.AuthorizationDetails != twoDetails {
+			t.Fatalf("%s: GetGrant scopes %q, %v", label, again.AuthorizationDetailsScopes, err)
+		}
+		list, err := s.ListGrants(ctx, "acme", "user-7", "", 10)
+		if err != nil || len(list) != 1 || !same(list[0].AuthorizationDetailsScopes) || list[0].AuthorizationDetails != twoDetails {
+			t.Fatalf("%s: ListGrants = %+v, %v", label, list, err)
+		}
+	}
+	readGrant("ok/grant")
+
+	// A Brand that declares the type, then moves it to another scope,
+	// changes no stored entry.
+	b, err := s.GetBrand(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Delegation = db.Delegation{Enabled: true, Scopes: []db.Scope{{ID: "orders:cancel"}, {ID: "orders:write"}, {ID: "profile:read"}},
+		AuthorizationDetailsTypes: []authzdetails.Type{{Type: "https://acme.example/authorization/order-cancel/v1", Scope: "orders:write",
+			Description: "Cancel", Fields: []authzdetails.Field{{Name: "order_id", Kind: authzdetails.KindString, Label: "order", Pattern: `^[0-9]{4}$`}}}}}
+	if _, err := s.UpdateBrand(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	readGrant("ok/after-the-brand-moved-the-type")
 }

@@ -714,23 +714,6 @@ func Words(t *Type, e Entry) string {
 	return head + ": " + strings.Join(parts, "; ")
 }
 
-// Keep returns the entries a grant keeps after consent: an entry is
-// dropped only when its type's scope was requested and not granted (a
-// declined scope drops its details with it). Every other entry is kept,
-// because dropping a restriction would widen the grant: one whose type the
-// Brand no longer declares, or whose type now names a scope the request
-// did not carry (the Brand changed the type after the request).
-func Keep(entries []Entry, types []Type, requested, granted []string) []Entry {
-	var out []Entry
-	for _, e := range entries {
-		if t := Find(types, e.Type); t != nil && slices.Contains(requested, t.Scope) && !slices.Contains(granted, t.Scope) {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
 // Match is the rule that binds a delegation token to its grant: the
 // token's authorization_details claim (nil when absent) must say exactly
 // what the grant in the store says. Both absent is a scope-only grant;

@@ -1,7 +1,6 @@
 package authzdetails
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -43,32 +42,6 @@ func TestParseCanonical(t *testing.T) {
 	}
 	if w := Words(nil, entries[1]); w != "urn:example:profile: section email" {
 		t.Fatalf("words of an undeclared type = %q", w)
-	}
-}
-
-// Keep drops the entries of a declined scope and keeps those of a type the
-// Brand no longer declares, or whose scope the request did not carry (a
-// restriction is never dropped to widen a grant).
-func TestKeep(t *testing.T) {
-	entries, _, err := Parse(`[{"type":"https://acme.example/authorization/order-cancel/v1","order_id":"1002","actions":["cancel"]},`+
-		`{"type":"urn:example:profile","section":"email"}]`, testTypes, []string{"orders:cancel", "profile:read"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	requested := []string{"orders:read", "orders:cancel", "profile:read"}
-	if got := Encode(Keep(entries, testTypes, requested, []string{"orders:cancel"})); !strings.Contains(got, "order-cancel") || strings.Contains(got, "profile") {
-		t.Fatalf("Keep(orders:cancel) = %s", got)
-	}
-	if got := Encode(Keep(entries, testTypes, requested, []string{"orders:read"})); got != "" {
-		t.Fatalf("Keep(no detail scope) = %q; want none", got)
-	}
-	if got := Keep(entries, testTypes[1:], requested, []string{"profile:read"}); len(got) != 2 {
-		t.Fatalf("Keep with the cancel type undeclared = %v; want both kept", got)
-	}
-	moved := []Type{testTypes[0], testTypes[1]}
-	moved[0].Scope = "orders:refund" // changed after the request, which did not ask for it
-	if got := Keep(entries, moved, requested, []string{"orders:read", "orders:cancel"}); len(got) != 1 || got[0].Type != testTypes[0].Type {
-		t.Fatalf("Keep with the cancel type's scope moved = %v; want the cancel entry kept", got)
 	}
 }
 

@@ -64,7 +64,10 @@ func newStore(t *testing.T, at, exp time.Time) *countingStore {
 			t.Fatal(err)
 		}
 	}
-	grants := []struct{ id, agent, issuer, details string }{{"g1", "agt_1", pa, `[{"type":"t"}]`}, {"g2", "agt_2", pa2, ""}}
+	grants := []struct {
+		id, agent, issuer, details string
+		detailScopes               []string // one per entry (the store's rule)
+	}{{"g1", "agt_1", pa, `[{"type":"t"}]`, []string{"orders:read"}}, {"g2", "agt_2", pa2, "", nil}}
 	for _, g := range grants {
 		if _, err := s.CreateAgent(ctx, db.Agent{ID: g.agent, Issuer: g.issuer, JWKSURI: g.issuer + "/j", DisplayName: g.agent, Enabled: true, CreateTime: at, UpdateTime: at}); err != nil {
 			t.Fatal(err)
@@ -75,7 +78,8 @@ func newStore(t *testing.T, at, exp time.Time) *countingStore {
 			t.Fatal(err)
 		}
 		if _, _, err := s.ApproveDeviceAuthorization(ctx, "da_"+g.id, db.Grant{ID: g.id, BrandID: "acme", AgentID: g.agent, ClientID: g.issuer, BrandUser: user,
-			Scopes: []string{"orders:read"}, CreateTime: at, ExpireTime: exp, AuthorizationDetails: g.details}, at); err != nil {
+			Scopes: []string{"orders:read"}, CreateTime: at, ExpireTime: exp, AuthorizationDetails: g.details,
+			AuthorizationDetailsScopes: g.detailScopes}, at); err != nil {
 			t.Fatal(err)
 		}
 	}

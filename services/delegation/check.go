@@ -140,11 +140,14 @@ func parseCheckEntry(b db.Brand, raw string) (authzdetails.Entry, error) {
 }
 
 // judge says whether a live grant grants the scopes and covers the entry,
-// by the rule consent skipping uses (covers): a scope must be granted; a
-// scope the grant restricts with authorization_details is granted only
-// for an entry the grant holds exactly (canonical JSON). A grant entry of a
-// type the Brand no longer declares cannot be judged, so it restricts
-// every scope: only its exact entry is covered.
+// by the rule consent skipping uses (covers), with each of the grant's
+// entries under the scope it was approved under (never the Brand's current
+// mapping, so no Brand change widens what the guard lets run): a scope
+// must be granted; a scope the grant restricts with authorization_details
+// is granted only for an entry it holds under that scope exactly
+// (canonical JSON). The action's entry is judged under the scope its type
+// requires now. A grant entry whose scope is unknown (stored before entries
+// remembered it) cannot be judged, so it restricts every scope.
 func judge(types []authzdetails.Type, g db.Grant, scopes []string, entry *authzdetails.Entry) (pactv1.GrantCheckReason, []string) {
 	want := slices.Clone(scopes)
 	var entryScope string
@@ -163,29 +166,33 @@ func judge(types []authzdetails.Type, g db.Grant, scopes []string, entry *authzd
 	if len(missing) > 0 {
 		return pactv1.GrantCheckReason_GRANT_CHECK_REASON_SCOPE_NOT_GRANTED, missing
 	}
-	held, err := authzdetails.Decode(g.AuthorizationDetails)
+	held, err := storedEntries(g.AuthorizationDetails, g.AuthorizationDetailsScopes)
 	if err != nil {
 		return pactv1.GrantCheckReason_GRANT_CHECK_REASON_DETAILS_NOT_COVERED, nil // unreadable: never errs towards active
 	}
-	restricted := map[string]bool{} // scopes the grant restricts
-	undeclared := false
-	exact := false
+	restricted := map[string]map[string]bool{} // recorded scope → the grant's entries of it
+	unknown := false
 	for _, h := range held {
-		if t := authzdetails.Find(types, h.Type); t != nil {
-			restricted[t.Scope] = true
-		} else {
-			undeclared = true
+		if h.scope == db.EntryScopeUnknown {
+			unknown = true
+			continue
 		}
-		if entry != nil && h.Canonical() == entry.Canonical() {
-			exact = true
+		if restricted[h.scope] == nil {
+			restricted[h.scope] = map[string]bool{}
 		}
+		restricted[h.scope][h.Canonical()] = true
 	}
-	if entry != nil && !exact && (restricted[entryScope] || undeclared) {
-		return pactv1.GrantCheckReason_GRANT_CHECK_REASON_DETAILS_NOT_COVERED, nil
+	covered := false // the entry is held under its scope
+	if entry != nil {
+		covered = restricted[entryScope][entry.Canonical()]
+		if !covered && (restricted[entryScope] != nil || unknown) {
+			return pactv1.GrantCheckReason_GRANT_CHECK_REASON_DETAILS_NOT_COVERED, nil
+		}
 	}
 	var bound []string
 	for _, sc := range want {
-		if (restricted[sc] || undeclared) && !(exact && sc == entryScope) {
+		// The entry's own scope was judged above: covered, or unrestricted.
+		if (restricted[sc] != nil || unknown) && (entry == nil || sc != entryScope) {
 			bound = append(bound, sc)
 		}
 	}

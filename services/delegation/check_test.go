@@ -213,3 +213,45 @@ func TestAgentPolicyAtTheOAuthEndpointsAndCheckGrant(t *testing.T) {
 		}
 	})
 }
+
+// A Brand that moves a type to another scope never widens what CheckGrant
+// lets run: the grant's entry keeps the scope it was approved under, so
+// orders:cancel stays restricted to order 1002 after the Brand maps the
+// cancel type to orders:read (judged by the Brand's mapping, orders:cancel
+// would now read as unrestricted).
+func TestCheckGrantAfterTheBrandMovesAType(t *testing.T) {
+	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+		s := newStore(t)
+		e := newEnv(t, s)
+		seedRAR(t, s)
+		id := checkGrant(t, e)
+		ask := func(req *pactv1.CheckGrantRequest) (pactv1.GrantCheckReason, []string) {
+			t.Helper()
+			req.BrandId, req.GrantId = "rar", id
+			r, err := e.rpc.CheckGrant(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.GetReason(), r.GetMissingScopes()
+		}
+		restricted := pactv1.GrantCheckReason_GRANT_CHECK_REASON_SCOPE_RESTRICTED
+		if reason, missing := ask(&pactv1.CheckGrantRequest{Scopes: []string{"orders:cancel"}}); reason != restricted || !slices.Equal(missing, []string{"orders:cancel"}) {
+			t.Fatalf("before the move: %v %v", reason, missing)
+		}
+		b, err := s.GetBrand(t.Context(), "rar")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Delegation.AuthorizationDetailsTypes[0].Scope = "orders:read"
+		if _, err := s.UpdateBrand(t.Context(), b); err != nil {
+			t.Fatal(err)
+		}
+		if reason, missing := ask(&pactv1.CheckGrantRequest{Scopes: []string{"orders:cancel"}}); reason != restricted || !slices.Equal(missing, []string{"orders:cancel"}) {
+			t.Fatalf("fail/still-restricted-after-the-move: %v %v", reason, missing)
+		}
+		// Positive control: orders:read, held unrestricted, is still active.
+		if reason, _ := ask(&pactv1.CheckGrantRequest{Scopes: []string{"orders:read"}}); reason != pactv1.GrantCheckReason_GRANT_CHECK_REASON_UNSPECIFIED {
+			t.Fatalf("ok/orders-read: %v", reason)
+		}
+	})
+}

@@ -165,7 +165,7 @@ func (s *Service) describe(ctx context.Context, op string, b db.Brand, d db.Devi
 			resp.Scopes = append(resp.Scopes, &pactv1.Scope{Id: sc.ID, Description: sc.Description})
 		}
 	}
-	if resp.AuthorizationDetails, err = consentDetails(b, d.AuthorizationDetails); err != nil {
+	if resp.AuthorizationDetails, err = consentDetails(b, d.AuthorizationDetails, d.AuthorizationDetailsScopes); err != nil {
 		return nil, s.fault(ctx, op+": stored authorization_details", err)
 	}
 	return resp, nil
@@ -242,7 +242,10 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 		s.d.Logger.InfoContext(ctx, "consent denied (nothing granted)", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID))
 		return &pactv1.ApproveConsentResponse{Scopes: []string{}, ClientId: d.ClientID}, nil
 	}
-	g := newGrant(b, d, req.GetBrandUser(), granted, now)
+	g, err := newGrant(b, d, req.GetBrandUser(), granted, now)
+	if err != nil {
+		return nil, s.fault(ctx, op+": stored authorization_details", err)
+	}
 	if _, g, err = s.d.Store.ApproveDeviceAuthorization(ctx, d.ID, g, now); err != nil {
 		return nil, s.decisionErr(ctx, op, err)
 	}
@@ -286,7 +289,10 @@ func (s *Service) approveSigned(ctx context.Context, op string, b db.Brand, req 
 			slog.String("kid", a.kid), slog.String("jti", a.jti))
 		return &pactv1.ApproveConsentResponse{Scopes: []string{}, ClientId: d.ClientID}, nil
 	}
-	g := newGrant(b, d, a.subject, granted, now)
+	g, err := newGrant(b, d, a.subject, granted, now)
+	if err != nil {
+		return nil, s.fault(ctx, op+": stored authorization_details", err)
+	}
 	if _, g, err = s.d.Store.ApproveDeviceAuthorizationWithAssertion(ctx, d.ID, g, a.use, now); err != nil {
 		return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
 	}
@@ -312,15 +318,20 @@ func grantedScopes(b db.Brand, d db.DeviceAuthorization, chosenList []string) []
 	return granted
 }
 
-// newGrant is the grant an approval makes. Its id takes the wall clock to
-// the millisecond (now is whole seconds), so ListGrants, newest first by
-// id, orders grants made within one second, on any replica.
-func newGrant(b db.Brand, d db.DeviceAuthorization, brandUser string, scopes []string, now time.Time) db.Grant {
+// newGrant is the grant an approval makes, with the requested details
+// whose recorded scope was granted (grantDetails). Its id takes the wall
+// clock to the millisecond (now is whole seconds), so ListGrants, newest
+// first by id, orders grants made within one second, on any replica.
+func newGrant(b db.Brand, d db.DeviceAuthorization, brandUser string, scopes []string, now time.Time) (db.Grant, error) {
+	details, detailScopes, err := grantDetails(d, scopes)
+	if err != nil {
+		return db.Grant{}, err
+	}
 	return db.Grant{
 		ID: ids.New("a2agrant_", time.Now()), BrandID: b.ID, AgentID: d.AgentID, ClientID: d.ClientID,
 		BrandUser: brandUser, Scopes: scopes, CreateTime: now, ExpireTime: now.Add(GrantTTL),
-		AuthorizationDetails: grantDetails(b, d, scopes),
-	}
+		AuthorizationDetails: details, AuthorizationDetailsScopes: detailScopes,
+	}, nil
 }
 
 // DenyConsent records the User's refusal; the PA's next poll gets

@@ -37,7 +37,7 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 			return refuseDevice(ErrInvalidScope, "scope names an id this Brand does not define"), nil
 		}
 	}
-	details, why, detailsRefusal := requestDetails(c.brand, req.AuthorizationDetails, scopes)
+	details, detailScopes, why, detailsRefusal := requestDetails(c.brand, req.AuthorizationDetails, scopes)
 	if detailsRefusal != nil {
 		s.d.Logger.InfoContext(ctx, "authorization_details refused", slog.String("brand_id", c.brand.ID),
 			slog.String("agent_id", c.pa.Agent.ID), slog.String("reason", string(why)))
@@ -65,7 +65,7 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 			ID: ids.New("da_", now), BrandID: c.brand.ID, AgentID: c.pa.Agent.ID, ClientID: c.id,
 			DeviceCodeHash: secretHash(deviceCode), UserCodeHash: userCodeHash(c.brand.ID, norm),
 			Scopes: scopes, Interval: PollInterval, ExpiresAt: now.Add(DeviceCodeTTL), CreateTime: now,
-			AuthorizationDetails: details,
+			AuthorizationDetails: details, AuthorizationDetailsScopes: detailScopes,
 		})
 		if err == nil {
 			break

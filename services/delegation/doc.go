@@ -120,12 +120,11 @@
 //
 // authorization_details is checked strictly against the Brand's declared
 // types at the device authorization (anything else is
-// invalid_authorization_details and stores nothing), stored canonical,
-// shown at consent in pactd's words, cut to the granted scopes on
-// approval, and carried unchanged by the token response, the token and
-// every refresh (details.go, internal/authzdetails).
-//
-// # Not supported
-//
-// Consent skipping is not implemented.
+// invalid_authorization_details and stores nothing), stored canonical with
+// the scope each entry's type required then, shown at consent in pactd's
+// words under that scope, cut to the granted scopes on approval by it,
+// judged by it when consent is skipped (skip.go), and carried unchanged by
+// the token response, the token and every refresh (details.go,
+// internal/authzdetails). A Brand's later change of a type's scope moves no
+// accepted entry.
 package delegation

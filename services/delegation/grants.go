@@ -84,7 +84,7 @@ func (s *Service) ListGrants(ctx context.Context, req *pactv1.ListGrantsRequest)
 		out := grantToProto(g)
 		// The grant's restrictions, in the consent page's words; a stored
 		// value that cannot be read is a fault, never silently left out.
-		if out.AuthorizationDetails, err = consentDetails(b, g.AuthorizationDetails); err != nil {
+		if out.AuthorizationDetails, err = consentDetails(b, g.AuthorizationDetails, g.AuthorizationDetailsScopes); err != nil {
 			return nil, s.fault(ctx, op+": stored authorization_details", err)
 		}
 		resp.Grants = append(resp.Grants, out)

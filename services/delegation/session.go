@@ -86,7 +86,10 @@ func (s *Service) BeginConsent(ctx context.Context, req *pactv1.BeginConsentRequ
 		return nil, s.fault(ctx, op+": covering grant", err)
 	}
 	if covered {
-		g := newGrant(b, d, a.subject, grantedScopes(b, d, d.Scopes), now)
+		g, err := newGrant(b, d, a.subject, grantedScopes(b, d, d.Scopes), now)
+		if err != nil {
+			return nil, s.fault(ctx, op+": stored authorization_details", err)
+		}
 		if cover.ExpireTime.Before(g.ExpireTime) {
 			g.ExpireTime = cover.ExpireTime // a skip never extends the PA's access
 		}
@@ -274,7 +277,10 @@ func (s *Service) approveWithSession(ctx context.Context, op string, req *pactv1
 			slog.String("session", c.JTI))
 		return &pactv1.ApproveConsentResponse{Scopes: []string{}, ClientId: d.ClientID}, nil
 	}
-	g := newGrant(b, d, c.Subject, granted, now)
+	g, err := newGrant(b, d, c.Subject, granted, now)
+	if err != nil {
+		return nil, s.fault(ctx, op+": stored authorization_details", err)
+	}
 	if _, g, err = s.d.Store.ApproveDeviceAuthorization(ctx, d.ID, g, now); err != nil {
 		return nil, s.sessionDecisionErr(ctx, op, b, req.GetSource(), err)
 	}

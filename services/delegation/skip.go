@@ -8,7 +8,6 @@ import (
 
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/authzdetails"
 )
 
 // maxSkipGrants bounds how many of a User's grants a consent skip reads.
@@ -37,7 +36,7 @@ func (s *Service) coveringGrant(ctx context.Context, b db.Brand, d db.DeviceAuth
 		}
 		for _, g := range page {
 			if g.AgentID == d.AgentID && g.ClientID == d.ClientID && g.RevokeTime.IsZero() && now.Before(g.ExpireTime) &&
-				covers(b.Delegation.AuthorizationDetailsTypes, g, d) && (!found || g.ExpireTime.After(best.ExpireTime)) {
+				covers(g, d) && (!found || g.ExpireTime.After(best.ExpireTime)) {
 				best, found = g, true
 			}
 		}
@@ -54,41 +53,46 @@ func (s *Service) coveringGrant(ctx context.Context, b db.Brand, d db.DeviceAuth
 // is granted, and for each requested scope the grant restricts with
 // authorization_details, the request restricts it too, to entries the
 // grant holds each exactly. A scope the grant holds unrestricted covers any
-// request of it. Entries of a type the Brand no longer declares cannot be
-// judged: not covered.
-func covers(types []authzdetails.Type, g db.Grant, d db.DeviceAuthorization) bool {
+// request of it.
+//
+// Each entry counts under the scope it was accepted under (recorded with
+// it), on both sides, never under the Brand's current mapping: a Brand
+// that moved a type from scope A to B after the grant leaves the grant's
+// A restricted and its B as it was. An entry whose scope is unknown (a row
+// from before scopes were recorded that the migration could not place), or
+// recorded scopes that do not match the entries, cannot be judged: not
+// covered.
+func covers(g db.Grant, d db.DeviceAuthorization) bool {
 	for _, sc := range d.Scopes {
 		if !slices.Contains(g.Scopes, sc) {
 			return false
 		}
 	}
-	granted, err := authzdetails.Decode(g.AuthorizationDetails)
+	granted, err := storedEntries(g.AuthorizationDetails, g.AuthorizationDetailsScopes)
 	if err != nil {
 		return false
 	}
-	requested, err := authzdetails.Decode(d.AuthorizationDetails)
+	requested, err := storedEntries(d.AuthorizationDetails, d.AuthorizationDetailsScopes)
 	if err != nil {
 		return false
 	}
 	restricted := map[string]map[string]bool{} // scope → the grant's entries of it
 	for _, e := range granted {
-		t := authzdetails.Find(types, e.Type)
-		if t == nil {
+		if e.scope == db.EntryScopeUnknown {
 			return false
 		}
-		if restricted[t.Scope] == nil {
-			restricted[t.Scope] = map[string]bool{}
+		if restricted[e.scope] == nil {
+			restricted[e.scope] = map[string]bool{}
 		}
-		restricted[t.Scope][e.Canonical()] = true
+		restricted[e.scope][e.Canonical()] = true
 	}
 	asked := map[string]bool{} // scopes the request restricts
 	for _, e := range requested {
-		t := authzdetails.Find(types, e.Type)
-		if t == nil {
+		if e.scope == db.EntryScopeUnknown {
 			return false
 		}
-		asked[t.Scope] = true
-		if held, ok := restricted[t.Scope]; ok && !held[e.Canonical()] {
+		asked[e.scope] = true
+		if held, ok := restricted[e.scope]; ok && !held[e.Canonical()] {
 			return false
 		}
 	}
@@ -113,7 +117,10 @@ func (s *Service) approveSkipped(ctx context.Context, op string, b db.Brand, d d
 	if !covered {
 		return nil, failedPrecondition("skip_consent: no live grant of this User to this PA covers the request (or the Brand does not skip consent)")
 	}
-	g := newGrant(b, d, brandUser, grantedScopes(b, d, d.Scopes), now)
+	g, err := newGrant(b, d, brandUser, grantedScopes(b, d, d.Scopes), now)
+	if err != nil {
+		return nil, s.fault(ctx, op+": stored authorization_details", err)
+	}
 	if cover.ExpireTime.Before(g.ExpireTime) {
 		g.ExpireTime = cover.ExpireTime // a skip never extends the PA's access
 	}

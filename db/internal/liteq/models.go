@@ -68,34 +68,36 @@ type Credential struct {
 }
 
 type DeviceAuthorization struct {
-	ID                   string
-	BrandID              string
-	AgentID              string
-	ClientID             string
-	DeviceCodeHash       []byte
-	UserCodeHash         []byte
-	Scopes               string
-	Status               string
-	BrandUser            string
-	GrantID              string
-	IntervalSeconds      int64
-	LastPolledAt         int64
-	ExpiresAt            int64
-	CreateTime           int64
-	AuthorizationDetails string
+	ID                         string
+	BrandID                    string
+	AgentID                    string
+	ClientID                   string
+	DeviceCodeHash             []byte
+	UserCodeHash               []byte
+	Scopes                     string
+	Status                     string
+	BrandUser                  string
+	GrantID                    string
+	IntervalSeconds            int64
+	LastPolledAt               int64
+	ExpiresAt                  int64
+	CreateTime                 int64
+	AuthorizationDetails       string
+	AuthorizationDetailsScopes string
 }
 
 type Grant struct {
-	ID                   string
-	BrandID              string
-	AgentID              string
-	ClientID             string
-	BrandUser            string
-	Scopes               string
-	CreateTime           int64
-	ExpireTime           int64
-	RevokeTime           int64
-	AuthorizationDetails string
+	ID                         string
+	BrandID                    string
+	AgentID                    string
+	ClientID                   string
+	BrandUser                  string
+	Scopes                     string
+	CreateTime                 int64
+	ExpireTime                 int64
+	RevokeTime                 int64
+	AuthorizationDetails       string
+	AuthorizationDetailsScopes string
 }
 
 type RefreshToken struct {

@@ -32,7 +32,7 @@ func (q *Queries) AddUserCodeFailure(ctx context.Context, arg AddUserCodeFailure
 const approveDeviceAuthorization = `-- name: ApproveDeviceAuthorization :one
 UPDATE device_authorizations SET status = 'approved', brand_user = $1, grant_id = $2
 WHERE id = $3 AND status = 'pending' AND expires_at > $4
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details, authorization_details_scopes
 `
 
 type ApproveDeviceAuthorizationParams struct {
@@ -66,6 +66,7 @@ func (q *Queries) ApproveDeviceAuthorization(ctx context.Context, arg ApproveDev
 		&i.ExpiresAt,
 		&i.CreateTime,
 		&i.AuthorizationDetails,
+		&i.AuthorizationDetailsScopes,
 	)
 	return i, err
 }
@@ -73,7 +74,7 @@ func (q *Queries) ApproveDeviceAuthorization(ctx context.Context, arg ApproveDev
 const consumeDeviceAuthorization = `-- name: ConsumeDeviceAuthorization :one
 UPDATE device_authorizations SET status = 'consumed'
 WHERE id = $1 AND status = 'approved' AND expires_at > $2
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details, authorization_details_scopes
 `
 
 type ConsumeDeviceAuthorizationParams struct {
@@ -100,6 +101,7 @@ func (q *Queries) ConsumeDeviceAuthorization(ctx context.Context, arg ConsumeDev
 		&i.ExpiresAt,
 		&i.CreateTime,
 		&i.AuthorizationDetails,
+		&i.AuthorizationDetailsScopes,
 	)
 	return i, err
 }
@@ -160,25 +162,27 @@ func (q *Queries) CountPendingDeviceAuthorizations(ctx context.Context, arg Coun
 const createDeviceAuthorization = `-- name: CreateDeviceAuthorization :one
 
 INSERT INTO device_authorizations (id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status,
-                                   interval_seconds, expires_at, create_time, authorization_details)
+                                   interval_seconds, expires_at, create_time, authorization_details,
+                                   authorization_details_scopes)
 VALUES ($1, $2, $3, $4, $5,
         $6, $7, 'pending', $8, $9,
-        $10, $11)
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
+        $10, $11, $12)
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details, authorization_details_scopes
 `
 
 type CreateDeviceAuthorizationParams struct {
-	ID                   string
-	BrandID              string
-	AgentID              string
-	ClientID             string
-	DeviceCodeHash       []byte
-	UserCodeHash         []byte
-	Scopes               string
-	IntervalSeconds      int64
-	ExpiresAt            int64
-	CreateTime           int64
-	AuthorizationDetails string
+	ID                         string
+	BrandID                    string
+	AgentID                    string
+	ClientID                   string
+	DeviceCodeHash             []byte
+	UserCodeHash               []byte
+	Scopes                     string
+	IntervalSeconds            int64
+	ExpiresAt                  int64
+	CreateTime                 int64
+	AuthorizationDetails       string
+	AuthorizationDetailsScopes string
 }
 
 // PACT Delegated: device authorizations, grants and refresh tokens.
@@ -197,6 +201,7 @@ func (q *Queries) CreateDeviceAuthorization(ctx context.Context, arg CreateDevic
 		arg.ExpiresAt,
 		arg.CreateTime,
 		arg.AuthorizationDetails,
+		arg.AuthorizationDetailsScopes,
 	)
 	var i DeviceAuthorization
 	err := row.Scan(
@@ -215,27 +220,30 @@ func (q *Queries) CreateDeviceAuthorization(ctx context.Context, arg CreateDevic
 		&i.ExpiresAt,
 		&i.CreateTime,
 		&i.AuthorizationDetails,
+		&i.AuthorizationDetailsScopes,
 	)
 	return i, err
 }
 
 const createGrant = `-- name: CreateGrant :one
-INSERT INTO grants (id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, authorization_details)
+INSERT INTO grants (id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, authorization_details,
+                    authorization_details_scopes)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9)
-RETURNING id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, revoke_time, authorization_details
+        $7, $8, $9, $10)
+RETURNING id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, revoke_time, authorization_details, authorization_details_scopes
 `
 
 type CreateGrantParams struct {
-	ID                   string
-	BrandID              string
-	AgentID              string
-	ClientID             string
-	BrandUser            string
-	Scopes               string
-	CreateTime           int64
-	ExpireTime           int64
-	AuthorizationDetails string
+	ID                         string
+	BrandID                    string
+	AgentID                    string
+	ClientID                   string
+	BrandUser                  string
+	Scopes                     string
+	CreateTime                 int64
+	ExpireTime                 int64
+	AuthorizationDetails       string
+	AuthorizationDetailsScopes string
 }
 
 func (q *Queries) CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant, error) {
@@ -249,6 +257,7 @@ func (q *Queries) CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant
 		arg.CreateTime,
 		arg.ExpireTime,
 		arg.AuthorizationDetails,
+		arg.AuthorizationDetailsScopes,
 	)
 	var i Grant
 	err := row.Scan(
@@ -262,6 +271,7 @@ func (q *Queries) CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant
 		&i.ExpireTime,
 		&i.RevokeTime,
 		&i.AuthorizationDetails,
+		&i.AuthorizationDetailsScopes,
 	)
 	return i, err
 }
@@ -341,7 +351,7 @@ func (q *Queries) DeleteOldUserCodeFailures(ctx context.Context, before int64) (
 const denyDeviceAuthorization = `-- name: DenyDeviceAuthorization :one
 UPDATE device_authorizations SET status = 'denied'
 WHERE id = $1 AND status = 'pending' AND expires_at > $2
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details, authorization_details_scopes
 `
 
 type DenyDeviceAuthorizationParams struct {
@@ -368,12 +378,13 @@ func (q *Queries) DenyDeviceAuthorization(ctx context.Context, arg DenyDeviceAut
 		&i.ExpiresAt,
 		&i.CreateTime,
 		&i.AuthorizationDetails,
+		&i.AuthorizationDetailsScopes,
 	)
 	return i, err
 }
 
 const getDeviceAuthorizationByDeviceCode = `-- name: GetDeviceAuthorizationByDeviceCode :one
-SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details FROM device_authorizations
+SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details, authorization_details_scopes FROM device_authorizations
 WHERE brand_id = $1 AND device_code_hash = $2
 `
 
@@ -401,12 +412,13 @@ func (q *Queries) GetDeviceAuthorizationByDeviceCode(ctx context.Context, arg Ge
 		&i.ExpiresAt,
 		&i.CreateTime,
 		&i.AuthorizationDetails,
+		&i.AuthorizationDetailsScopes,
 	)
 	return i, err
 }
 
 const getDeviceAuthorizationByUserCode = `-- name: GetDeviceAuthorizationByUserCode :one
-SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details FROM device_authorizations
+SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details, authorization_details_scopes FROM device_authorizations
 WHERE brand_id = $1 AND user_code_hash = $2
 `
 
@@ -434,12 +446,13 @@ func (q *Queries) GetDeviceAuthorizationByUserCode(ctx context.Context, arg GetD
 		&i.ExpiresAt,
 		&i.CreateTime,
 		&i.AuthorizationDetails,
+		&i.AuthorizationDetailsScopes,
 	)
 	return i, err
 }
 
 const getGrant = `-- name: GetGrant :one
-SELECT id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, revoke_time, authorization_details FROM grants WHERE id = $1
+SELECT id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, revoke_time, authorization_details, authorization_details_scopes FROM grants WHERE id = $1
 `
 
 func (q *Queries) GetGrant(ctx context.Context, id string) (Grant, error) {
@@ -456,6 +469,7 @@ func (q *Queries) GetGrant(ctx context.Context, id string) (Grant, error) {
 		&i.ExpireTime,
 		&i.RevokeTime,
 		&i.AuthorizationDetails,
+		&i.AuthorizationDetailsScopes,
 	)
 	return i, err
 }
@@ -508,7 +522,7 @@ func (q *Queries) GetRefreshToken(ctx context.Context, tokenHash []byte) (Refres
 
 const listGrantsByUser = `-- name: ListGrantsByUser :many
 SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time, g.authorization_details,
-       a.display_name AS agent_display_name
+       g.authorization_details_scopes, a.display_name AS agent_display_name
 FROM grants g JOIN agents a ON a.id = g.agent_id
 WHERE g.brand_id = $1 AND g.brand_user = $2
   AND ($3::text = '' OR g.id < $3::text)
@@ -524,17 +538,18 @@ type ListGrantsByUserParams struct {
 }
 
 type ListGrantsByUserRow struct {
-	ID                   string
-	BrandID              string
-	AgentID              string
-	ClientID             string
-	BrandUser            string
-	Scopes               string
-	CreateTime           int64
-	ExpireTime           int64
-	RevokeTime           int64
-	AuthorizationDetails string
-	AgentDisplayName     string
+	ID                         string
+	BrandID                    string
+	AgentID                    string
+	ClientID                   string
+	BrandUser                  string
+	Scopes                     string
+	CreateTime                 int64
+	ExpireTime                 int64
+	RevokeTime                 int64
+	AuthorizationDetails       string
+	AuthorizationDetailsScopes string
+	AgentDisplayName           string
 }
 
 // Newest first (ids are ULIDs); before_id ” starts at the newest.
@@ -563,6 +578,7 @@ func (q *Queries) ListGrantsByUser(ctx context.Context, arg ListGrantsByUserPara
 			&i.ExpireTime,
 			&i.RevokeTime,
 			&i.AuthorizationDetails,
+			&i.AuthorizationDetailsScopes,
 			&i.AgentDisplayName,
 		); err != nil {
 			return nil, err
@@ -578,7 +594,7 @@ func (q *Queries) ListGrantsByUser(ctx context.Context, arg ListGrantsByUserPara
 const pollDeviceAuthorization = `-- name: PollDeviceAuthorization :one
 UPDATE device_authorizations SET last_polled_at = $1
 WHERE id = $2 AND status = 'pending' AND last_polled_at + interval_seconds <= $1
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details, authorization_details_scopes
 `
 
 type PollDeviceAuthorizationParams struct {
@@ -606,6 +622,7 @@ func (q *Queries) PollDeviceAuthorization(ctx context.Context, arg PollDeviceAut
 		&i.ExpiresAt,
 		&i.CreateTime,
 		&i.AuthorizationDetails,
+		&i.AuthorizationDetailsScopes,
 	)
 	return i, err
 }
@@ -669,7 +686,7 @@ func (q *Queries) RevokeGrant(ctx context.Context, arg RevokeGrantParams) (int64
 const slowDownDeviceAuthorization = `-- name: SlowDownDeviceAuthorization :one
 UPDATE device_authorizations SET last_polled_at = $1, interval_seconds = interval_seconds + $2
 WHERE id = $3 AND status = 'pending' AND last_polled_at + interval_seconds > $1
-RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details
+RETURNING id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details, authorization_details_scopes
 `
 
 type SlowDownDeviceAuthorizationParams struct {
@@ -699,6 +716,7 @@ func (q *Queries) SlowDownDeviceAuthorization(ctx context.Context, arg SlowDownD
 		&i.ExpiresAt,
 		&i.CreateTime,
 		&i.AuthorizationDetails,
+		&i.AuthorizationDetailsScopes,
 	)
 	return i, err
 }

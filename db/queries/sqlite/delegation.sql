@@ -4,10 +4,11 @@
 
 -- name: CreateDeviceAuthorization :one
 INSERT INTO device_authorizations (id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status,
-                                   interval_seconds, expires_at, create_time, authorization_details)
+                                   interval_seconds, expires_at, create_time, authorization_details,
+                                   authorization_details_scopes)
 VALUES (sqlc.arg(id), sqlc.arg(brand_id), sqlc.arg(agent_id), sqlc.arg(client_id), sqlc.arg(device_code_hash),
         sqlc.arg(user_code_hash), sqlc.arg(scopes), 'pending', sqlc.arg(interval_seconds), sqlc.arg(expires_at),
-        sqlc.arg(create_time), sqlc.arg(authorization_details))
+        sqlc.arg(create_time), sqlc.arg(authorization_details), sqlc.arg(authorization_details_scopes))
 RETURNING *;
 
 -- name: GetDeviceAuthorizationByDeviceCode :one
@@ -50,9 +51,10 @@ RETURNING *;
 DELETE FROM device_authorizations WHERE expires_at <= sqlc.arg(now);
 
 -- name: CreateGrant :one
-INSERT INTO grants (id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, authorization_details)
+INSERT INTO grants (id, brand_id, agent_id, client_id, brand_user, scopes, create_time, expire_time, authorization_details,
+                    authorization_details_scopes)
 VALUES (sqlc.arg(id), sqlc.arg(brand_id), sqlc.arg(agent_id), sqlc.arg(client_id), sqlc.arg(brand_user), sqlc.arg(scopes),
-        sqlc.arg(create_time), sqlc.arg(expire_time), sqlc.arg(authorization_details))
+        sqlc.arg(create_time), sqlc.arg(expire_time), sqlc.arg(authorization_details), sqlc.arg(authorization_details_scopes))
 RETURNING *;
 
 -- name: GetGrant :one
@@ -64,7 +66,7 @@ UPDATE grants SET revoke_time = sqlc.arg(now) WHERE id = sqlc.arg(id) AND revoke
 -- name: ListGrantsByUser :many
 -- Newest first (ids are ULIDs); before_id '' starts at the newest.
 SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time, g.authorization_details,
-       a.display_name AS agent_display_name
+       g.authorization_details_scopes, a.display_name AS agent_display_name
 FROM grants g JOIN agents a ON a.id = g.agent_id
 WHERE g.brand_id = sqlc.arg(brand_id) AND g.brand_user = sqlc.arg(brand_user)
   AND (CAST(sqlc.arg(before_id) AS TEXT) = '' OR g.id < CAST(sqlc.arg(before_id) AS TEXT))

@@ -500,8 +500,12 @@ type ConsentAuthorizationDetail struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The entry.
 	Detail *AuthorizationDetail `protobuf:"bytes,1,opt,name=detail,proto3" json:"detail,omitempty"`
-	// The scope id the entry requires (its type's scope); empty when the
-	// Brand no longer declares the type.
+	// The scope the entry was accepted under: its type's scope when the PA
+	// asked, recorded with the entry (a later change of the type's scope
+	// does not move it). Empty only for an entry stored before pactd
+	// recorded scopes whose scope could not be established then (its type
+	// was gone, or its scope not one the request or grant held); pactd keeps
+	// such an entry on approval and never skips consent on its account.
 	Scope string `protobuf:"bytes,2,opt,name=scope,proto3" json:"scope,omitempty"`
 	// The conditions in words, built by pactd and identical for every
 	// frontend; plain text, which a page must HTML-escape. With the type's

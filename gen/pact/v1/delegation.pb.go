@@ -648,8 +648,8 @@ type DescribeConsentResponse struct {
 	// When the authorization expires.
 	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
 	// The requested authorization_details entries (PACT §5.7), in request
-	// order, each with the scope it belongs to and its conditions in words;
-	// show each under its scope. Empty for a scope-only request.
+	// order, each with the scope it was accepted under and its conditions in
+	// words; show each under its scope. Empty for a scope-only request.
 	AuthorizationDetails []*ConsentAuthorizationDetail `protobuf:"bytes,7,rep,name=authorization_details,json=authorizationDetails,proto3" json:"authorization_details,omitempty"`
 	// True when the Brand skips consent for covered requests
 	// (skip_consent_when_granted), brand_user was given, and a live grant of
@@ -1520,8 +1520,8 @@ type Grant struct {
 	// When the grant was revoked; absent while live.
 	RevokeTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=revoke_time,json=revokeTime,proto3" json:"revoke_time,omitempty"`
 	// The approved authorization_details entries (PACT §5.7) with the scope
-	// each belongs to and its conditions in words, as the consent page showed
-	// them; empty for a scope-only grant.
+	// each was accepted under and its conditions in words, as the consent
+	// page showed them; empty for a scope-only grant.
 	AuthorizationDetails []*ConsentAuthorizationDetail `protobuf:"bytes,10,rep,name=authorization_details,json=authorizationDetails,proto3" json:"authorization_details,omitempty"`
 	unknownFields        protoimpl.UnknownFields
 	sizeCache            protoimpl.SizeCache
@@ -2149,9 +2149,11 @@ type CheckGrantRequest struct {
 	// a type the Brand declares, at most 8 KiB) describing the action, for
 	// example {"type":"https://acme.example/order","order_id":"1002",
 	// "actions":["cancel"]}. It is covered when the grant holds its type's
-	// scope unrestricted, or holds this very entry (the same canonical
-	// JSON; the rule consent skipping uses). A malformed entry or one of an
-	// undeclared type is INVALID_ARGUMENT naming this field.
+	// scope unrestricted, or holds this very entry under that scope (the
+	// same canonical JSON; the rule consent skipping uses, each of the
+	// grant's entries under the scope it was approved under). A malformed
+	// entry or one of an undeclared type is INVALID_ARGUMENT naming this
+	// field.
 	AuthorizationDetailsJson string `protobuf:"bytes,4,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
 	// Optional: the Brand user the grant must belong to.
 	BrandUser string `protobuf:"bytes,5,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`

@@ -252,8 +252,12 @@ export type ConsentAuthorizationDetail = Message<"pact.v1.ConsentAuthorizationDe
   detail?: AuthorizationDetail | undefined;
 
   /**
-   * The scope id the entry requires (its type's scope); empty when the
-   * Brand no longer declares the type.
+   * The scope the entry was accepted under: its type's scope when the PA
+   * asked, recorded with the entry (a later change of the type's scope
+   * does not move it). Empty only for an entry stored before pactd
+   * recorded scopes whose scope could not be established then (its type
+   * was gone, or its scope not one the request or grant held); pactd keeps
+   * such an entry on approval and never skips consent on its account.
    *
    * @generated from field: string scope = 2;
    */

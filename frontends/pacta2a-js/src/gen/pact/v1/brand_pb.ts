@@ -216,7 +216,9 @@ export type DelegationSettings = Message<"pact.v1.DelegationSettings"> & {
    * without a consent page, with exactly what was requested. A grant
    * covers a scope it holds unrestricted, or one it restricts with
    * authorization_details when the request restricts it too, to entries
-   * the grant holds each exactly. BeginConsent approves at once
+   * the grant holds each exactly, each entry counted under the scope it
+   * was accepted under (never the Brand's current mapping: moving a type
+   * to another scope never widens a skip). BeginConsent approves at once
    * (skipped_grant_id); in BRAND_LOGIN_MODE_TRUSTED_FRONTEND,
    * DescribeConsent with brand_user reports covered_by_grant and the
    * frontend approves.

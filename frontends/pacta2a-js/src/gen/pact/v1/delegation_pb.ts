@@ -258,8 +258,8 @@ export type DescribeConsentResponse = Message<"pact.v1.DescribeConsentResponse">
 
   /**
    * The requested authorization_details entries (PACT §5.7), in request
-   * order, each with the scope it belongs to and its conditions in words;
-   * show each under its scope. Empty for a scope-only request.
+   * order, each with the scope it was accepted under and its conditions in
+   * words; show each under its scope. Empty for a scope-only request.
    *
    * @generated from field: repeated pact.v1.ConsentAuthorizationDetail authorization_details = 7;
    */
@@ -834,8 +834,8 @@ export type Grant = Message<"pact.v1.Grant"> & {
 
   /**
    * The approved authorization_details entries (PACT §5.7) with the scope
-   * each belongs to and its conditions in words, as the consent page showed
-   * them; empty for a scope-only grant.
+   * each was accepted under and its conditions in words, as the consent
+   * page showed them; empty for a scope-only grant.
    *
    * @generated from field: repeated pact.v1.ConsentAuthorizationDetail authorization_details = 10;
    */
@@ -1163,9 +1163,11 @@ export type CheckGrantRequest = Message<"pact.v1.CheckGrantRequest"> & {
    * a type the Brand declares, at most 8 KiB) describing the action, for
    * example {"type":"https://acme.example/order","order_id":"1002",
    * "actions":["cancel"]}. It is covered when the grant holds its type's
-   * scope unrestricted, or holds this very entry (the same canonical
-   * JSON; the rule consent skipping uses). A malformed entry or one of an
-   * undeclared type is INVALID_ARGUMENT naming this field.
+   * scope unrestricted, or holds this very entry under that scope (the
+   * same canonical JSON; the rule consent skipping uses, each of the
+   * grant's entries under the scope it was approved under). A malformed
+   * entry or one of an undeclared type is INVALID_ARGUMENT naming this
+   * field.
    *
    * @generated from field: string authorization_details_json = 4;
    */
@@ -1657,7 +1659,10 @@ export const DelegationService: GenService<{
    * ApproveConsent records the User's approval: granted = requested ∩ chosen;
    * nothing granted is a deny. The requested authorization_details whose
    * scope was not granted are dropped with it; the rest are stored with
-   * the grant (§5.7). Only a pending authorization can be decided, once.
+   * the grant (§5.7), each with its scope. An entry's scope is the one it
+   * was accepted under when the PA asked, as DescribeConsent showed it,
+   * not the Brand's current mapping of its type. Only a pending
+   * authorization can be decided, once.
    *
    * BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
    * User is the sub of consent_session (from BeginConsent) or of

@@ -145,7 +145,10 @@ class DelegationServiceServicer(object):
         """ApproveConsent records the User's approval: granted = requested ∩ chosen;
         nothing granted is a deny. The requested authorization_details whose
         scope was not granted are dropped with it; the rest are stored with
-        the grant (§5.7). Only a pending authorization can be decided, once.
+        the grant (§5.7), each with its scope. An entry's scope is the one it
+        was accepted under when the PA asked, as DescribeConsent showed it,
+        not the Brand's current mapping of its type. Only a pending
+        authorization can be decided, once.
 
         BRAND_LOGIN_MODE_SIGNED_ASSERTION (and UNSPECIFIED, which means it): the
         User is the sub of consent_session (from BeginConsent) or of
