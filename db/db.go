@@ -13,6 +13,7 @@ package db
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"pactd/internal/authzdetails"
@@ -46,7 +47,48 @@ type Brand struct {
 	Delegation  Delegation
 	CreateTime  time.Time
 	UpdateTime  time.Time
+	// AgentPolicy says which enabled PAs may call the Brand; set by
+	// SetBrandAgentPolicy only (CreateBrand and UpdateBrand leave it).
+	AgentPolicy AgentPolicy
+	// Agents are the ids of the PAs on the Brand's list, sorted; GetBrand
+	// fills them when AgentPolicy is AgentPolicyListed (and only then).
+	Agents []string
 }
+
+// AgentPolicy is a Brand's rule for which enabled PAs may call it.
+type AgentPolicy string
+
+// The agent policies (the brands.agent_policy column).
+const (
+	// AgentPolicyAll admits every enabled PA (the default).
+	AgentPolicyAll AgentPolicy = "all"
+	// AgentPolicyListed admits only the PAs on the Brand's list.
+	AgentPolicyListed AgentPolicy = "listed"
+)
+
+// Admits reports whether the Brand's policy lets the agent call it (its
+// being enabled is checked elsewhere). Agents must be loaded (GetBrand).
+func (b Brand) Admits(agentID string) bool {
+	if b.AgentPolicy != AgentPolicyListed {
+		return true
+	}
+	_, found := slices.BinarySearch(b.Agents, agentID)
+	return found
+}
+
+// BrandAgent is one PA on a Brand's list.
+type BrandAgent struct {
+	AgentID     string
+	DisplayName string
+	AddTime     time.Time
+}
+
+// MaxBrandAgents bounds a Brand's list, which every replica holds in
+// memory with the Brand.
+const MaxBrandAgents = 1000
+
+// ErrFull means a bounded list is full.
+var ErrFull = errors.New("db: limit reached")
 
 // Skill is one Agent Card skill of a Brand.
 type Skill struct {
@@ -130,8 +172,22 @@ type Store interface {
 	GetBrand(ctx context.Context, id string) (Brand, error)
 	// ListBrands returns up to limit Brands with ids after afterID, by id.
 	ListBrands(ctx context.Context, afterID string, limit int) ([]Brand, error)
-	// UpdateBrand writes every mutable field of the Brand with b.ID.
+	// UpdateBrand writes every mutable field of the Brand with b.ID
+	// (not its agent policy).
 	UpdateBrand(ctx context.Context, b Brand) (Brand, error)
+	// SetBrandAgentPolicy writes the Brand's agent policy and update time;
+	// ErrNotFound for an unknown Brand.
+	SetBrandAgentPolicy(ctx context.Context, brandID string, p AgentPolicy, now time.Time) (Brand, error)
+	// AddBrandAgent puts the agent on the Brand's list; added is false
+	// when it was there. ErrNotFound when the Brand or the agent does not
+	// exist; ErrFull when the list holds MaxBrandAgents.
+	AddBrandAgent(ctx context.Context, brandID, agentID string, now time.Time) (added bool, err error)
+	// RemoveBrandAgent takes the agent off the Brand's list; ErrNotFound
+	// when it is not on it.
+	RemoveBrandAgent(ctx context.Context, brandID, agentID string) error
+	// ListBrandAgents returns up to limit PAs of the Brand's list with ids
+	// after afterID, by id.
+	ListBrandAgents(ctx context.Context, brandID, afterID string, limit int) ([]BrandAgent, error)
 
 	// CreateCredential stores a credential; created is false when one with
 	// the same hash already exists (nothing is changed then).

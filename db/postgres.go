@@ -135,7 +135,20 @@ func (s *pgStore) GetBrand(ctx context.Context, id string) (Brand, error) {
 	if err != nil {
 		return Brand{}, pgErr(err)
 	}
-	return brandFromPG(r)
+	b, err := brandFromPG(r)
+	if err != nil || b.AgentPolicy != AgentPolicyListed {
+		return b, err
+	}
+	// The list, read after the row: a change of either between the two
+	// reads is a change of the Brand the feed reports, so a cache drops
+	// what this read got within the bound.
+	if b.Agents, err = s.q.ListBrandAgentIDs(ctx, id); err != nil {
+		return Brand{}, pgErr(err)
+	}
+	if b.Agents == nil {
+		b.Agents = []string{}
+	}
+	return b, nil
 }
 
 func (s *pgStore) ListBrands(ctx context.Context, afterID string, limit int) ([]Brand, error) {

@@ -33,7 +33,7 @@ func agentsFromRows[R any](rows []R, conv func(R) Agent) []Agent {
 func brandFromRow(r liteq.Brand) (Brand, error) {
 	b := Brand{
 		ID: r.ID, DisplayName: r.DisplayName, Description: r.Description,
-		CreateTime: fromUnix(r.CreateTime), UpdateTime: fromUnix(r.UpdateTime),
+		CreateTime: fromUnix(r.CreateTime), UpdateTime: fromUnix(r.UpdateTime), AgentPolicy: AgentPolicy(r.AgentPolicy),
 	}
 	if err := json.Unmarshal([]byte(r.SkillsJson), &b.Skills); err != nil {
 		return Brand{}, fmt.Errorf("decode skills of brand %s: %w", r.ID, err)

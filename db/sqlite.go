@@ -138,7 +138,20 @@ func (s *sqliteStore) GetBrand(ctx context.Context, id string) (Brand, error) {
 	if err != nil {
 		return Brand{}, liteErr(err)
 	}
-	return brandFromRow(r)
+	b, err := brandFromRow(r)
+	if err != nil || b.AgentPolicy != AgentPolicyListed {
+		return b, err
+	}
+	// The list, read after the row: a change of either between the two
+	// reads is a change of the Brand the feed reports, so a cache drops
+	// what this read got within the bound.
+	if b.Agents, err = s.q.ListBrandAgentIDs(ctx, id); err != nil {
+		return Brand{}, liteErr(err)
+	}
+	if b.Agents == nil {
+		b.Agents = []string{}
+	}
+	return b, nil
 }
 
 func (s *sqliteStore) ListBrands(ctx context.Context, afterID string, limit int) ([]Brand, error) {

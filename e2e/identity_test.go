@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/a2aerr"
 )
 
@@ -319,5 +320,36 @@ func TestConcurrentDuplicateRunsAgentOnce(t *testing.T) {
 		if r := w.send(t, "acme", tok, userMsg("m-burst", ctxID, "burst")); r.body != ok {
 			t.Fatalf("replay after the burst = %s; want %s", r.body, ok)
 		}
+	})
+}
+
+// A Brand that admits only listed PAs: every frontend sends pactd's answer
+// for an unlisted PA, a bare 401 with `Bearer realm="a2a"` (the answer for a
+// PA that is not onboarded, PACT §1.4), and the agent never runs; once the
+// PA is listed the same request is answered (positive control).
+func TestBrandAgentPolicyRefusal(t *testing.T) {
+	engines(t, func(t *testing.T, dbURL string) {
+		w := newWorld(t, dbURL)
+		ctx := t.Context()
+		if _, err := w.brands.SetBrandAgentPolicy(ctx, &pactv1.SetBrandAgentPolicyRequest{BrandId: "beta", Policy: pactv1.BrandAgentPolicy_BRAND_AGENT_POLICY_LISTED}); err != nil {
+			t.Fatal(err)
+		}
+		msg := `{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hi"}]}}`
+		for _, route := range [][2]string{{"POST", "/a2a/beta/message:send"}, {"GET", "/a2a/beta/tasks"}} {
+			r := w.do(t, route[0], route[1], msg, "Authorization: Bearer "+w.token(t, "user-123"))
+			wantBare(t, "fail/not-listed "+route[1], r, 401)
+			if got := r.header.Get("WWW-Authenticate"); got != `Bearer realm="a2a"` {
+				t.Errorf("fail/not-listed %s: WWW-Authenticate = %q", route[1], got)
+			}
+		}
+		if n := w.agent.runs.Load(); n != 0 {
+			t.Fatalf("the agent ran %d times for an unlisted PA", n)
+		}
+		// Another Brand is untouched, and listing the PA admits it.
+		decodeReply(t, w.send(t, "acme", w.token(t, "user-123"), userMsg("pc-acme", "", "hi")))
+		if _, err := w.brands.AddBrandAgent(ctx, &pactv1.AddBrandAgentRequest{BrandId: "beta", AgentId: w.agentID}); err != nil {
+			t.Fatal(err)
+		}
+		decodeReply(t, w.send(t, "beta", w.token(t, "user-123"), userMsg("pc-beta", "", "hi")))
 	})
 }

@@ -31,6 +31,7 @@ var frontendProcedures = map[string]bool{
 	pactv1connect.DelegationServiceRevokeTokenProcedure:               true,
 	pactv1connect.DelegationServiceListGrantsProcedure:                true,
 	pactv1connect.DelegationServiceStartStepUpProcedure:               true,
+	pactv1connect.DelegationServiceCheckGrantProcedure:                true,
 	pactv1connect.TokenServiceIntrospectTokenProcedure:                true,
 	pactv1connect.TokenServiceSignReceiptProcedure:                    true,
 	pactv1connect.TokenServiceGetJwksProcedure:                        true,

@@ -72,7 +72,7 @@ func New(s Store, size int, feed Feed, now func() time.Time, reg prometheus.Regi
 		size = DefaultSize
 	}
 	lookups := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pactd_grant_cache_lookups_total",
-		Help: "Grant liveness checks (delegated VerifyAgentRequest, IntrospectToken, SignReceipt), by result: hit (answered from memory) or miss (read from the database)."},
+		Help: "Grant liveness checks (delegated VerifyAgentRequest, IntrospectToken, SignReceipt, CheckGrant), by result: hit (answered from memory) or miss (read from the database)."},
 		[]string{"result"})
 	c := &Cache{store: s, c: ttlcache.New[string, db.Grant](TTL, size, now),
 		hit: lookups.WithLabelValues("hit"), miss: lookups.WithLabelValues("miss")}
@@ -101,6 +101,15 @@ func (c *Cache) LiveGrantDetails(ctx context.Context, grantID, brandID, clientID
 func (c *Cache) GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error) {
 	_, live, err := c.LiveGrantDetails(ctx, grantID, brandID, clientID, brandUser, now)
 	return live, err
+}
+
+// Grant returns the grant's row as the store last returned it (revoked
+// and expired rows included: the caller judges them at its own clock),
+// found false when the store has no such grant; for CheckGrant, which
+// needs the scopes and the reason as well as liveness. The row obeys the
+// same revocation bound as LiveGrantDetails.
+func (c *Cache) Grant(ctx context.Context, id string) (g db.Grant, found bool, err error) {
+	return c.grant(ctx, id)
 }
 
 // liveFor is the store's liveness guard (db's CountLiveGrants): the same

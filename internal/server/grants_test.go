@@ -252,3 +252,35 @@ func TestRevokedGrantRefusedOnAnotherReplicaWithinTheBound(t *testing.T) {
 	}
 	t.Logf("grant revoked on A; refused on B after %v (bound %v)", took.Round(time.Millisecond), bound)
 }
+
+// The action guard obeys the same bound: CheckGrant on replica B answers
+// active from its cache, and REVOKED within the revocation bound after
+// RevokeGrant on replica A (no notification: B learns it by polling).
+func TestCheckGrantTurnsFalseOnAnotherReplicaWithinTheBound(t *testing.T) {
+	dbURL := dbtest.PostgresURL(t)
+	env := []string{"PACT_CACHE_TTL=1h", "PACT_CHANGE_NOTIFY_URL=off"}
+	a := start(t, testConfig(t, dbURL, t.TempDir(), env...))
+	b := start(t, testConfig(t, dbURL, t.TempDir(), env...))
+	d := newDelegatedPA(t, a)
+	onB := pactv1connect.NewDelegationServiceClient(h2c(), b.url, withToken(frontendToken))
+	check := func() (bool, pactv1.GrantCheckReason) {
+		r, err := onB.CheckGrant(t.Context(), &pactv1.CheckGrantRequest{BrandId: "acme", GrantId: d.grantID, Scopes: []string{"orders:read"},
+			BrandUser: "user-42", AgentId: d.agentID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.GetActive(), r.GetReason()
+	}
+	// Positive control, twice: the second is answered from B's cache.
+	for range 2 {
+		if ok, reason := check(); !ok {
+			t.Fatalf("ok/active-on-b: %v", reason)
+		}
+	}
+	dc := pactv1connect.NewDelegationServiceClient(h2c(), a.url, withToken(frontendToken))
+	if _, err := dc.RevokeGrant(t.Context(), &pactv1.RevokeGrantRequest{BrandId: "acme", GrantId: d.grantID}); err != nil {
+		t.Fatal(err)
+	}
+	took := refusedWithin(t, time.Now(), bound, pactv1.GrantCheckReason_GRANT_CHECK_REASON_REVOKED, check)
+	t.Logf("grant revoked on A; CheckGrant false on B after %v (bound %v)", took.Round(time.Millisecond), bound)
+}

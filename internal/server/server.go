@@ -208,7 +208,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 
 	auditMetrics := newAuditMetrics(reg)
 	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks,
-		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}, OnAudit: auditMetrics.recorded})
+		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}, OnAudit: auditMetrics.recorded, Grants: grants, Registerer: reg})
 	auditSvc := audit.New(audit.Deps{Store: store, Retention: cfg.AuditRetention, Now: now, Logger: log, OnPrune: auditMetrics.pruned})
 	s.purge = func(ctx context.Context) (int64, error) {
 		n, err := deleg.PurgeExpired(ctx)

@@ -236,6 +236,7 @@ func (s *Service) toProto(b db.Brand) *pactv1.Brand {
 		BrandId: b.ID, DisplayName: b.DisplayName, Description: b.Description,
 		InterfaceUrl: pacturl.Interface(s.d.PublicURL, b.ID),
 		CreateTime:   timestamppb.New(b.CreateTime), UpdateTime: timestamppb.New(b.UpdateTime),
+		AgentPolicy: policyToProto(b.AgentPolicy),
 	}
 	for _, sk := range b.Skills {
 		out.Skills = append(out.Skills, &pactv1.Skill{Id: sk.ID, Name: sk.Name, Description: sk.Description, Tags: sk.Tags, Examples: sk.Examples})

@@ -40,7 +40,9 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/brandcache"
+	"pactd/internal/changefeed"
 	"pactd/internal/delegtoken"
+	"pactd/internal/grantcache"
 	"pactd/internal/loadstat"
 	"pactd/internal/pajwt"
 	"pactd/internal/provkeys"
@@ -77,7 +79,12 @@ type refreshEnv struct {
 	dbName string // PostgreSQL database; "" for SQLite
 }
 
-func newRefreshEnv(b *testing.B, engine string) *refreshEnv {
+func newRefreshEnv(b *testing.B, engine string) *refreshEnv { return newBenchService(b, engine, false) }
+
+// newBenchService is newRefreshEnv; withGrantCache also answers CheckGrant
+// from a grant cache that follows the store's change feed, polled in the
+// background as pactd polls it (internal/server's wiring).
+func newBenchService(b *testing.B, engine string, withGrantCache bool) *refreshEnv {
 	b.Helper()
 	ctx := b.Context()
 	var dbURL, dbName string
@@ -110,8 +117,14 @@ func newRefreshEnv(b *testing.B, engine string) *refreshEnv {
 		b.Fatal(err)
 	}
 	// Brands come from the cache, as internal/server wires them.
-	svc := delegation.New(delegation.Deps{Store: cachedBrands{Store: s, brands: brandcache.New(s, time.Minute, 0, nil, nil)}, PA: benchPA{}, Minter: delegtoken.NewSigner(ring, nil),
-		PublicURL: benchPublicURL, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	deps := delegation.Deps{Store: cachedBrands{Store: s, brands: brandcache.New(s, time.Minute, 0, nil, nil)}, PA: benchPA{}, Minter: delegtoken.NewSigner(ring, nil),
+		PublicURL: benchPublicURL, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	if withGrantCache {
+		feed := changefeed.New(changefeed.Config{Store: s, Apply: func([]db.Change) {}, Resync: func() {}})
+		go feed.Run(ctx)
+		deps.Grants = grantcache.New(s, 0, feed, nil, nil)
+	}
+	svc := delegation.New(deps)
 	return &refreshEnv{svc: svc, dbName: dbName}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -86,6 +87,11 @@ type Deps struct {
 	// OnAudit is called once for each audit event the service stored (for
 	// the metric); may be nil.
 	OnAudit func(kind db.AuditKind)
+	// Grants answers CheckGrant from the replica's grant cache; the store
+	// when nil.
+	Grants GrantReader
+	// Registerer receives the service's metrics; none when nil.
+	Registerer prometheus.Registerer
 }
 
 // Service implements pactv1connect.DelegationServiceHandler.
@@ -93,6 +99,8 @@ type Service struct {
 	pactv1connect.UnimplementedDelegationServiceHandler
 	d       Deps
 	guesses guessLimits
+	// checks counts CheckGrant answers by result.
+	checks *prometheus.CounterVec
 }
 
 // New returns the service.
@@ -107,7 +115,14 @@ func New(d Deps) *Service {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
-	return &Service{d: d, guesses: newGuessLimits(d)}
+	s := &Service{d: d, guesses: newGuessLimits(d)}
+	s.checks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pactd_check_grant_total",
+		Help: "CheckGrant answers, by result: active, or the reason it is not (unknown, revoked, expired, scope_not_granted, details_not_covered, scope_restricted, agent_not_allowed)."},
+		[]string{"result"})
+	if d.Registerer != nil {
+		d.Registerer.MustRegister(s.checks)
+	}
+	return s
 }
 
 // InterfaceURL is a Brand's A2A interface URL.
@@ -124,6 +139,10 @@ func (s *Service) consentURL(brandID string) string { return pacturl.Consent(s.d
 
 // now is the clock in whole seconds, the precision of everything stored.
 func (s *Service) now() time.Time { return s.d.Now().UTC().Truncate(time.Second) }
+
+// revokeTokenOp names RevokeToken, which a PA may call at a Brand whose
+// agent policy no longer admits it.
+const revokeTokenOp = "revoke token"
 
 // client is a PA authenticated as an OAuth client at a Brand.
 type client struct {
@@ -158,6 +177,14 @@ func (s *Service) authenticate(ctx context.Context, op, brandID, authorization, 
 	}
 	if notFound {
 		return client{}, bare404(), nil
+	}
+	// The Brand's agent policy, as VerifyAgentRequest applies it: a PA the
+	// Brand does not admit gets no device authorization or token there (a
+	// bare 401, as for a disabled PA). It may still revoke its tokens.
+	if !b.Admits(res.Agent.ID) && op != revokeTokenOp {
+		s.d.Logger.InfoContext(ctx, "oauth client refused", slog.String("op", op), slog.String("brand_id", brandID),
+			slog.String("agent_id", res.Agent.ID), slog.String("reason", "agent not allowed"))
+		return client{}, bare401(), nil
 	}
 	if !b.Delegation.Enabled {
 		return client{}, oauthError(ErrUnauthorizedClient, "this Brand does not offer delegation"), nil

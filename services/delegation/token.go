@@ -280,7 +280,7 @@ func tokenResponse(access, refresh string, body tokenBody) *pactv1.IssueDelegati
 // authenticated client at this Brand is ever revoked, which that client may
 // do anyway.
 func (s *Service) RevokeToken(ctx context.Context, req *pactv1.RevokeTokenRequest) (*pactv1.RevokeTokenResponse, error) {
-	const op = "revoke token"
+	const op = revokeTokenOp
 	c, refusal, err := s.authenticate(ctx, op, req.GetBrandId(), req.GetAuthorization(), req.GetClientId())
 	if err != nil || refusal != nil {
 		return &pactv1.RevokeTokenResponse{Error: refusal}, err

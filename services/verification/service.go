@@ -96,7 +96,8 @@ func New(d Deps) *Service {
 
 // VerifyAgentRequest decides one A2A request. The order follows the
 // reference Provider: the PA JWT first (so an unauthenticated caller learns
-// nothing about Brands), then the Brand, then rate limits, then delegation.
+// nothing about Brands), then the Brand and its agent policy, then rate
+// limits, then delegation.
 func (s *Service) VerifyAgentRequest(ctx context.Context, req *pactv1.VerifyAgentRequestRequest) (*pactv1.VerifyAgentRequestResponse, error) {
 	if req.GetBrandId() == "" {
 		return nil, rpcerr.InvalidField("brand_id", "is required")
@@ -119,6 +120,12 @@ func (s *Service) VerifyAgentRequest(ctx context.Context, req *pactv1.VerifyAgen
 	}
 	if !ok {
 		return s.deny(ctx, 404, "", pactv1.DenyReason_DENY_REASON_UNKNOWN_BRAND, agentID), nil
+	}
+	// The Brand's agent policy: a PA it does not admit is refused as a
+	// disabled one is (PACT §1.4: 401), after the Brand lookup so that an
+	// unknown Brand stays a 404 for every PA.
+	if !brand.Admits(agentID) {
+		return s.deny(ctx, 401, WWWAuthenticate, pactv1.DenyReason_DENY_REASON_AGENT_NOT_ALLOWED, agentID), nil
 	}
 	if ok, wait := s.d.AgentLimit.Allow(agentID); !ok {
 		return s.rateLimited(ctx, agentID, wait), nil

@@ -71,6 +71,7 @@ func commands() []*command {
 	var all []*command
 	all = append(all, agentCommands()...)
 	all = append(all, brandCommands()...)
+	all = append(all, brandAgentCommands()...)
 	all = append(all, credentialCommands()...)
 	all = append(all, grantCommands()...)
 	all = append(all, auditCommands()...)
@@ -93,7 +94,7 @@ func groupCommands(group string) []*command {
 // groupSummary is the one-line description of each group.
 var groupSummary = map[string]string{
 	"agent":      "personal agents (AgentService)",
-	"brand":      "Brands, their delegation settings and Agent Cards (BrandService)",
+	"brand":      "Brands, their delegation settings, agent policy and Agent Cards (BrandService)",
 	"credential": "caller credentials (CredentialService)",
 	"grant":      "a Brand user's delegation grants (DelegationService)",
 	"audit":      "the audit trail: signed receipts and grant events (AuditService)",

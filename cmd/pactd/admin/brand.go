@@ -343,6 +343,7 @@ func brandFields(w io.Writer, b *pactv1.Brand) {
 	row(w, "name", b.GetDisplayName())
 	row(w, "description", b.GetDescription())
 	row(w, "interface url", b.GetInterfaceUrl())
+	row(w, "agent policy", policyName(b.GetAgentPolicy()))
 	for _, sk := range b.GetSkills() {
 		row(w, "skill "+sk.GetId(), sk.GetName())
 	}

@@ -38,6 +38,13 @@ type Brand struct {
 	DelegationJson string
 	CreateTime     int64
 	UpdateTime     int64
+	AgentPolicy    string
+}
+
+type BrandAgent struct {
+	BrandID    string
+	AgentID    string
+	CreateTime int64
 }
 
 type ChangeFeed struct {

@@ -10,6 +10,7 @@ import (
 
 type Querier interface {
 	AbandonTurn(ctx context.Context, arg AbandonTurnParams) (int64, error)
+	AddBrandAgent(ctx context.Context, arg AddBrandAgentParams) (int64, error)
 	// Counts one failed (or reserved) lookup and returns the window's count.
 	AddUserCodeFailure(ctx context.Context, arg AddUserCodeFailureParams) (int64, error)
 	ApproveDeviceAuthorization(ctx context.Context, arg ApproveDeviceAuthorizationParams) (DeviceAuthorization, error)
@@ -18,6 +19,7 @@ type Querier interface {
 	CloseContext(ctx context.Context, arg CloseContextParams) (int64, error)
 	CompleteTurn(ctx context.Context, arg CompleteTurnParams) (int64, error)
 	ConsumeDeviceAuthorization(ctx context.Context, arg ConsumeDeviceAuthorizationParams) (DeviceAuthorization, error)
+	CountBrandAgents(ctx context.Context, brandID string) (int64, error)
 	CountCredentialsByRole(ctx context.Context, role string) (int64, error)
 	// Credentials of the role that are neither revoked nor expired at now.
 	CountLiveCredentialsByRole(ctx context.Context, arg CountLiveCredentialsByRoleParams) (int64, error)
@@ -70,6 +72,8 @@ type Querier interface {
 	// Oldest first, after after_id; an empty filter value (0 for the times)
 	// matches every row. end_time is exclusive.
 	ListAuditEvents(ctx context.Context, arg ListAuditEventsParams) ([]AuditEvent, error)
+	ListBrandAgentIDs(ctx context.Context, brandID string) ([]string, error)
+	ListBrandAgents(ctx context.Context, arg ListBrandAgentsParams) ([]ListBrandAgentsRow, error)
 	ListBrands(ctx context.Context, arg ListBrandsParams) ([]Brand, error)
 	// Changes at and after from_pos, in position order: a poller asks from the
 	// position it applied last, so the first row tells it whether that row is
@@ -80,6 +84,7 @@ type Querier interface {
 	// Newest first (ids are ULIDs); before_id '' starts at the newest.
 	ListGrantsByUser(ctx context.Context, arg ListGrantsByUserParams) ([]ListGrantsByUserRow, error)
 	ListPublishedSigningKeys(ctx context.Context, now int64) ([]SigningKey, error)
+	LockBrand(ctx context.Context, id string) (string, error)
 	// An on-time poll of a pending authorization: records the poll time.
 	PollDeviceAuthorization(ctx context.Context, arg PollDeviceAuthorizationParams) (DeviceAuthorization, error)
 	// Deletes up to batch of the oldest rows with time before before, so one
@@ -90,6 +95,7 @@ type Querier interface {
 	// refused after its expire_time anyway). Runs in the transaction of
 	// UseBrandAssertion, just before it.
 	ReleaseExpiredBrandAssertion(ctx context.Context, arg ReleaseExpiredBrandAssertionParams) (int64, error)
+	RemoveBrandAgent(ctx context.Context, arg RemoveBrandAgentParams) (int64, error)
 	// Gives back a reservation: the lookup found its code, or was refused.
 	RemoveUserCodeFailure(ctx context.Context, arg RemoveUserCodeFailureParams) error
 	ReserveReplyID(ctx context.Context, arg ReserveReplyIDParams) (string, error)
@@ -100,6 +106,7 @@ type Querier interface {
 	// (a rotated bootstrap token's predecessors).
 	RevokeCredentialsByLabel(ctx context.Context, arg RevokeCredentialsByLabelParams) ([]string, error)
 	RevokeGrant(ctx context.Context, arg RevokeGrantParams) (int64, error)
+	SetBrandAgentPolicy(ctx context.Context, arg SetBrandAgentPolicyParams) (Brand, error)
 	// A too-early poll of a pending authorization: records the poll time and
 	// lengthens the interval (RFC 8628 section 3.5, slow_down).
 	SlowDownDeviceAuthorization(ctx context.Context, arg SlowDownDeviceAuthorizationParams) (DeviceAuthorization, error)

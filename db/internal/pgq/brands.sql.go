@@ -9,10 +9,41 @@ import (
 	"context"
 )
 
+const addBrandAgent = `-- name: AddBrandAgent :execrows
+INSERT INTO brand_agents (brand_id, agent_id, create_time)
+VALUES ($1, $2, $3)
+ON CONFLICT DO NOTHING
+`
+
+type AddBrandAgentParams struct {
+	BrandID    string
+	AgentID    string
+	CreateTime int64
+}
+
+func (q *Queries) AddBrandAgent(ctx context.Context, arg AddBrandAgentParams) (int64, error) {
+	result, err := q.db.Exec(ctx, addBrandAgent, arg.BrandID, arg.AgentID, arg.CreateTime)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const countBrandAgents = `-- name: CountBrandAgents :one
+SELECT count(*) FROM brand_agents WHERE brand_id = $1
+`
+
+func (q *Queries) CountBrandAgents(ctx context.Context, brandID string) (int64, error) {
+	row := q.db.QueryRow(ctx, countBrandAgents, brandID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const createBrand = `-- name: CreateBrand :one
 INSERT INTO brands (id, display_name, description, skills_json, delegation_json, create_time, update_time)
 VALUES ($1, $2, $3, $4, $5, $6, $7)
-RETURNING id, display_name, description, skills_json, delegation_json, create_time, update_time
+RETURNING id, display_name, description, skills_json, delegation_json, create_time, update_time, agent_policy
 `
 
 type CreateBrandParams struct {
@@ -44,12 +75,13 @@ func (q *Queries) CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand
 		&i.DelegationJson,
 		&i.CreateTime,
 		&i.UpdateTime,
+		&i.AgentPolicy,
 	)
 	return i, err
 }
 
 const getBrand = `-- name: GetBrand :one
-SELECT id, display_name, description, skills_json, delegation_json, create_time, update_time FROM brands WHERE id = $1
+SELECT id, display_name, description, skills_json, delegation_json, create_time, update_time, agent_policy FROM brands WHERE id = $1
 `
 
 func (q *Queries) GetBrand(ctx context.Context, id string) (Brand, error) {
@@ -63,12 +95,76 @@ func (q *Queries) GetBrand(ctx context.Context, id string) (Brand, error) {
 		&i.DelegationJson,
 		&i.CreateTime,
 		&i.UpdateTime,
+		&i.AgentPolicy,
 	)
 	return i, err
 }
 
+const listBrandAgentIDs = `-- name: ListBrandAgentIDs :many
+SELECT agent_id FROM brand_agents WHERE brand_id = $1 ORDER BY agent_id
+`
+
+func (q *Queries) ListBrandAgentIDs(ctx context.Context, brandID string) ([]string, error) {
+	rows, err := q.db.Query(ctx, listBrandAgentIDs, brandID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var agent_id string
+		if err := rows.Scan(&agent_id); err != nil {
+			return nil, err
+		}
+		items = append(items, agent_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listBrandAgents = `-- name: ListBrandAgents :many
+SELECT ba.agent_id, a.display_name, ba.create_time
+FROM brand_agents ba JOIN agents a ON a.id = ba.agent_id
+WHERE ba.brand_id = $1 AND ba.agent_id > $2
+ORDER BY ba.agent_id LIMIT $3
+`
+
+type ListBrandAgentsParams struct {
+	BrandID   string
+	AfterID   string
+	PageLimit int32
+}
+
+type ListBrandAgentsRow struct {
+	AgentID     string
+	DisplayName string
+	CreateTime  int64
+}
+
+func (q *Queries) ListBrandAgents(ctx context.Context, arg ListBrandAgentsParams) ([]ListBrandAgentsRow, error) {
+	rows, err := q.db.Query(ctx, listBrandAgents, arg.BrandID, arg.AfterID, arg.PageLimit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ListBrandAgentsRow
+	for rows.Next() {
+		var i ListBrandAgentsRow
+		if err := rows.Scan(&i.AgentID, &i.DisplayName, &i.CreateTime); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listBrands = `-- name: ListBrands :many
-SELECT id, display_name, description, skills_json, delegation_json, create_time, update_time FROM brands WHERE id > $1 ORDER BY id LIMIT $2::bigint
+SELECT id, display_name, description, skills_json, delegation_json, create_time, update_time, agent_policy FROM brands WHERE id > $1 ORDER BY id LIMIT $2::bigint
 `
 
 type ListBrandsParams struct {
@@ -93,6 +189,7 @@ func (q *Queries) ListBrands(ctx context.Context, arg ListBrandsParams) ([]Brand
 			&i.DelegationJson,
 			&i.CreateTime,
 			&i.UpdateTime,
+			&i.AgentPolicy,
 		); err != nil {
 			return nil, err
 		}
@@ -104,12 +201,68 @@ func (q *Queries) ListBrands(ctx context.Context, arg ListBrandsParams) ([]Brand
 	return items, nil
 }
 
+const lockBrand = `-- name: LockBrand :one
+SELECT id FROM brands WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) LockBrand(ctx context.Context, id string) (string, error) {
+	row := q.db.QueryRow(ctx, lockBrand, id)
+	var id_2 string
+	err := row.Scan(&id_2)
+	return id_2, err
+}
+
+const removeBrandAgent = `-- name: RemoveBrandAgent :execrows
+DELETE FROM brand_agents WHERE brand_id = $1 AND agent_id = $2
+`
+
+type RemoveBrandAgentParams struct {
+	BrandID string
+	AgentID string
+}
+
+func (q *Queries) RemoveBrandAgent(ctx context.Context, arg RemoveBrandAgentParams) (int64, error) {
+	result, err := q.db.Exec(ctx, removeBrandAgent, arg.BrandID, arg.AgentID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const setBrandAgentPolicy = `-- name: SetBrandAgentPolicy :one
+UPDATE brands SET agent_policy = $1, update_time = $2
+WHERE id = $3
+RETURNING id, display_name, description, skills_json, delegation_json, create_time, update_time, agent_policy
+`
+
+type SetBrandAgentPolicyParams struct {
+	AgentPolicy string
+	UpdateTime  int64
+	ID          string
+}
+
+func (q *Queries) SetBrandAgentPolicy(ctx context.Context, arg SetBrandAgentPolicyParams) (Brand, error) {
+	row := q.db.QueryRow(ctx, setBrandAgentPolicy, arg.AgentPolicy, arg.UpdateTime, arg.ID)
+	var i Brand
+	err := row.Scan(
+		&i.ID,
+		&i.DisplayName,
+		&i.Description,
+		&i.SkillsJson,
+		&i.DelegationJson,
+		&i.CreateTime,
+		&i.UpdateTime,
+		&i.AgentPolicy,
+	)
+	return i, err
+}
+
 const updateBrand = `-- name: UpdateBrand :one
 UPDATE brands
 SET display_name = $1, description = $2, skills_json = $3,
     delegation_json = $4, update_time = $5
 WHERE id = $6
-RETURNING id, display_name, description, skills_json, delegation_json, create_time, update_time
+RETURNING id, display_name, description, skills_json, delegation_json, create_time, update_time, agent_policy
 `
 
 type UpdateBrandParams struct {
@@ -139,6 +292,7 @@ func (q *Queries) UpdateBrand(ctx context.Context, arg UpdateBrandParams) (Brand
 		&i.DelegationJson,
 		&i.CreateTime,
 		&i.UpdateTime,
+		&i.AgentPolicy,
 	)
 	return i, err
 }

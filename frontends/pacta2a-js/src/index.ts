@@ -18,6 +18,7 @@ export { parseSend, type UserMessage } from "./send.js";
 export { parseForm, type Sessions } from "./oauth.js";
 export { readBody, tooLarge, maxFormBytes } from "./body.js";
 export { guard, type RequestHandler } from "./guard.js";
+export { checkGrant, GrantInactiveError, NotDelegatedError, type Need } from "./actionguard.js";
 export { pactdTransport, transportKinds, type TransportKind } from "./transport.js";
 export { parseOptions, listen, logLine, splitHostPort, stopOnSignal, fatal, type Options } from "./settings.js";
 export { Pact, type PactConfig, type Middleware } from "./express.js";

@@ -234,3 +234,47 @@ def test_verification_from_proto() -> None:
     assert (m.name, m.values, m.array) == ("order_id", ("1002",), False)
     # Refusals carry no caller.
     assert verification_from_proto(verification_pb2.VerifyAgentRequestResponse(http_status=401)).caller is None
+
+
+def test_guard_active_then_revoked(world: World) -> None:
+    """The action guard against a live pactd: a grant made over RPC is
+    active for its scope; a scope it lacks is GRANT_CHECK_REASON_SCOPE_NOT_GRANTED
+    naming it; after RevokeGrant it is GRANT_CHECK_REASON_REVOKED; an
+    identity-only turn is NotDelegated; a malformed call is INVALID_ARGUMENT."""
+    from pacta2a import Delegation, GrantInactive, NotDelegated
+    from pacta2a._pb import delegation_pb2, delegation_pb2_grpc
+
+    async def go() -> None:
+        async with PactdClient.from_url(world.pactd.url, FRONTEND_TOKEN) as c:
+            start = await c._call(
+                "DelegationService",
+                "StartDeviceAuthorization",
+                delegation_pb2_grpc.DelegationServiceStub,
+                delegation_pb2.StartDeviceAuthorizationRequest(
+                    brand_id="shop", authorization="Bearer " + world.token("guard-sub"), client_id=world.issuer, scope="orders:read"
+                ),
+            )
+            assert not start.HasField("error"), start
+            ap = await c.approve_consent(
+                delegation_pb2.ApproveConsentRequest(brand_id="shop", user_code=start.user_code, brand_user="gina", scopes=["orders:read"])
+            )
+            caller = Caller(world.agent_id, world.issuer, "guard-sub", "Pytest PA")
+            d = Delegation(ap.grant_id, "gina", ("orders:read",), None, "", ())
+            await c.guard("shop", caller, d, ["orders:read"])  # positive control
+            with pytest.raises(GrantInactive) as missing:
+                await c.guard("shop", caller, d, ["orders:write"])
+            assert (missing.value.reason, missing.value.missing_scopes) == ("GRANT_CHECK_REASON_SCOPE_NOT_GRANTED", ("orders:write",))
+            with pytest.raises(GrantInactive) as other:
+                await c.guard("acme", caller, d, ["orders:read"])
+            assert other.value.reason == "GRANT_CHECK_REASON_UNKNOWN"
+            await c.revoke_grant(delegation_pb2.RevokeGrantRequest(brand_id="shop", grant_id=ap.grant_id))
+            with pytest.raises(GrantInactive) as revoked:
+                await c.guard("shop", caller, d, ["orders:read"])
+            assert revoked.value.reason == "GRANT_CHECK_REASON_REVOKED" and str(revoked.value) == "grant not active: revoked"
+            with pytest.raises(NotDelegated):
+                await c.guard("shop", caller, None, ["orders:read"])
+            with pytest.raises(PactdError) as bad:
+                await c.check_grant(delegation_pb2.CheckGrantRequest(brand_id="shop"))
+            assert bad.value.code == grpc.StatusCode.INVALID_ARGUMENT
+
+    run(go())

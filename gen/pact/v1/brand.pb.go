@@ -23,6 +23,60 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// BrandAgentPolicy says which enabled PAs may call a Brand.
+type BrandAgentPolicy int32
+
+const (
+	// Not set; means BRAND_AGENT_POLICY_ALL.
+	BrandAgentPolicy_BRAND_AGENT_POLICY_UNSPECIFIED BrandAgentPolicy = 0
+	// Every enabled PA (the default).
+	BrandAgentPolicy_BRAND_AGENT_POLICY_ALL BrandAgentPolicy = 1
+	// Only the enabled PAs on the Brand's list (AddBrandAgent); an empty
+	// list admits none.
+	BrandAgentPolicy_BRAND_AGENT_POLICY_LISTED BrandAgentPolicy = 2
+)
+
+// Enum value maps for BrandAgentPolicy.
+var (
+	BrandAgentPolicy_name = map[int32]string{
+		0: "BRAND_AGENT_POLICY_UNSPECIFIED",
+		1: "BRAND_AGENT_POLICY_ALL",
+		2: "BRAND_AGENT_POLICY_LISTED",
+	}
+	BrandAgentPolicy_value = map[string]int32{
+		"BRAND_AGENT_POLICY_UNSPECIFIED": 0,
+		"BRAND_AGENT_POLICY_ALL":         1,
+		"BRAND_AGENT_POLICY_LISTED":      2,
+	}
+)
+
+func (x BrandAgentPolicy) Enum() *BrandAgentPolicy {
+	p := new(BrandAgentPolicy)
+	*p = x
+	return p
+}
+
+func (x BrandAgentPolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (BrandAgentPolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_pact_v1_brand_proto_enumTypes[0].Descriptor()
+}
+
+func (BrandAgentPolicy) Type() protoreflect.EnumType {
+	return &file_pact_v1_brand_proto_enumTypes[0]
+}
+
+func (x BrandAgentPolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use BrandAgentPolicy.Descriptor instead.
+func (BrandAgentPolicy) EnumDescriptor() ([]byte, []int) {
+	return file_pact_v1_brand_proto_rawDescGZIP(), []int{0}
+}
+
 // BrandLoginMode says how a Brand's login asserts the User.
 type BrandLoginMode int32
 
@@ -60,11 +114,11 @@ func (x BrandLoginMode) String() string {
 }
 
 func (BrandLoginMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_pact_v1_brand_proto_enumTypes[0].Descriptor()
+	return file_pact_v1_brand_proto_enumTypes[1].Descriptor()
 }
 
 func (BrandLoginMode) Type() protoreflect.EnumType {
-	return &file_pact_v1_brand_proto_enumTypes[0]
+	return &file_pact_v1_brand_proto_enumTypes[1]
 }
 
 func (x BrandLoginMode) Number() protoreflect.EnumNumber {
@@ -73,7 +127,7 @@ func (x BrandLoginMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use BrandLoginMode.Descriptor instead.
 func (BrandLoginMode) EnumDescriptor() ([]byte, []int) {
-	return file_pact_v1_brand_proto_rawDescGZIP(), []int{0}
+	return file_pact_v1_brand_proto_rawDescGZIP(), []int{1}
 }
 
 // Brand is a business whose support agent the Provider hosts.
@@ -96,7 +150,10 @@ type Brand struct {
 	// When the Brand was created; output only.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When the Brand was last changed; output only.
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// Which PAs may call the Brand; output only (SetBrandAgentPolicy changes
+	// it).
+	AgentPolicy   BrandAgentPolicy `protobuf:"varint,9,opt,name=agent_policy,json=agentPolicy,proto3,enum=pact.v1.BrandAgentPolicy" json:"agent_policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -185,6 +242,13 @@ func (x *Brand) GetUpdateTime() *timestamppb.Timestamp {
 		return x.UpdateTime
 	}
 	return nil
+}
+
+func (x *Brand) GetAgentPolicy() BrandAgentPolicy {
+	if x != nil {
+		return x.AgentPolicy
+	}
+	return BrandAgentPolicy_BRAND_AGENT_POLICY_UNSPECIFIED
 }
 
 // Skill is one entry of the Agent Card's skills list.
@@ -1028,11 +1092,488 @@ func (x *GetAgentCardResponse) GetVerificationUri() string {
 	return ""
 }
 
+// SetBrandAgentPolicyRequest sets a Brand's agent policy.
+type SetBrandAgentPolicyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Brand id.
+	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
+	// The policy; UNSPECIFIED is refused (INVALID_ARGUMENT naming policy).
+	Policy        BrandAgentPolicy `protobuf:"varint,2,opt,name=policy,proto3,enum=pact.v1.BrandAgentPolicy" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetBrandAgentPolicyRequest) Reset() {
+	*x = SetBrandAgentPolicyRequest{}
+	mi := &file_pact_v1_brand_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetBrandAgentPolicyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetBrandAgentPolicyRequest) ProtoMessage() {}
+
+func (x *SetBrandAgentPolicyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_brand_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetBrandAgentPolicyRequest.ProtoReflect.Descriptor instead.
+func (*SetBrandAgentPolicyRequest) Descriptor() ([]byte, []int) {
+	return file_pact_v1_brand_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *SetBrandAgentPolicyRequest) GetBrandId() string {
+	if x != nil {
+		return x.BrandId
+	}
+	return ""
+}
+
+func (x *SetBrandAgentPolicyRequest) GetPolicy() BrandAgentPolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return BrandAgentPolicy_BRAND_AGENT_POLICY_UNSPECIFIED
+}
+
+// SetBrandAgentPolicyResponse returns the Brand after the change.
+type SetBrandAgentPolicyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Brand.
+	Brand         *Brand `protobuf:"bytes,1,opt,name=brand,proto3" json:"brand,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetBrandAgentPolicyResponse) Reset() {
+	*x = SetBrandAgentPolicyResponse{}
+	mi := &file_pact_v1_brand_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetBrandAgentPolicyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetBrandAgentPolicyResponse) ProtoMessage() {}
+
+func (x *SetBrandAgentPolicyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_brand_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetBrandAgentPolicyResponse.ProtoReflect.Descriptor instead.
+func (*SetBrandAgentPolicyResponse) Descriptor() ([]byte, []int) {
+	return file_pact_v1_brand_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *SetBrandAgentPolicyResponse) GetBrand() *Brand {
+	if x != nil {
+		return x.Brand
+	}
+	return nil
+}
+
+// AddBrandAgentRequest puts a PA on a Brand's list.
+type AddBrandAgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Brand id.
+	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
+	// The agent id (Agent.id).
+	AgentId       string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddBrandAgentRequest) Reset() {
+	*x = AddBrandAgentRequest{}
+	mi := &file_pact_v1_brand_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddBrandAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddBrandAgentRequest) ProtoMessage() {}
+
+func (x *AddBrandAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_brand_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddBrandAgentRequest.ProtoReflect.Descriptor instead.
+func (*AddBrandAgentRequest) Descriptor() ([]byte, []int) {
+	return file_pact_v1_brand_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *AddBrandAgentRequest) GetBrandId() string {
+	if x != nil {
+		return x.BrandId
+	}
+	return ""
+}
+
+func (x *AddBrandAgentRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+// AddBrandAgentResponse says what happened.
+type AddBrandAgentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when the PA was on the list already.
+	Added         bool `protobuf:"varint,1,opt,name=added,proto3" json:"added,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddBrandAgentResponse) Reset() {
+	*x = AddBrandAgentResponse{}
+	mi := &file_pact_v1_brand_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddBrandAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddBrandAgentResponse) ProtoMessage() {}
+
+func (x *AddBrandAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_brand_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddBrandAgentResponse.ProtoReflect.Descriptor instead.
+func (*AddBrandAgentResponse) Descriptor() ([]byte, []int) {
+	return file_pact_v1_brand_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *AddBrandAgentResponse) GetAdded() bool {
+	if x != nil {
+		return x.Added
+	}
+	return false
+}
+
+// RemoveBrandAgentRequest takes a PA off a Brand's list.
+type RemoveBrandAgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Brand id.
+	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
+	// The agent id.
+	AgentId       string `protobuf:"bytes,2,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveBrandAgentRequest) Reset() {
+	*x = RemoveBrandAgentRequest{}
+	mi := &file_pact_v1_brand_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveBrandAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveBrandAgentRequest) ProtoMessage() {}
+
+func (x *RemoveBrandAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_brand_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveBrandAgentRequest.ProtoReflect.Descriptor instead.
+func (*RemoveBrandAgentRequest) Descriptor() ([]byte, []int) {
+	return file_pact_v1_brand_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *RemoveBrandAgentRequest) GetBrandId() string {
+	if x != nil {
+		return x.BrandId
+	}
+	return ""
+}
+
+func (x *RemoveBrandAgentRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+// RemoveBrandAgentResponse is empty.
+type RemoveBrandAgentResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveBrandAgentResponse) Reset() {
+	*x = RemoveBrandAgentResponse{}
+	mi := &file_pact_v1_brand_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveBrandAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveBrandAgentResponse) ProtoMessage() {}
+
+func (x *RemoveBrandAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_brand_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveBrandAgentResponse.ProtoReflect.Descriptor instead.
+func (*RemoveBrandAgentResponse) Descriptor() ([]byte, []int) {
+	return file_pact_v1_brand_proto_rawDescGZIP(), []int{19}
+}
+
+// ListBrandAgentsRequest asks for a page of a Brand's listed PAs.
+type ListBrandAgentsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Brand id.
+	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
+	// Paging.
+	Page          *PageRequest `protobuf:"bytes,2,opt,name=page,proto3" json:"page,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBrandAgentsRequest) Reset() {
+	*x = ListBrandAgentsRequest{}
+	mi := &file_pact_v1_brand_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBrandAgentsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBrandAgentsRequest) ProtoMessage() {}
+
+func (x *ListBrandAgentsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_brand_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBrandAgentsRequest.ProtoReflect.Descriptor instead.
+func (*ListBrandAgentsRequest) Descriptor() ([]byte, []int) {
+	return file_pact_v1_brand_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListBrandAgentsRequest) GetBrandId() string {
+	if x != nil {
+		return x.BrandId
+	}
+	return ""
+}
+
+func (x *ListBrandAgentsRequest) GetPage() *PageRequest {
+	if x != nil {
+		return x.Page
+	}
+	return nil
+}
+
+// ListBrandAgentsResponse is one page of a Brand's listed PAs.
+type ListBrandAgentsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The policy in force.
+	Policy BrandAgentPolicy `protobuf:"varint,1,opt,name=policy,proto3,enum=pact.v1.BrandAgentPolicy" json:"policy,omitempty"`
+	// The listed PAs on this page, by agent id.
+	Agents []*BrandAgent `protobuf:"bytes,2,rep,name=agents,proto3" json:"agents,omitempty"`
+	// Token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListBrandAgentsResponse) Reset() {
+	*x = ListBrandAgentsResponse{}
+	mi := &file_pact_v1_brand_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListBrandAgentsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListBrandAgentsResponse) ProtoMessage() {}
+
+func (x *ListBrandAgentsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_brand_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListBrandAgentsResponse.ProtoReflect.Descriptor instead.
+func (*ListBrandAgentsResponse) Descriptor() ([]byte, []int) {
+	return file_pact_v1_brand_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ListBrandAgentsResponse) GetPolicy() BrandAgentPolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return BrandAgentPolicy_BRAND_AGENT_POLICY_UNSPECIFIED
+}
+
+func (x *ListBrandAgentsResponse) GetAgents() []*BrandAgent {
+	if x != nil {
+		return x.Agents
+	}
+	return nil
+}
+
+func (x *ListBrandAgentsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// BrandAgent is one PA on a Brand's list.
+type BrandAgent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The agent id.
+	AgentId string `protobuf:"bytes,1,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// The agent's display name.
+	DisplayName string `protobuf:"bytes,2,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	// When it was added to the list.
+	AddTime       *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=add_time,json=addTime,proto3" json:"add_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BrandAgent) Reset() {
+	*x = BrandAgent{}
+	mi := &file_pact_v1_brand_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BrandAgent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BrandAgent) ProtoMessage() {}
+
+func (x *BrandAgent) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_brand_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BrandAgent.ProtoReflect.Descriptor instead.
+func (*BrandAgent) Descriptor() ([]byte, []int) {
+	return file_pact_v1_brand_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *BrandAgent) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *BrandAgent) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
+	}
+	return ""
+}
+
+func (x *BrandAgent) GetAddTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AddTime
+	}
+	return nil
+}
+
 var File_pact_v1_brand_proto protoreflect.FileDescriptor
 
 const file_pact_v1_brand_proto_rawDesc = "" +
 	"\n" +
-	"\x13pact/v1/brand.proto\x12\apact.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#pact/v1/authorization_details.proto\x1a\x14pact/v1/common.proto\"\xeb\x02\n" +
+	"\x13pact/v1/brand.proto\x12\apact.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#pact/v1/authorization_details.proto\x1a\x14pact/v1/common.proto\"\xa9\x03\n" +
 	"\x05Brand\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12!\n" +
 	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x12 \n" +
@@ -1045,7 +1586,8 @@ const file_pact_v1_brand_proto_rawDesc = "" +
 	"\vcreate_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"}\n" +
+	"updateTime\x12<\n" +
+	"\fagent_policy\x18\t \x01(\x0e2\x19.pact.v1.BrandAgentPolicyR\vagentPolicy\"}\n" +
 	"\x05Skill\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1100,18 +1642,52 @@ const file_pact_v1_brand_proto_rawDesc = "" +
 	"\rinterface_url\x18\x04 \x01(\tR\finterfaceUrl\x126\n" +
 	"\n" +
 	"login_mode\x18\x05 \x01(\x0e2\x17.pact.v1.BrandLoginModeR\tloginMode\x12)\n" +
-	"\x10verification_uri\x18\x06 \x01(\tR\x0fverificationUri*\x80\x01\n" +
+	"\x10verification_uri\x18\x06 \x01(\tR\x0fverificationUri\"j\n" +
+	"\x1aSetBrandAgentPolicyRequest\x12\x19\n" +
+	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x121\n" +
+	"\x06policy\x18\x02 \x01(\x0e2\x19.pact.v1.BrandAgentPolicyR\x06policy\"C\n" +
+	"\x1bSetBrandAgentPolicyResponse\x12$\n" +
+	"\x05brand\x18\x01 \x01(\v2\x0e.pact.v1.BrandR\x05brand\"L\n" +
+	"\x14AddBrandAgentRequest\x12\x19\n" +
+	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x19\n" +
+	"\bagent_id\x18\x02 \x01(\tR\aagentId\"-\n" +
+	"\x15AddBrandAgentResponse\x12\x14\n" +
+	"\x05added\x18\x01 \x01(\bR\x05added\"O\n" +
+	"\x17RemoveBrandAgentRequest\x12\x19\n" +
+	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x19\n" +
+	"\bagent_id\x18\x02 \x01(\tR\aagentId\"\x1a\n" +
+	"\x18RemoveBrandAgentResponse\"]\n" +
+	"\x16ListBrandAgentsRequest\x12\x19\n" +
+	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12(\n" +
+	"\x04page\x18\x02 \x01(\v2\x14.pact.v1.PageRequestR\x04page\"\xa1\x01\n" +
+	"\x17ListBrandAgentsResponse\x121\n" +
+	"\x06policy\x18\x01 \x01(\x0e2\x19.pact.v1.BrandAgentPolicyR\x06policy\x12+\n" +
+	"\x06agents\x18\x02 \x03(\v2\x13.pact.v1.BrandAgentR\x06agents\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"\x81\x01\n" +
+	"\n" +
+	"BrandAgent\x12\x19\n" +
+	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12!\n" +
+	"\fdisplay_name\x18\x02 \x01(\tR\vdisplayName\x125\n" +
+	"\badd_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aaddTime*q\n" +
+	"\x10BrandAgentPolicy\x12\"\n" +
+	"\x1eBRAND_AGENT_POLICY_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16BRAND_AGENT_POLICY_ALL\x10\x01\x12\x1d\n" +
+	"\x19BRAND_AGENT_POLICY_LISTED\x10\x02*\x80\x01\n" +
 	"\x0eBrandLoginMode\x12 \n" +
 	"\x1cBRAND_LOGIN_MODE_UNSPECIFIED\x10\x00\x12%\n" +
 	"!BRAND_LOGIN_MODE_SIGNED_ASSERTION\x10\x01\x12%\n" +
-	"!BRAND_LOGIN_MODE_TRUSTED_FRONTEND\x10\x022\x81\x03\n" +
+	"!BRAND_LOGIN_MODE_TRUSTED_FRONTEND\x10\x022\xea\x05\n" +
 	"\fBrandService\x12J\n" +
 	"\vCreateBrand\x12\x1b.pact.v1.CreateBrandRequest\x1a\x1c.pact.v1.CreateBrandResponse\"\x00\x12A\n" +
 	"\bGetBrand\x12\x18.pact.v1.GetBrandRequest\x1a\x19.pact.v1.GetBrandResponse\"\x00\x12G\n" +
 	"\n" +
 	"ListBrands\x12\x1a.pact.v1.ListBrandsRequest\x1a\x1b.pact.v1.ListBrandsResponse\"\x00\x12J\n" +
 	"\vUpdateBrand\x12\x1b.pact.v1.UpdateBrandRequest\x1a\x1c.pact.v1.UpdateBrandResponse\"\x00\x12M\n" +
-	"\fGetAgentCard\x12\x1c.pact.v1.GetAgentCardRequest\x1a\x1d.pact.v1.GetAgentCardResponse\"\x00Bp\n" +
+	"\fGetAgentCard\x12\x1c.pact.v1.GetAgentCardRequest\x1a\x1d.pact.v1.GetAgentCardResponse\"\x00\x12b\n" +
+	"\x13SetBrandAgentPolicy\x12#.pact.v1.SetBrandAgentPolicyRequest\x1a$.pact.v1.SetBrandAgentPolicyResponse\"\x00\x12P\n" +
+	"\rAddBrandAgent\x12\x1d.pact.v1.AddBrandAgentRequest\x1a\x1e.pact.v1.AddBrandAgentResponse\"\x00\x12Y\n" +
+	"\x10RemoveBrandAgent\x12 .pact.v1.RemoveBrandAgentRequest\x1a!.pact.v1.RemoveBrandAgentResponse\"\x00\x12V\n" +
+	"\x0fListBrandAgents\x12\x1f.pact.v1.ListBrandAgentsRequest\x1a .pact.v1.ListBrandAgentsResponse\"\x00Bp\n" +
 	"\vcom.pact.v1B\n" +
 	"BrandProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
@@ -1127,62 +1703,87 @@ func file_pact_v1_brand_proto_rawDescGZIP() []byte {
 	return file_pact_v1_brand_proto_rawDescData
 }
 
-var file_pact_v1_brand_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_pact_v1_brand_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_pact_v1_brand_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_pact_v1_brand_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_pact_v1_brand_proto_goTypes = []any{
-	(BrandLoginMode)(0),              // 0: pact.v1.BrandLoginMode
-	(*Brand)(nil),                    // 1: pact.v1.Brand
-	(*Skill)(nil),                    // 2: pact.v1.Skill
-	(*DelegationSettings)(nil),       // 3: pact.v1.DelegationSettings
-	(*Scope)(nil),                    // 4: pact.v1.Scope
-	(*CreateBrandRequest)(nil),       // 5: pact.v1.CreateBrandRequest
-	(*CreateBrandResponse)(nil),      // 6: pact.v1.CreateBrandResponse
-	(*GetBrandRequest)(nil),          // 7: pact.v1.GetBrandRequest
-	(*GetBrandResponse)(nil),         // 8: pact.v1.GetBrandResponse
-	(*ListBrandsRequest)(nil),        // 9: pact.v1.ListBrandsRequest
-	(*ListBrandsResponse)(nil),       // 10: pact.v1.ListBrandsResponse
-	(*UpdateBrandRequest)(nil),       // 11: pact.v1.UpdateBrandRequest
-	(*UpdateBrandResponse)(nil),      // 12: pact.v1.UpdateBrandResponse
-	(*GetAgentCardRequest)(nil),      // 13: pact.v1.GetAgentCardRequest
-	(*GetAgentCardResponse)(nil),     // 14: pact.v1.GetAgentCardResponse
-	(*timestamppb.Timestamp)(nil),    // 15: google.protobuf.Timestamp
-	(*AuthorizationDetailsType)(nil), // 16: pact.v1.AuthorizationDetailsType
-	(*PageRequest)(nil),              // 17: pact.v1.PageRequest
-	(*fieldmaskpb.FieldMask)(nil),    // 18: google.protobuf.FieldMask
+	(BrandAgentPolicy)(0),               // 0: pact.v1.BrandAgentPolicy
+	(BrandLoginMode)(0),                 // 1: pact.v1.BrandLoginMode
+	(*Brand)(nil),                       // 2: pact.v1.Brand
+	(*Skill)(nil),                       // 3: pact.v1.Skill
+	(*DelegationSettings)(nil),          // 4: pact.v1.DelegationSettings
+	(*Scope)(nil),                       // 5: pact.v1.Scope
+	(*CreateBrandRequest)(nil),          // 6: pact.v1.CreateBrandRequest
+	(*CreateBrandResponse)(nil),         // 7: pact.v1.CreateBrandResponse
+	(*GetBrandRequest)(nil),             // 8: pact.v1.GetBrandRequest
+	(*GetBrandResponse)(nil),            // 9: pact.v1.GetBrandResponse
+	(*ListBrandsRequest)(nil),           // 10: pact.v1.ListBrandsRequest
+	(*ListBrandsResponse)(nil),          // 11: pact.v1.ListBrandsResponse
+	(*UpdateBrandRequest)(nil),          // 12: pact.v1.UpdateBrandRequest
+	(*UpdateBrandResponse)(nil),         // 13: pact.v1.UpdateBrandResponse
+	(*GetAgentCardRequest)(nil),         // 14: pact.v1.GetAgentCardRequest
+	(*GetAgentCardResponse)(nil),        // 15: pact.v1.GetAgentCardResponse
+	(*SetBrandAgentPolicyRequest)(nil),  // 16: pact.v1.SetBrandAgentPolicyRequest
+	(*SetBrandAgentPolicyResponse)(nil), // 17: pact.v1.SetBrandAgentPolicyResponse
+	(*AddBrandAgentRequest)(nil),        // 18: pact.v1.AddBrandAgentRequest
+	(*AddBrandAgentResponse)(nil),       // 19: pact.v1.AddBrandAgentResponse
+	(*RemoveBrandAgentRequest)(nil),     // 20: pact.v1.RemoveBrandAgentRequest
+	(*RemoveBrandAgentResponse)(nil),    // 21: pact.v1.RemoveBrandAgentResponse
+	(*ListBrandAgentsRequest)(nil),      // 22: pact.v1.ListBrandAgentsRequest
+	(*ListBrandAgentsResponse)(nil),     // 23: pact.v1.ListBrandAgentsResponse
+	(*BrandAgent)(nil),                  // 24: pact.v1.BrandAgent
+	(*timestamppb.Timestamp)(nil),       // 25: google.protobuf.Timestamp
+	(*AuthorizationDetailsType)(nil),    // 26: pact.v1.AuthorizationDetailsType
+	(*PageRequest)(nil),                 // 27: pact.v1.PageRequest
+	(*fieldmaskpb.FieldMask)(nil),       // 28: google.protobuf.FieldMask
 }
 var file_pact_v1_brand_proto_depIdxs = []int32{
-	2,  // 0: pact.v1.Brand.skills:type_name -> pact.v1.Skill
-	3,  // 1: pact.v1.Brand.delegation:type_name -> pact.v1.DelegationSettings
-	15, // 2: pact.v1.Brand.create_time:type_name -> google.protobuf.Timestamp
-	15, // 3: pact.v1.Brand.update_time:type_name -> google.protobuf.Timestamp
-	4,  // 4: pact.v1.DelegationSettings.scopes:type_name -> pact.v1.Scope
-	0,  // 5: pact.v1.DelegationSettings.login_mode:type_name -> pact.v1.BrandLoginMode
-	16, // 6: pact.v1.DelegationSettings.authorization_details_types:type_name -> pact.v1.AuthorizationDetailsType
-	2,  // 7: pact.v1.CreateBrandRequest.skills:type_name -> pact.v1.Skill
-	3,  // 8: pact.v1.CreateBrandRequest.delegation:type_name -> pact.v1.DelegationSettings
-	1,  // 9: pact.v1.CreateBrandResponse.brand:type_name -> pact.v1.Brand
-	1,  // 10: pact.v1.GetBrandResponse.brand:type_name -> pact.v1.Brand
-	17, // 11: pact.v1.ListBrandsRequest.page:type_name -> pact.v1.PageRequest
-	1,  // 12: pact.v1.ListBrandsResponse.brands:type_name -> pact.v1.Brand
-	1,  // 13: pact.v1.UpdateBrandRequest.brand:type_name -> pact.v1.Brand
-	18, // 14: pact.v1.UpdateBrandRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 15: pact.v1.UpdateBrandResponse.brand:type_name -> pact.v1.Brand
-	0,  // 16: pact.v1.GetAgentCardResponse.login_mode:type_name -> pact.v1.BrandLoginMode
-	5,  // 17: pact.v1.BrandService.CreateBrand:input_type -> pact.v1.CreateBrandRequest
-	7,  // 18: pact.v1.BrandService.GetBrand:input_type -> pact.v1.GetBrandRequest
-	9,  // 19: pact.v1.BrandService.ListBrands:input_type -> pact.v1.ListBrandsRequest
-	11, // 20: pact.v1.BrandService.UpdateBrand:input_type -> pact.v1.UpdateBrandRequest
-	13, // 21: pact.v1.BrandService.GetAgentCard:input_type -> pact.v1.GetAgentCardRequest
-	6,  // 22: pact.v1.BrandService.CreateBrand:output_type -> pact.v1.CreateBrandResponse
-	8,  // 23: pact.v1.BrandService.GetBrand:output_type -> pact.v1.GetBrandResponse
-	10, // 24: pact.v1.BrandService.ListBrands:output_type -> pact.v1.ListBrandsResponse
-	12, // 25: pact.v1.BrandService.UpdateBrand:output_type -> pact.v1.UpdateBrandResponse
-	14, // 26: pact.v1.BrandService.GetAgentCard:output_type -> pact.v1.GetAgentCardResponse
-	22, // [22:27] is the sub-list for method output_type
-	17, // [17:22] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	3,  // 0: pact.v1.Brand.skills:type_name -> pact.v1.Skill
+	4,  // 1: pact.v1.Brand.delegation:type_name -> pact.v1.DelegationSettings
+	25, // 2: pact.v1.Brand.create_time:type_name -> google.protobuf.Timestamp
+	25, // 3: pact.v1.Brand.update_time:type_name -> google.protobuf.Timestamp
+	0,  // 4: pact.v1.Brand.agent_policy:type_name -> pact.v1.BrandAgentPolicy
+	5,  // 5: pact.v1.DelegationSettings.scopes:type_name -> pact.v1.Scope
+	1,  // 6: pact.v1.DelegationSettings.login_mode:type_name -> pact.v1.BrandLoginMode
+	26, // 7: pact.v1.DelegationSettings.authorization_details_types:type_name -> pact.v1.AuthorizationDetailsType
+	3,  // 8: pact.v1.CreateBrandRequest.skills:type_name -> pact.v1.Skill
+	4,  // 9: pact.v1.CreateBrandRequest.delegation:type_name -> pact.v1.DelegationSettings
+	2,  // 10: pact.v1.CreateBrandResponse.brand:type_name -> pact.v1.Brand
+	2,  // 11: pact.v1.GetBrandResponse.brand:type_name -> pact.v1.Brand
+	27, // 12: pact.v1.ListBrandsRequest.page:type_name -> pact.v1.PageRequest
+	2,  // 13: pact.v1.ListBrandsResponse.brands:type_name -> pact.v1.Brand
+	2,  // 14: pact.v1.UpdateBrandRequest.brand:type_name -> pact.v1.Brand
+	28, // 15: pact.v1.UpdateBrandRequest.update_mask:type_name -> google.protobuf.FieldMask
+	2,  // 16: pact.v1.UpdateBrandResponse.brand:type_name -> pact.v1.Brand
+	1,  // 17: pact.v1.GetAgentCardResponse.login_mode:type_name -> pact.v1.BrandLoginMode
+	0,  // 18: pact.v1.SetBrandAgentPolicyRequest.policy:type_name -> pact.v1.BrandAgentPolicy
+	2,  // 19: pact.v1.SetBrandAgentPolicyResponse.brand:type_name -> pact.v1.Brand
+	27, // 20: pact.v1.ListBrandAgentsRequest.page:type_name -> pact.v1.PageRequest
+	0,  // 21: pact.v1.ListBrandAgentsResponse.policy:type_name -> pact.v1.BrandAgentPolicy
+	24, // 22: pact.v1.ListBrandAgentsResponse.agents:type_name -> pact.v1.BrandAgent
+	25, // 23: pact.v1.BrandAgent.add_time:type_name -> google.protobuf.Timestamp
+	6,  // 24: pact.v1.BrandService.CreateBrand:input_type -> pact.v1.CreateBrandRequest
+	8,  // 25: pact.v1.BrandService.GetBrand:input_type -> pact.v1.GetBrandRequest
+	10, // 26: pact.v1.BrandService.ListBrands:input_type -> pact.v1.ListBrandsRequest
+	12, // 27: pact.v1.BrandService.UpdateBrand:input_type -> pact.v1.UpdateBrandRequest
+	14, // 28: pact.v1.BrandService.GetAgentCard:input_type -> pact.v1.GetAgentCardRequest
+	16, // 29: pact.v1.BrandService.SetBrandAgentPolicy:input_type -> pact.v1.SetBrandAgentPolicyRequest
+	18, // 30: pact.v1.BrandService.AddBrandAgent:input_type -> pact.v1.AddBrandAgentRequest
+	20, // 31: pact.v1.BrandService.RemoveBrandAgent:input_type -> pact.v1.RemoveBrandAgentRequest
+	22, // 32: pact.v1.BrandService.ListBrandAgents:input_type -> pact.v1.ListBrandAgentsRequest
+	7,  // 33: pact.v1.BrandService.CreateBrand:output_type -> pact.v1.CreateBrandResponse
+	9,  // 34: pact.v1.BrandService.GetBrand:output_type -> pact.v1.GetBrandResponse
+	11, // 35: pact.v1.BrandService.ListBrands:output_type -> pact.v1.ListBrandsResponse
+	13, // 36: pact.v1.BrandService.UpdateBrand:output_type -> pact.v1.UpdateBrandResponse
+	15, // 37: pact.v1.BrandService.GetAgentCard:output_type -> pact.v1.GetAgentCardResponse
+	17, // 38: pact.v1.BrandService.SetBrandAgentPolicy:output_type -> pact.v1.SetBrandAgentPolicyResponse
+	19, // 39: pact.v1.BrandService.AddBrandAgent:output_type -> pact.v1.AddBrandAgentResponse
+	21, // 40: pact.v1.BrandService.RemoveBrandAgent:output_type -> pact.v1.RemoveBrandAgentResponse
+	23, // 41: pact.v1.BrandService.ListBrandAgents:output_type -> pact.v1.ListBrandAgentsResponse
+	33, // [33:42] is the sub-list for method output_type
+	24, // [24:33] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_brand_proto_init() }
@@ -1197,8 +1798,8 @@ func file_pact_v1_brand_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pact_v1_brand_proto_rawDesc), len(file_pact_v1_brand_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   14,
+			NumEnums:      2,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

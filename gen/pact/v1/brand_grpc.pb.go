@@ -19,11 +19,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	BrandService_CreateBrand_FullMethodName  = "/pact.v1.BrandService/CreateBrand"
-	BrandService_GetBrand_FullMethodName     = "/pact.v1.BrandService/GetBrand"
-	BrandService_ListBrands_FullMethodName   = "/pact.v1.BrandService/ListBrands"
-	BrandService_UpdateBrand_FullMethodName  = "/pact.v1.BrandService/UpdateBrand"
-	BrandService_GetAgentCard_FullMethodName = "/pact.v1.BrandService/GetAgentCard"
+	BrandService_CreateBrand_FullMethodName         = "/pact.v1.BrandService/CreateBrand"
+	BrandService_GetBrand_FullMethodName            = "/pact.v1.BrandService/GetBrand"
+	BrandService_ListBrands_FullMethodName          = "/pact.v1.BrandService/ListBrands"
+	BrandService_UpdateBrand_FullMethodName         = "/pact.v1.BrandService/UpdateBrand"
+	BrandService_GetAgentCard_FullMethodName        = "/pact.v1.BrandService/GetAgentCard"
+	BrandService_SetBrandAgentPolicy_FullMethodName = "/pact.v1.BrandService/SetBrandAgentPolicy"
+	BrandService_AddBrandAgent_FullMethodName       = "/pact.v1.BrandService/AddBrandAgent"
+	BrandService_RemoveBrandAgent_FullMethodName    = "/pact.v1.BrandService/RemoveBrandAgent"
+	BrandService_ListBrandAgents_FullMethodName     = "/pact.v1.BrandService/ListBrandAgents"
 )
 
 // BrandServiceClient is the client API for BrandService service.
@@ -45,6 +49,27 @@ type BrandServiceClient interface {
 	// GetAgentCard returns the Brand's A2A Agent Card, byte for byte what a
 	// frontend serves at {interfaceUrl}/.well-known/agent-card.json.
 	GetAgentCard(ctx context.Context, in *GetAgentCardRequest, opts ...grpc.CallOption) (*GetAgentCardResponse, error)
+	// SetBrandAgentPolicy chooses which enabled PAs may call the Brand: all
+	// of them (the default) or only those on its list. VerifyAgentRequest
+	// refuses any other PA with DENY_REASON_AGENT_NOT_ALLOWED (a bare 401),
+	// on every replica within the change feed's revocation bound; so do the
+	// device authorization and token endpoints (a bare 401: no new grant or
+	// token there; RevokeToken stays open), and CheckGrant answers
+	// GRANT_CHECK_REASON_AGENT_NOT_ALLOWED for the PA's grants. The list
+	// is kept while the policy is BRAND_AGENT_POLICY_ALL, so switching back
+	// and forth loses nothing. NOT_FOUND for an unknown Brand.
+	SetBrandAgentPolicy(ctx context.Context, in *SetBrandAgentPolicyRequest, opts ...grpc.CallOption) (*SetBrandAgentPolicyResponse, error)
+	// AddBrandAgent puts a registered PA on the Brand's list; adding one that
+	// is listed already succeeds and changes nothing. NOT_FOUND for an
+	// unknown Brand or agent; RESOURCE_EXHAUSTED when the list holds 1000
+	// PAs. Deleting the agent takes it off every list.
+	AddBrandAgent(ctx context.Context, in *AddBrandAgentRequest, opts ...grpc.CallOption) (*AddBrandAgentResponse, error)
+	// RemoveBrandAgent takes a PA off the Brand's list; NOT_FOUND when it is
+	// not on it (or the Brand is unknown).
+	RemoveBrandAgent(ctx context.Context, in *RemoveBrandAgentRequest, opts ...grpc.CallOption) (*RemoveBrandAgentResponse, error)
+	// ListBrandAgents lists the PAs on the Brand's list, by agent id, with
+	// the policy in force. NOT_FOUND for an unknown Brand.
+	ListBrandAgents(ctx context.Context, in *ListBrandAgentsRequest, opts ...grpc.CallOption) (*ListBrandAgentsResponse, error)
 }
 
 type brandServiceClient struct {
@@ -105,6 +130,46 @@ func (c *brandServiceClient) GetAgentCard(ctx context.Context, in *GetAgentCardR
 	return out, nil
 }
 
+func (c *brandServiceClient) SetBrandAgentPolicy(ctx context.Context, in *SetBrandAgentPolicyRequest, opts ...grpc.CallOption) (*SetBrandAgentPolicyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SetBrandAgentPolicyResponse)
+	err := c.cc.Invoke(ctx, BrandService_SetBrandAgentPolicy_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *brandServiceClient) AddBrandAgent(ctx context.Context, in *AddBrandAgentRequest, opts ...grpc.CallOption) (*AddBrandAgentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AddBrandAgentResponse)
+	err := c.cc.Invoke(ctx, BrandService_AddBrandAgent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *brandServiceClient) RemoveBrandAgent(ctx context.Context, in *RemoveBrandAgentRequest, opts ...grpc.CallOption) (*RemoveBrandAgentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RemoveBrandAgentResponse)
+	err := c.cc.Invoke(ctx, BrandService_RemoveBrandAgent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *brandServiceClient) ListBrandAgents(ctx context.Context, in *ListBrandAgentsRequest, opts ...grpc.CallOption) (*ListBrandAgentsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListBrandAgentsResponse)
+	err := c.cc.Invoke(ctx, BrandService_ListBrandAgents_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BrandServiceServer is the server API for BrandService service.
 // All implementations must embed UnimplementedBrandServiceServer
 // for forward compatibility.
@@ -124,6 +189,27 @@ type BrandServiceServer interface {
 	// GetAgentCard returns the Brand's A2A Agent Card, byte for byte what a
 	// frontend serves at {interfaceUrl}/.well-known/agent-card.json.
 	GetAgentCard(context.Context, *GetAgentCardRequest) (*GetAgentCardResponse, error)
+	// SetBrandAgentPolicy chooses which enabled PAs may call the Brand: all
+	// of them (the default) or only those on its list. VerifyAgentRequest
+	// refuses any other PA with DENY_REASON_AGENT_NOT_ALLOWED (a bare 401),
+	// on every replica within the change feed's revocation bound; so do the
+	// device authorization and token endpoints (a bare 401: no new grant or
+	// token there; RevokeToken stays open), and CheckGrant answers
+	// GRANT_CHECK_REASON_AGENT_NOT_ALLOWED for the PA's grants. The list
+	// is kept while the policy is BRAND_AGENT_POLICY_ALL, so switching back
+	// and forth loses nothing. NOT_FOUND for an unknown Brand.
+	SetBrandAgentPolicy(context.Context, *SetBrandAgentPolicyRequest) (*SetBrandAgentPolicyResponse, error)
+	// AddBrandAgent puts a registered PA on the Brand's list; adding one that
+	// is listed already succeeds and changes nothing. NOT_FOUND for an
+	// unknown Brand or agent; RESOURCE_EXHAUSTED when the list holds 1000
+	// PAs. Deleting the agent takes it off every list.
+	AddBrandAgent(context.Context, *AddBrandAgentRequest) (*AddBrandAgentResponse, error)
+	// RemoveBrandAgent takes a PA off the Brand's list; NOT_FOUND when it is
+	// not on it (or the Brand is unknown).
+	RemoveBrandAgent(context.Context, *RemoveBrandAgentRequest) (*RemoveBrandAgentResponse, error)
+	// ListBrandAgents lists the PAs on the Brand's list, by agent id, with
+	// the policy in force. NOT_FOUND for an unknown Brand.
+	ListBrandAgents(context.Context, *ListBrandAgentsRequest) (*ListBrandAgentsResponse, error)
 	mustEmbedUnimplementedBrandServiceServer()
 }
 
@@ -148,6 +234,18 @@ func (UnimplementedBrandServiceServer) UpdateBrand(context.Context, *UpdateBrand
 }
 func (UnimplementedBrandServiceServer) GetAgentCard(context.Context, *GetAgentCardRequest) (*GetAgentCardResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAgentCard not implemented")
+}
+func (UnimplementedBrandServiceServer) SetBrandAgentPolicy(context.Context, *SetBrandAgentPolicyRequest) (*SetBrandAgentPolicyResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetBrandAgentPolicy not implemented")
+}
+func (UnimplementedBrandServiceServer) AddBrandAgent(context.Context, *AddBrandAgentRequest) (*AddBrandAgentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AddBrandAgent not implemented")
+}
+func (UnimplementedBrandServiceServer) RemoveBrandAgent(context.Context, *RemoveBrandAgentRequest) (*RemoveBrandAgentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RemoveBrandAgent not implemented")
+}
+func (UnimplementedBrandServiceServer) ListBrandAgents(context.Context, *ListBrandAgentsRequest) (*ListBrandAgentsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListBrandAgents not implemented")
 }
 func (UnimplementedBrandServiceServer) mustEmbedUnimplementedBrandServiceServer() {}
 func (UnimplementedBrandServiceServer) testEmbeddedByValue()                      {}
@@ -260,6 +358,78 @@ func _BrandService_GetAgentCard_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _BrandService_SetBrandAgentPolicy_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetBrandAgentPolicyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrandServiceServer).SetBrandAgentPolicy(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrandService_SetBrandAgentPolicy_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrandServiceServer).SetBrandAgentPolicy(ctx, req.(*SetBrandAgentPolicyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BrandService_AddBrandAgent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AddBrandAgentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrandServiceServer).AddBrandAgent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrandService_AddBrandAgent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrandServiceServer).AddBrandAgent(ctx, req.(*AddBrandAgentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BrandService_RemoveBrandAgent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RemoveBrandAgentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrandServiceServer).RemoveBrandAgent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrandService_RemoveBrandAgent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrandServiceServer).RemoveBrandAgent(ctx, req.(*RemoveBrandAgentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _BrandService_ListBrandAgents_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListBrandAgentsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BrandServiceServer).ListBrandAgents(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: BrandService_ListBrandAgents_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BrandServiceServer).ListBrandAgents(ctx, req.(*ListBrandAgentsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // BrandService_ServiceDesc is the grpc.ServiceDesc for BrandService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -286,6 +456,22 @@ var BrandService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetAgentCard",
 			Handler:    _BrandService_GetAgentCard_Handler,
+		},
+		{
+			MethodName: "SetBrandAgentPolicy",
+			Handler:    _BrandService_SetBrandAgentPolicy_Handler,
+		},
+		{
+			MethodName: "AddBrandAgent",
+			Handler:    _BrandService_AddBrandAgent_Handler,
+		},
+		{
+			MethodName: "RemoveBrandAgent",
+			Handler:    _BrandService_RemoveBrandAgent_Handler,
+		},
+		{
+			MethodName: "ListBrandAgents",
+			Handler:    _BrandService_ListBrandAgents_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

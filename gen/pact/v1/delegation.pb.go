@@ -262,6 +262,85 @@ func (BrandAssertionRefusal) EnumDescriptor() ([]byte, []int) {
 	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{1}
 }
 
+// GrantCheckReason says why CheckGrant answered active false.
+type GrantCheckReason int32
+
+const (
+	// Active.
+	GrantCheckReason_GRANT_CHECK_REASON_UNSPECIFIED GrantCheckReason = 0
+	// No such grant at this Brand (or for this brand_user or agent_id).
+	GrantCheckReason_GRANT_CHECK_REASON_UNKNOWN GrantCheckReason = 1
+	// The grant was revoked (by the User, the Brand, the PA or a refresh
+	// token's reuse).
+	GrantCheckReason_GRANT_CHECK_REASON_REVOKED GrantCheckReason = 2
+	// The grant has expired.
+	GrantCheckReason_GRANT_CHECK_REASON_EXPIRED GrantCheckReason = 3
+	// A scope asked (or the entry's scope) is not granted.
+	GrantCheckReason_GRANT_CHECK_REASON_SCOPE_NOT_GRANTED GrantCheckReason = 4
+	// The grant restricts the entry's scope with authorization_details and
+	// does not hold this entry.
+	GrantCheckReason_GRANT_CHECK_REASON_DETAILS_NOT_COVERED GrantCheckReason = 5
+	// A scope asked is granted only with authorization_details
+	// restrictions, and no entry of it was given: pass the entry the action
+	// needs.
+	GrantCheckReason_GRANT_CHECK_REASON_SCOPE_RESTRICTED GrantCheckReason = 6
+	// The Brand's agent policy no longer admits the grant's PA
+	// (SetBrandAgentPolicy, RemoveBrandAgent): VerifyAgentRequest refuses it
+	// with DENY_REASON_AGENT_NOT_ALLOWED.
+	GrantCheckReason_GRANT_CHECK_REASON_AGENT_NOT_ALLOWED GrantCheckReason = 7
+)
+
+// Enum value maps for GrantCheckReason.
+var (
+	GrantCheckReason_name = map[int32]string{
+		0: "GRANT_CHECK_REASON_UNSPECIFIED",
+		1: "GRANT_CHECK_REASON_UNKNOWN",
+		2: "GRANT_CHECK_REASON_REVOKED",
+		3: "GRANT_CHECK_REASON_EXPIRED",
+		4: "GRANT_CHECK_REASON_SCOPE_NOT_GRANTED",
+		5: "GRANT_CHECK_REASON_DETAILS_NOT_COVERED",
+		6: "GRANT_CHECK_REASON_SCOPE_RESTRICTED",
+		7: "GRANT_CHECK_REASON_AGENT_NOT_ALLOWED",
+	}
+	GrantCheckReason_value = map[string]int32{
+		"GRANT_CHECK_REASON_UNSPECIFIED":         0,
+		"GRANT_CHECK_REASON_UNKNOWN":             1,
+		"GRANT_CHECK_REASON_REVOKED":             2,
+		"GRANT_CHECK_REASON_EXPIRED":             3,
+		"GRANT_CHECK_REASON_SCOPE_NOT_GRANTED":   4,
+		"GRANT_CHECK_REASON_DETAILS_NOT_COVERED": 5,
+		"GRANT_CHECK_REASON_SCOPE_RESTRICTED":    6,
+		"GRANT_CHECK_REASON_AGENT_NOT_ALLOWED":   7,
+	}
+)
+
+func (x GrantCheckReason) Enum() *GrantCheckReason {
+	p := new(GrantCheckReason)
+	*p = x
+	return p
+}
+
+func (x GrantCheckReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (GrantCheckReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_pact_v1_delegation_proto_enumTypes[2].Descriptor()
+}
+
+func (GrantCheckReason) Type() protoreflect.EnumType {
+	return &file_pact_v1_delegation_proto_enumTypes[2]
+}
+
+func (x GrantCheckReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use GrantCheckReason.Descriptor instead.
+func (GrantCheckReason) EnumDescriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{2}
+}
+
 // StartDeviceAuthorizationRequest is a device authorization request.
 type StartDeviceAuthorizationRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2054,6 +2133,186 @@ func (x *StartStepUpResponse) GetScopes() []*Scope {
 	return nil
 }
 
+// CheckGrantRequest asks whether a grant is active for an action.
+type CheckGrantRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Brand id. Required.
+	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
+	// The grant id (DelegationInfo.grant_id of the verified request).
+	// Required.
+	GrantId string `protobuf:"bytes,2,opt,name=grant_id,json=grantId,proto3" json:"grant_id,omitempty"`
+	// Optional: the scope ids the action needs, at most 64. Each must be
+	// granted, and held unrestricted unless authorization_details_json
+	// names an entry of it the grant holds.
+	Scopes []string `protobuf:"bytes,3,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// Optional: one RFC 9396 authorization_details entry (a JSON object of
+	// a type the Brand declares, at most 8 KiB) describing the action, for
+	// example {"type":"https://acme.example/order","order_id":"1002",
+	// "actions":["cancel"]}. It is covered when the grant holds its type's
+	// scope unrestricted, or holds this very entry under that scope (the
+	// same canonical JSON; the rule consent skipping uses, each of the
+	// grant's entries under the scope it was approved under). A malformed
+	// entry or one of an undeclared type is INVALID_ARGUMENT naming this
+	// field.
+	AuthorizationDetailsJson string `protobuf:"bytes,4,opt,name=authorization_details_json,json=authorizationDetailsJson,proto3" json:"authorization_details_json,omitempty"`
+	// Optional: the Brand user the grant must belong to.
+	BrandUser string `protobuf:"bytes,5,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`
+	// Optional: the PA (Caller.agent_id) the grant must belong to.
+	AgentId       string `protobuf:"bytes,6,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckGrantRequest) Reset() {
+	*x = CheckGrantRequest{}
+	mi := &file_pact_v1_delegation_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckGrantRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckGrantRequest) ProtoMessage() {}
+
+func (x *CheckGrantRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_delegation_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckGrantRequest.ProtoReflect.Descriptor instead.
+func (*CheckGrantRequest) Descriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *CheckGrantRequest) GetBrandId() string {
+	if x != nil {
+		return x.BrandId
+	}
+	return ""
+}
+
+func (x *CheckGrantRequest) GetGrantId() string {
+	if x != nil {
+		return x.GrantId
+	}
+	return ""
+}
+
+func (x *CheckGrantRequest) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *CheckGrantRequest) GetAuthorizationDetailsJson() string {
+	if x != nil {
+		return x.AuthorizationDetailsJson
+	}
+	return ""
+}
+
+func (x *CheckGrantRequest) GetBrandUser() string {
+	if x != nil {
+		return x.BrandUser
+	}
+	return ""
+}
+
+func (x *CheckGrantRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+// CheckGrantResponse is the action guard's answer.
+type CheckGrantResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when the grant is active now and grants everything asked.
+	Active bool `protobuf:"varint,1,opt,name=active,proto3" json:"active,omitempty"`
+	// Why not, when active is false; GRANT_CHECK_REASON_UNSPECIFIED when
+	// active.
+	Reason GrantCheckReason `protobuf:"varint,2,opt,name=reason,proto3,enum=pact.v1.GrantCheckReason" json:"reason,omitempty"`
+	// For GRANT_CHECK_REASON_SCOPE_NOT_GRANTED: the scopes asked (or the
+	// entry's scope) that the grant lacks. For
+	// GRANT_CHECK_REASON_SCOPE_RESTRICTED: the scopes the grant restricts
+	// that were asked without a covering entry.
+	MissingScopes []string `protobuf:"bytes,3,rep,name=missing_scopes,json=missingScopes,proto3" json:"missing_scopes,omitempty"`
+	// When the grant expires; set when the grant is known (active, or
+	// refused for its scopes or details).
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckGrantResponse) Reset() {
+	*x = CheckGrantResponse{}
+	mi := &file_pact_v1_delegation_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckGrantResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckGrantResponse) ProtoMessage() {}
+
+func (x *CheckGrantResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_delegation_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckGrantResponse.ProtoReflect.Descriptor instead.
+func (*CheckGrantResponse) Descriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *CheckGrantResponse) GetActive() bool {
+	if x != nil {
+		return x.Active
+	}
+	return false
+}
+
+func (x *CheckGrantResponse) GetReason() GrantCheckReason {
+	if x != nil {
+		return x.Reason
+	}
+	return GrantCheckReason_GRANT_CHECK_REASON_UNSPECIFIED
+}
+
+func (x *CheckGrantResponse) GetMissingScopes() []string {
+	if x != nil {
+		return x.MissingScopes
+	}
+	return nil
+}
+
+func (x *CheckGrantResponse) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
 var File_pact_v1_delegation_proto protoreflect.FileDescriptor
 
 const file_pact_v1_delegation_proto_rawDesc = "" +
@@ -2199,7 +2458,21 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\atask_id\x18\x01 \x01(\tR\x06taskId\x12%\n" +
 	"\x0emissing_scopes\x18\x02 \x03(\tR\rmissingScopes\x12:\n" +
 	"\x19verification_uri_complete\x18\x03 \x01(\tR\x17verificationUriComplete\x12&\n" +
-	"\x06scopes\x18\x04 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes*\x9c\x03\n" +
+	"\x06scopes\x18\x04 \x03(\v2\x0e.pact.v1.ScopeR\x06scopes\"\xd9\x01\n" +
+	"\x11CheckGrantRequest\x12\x19\n" +
+	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x19\n" +
+	"\bgrant_id\x18\x02 \x01(\tR\agrantId\x12\x16\n" +
+	"\x06scopes\x18\x03 \x03(\tR\x06scopes\x12<\n" +
+	"\x1aauthorization_details_json\x18\x04 \x01(\tR\x18authorizationDetailsJson\x12\x1d\n" +
+	"\n" +
+	"brand_user\x18\x05 \x01(\tR\tbrandUser\x12\x19\n" +
+	"\bagent_id\x18\x06 \x01(\tR\aagentId\"\xc3\x01\n" +
+	"\x12CheckGrantResponse\x12\x16\n" +
+	"\x06active\x18\x01 \x01(\bR\x06active\x121\n" +
+	"\x06reason\x18\x02 \x01(\x0e2\x19.pact.v1.GrantCheckReasonR\x06reason\x12%\n" +
+	"\x0emissing_scopes\x18\x03 \x03(\tR\rmissingScopes\x12;\n" +
+	"\vexpire_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime*\x9c\x03\n" +
 	"\x15ConsentSessionRefusal\x12'\n" +
 	"#CONSENT_SESSION_REFUSAL_UNSPECIFIED\x10\x00\x12%\n" +
 	"!CONSENT_SESSION_REFUSAL_MALFORMED\x10\x01\x12 \n" +
@@ -2231,7 +2504,16 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"*BRAND_ASSERTION_REFUSAL_USER_CODE_MISMATCH\x10\x0f\x12$\n" +
 	" BRAND_ASSERTION_REFUSAL_REPLAYED\x10\x10\x12'\n" +
 	"#BRAND_ASSERTION_REFUSAL_NOT_PENDING\x10\x11\x12,\n" +
-	"(BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE\x10\x122\xd3\x06\n" +
+	"(BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE\x10\x12*\xbf\x02\n" +
+	"\x10GrantCheckReason\x12\"\n" +
+	"\x1eGRANT_CHECK_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
+	"\x1aGRANT_CHECK_REASON_UNKNOWN\x10\x01\x12\x1e\n" +
+	"\x1aGRANT_CHECK_REASON_REVOKED\x10\x02\x12\x1e\n" +
+	"\x1aGRANT_CHECK_REASON_EXPIRED\x10\x03\x12(\n" +
+	"$GRANT_CHECK_REASON_SCOPE_NOT_GRANTED\x10\x04\x12*\n" +
+	"&GRANT_CHECK_REASON_DETAILS_NOT_COVERED\x10\x05\x12'\n" +
+	"#GRANT_CHECK_REASON_SCOPE_RESTRICTED\x10\x06\x12(\n" +
+	"$GRANT_CHECK_REASON_AGENT_NOT_ALLOWED\x10\a2\x9c\a\n" +
 	"\x11DelegationService\x12q\n" +
 	"\x18StartDeviceAuthorization\x12(.pact.v1.StartDeviceAuthorizationRequest\x1a).pact.v1.StartDeviceAuthorizationResponse\"\x00\x12V\n" +
 	"\x0fDescribeConsent\x12\x1f.pact.v1.DescribeConsentRequest\x1a .pact.v1.DescribeConsentResponse\"\x00\x12M\n" +
@@ -2243,7 +2525,9 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\vRevokeToken\x12\x1b.pact.v1.RevokeTokenRequest\x1a\x1c.pact.v1.RevokeTokenResponse\"\x00\x12G\n" +
 	"\n" +
 	"ListGrants\x12\x1a.pact.v1.ListGrantsRequest\x1a\x1b.pact.v1.ListGrantsResponse\"\x00\x12J\n" +
-	"\vStartStepUp\x12\x1b.pact.v1.StartStepUpRequest\x1a\x1c.pact.v1.StartStepUpResponse\"\x00Bu\n" +
+	"\vStartStepUp\x12\x1b.pact.v1.StartStepUpRequest\x1a\x1c.pact.v1.StartStepUpResponse\"\x00\x12G\n" +
+	"\n" +
+	"CheckGrant\x12\x1a.pact.v1.CheckGrantRequest\x1a\x1b.pact.v1.CheckGrantResponse\"\x00Bu\n" +
 	"\vcom.pact.v1B\x0fDelegationProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
 var (
@@ -2258,79 +2542,86 @@ func file_pact_v1_delegation_proto_rawDescGZIP() []byte {
 	return file_pact_v1_delegation_proto_rawDescData
 }
 
-var file_pact_v1_delegation_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_pact_v1_delegation_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_pact_v1_delegation_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_pact_v1_delegation_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_pact_v1_delegation_proto_goTypes = []any{
 	(ConsentSessionRefusal)(0),               // 0: pact.v1.ConsentSessionRefusal
 	(BrandAssertionRefusal)(0),               // 1: pact.v1.BrandAssertionRefusal
-	(*StartDeviceAuthorizationRequest)(nil),  // 2: pact.v1.StartDeviceAuthorizationRequest
-	(*StartDeviceAuthorizationResponse)(nil), // 3: pact.v1.StartDeviceAuthorizationResponse
-	(*DescribeConsentRequest)(nil),           // 4: pact.v1.DescribeConsentRequest
-	(*DescribeConsentResponse)(nil),          // 5: pact.v1.DescribeConsentResponse
-	(*BeginConsentRequest)(nil),              // 6: pact.v1.BeginConsentRequest
-	(*BeginConsentResponse)(nil),             // 7: pact.v1.BeginConsentResponse
-	(*ApproveConsentRequest)(nil),            // 8: pact.v1.ApproveConsentRequest
-	(*ApproveConsentResponse)(nil),           // 9: pact.v1.ApproveConsentResponse
-	(*DenyConsentRequest)(nil),               // 10: pact.v1.DenyConsentRequest
-	(*DenyConsentResponse)(nil),              // 11: pact.v1.DenyConsentResponse
-	(*IssueDelegationRequest)(nil),           // 12: pact.v1.IssueDelegationRequest
-	(*IssueDelegationResponse)(nil),          // 13: pact.v1.IssueDelegationResponse
-	(*Grant)(nil),                            // 14: pact.v1.Grant
-	(*RevokeGrantRequest)(nil),               // 15: pact.v1.RevokeGrantRequest
-	(*RevokeGrantResponse)(nil),              // 16: pact.v1.RevokeGrantResponse
-	(*RevokeTokenRequest)(nil),               // 17: pact.v1.RevokeTokenRequest
-	(*RevokeTokenResponse)(nil),              // 18: pact.v1.RevokeTokenResponse
-	(*ListGrantsRequest)(nil),                // 19: pact.v1.ListGrantsRequest
-	(*ListGrantsResponse)(nil),               // 20: pact.v1.ListGrantsResponse
-	(*StartStepUpRequest)(nil),               // 21: pact.v1.StartStepUpRequest
-	(*StartStepUpResponse)(nil),              // 22: pact.v1.StartStepUpResponse
-	(*OAuthError)(nil),                       // 23: pact.v1.OAuthError
-	(*Scope)(nil),                            // 24: pact.v1.Scope
-	(*timestamppb.Timestamp)(nil),            // 25: google.protobuf.Timestamp
-	(*ConsentAuthorizationDetail)(nil),       // 26: pact.v1.ConsentAuthorizationDetail
-	(*PageRequest)(nil),                      // 27: pact.v1.PageRequest
+	(GrantCheckReason)(0),                    // 2: pact.v1.GrantCheckReason
+	(*StartDeviceAuthorizationRequest)(nil),  // 3: pact.v1.StartDeviceAuthorizationRequest
+	(*StartDeviceAuthorizationResponse)(nil), // 4: pact.v1.StartDeviceAuthorizationResponse
+	(*DescribeConsentRequest)(nil),           // 5: pact.v1.DescribeConsentRequest
+	(*DescribeConsentResponse)(nil),          // 6: pact.v1.DescribeConsentResponse
+	(*BeginConsentRequest)(nil),              // 7: pact.v1.BeginConsentRequest
+	(*BeginConsentResponse)(nil),             // 8: pact.v1.BeginConsentResponse
+	(*ApproveConsentRequest)(nil),            // 9: pact.v1.ApproveConsentRequest
+	(*ApproveConsentResponse)(nil),           // 10: pact.v1.ApproveConsentResponse
+	(*DenyConsentRequest)(nil),               // 11: pact.v1.DenyConsentRequest
+	(*DenyConsentResponse)(nil),              // 12: pact.v1.DenyConsentResponse
+	(*IssueDelegationRequest)(nil),           // 13: pact.v1.IssueDelegationRequest
+	(*IssueDelegationResponse)(nil),          // 14: pact.v1.IssueDelegationResponse
+	(*Grant)(nil),                            // 15: pact.v1.Grant
+	(*RevokeGrantRequest)(nil),               // 16: pact.v1.RevokeGrantRequest
+	(*RevokeGrantResponse)(nil),              // 17: pact.v1.RevokeGrantResponse
+	(*RevokeTokenRequest)(nil),               // 18: pact.v1.RevokeTokenRequest
+	(*RevokeTokenResponse)(nil),              // 19: pact.v1.RevokeTokenResponse
+	(*ListGrantsRequest)(nil),                // 20: pact.v1.ListGrantsRequest
+	(*ListGrantsResponse)(nil),               // 21: pact.v1.ListGrantsResponse
+	(*StartStepUpRequest)(nil),               // 22: pact.v1.StartStepUpRequest
+	(*StartStepUpResponse)(nil),              // 23: pact.v1.StartStepUpResponse
+	(*CheckGrantRequest)(nil),                // 24: pact.v1.CheckGrantRequest
+	(*CheckGrantResponse)(nil),               // 25: pact.v1.CheckGrantResponse
+	(*OAuthError)(nil),                       // 26: pact.v1.OAuthError
+	(*Scope)(nil),                            // 27: pact.v1.Scope
+	(*timestamppb.Timestamp)(nil),            // 28: google.protobuf.Timestamp
+	(*ConsentAuthorizationDetail)(nil),       // 29: pact.v1.ConsentAuthorizationDetail
+	(*PageRequest)(nil),                      // 30: pact.v1.PageRequest
 }
 var file_pact_v1_delegation_proto_depIdxs = []int32{
-	23, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
-	24, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
-	25, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
-	26, // 3: pact.v1.DescribeConsentResponse.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
-	5,  // 4: pact.v1.BeginConsentResponse.consent:type_name -> pact.v1.DescribeConsentResponse
-	25, // 5: pact.v1.BeginConsentResponse.session_expires_at:type_name -> google.protobuf.Timestamp
-	23, // 6: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
-	25, // 7: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
-	25, // 8: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
-	25, // 9: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
-	26, // 10: pact.v1.Grant.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
-	23, // 11: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
-	27, // 12: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
-	14, // 13: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
-	24, // 14: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
-	2,  // 15: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
-	4,  // 16: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
-	6,  // 17: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
-	8,  // 18: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
-	10, // 19: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
-	12, // 20: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
-	15, // 21: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
-	17, // 22: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
-	19, // 23: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
-	21, // 24: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
-	3,  // 25: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
-	5,  // 26: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
-	7,  // 27: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
-	9,  // 28: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
-	11, // 29: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
-	13, // 30: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
-	16, // 31: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
-	18, // 32: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
-	20, // 33: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
-	22, // 34: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
-	25, // [25:35] is the sub-list for method output_type
-	15, // [15:25] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	26, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
+	27, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
+	28, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
+	29, // 3: pact.v1.DescribeConsentResponse.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
+	6,  // 4: pact.v1.BeginConsentResponse.consent:type_name -> pact.v1.DescribeConsentResponse
+	28, // 5: pact.v1.BeginConsentResponse.session_expires_at:type_name -> google.protobuf.Timestamp
+	26, // 6: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
+	28, // 7: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
+	28, // 8: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
+	28, // 9: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
+	29, // 10: pact.v1.Grant.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
+	26, // 11: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
+	30, // 12: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
+	15, // 13: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
+	27, // 14: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
+	2,  // 15: pact.v1.CheckGrantResponse.reason:type_name -> pact.v1.GrantCheckReason
+	28, // 16: pact.v1.CheckGrantResponse.expire_time:type_name -> google.protobuf.Timestamp
+	3,  // 17: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
+	5,  // 18: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
+	7,  // 19: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
+	9,  // 20: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
+	11, // 21: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
+	13, // 22: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
+	16, // 23: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
+	18, // 24: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
+	20, // 25: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
+	22, // 26: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
+	24, // 27: pact.v1.DelegationService.CheckGrant:input_type -> pact.v1.CheckGrantRequest
+	4,  // 28: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
+	6,  // 29: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
+	8,  // 30: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
+	10, // 31: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
+	12, // 32: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
+	14, // 33: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
+	17, // 34: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
+	19, // 35: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
+	21, // 36: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
+	23, // 37: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
+	25, // 38: pact.v1.DelegationService.CheckGrant:output_type -> pact.v1.CheckGrantResponse
+	28, // [28:39] is the sub-list for method output_type
+	17, // [17:28] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_delegation_proto_init() }
@@ -2347,8 +2638,8 @@ func file_pact_v1_delegation_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pact_v1_delegation_proto_rawDesc), len(file_pact_v1_delegation_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   21,
+			NumEnums:      3,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

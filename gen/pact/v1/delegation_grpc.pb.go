@@ -29,6 +29,7 @@ const (
 	DelegationService_RevokeToken_FullMethodName              = "/pact.v1.DelegationService/RevokeToken"
 	DelegationService_ListGrants_FullMethodName               = "/pact.v1.DelegationService/ListGrants"
 	DelegationService_StartStepUp_FullMethodName              = "/pact.v1.DelegationService/StartStepUp"
+	DelegationService_CheckGrant_FullMethodName               = "/pact.v1.DelegationService/CheckGrant"
 )
 
 // DelegationServiceClient is the client API for DelegationService service.
@@ -121,6 +122,20 @@ type DelegationServiceClient interface {
 	// StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 	// the caller lacks (§5.5).
 	StartStepUp(ctx context.Context, in *StartStepUpRequest, opts ...grpc.CallOption) (*StartStepUpResponse, error)
+	// CheckGrant is the action guard: whether a grant of the Brand is active
+	// now and, optionally, grants the scopes and covers the
+	// authorization_details entry an action needs. An agent calls it right
+	// before a tool runs and again after a slow policy decision, to catch a
+	// grant revoked in between. It answers from the replica's grant cache
+	// (no database read while nothing changed), so a revocation on any
+	// replica turns it false within the change feed's revocation bound, the
+	// same bound as VerifyAgentRequest. A refusal is an answer (active
+	// false and a reason), never an RPC error; INVALID_ARGUMENT is kept for
+	// malformed calls. A grant of another Brand (or of another brand_user
+	// or agent_id, when given) is GRANT_CHECK_REASON_UNKNOWN, exactly as a
+	// grant that does not exist, so a caller cannot probe other Brands'
+	// grants.
+	CheckGrant(ctx context.Context, in *CheckGrantRequest, opts ...grpc.CallOption) (*CheckGrantResponse, error)
 }
 
 type delegationServiceClient struct {
@@ -231,6 +246,16 @@ func (c *delegationServiceClient) StartStepUp(ctx context.Context, in *StartStep
 	return out, nil
 }
 
+func (c *delegationServiceClient) CheckGrant(ctx context.Context, in *CheckGrantRequest, opts ...grpc.CallOption) (*CheckGrantResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckGrantResponse)
+	err := c.cc.Invoke(ctx, DelegationService_CheckGrant_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DelegationServiceServer is the server API for DelegationService service.
 // All implementations must embed UnimplementedDelegationServiceServer
 // for forward compatibility.
@@ -321,6 +346,20 @@ type DelegationServiceServer interface {
 	// StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 	// the caller lacks (§5.5).
 	StartStepUp(context.Context, *StartStepUpRequest) (*StartStepUpResponse, error)
+	// CheckGrant is the action guard: whether a grant of the Brand is active
+	// now and, optionally, grants the scopes and covers the
+	// authorization_details entry an action needs. An agent calls it right
+	// before a tool runs and again after a slow policy decision, to catch a
+	// grant revoked in between. It answers from the replica's grant cache
+	// (no database read while nothing changed), so a revocation on any
+	// replica turns it false within the change feed's revocation bound, the
+	// same bound as VerifyAgentRequest. A refusal is an answer (active
+	// false and a reason), never an RPC error; INVALID_ARGUMENT is kept for
+	// malformed calls. A grant of another Brand (or of another brand_user
+	// or agent_id, when given) is GRANT_CHECK_REASON_UNKNOWN, exactly as a
+	// grant that does not exist, so a caller cannot probe other Brands'
+	// grants.
+	CheckGrant(context.Context, *CheckGrantRequest) (*CheckGrantResponse, error)
 	mustEmbedUnimplementedDelegationServiceServer()
 }
 
@@ -360,6 +399,9 @@ func (UnimplementedDelegationServiceServer) ListGrants(context.Context, *ListGra
 }
 func (UnimplementedDelegationServiceServer) StartStepUp(context.Context, *StartStepUpRequest) (*StartStepUpResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method StartStepUp not implemented")
+}
+func (UnimplementedDelegationServiceServer) CheckGrant(context.Context, *CheckGrantRequest) (*CheckGrantResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckGrant not implemented")
 }
 func (UnimplementedDelegationServiceServer) mustEmbedUnimplementedDelegationServiceServer() {}
 func (UnimplementedDelegationServiceServer) testEmbeddedByValue()                           {}
@@ -562,6 +604,24 @@ func _DelegationService_StartStepUp_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DelegationService_CheckGrant_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckGrantRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DelegationServiceServer).CheckGrant(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DelegationService_CheckGrant_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DelegationServiceServer).CheckGrant(ctx, req.(*CheckGrantRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // DelegationService_ServiceDesc is the grpc.ServiceDesc for DelegationService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -608,6 +668,10 @@ var DelegationService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "StartStepUp",
 			Handler:    _DelegationService_StartStepUp_Handler,
+		},
+		{
+			MethodName: "CheckGrant",
+			Handler:    _DelegationService_CheckGrant_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

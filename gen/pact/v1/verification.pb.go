@@ -70,6 +70,13 @@ const (
 	DenyReason_DENY_REASON_DELEGATION_DISABLED DenyReason = 18
 	// Claims are not a JSON object, or a registered claim has the wrong type.
 	DenyReason_DENY_REASON_CLAIMS DenyReason = 19
+	// The Brand admits only the PAs on its list (BRAND_AGENT_POLICY_LISTED)
+	// and this PA is not on it. A bare 401 with `Bearer realm="a2a"`, as for
+	// a disabled PA: the PA proved who it is, but is not onboarded at this
+	// Brand (PACT §1.4: an unknown or disabled issuer gets 401; the spec
+	// gives A2A requests no 403), and the PA cannot tell it from any other
+	// authentication failure.
+	DenyReason_DENY_REASON_AGENT_NOT_ALLOWED DenyReason = 20
 )
 
 // Enum value maps for DenyReason.
@@ -95,6 +102,7 @@ var (
 		17: "DENY_REASON_DELEGATION_INVALID",
 		18: "DENY_REASON_DELEGATION_DISABLED",
 		19: "DENY_REASON_CLAIMS",
+		20: "DENY_REASON_AGENT_NOT_ALLOWED",
 	}
 	DenyReason_value = map[string]int32{
 		"DENY_REASON_UNSPECIFIED":         0,
@@ -117,6 +125,7 @@ var (
 		"DENY_REASON_DELEGATION_INVALID":  17,
 		"DENY_REASON_DELEGATION_DISABLED": 18,
 		"DENY_REASON_CLAIMS":              19,
+		"DENY_REASON_AGENT_NOT_ALLOWED":   20,
 	}
 )
 
@@ -217,8 +226,9 @@ type VerifyAgentRequestResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// True when the request may proceed.
 	Allowed bool `protobuf:"varint,1,opt,name=allowed,proto3" json:"allowed,omitempty"`
-	// On deny: the HTTP status the frontend must send (401, 404 for an
-	// unknown Brand, 429 when rate limited). 200 on allow.
+	// On deny: the HTTP status the frontend must send (401, also for a PA
+	// the Brand's agent policy does not admit; 404 for an unknown Brand;
+	// 429 when rate limited). 200 on allow.
 	HttpStatus int32 `protobuf:"varint,2,opt,name=http_status,json=httpStatus,proto3" json:"http_status,omitempty"`
 	// On a 401: the exact WWW-Authenticate value to send, for example
 	// `Bearer realm="a2a"`. Empty otherwise.
@@ -518,7 +528,7 @@ const file_pact_v1_verification_proto_rawDesc = "" +
 	"\n" +
 	"expires_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12<\n" +
 	"\x1aauthorization_details_json\x18\x05 \x01(\tR\x18authorizationDetailsJson\x12Q\n" +
-	"\x15authorization_details\x18\x06 \x03(\v2\x1c.pact.v1.AuthorizationDetailR\x14authorizationDetails*\xd9\x04\n" +
+	"\x15authorization_details\x18\x06 \x03(\v2\x1c.pact.v1.AuthorizationDetailR\x14authorizationDetails*\xfc\x04\n" +
 	"\n" +
 	"DenyReason\x12\x1b\n" +
 	"\x17DENY_REASON_UNSPECIFIED\x10\x00\x12\x19\n" +
@@ -541,7 +551,8 @@ const file_pact_v1_verification_proto_rawDesc = "" +
 	"\x19DENY_REASON_UNKNOWN_BRAND\x10\x10\x12\"\n" +
 	"\x1eDENY_REASON_DELEGATION_INVALID\x10\x11\x12#\n" +
 	"\x1fDENY_REASON_DELEGATION_DISABLED\x10\x12\x12\x16\n" +
-	"\x12DENY_REASON_CLAIMS\x10\x132v\n" +
+	"\x12DENY_REASON_CLAIMS\x10\x13\x12!\n" +
+	"\x1dDENY_REASON_AGENT_NOT_ALLOWED\x10\x142v\n" +
 	"\x13VerificationService\x12_\n" +
 	"\x12VerifyAgentRequest\x12\".pact.v1.VerifyAgentRequestRequest\x1a#.pact.v1.VerifyAgentRequestResponse\"\x00Bw\n" +
 	"\vcom.pact.v1B\x11VerificationProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"

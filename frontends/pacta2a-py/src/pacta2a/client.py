@@ -28,6 +28,7 @@ sessions).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
@@ -58,6 +59,7 @@ RETRYABLE: frozenset[str] = frozenset(
         "pact.v1.ConversationService/CompleteTurn",
         "pact.v1.DelegationService/DescribeConsent",
         "pact.v1.DelegationService/ListGrants",
+        "pact.v1.DelegationService/CheckGrant",
         "pact.v1.DelegationService/RevokeGrant",
         "pact.v1.DelegationService/StartStepUp",
         "pact.v1.TokenService/SignReceipt",
@@ -79,6 +81,23 @@ def _service_config() -> str:
         "retryableStatusCodes": ["UNAVAILABLE"],
     }
     return json.dumps({"methodConfig": [{"name": names, "retryPolicy": policy}]})
+
+
+class NotDelegated(Exception):
+    """PactdClient.guard's answer for a turn without a delegation grant."""
+
+
+class GrantInactive(Exception):
+    """PactdClient.guard's answer when pactd says the grant is not active
+    for the need: reason is the GrantCheckReason name (for example
+    "GRANT_CHECK_REASON_REVOKED"), missing_scopes the scopes lacking or
+    restricted without a covering entry."""
+
+    def __init__(self, reason: str, missing_scopes: tuple[str, ...] = ()) -> None:
+        short = reason.removeprefix("GRANT_CHECK_REASON_").lower()
+        super().__init__(f"grant not active: {short}" + (f" ({' '.join(missing_scopes)})" if missing_scopes else ""))
+        self.reason = reason
+        self.missing_scopes = missing_scopes
 
 
 class PactdError(Exception):
@@ -402,6 +421,37 @@ class PactdClient:
     async def list_grants(self, req: delegation_pb2.ListGrantsRequest) -> delegation_pb2.ListGrantsResponse:
         """Lists a Brand user's grants, newest first."""
         return await self._call("DelegationService", "ListGrants", delegation_pb2_grpc.DelegationServiceStub, req)
+
+    async def check_grant(self, req: delegation_pb2.CheckGrantRequest) -> delegation_pb2.CheckGrantResponse:
+        """Is whether a grant of the Brand is active now for the scopes and
+        the authorization_details entry asked (the action guard's RPC)."""
+        return await self._call("DelegationService", "CheckGrant", delegation_pb2_grpc.DelegationServiceStub, req)
+
+    async def guard(
+        self, brand_id: str, caller: Caller | None, delegation: Delegation | None, scopes: Sequence[str] = (), detail: str = ""
+    ) -> None:
+        """The action guard: call it right before a tool runs and again after
+        a slow policy decision, with the turn's brand_id, caller and
+        delegation. It returns only when pactd says the grant is active for
+        the scopes and the detail (one authorization_details entry as a JSON
+        object); it raises NotDelegated for an identity-only turn,
+        GrantInactive when pactd says no, and PactdError when pactd could not
+        be asked (fail closed). pactd answers from its grant cache, within
+        the same revocation bound as VerifyAgentRequest."""
+        if delegation is None or not delegation.grant_id:
+            raise NotDelegated("the turn carries no delegation grant")
+        r = await self.check_grant(
+            delegation_pb2.CheckGrantRequest(
+                brand_id=brand_id,
+                grant_id=delegation.grant_id,
+                brand_user=delegation.brand_user,
+                agent_id=caller.agent_id if caller else "",
+                scopes=list(scopes),
+                authorization_details_json=detail,
+            )
+        )
+        if not r.active:
+            raise GrantInactive(delegation_pb2.GrantCheckReason.Name(r.reason), tuple(r.missing_scopes))
 
     async def revoke_grant(self, req: delegation_pb2.RevokeGrantRequest) -> delegation_pb2.RevokeGrantResponse:
         """Revokes a grant; NOT_FOUND for another Brand's or Brand user's."""

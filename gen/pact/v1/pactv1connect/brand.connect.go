@@ -46,6 +46,18 @@ const (
 	// BrandServiceGetAgentCardProcedure is the fully-qualified name of the BrandService's GetAgentCard
 	// RPC.
 	BrandServiceGetAgentCardProcedure = "/pact.v1.BrandService/GetAgentCard"
+	// BrandServiceSetBrandAgentPolicyProcedure is the fully-qualified name of the BrandService's
+	// SetBrandAgentPolicy RPC.
+	BrandServiceSetBrandAgentPolicyProcedure = "/pact.v1.BrandService/SetBrandAgentPolicy"
+	// BrandServiceAddBrandAgentProcedure is the fully-qualified name of the BrandService's
+	// AddBrandAgent RPC.
+	BrandServiceAddBrandAgentProcedure = "/pact.v1.BrandService/AddBrandAgent"
+	// BrandServiceRemoveBrandAgentProcedure is the fully-qualified name of the BrandService's
+	// RemoveBrandAgent RPC.
+	BrandServiceRemoveBrandAgentProcedure = "/pact.v1.BrandService/RemoveBrandAgent"
+	// BrandServiceListBrandAgentsProcedure is the fully-qualified name of the BrandService's
+	// ListBrandAgents RPC.
+	BrandServiceListBrandAgentsProcedure = "/pact.v1.BrandService/ListBrandAgents"
 )
 
 // BrandServiceClient is a client for the pact.v1.BrandService service.
@@ -62,6 +74,27 @@ type BrandServiceClient interface {
 	// GetAgentCard returns the Brand's A2A Agent Card, byte for byte what a
 	// frontend serves at {interfaceUrl}/.well-known/agent-card.json.
 	GetAgentCard(context.Context, *v1.GetAgentCardRequest) (*v1.GetAgentCardResponse, error)
+	// SetBrandAgentPolicy chooses which enabled PAs may call the Brand: all
+	// of them (the default) or only those on its list. VerifyAgentRequest
+	// refuses any other PA with DENY_REASON_AGENT_NOT_ALLOWED (a bare 401),
+	// on every replica within the change feed's revocation bound; so do the
+	// device authorization and token endpoints (a bare 401: no new grant or
+	// token there; RevokeToken stays open), and CheckGrant answers
+	// GRANT_CHECK_REASON_AGENT_NOT_ALLOWED for the PA's grants. The list
+	// is kept while the policy is BRAND_AGENT_POLICY_ALL, so switching back
+	// and forth loses nothing. NOT_FOUND for an unknown Brand.
+	SetBrandAgentPolicy(context.Context, *v1.SetBrandAgentPolicyRequest) (*v1.SetBrandAgentPolicyResponse, error)
+	// AddBrandAgent puts a registered PA on the Brand's list; adding one that
+	// is listed already succeeds and changes nothing. NOT_FOUND for an
+	// unknown Brand or agent; RESOURCE_EXHAUSTED when the list holds 1000
+	// PAs. Deleting the agent takes it off every list.
+	AddBrandAgent(context.Context, *v1.AddBrandAgentRequest) (*v1.AddBrandAgentResponse, error)
+	// RemoveBrandAgent takes a PA off the Brand's list; NOT_FOUND when it is
+	// not on it (or the Brand is unknown).
+	RemoveBrandAgent(context.Context, *v1.RemoveBrandAgentRequest) (*v1.RemoveBrandAgentResponse, error)
+	// ListBrandAgents lists the PAs on the Brand's list, by agent id, with
+	// the policy in force. NOT_FOUND for an unknown Brand.
+	ListBrandAgents(context.Context, *v1.ListBrandAgentsRequest) (*v1.ListBrandAgentsResponse, error)
 }
 
 // NewBrandServiceClient constructs a client for the pact.v1.BrandService service. By default, it
@@ -105,16 +138,44 @@ func NewBrandServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(brandServiceMethods.ByName("GetAgentCard")),
 			connect.WithClientOptions(opts...),
 		),
+		setBrandAgentPolicy: connect.NewClient[v1.SetBrandAgentPolicyRequest, v1.SetBrandAgentPolicyResponse](
+			httpClient,
+			baseURL+BrandServiceSetBrandAgentPolicyProcedure,
+			connect.WithSchema(brandServiceMethods.ByName("SetBrandAgentPolicy")),
+			connect.WithClientOptions(opts...),
+		),
+		addBrandAgent: connect.NewClient[v1.AddBrandAgentRequest, v1.AddBrandAgentResponse](
+			httpClient,
+			baseURL+BrandServiceAddBrandAgentProcedure,
+			connect.WithSchema(brandServiceMethods.ByName("AddBrandAgent")),
+			connect.WithClientOptions(opts...),
+		),
+		removeBrandAgent: connect.NewClient[v1.RemoveBrandAgentRequest, v1.RemoveBrandAgentResponse](
+			httpClient,
+			baseURL+BrandServiceRemoveBrandAgentProcedure,
+			connect.WithSchema(brandServiceMethods.ByName("RemoveBrandAgent")),
+			connect.WithClientOptions(opts...),
+		),
+		listBrandAgents: connect.NewClient[v1.ListBrandAgentsRequest, v1.ListBrandAgentsResponse](
+			httpClient,
+			baseURL+BrandServiceListBrandAgentsProcedure,
+			connect.WithSchema(brandServiceMethods.ByName("ListBrandAgents")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // brandServiceClient implements BrandServiceClient.
 type brandServiceClient struct {
-	createBrand  *connect.Client[v1.CreateBrandRequest, v1.CreateBrandResponse]
-	getBrand     *connect.Client[v1.GetBrandRequest, v1.GetBrandResponse]
-	listBrands   *connect.Client[v1.ListBrandsRequest, v1.ListBrandsResponse]
-	updateBrand  *connect.Client[v1.UpdateBrandRequest, v1.UpdateBrandResponse]
-	getAgentCard *connect.Client[v1.GetAgentCardRequest, v1.GetAgentCardResponse]
+	createBrand         *connect.Client[v1.CreateBrandRequest, v1.CreateBrandResponse]
+	getBrand            *connect.Client[v1.GetBrandRequest, v1.GetBrandResponse]
+	listBrands          *connect.Client[v1.ListBrandsRequest, v1.ListBrandsResponse]
+	updateBrand         *connect.Client[v1.UpdateBrandRequest, v1.UpdateBrandResponse]
+	getAgentCard        *connect.Client[v1.GetAgentCardRequest, v1.GetAgentCardResponse]
+	setBrandAgentPolicy *connect.Client[v1.SetBrandAgentPolicyRequest, v1.SetBrandAgentPolicyResponse]
+	addBrandAgent       *connect.Client[v1.AddBrandAgentRequest, v1.AddBrandAgentResponse]
+	removeBrandAgent    *connect.Client[v1.RemoveBrandAgentRequest, v1.RemoveBrandAgentResponse]
+	listBrandAgents     *connect.Client[v1.ListBrandAgentsRequest, v1.ListBrandAgentsResponse]
 }
 
 // CreateBrand calls pact.v1.BrandService.CreateBrand.
@@ -162,6 +223,42 @@ func (c *brandServiceClient) GetAgentCard(ctx context.Context, req *v1.GetAgentC
 	return nil, err
 }
 
+// SetBrandAgentPolicy calls pact.v1.BrandService.SetBrandAgentPolicy.
+func (c *brandServiceClient) SetBrandAgentPolicy(ctx context.Context, req *v1.SetBrandAgentPolicyRequest) (*v1.SetBrandAgentPolicyResponse, error) {
+	response, err := c.setBrandAgentPolicy.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// AddBrandAgent calls pact.v1.BrandService.AddBrandAgent.
+func (c *brandServiceClient) AddBrandAgent(ctx context.Context, req *v1.AddBrandAgentRequest) (*v1.AddBrandAgentResponse, error) {
+	response, err := c.addBrandAgent.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// RemoveBrandAgent calls pact.v1.BrandService.RemoveBrandAgent.
+func (c *brandServiceClient) RemoveBrandAgent(ctx context.Context, req *v1.RemoveBrandAgentRequest) (*v1.RemoveBrandAgentResponse, error) {
+	response, err := c.removeBrandAgent.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// ListBrandAgents calls pact.v1.BrandService.ListBrandAgents.
+func (c *brandServiceClient) ListBrandAgents(ctx context.Context, req *v1.ListBrandAgentsRequest) (*v1.ListBrandAgentsResponse, error) {
+	response, err := c.listBrandAgents.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // BrandServiceHandler is an implementation of the pact.v1.BrandService service.
 type BrandServiceHandler interface {
 	// CreateBrand adds a Brand. brand_id is required, unless
@@ -176,6 +273,27 @@ type BrandServiceHandler interface {
 	// GetAgentCard returns the Brand's A2A Agent Card, byte for byte what a
 	// frontend serves at {interfaceUrl}/.well-known/agent-card.json.
 	GetAgentCard(context.Context, *v1.GetAgentCardRequest) (*v1.GetAgentCardResponse, error)
+	// SetBrandAgentPolicy chooses which enabled PAs may call the Brand: all
+	// of them (the default) or only those on its list. VerifyAgentRequest
+	// refuses any other PA with DENY_REASON_AGENT_NOT_ALLOWED (a bare 401),
+	// on every replica within the change feed's revocation bound; so do the
+	// device authorization and token endpoints (a bare 401: no new grant or
+	// token there; RevokeToken stays open), and CheckGrant answers
+	// GRANT_CHECK_REASON_AGENT_NOT_ALLOWED for the PA's grants. The list
+	// is kept while the policy is BRAND_AGENT_POLICY_ALL, so switching back
+	// and forth loses nothing. NOT_FOUND for an unknown Brand.
+	SetBrandAgentPolicy(context.Context, *v1.SetBrandAgentPolicyRequest) (*v1.SetBrandAgentPolicyResponse, error)
+	// AddBrandAgent puts a registered PA on the Brand's list; adding one that
+	// is listed already succeeds and changes nothing. NOT_FOUND for an
+	// unknown Brand or agent; RESOURCE_EXHAUSTED when the list holds 1000
+	// PAs. Deleting the agent takes it off every list.
+	AddBrandAgent(context.Context, *v1.AddBrandAgentRequest) (*v1.AddBrandAgentResponse, error)
+	// RemoveBrandAgent takes a PA off the Brand's list; NOT_FOUND when it is
+	// not on it (or the Brand is unknown).
+	RemoveBrandAgent(context.Context, *v1.RemoveBrandAgentRequest) (*v1.RemoveBrandAgentResponse, error)
+	// ListBrandAgents lists the PAs on the Brand's list, by agent id, with
+	// the policy in force. NOT_FOUND for an unknown Brand.
+	ListBrandAgents(context.Context, *v1.ListBrandAgentsRequest) (*v1.ListBrandAgentsResponse, error)
 }
 
 // NewBrandServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -215,6 +333,30 @@ func NewBrandServiceHandler(svc BrandServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(brandServiceMethods.ByName("GetAgentCard")),
 		connect.WithHandlerOptions(opts...),
 	)
+	brandServiceSetBrandAgentPolicyHandler := connect.NewUnaryHandlerSimple(
+		BrandServiceSetBrandAgentPolicyProcedure,
+		svc.SetBrandAgentPolicy,
+		connect.WithSchema(brandServiceMethods.ByName("SetBrandAgentPolicy")),
+		connect.WithHandlerOptions(opts...),
+	)
+	brandServiceAddBrandAgentHandler := connect.NewUnaryHandlerSimple(
+		BrandServiceAddBrandAgentProcedure,
+		svc.AddBrandAgent,
+		connect.WithSchema(brandServiceMethods.ByName("AddBrandAgent")),
+		connect.WithHandlerOptions(opts...),
+	)
+	brandServiceRemoveBrandAgentHandler := connect.NewUnaryHandlerSimple(
+		BrandServiceRemoveBrandAgentProcedure,
+		svc.RemoveBrandAgent,
+		connect.WithSchema(brandServiceMethods.ByName("RemoveBrandAgent")),
+		connect.WithHandlerOptions(opts...),
+	)
+	brandServiceListBrandAgentsHandler := connect.NewUnaryHandlerSimple(
+		BrandServiceListBrandAgentsProcedure,
+		svc.ListBrandAgents,
+		connect.WithSchema(brandServiceMethods.ByName("ListBrandAgents")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/pact.v1.BrandService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case BrandServiceCreateBrandProcedure:
@@ -227,6 +369,14 @@ func NewBrandServiceHandler(svc BrandServiceHandler, opts ...connect.HandlerOpti
 			brandServiceUpdateBrandHandler.ServeHTTP(w, r)
 		case BrandServiceGetAgentCardProcedure:
 			brandServiceGetAgentCardHandler.ServeHTTP(w, r)
+		case BrandServiceSetBrandAgentPolicyProcedure:
+			brandServiceSetBrandAgentPolicyHandler.ServeHTTP(w, r)
+		case BrandServiceAddBrandAgentProcedure:
+			brandServiceAddBrandAgentHandler.ServeHTTP(w, r)
+		case BrandServiceRemoveBrandAgentProcedure:
+			brandServiceRemoveBrandAgentHandler.ServeHTTP(w, r)
+		case BrandServiceListBrandAgentsProcedure:
+			brandServiceListBrandAgentsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -254,4 +404,20 @@ func (UnimplementedBrandServiceHandler) UpdateBrand(context.Context, *v1.UpdateB
 
 func (UnimplementedBrandServiceHandler) GetAgentCard(context.Context, *v1.GetAgentCardRequest) (*v1.GetAgentCardResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.BrandService.GetAgentCard is not implemented"))
+}
+
+func (UnimplementedBrandServiceHandler) SetBrandAgentPolicy(context.Context, *v1.SetBrandAgentPolicyRequest) (*v1.SetBrandAgentPolicyResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.BrandService.SetBrandAgentPolicy is not implemented"))
+}
+
+func (UnimplementedBrandServiceHandler) AddBrandAgent(context.Context, *v1.AddBrandAgentRequest) (*v1.AddBrandAgentResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.BrandService.AddBrandAgent is not implemented"))
+}
+
+func (UnimplementedBrandServiceHandler) RemoveBrandAgent(context.Context, *v1.RemoveBrandAgentRequest) (*v1.RemoveBrandAgentResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.BrandService.RemoveBrandAgent is not implemented"))
+}
+
+func (UnimplementedBrandServiceHandler) ListBrandAgents(context.Context, *v1.ListBrandAgentsRequest) (*v1.ListBrandAgentsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.BrandService.ListBrandAgents is not implemented"))
 }

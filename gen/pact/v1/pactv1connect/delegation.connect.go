@@ -63,6 +63,9 @@ const (
 	// DelegationServiceStartStepUpProcedure is the fully-qualified name of the DelegationService's
 	// StartStepUp RPC.
 	DelegationServiceStartStepUpProcedure = "/pact.v1.DelegationService/StartStepUp"
+	// DelegationServiceCheckGrantProcedure is the fully-qualified name of the DelegationService's
+	// CheckGrant RPC.
+	DelegationServiceCheckGrantProcedure = "/pact.v1.DelegationService/CheckGrant"
 )
 
 // DelegationServiceClient is a client for the pact.v1.DelegationService service.
@@ -138,6 +141,20 @@ type DelegationServiceClient interface {
 	// StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 	// the caller lacks (§5.5).
 	StartStepUp(context.Context, *v1.StartStepUpRequest) (*v1.StartStepUpResponse, error)
+	// CheckGrant is the action guard: whether a grant of the Brand is active
+	// now and, optionally, grants the scopes and covers the
+	// authorization_details entry an action needs. An agent calls it right
+	// before a tool runs and again after a slow policy decision, to catch a
+	// grant revoked in between. It answers from the replica's grant cache
+	// (no database read while nothing changed), so a revocation on any
+	// replica turns it false within the change feed's revocation bound, the
+	// same bound as VerifyAgentRequest. A refusal is an answer (active
+	// false and a reason), never an RPC error; INVALID_ARGUMENT is kept for
+	// malformed calls. A grant of another Brand (or of another brand_user
+	// or agent_id, when given) is GRANT_CHECK_REASON_UNKNOWN, exactly as a
+	// grant that does not exist, so a caller cannot probe other Brands'
+	// grants.
+	CheckGrant(context.Context, *v1.CheckGrantRequest) (*v1.CheckGrantResponse, error)
 }
 
 // NewDelegationServiceClient constructs a client for the pact.v1.DelegationService service. By
@@ -211,6 +228,12 @@ func NewDelegationServiceClient(httpClient connect.HTTPClient, baseURL string, o
 			connect.WithSchema(delegationServiceMethods.ByName("StartStepUp")),
 			connect.WithClientOptions(opts...),
 		),
+		checkGrant: connect.NewClient[v1.CheckGrantRequest, v1.CheckGrantResponse](
+			httpClient,
+			baseURL+DelegationServiceCheckGrantProcedure,
+			connect.WithSchema(delegationServiceMethods.ByName("CheckGrant")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -226,6 +249,7 @@ type delegationServiceClient struct {
 	revokeToken              *connect.Client[v1.RevokeTokenRequest, v1.RevokeTokenResponse]
 	listGrants               *connect.Client[v1.ListGrantsRequest, v1.ListGrantsResponse]
 	startStepUp              *connect.Client[v1.StartStepUpRequest, v1.StartStepUpResponse]
+	checkGrant               *connect.Client[v1.CheckGrantRequest, v1.CheckGrantResponse]
 }
 
 // StartDeviceAuthorization calls pact.v1.DelegationService.StartDeviceAuthorization.
@@ -318,6 +342,15 @@ func (c *delegationServiceClient) StartStepUp(ctx context.Context, req *v1.Start
 	return nil, err
 }
 
+// CheckGrant calls pact.v1.DelegationService.CheckGrant.
+func (c *delegationServiceClient) CheckGrant(ctx context.Context, req *v1.CheckGrantRequest) (*v1.CheckGrantResponse, error) {
+	response, err := c.checkGrant.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // DelegationServiceHandler is an implementation of the pact.v1.DelegationService service.
 type DelegationServiceHandler interface {
 	// StartDeviceAuthorization is the device authorization endpoint
@@ -391,6 +424,20 @@ type DelegationServiceHandler interface {
 	// StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 	// the caller lacks (§5.5).
 	StartStepUp(context.Context, *v1.StartStepUpRequest) (*v1.StartStepUpResponse, error)
+	// CheckGrant is the action guard: whether a grant of the Brand is active
+	// now and, optionally, grants the scopes and covers the
+	// authorization_details entry an action needs. An agent calls it right
+	// before a tool runs and again after a slow policy decision, to catch a
+	// grant revoked in between. It answers from the replica's grant cache
+	// (no database read while nothing changed), so a revocation on any
+	// replica turns it false within the change feed's revocation bound, the
+	// same bound as VerifyAgentRequest. A refusal is an answer (active
+	// false and a reason), never an RPC error; INVALID_ARGUMENT is kept for
+	// malformed calls. A grant of another Brand (or of another brand_user
+	// or agent_id, when given) is GRANT_CHECK_REASON_UNKNOWN, exactly as a
+	// grant that does not exist, so a caller cannot probe other Brands'
+	// grants.
+	CheckGrant(context.Context, *v1.CheckGrantRequest) (*v1.CheckGrantResponse, error)
 }
 
 // NewDelegationServiceHandler builds an HTTP handler from the service implementation. It returns
@@ -460,6 +507,12 @@ func NewDelegationServiceHandler(svc DelegationServiceHandler, opts ...connect.H
 		connect.WithSchema(delegationServiceMethods.ByName("StartStepUp")),
 		connect.WithHandlerOptions(opts...),
 	)
+	delegationServiceCheckGrantHandler := connect.NewUnaryHandlerSimple(
+		DelegationServiceCheckGrantProcedure,
+		svc.CheckGrant,
+		connect.WithSchema(delegationServiceMethods.ByName("CheckGrant")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/pact.v1.DelegationService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case DelegationServiceStartDeviceAuthorizationProcedure:
@@ -482,6 +535,8 @@ func NewDelegationServiceHandler(svc DelegationServiceHandler, opts ...connect.H
 			delegationServiceListGrantsHandler.ServeHTTP(w, r)
 		case DelegationServiceStartStepUpProcedure:
 			delegationServiceStartStepUpHandler.ServeHTTP(w, r)
+		case DelegationServiceCheckGrantProcedure:
+			delegationServiceCheckGrantHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -529,4 +584,8 @@ func (UnimplementedDelegationServiceHandler) ListGrants(context.Context, *v1.Lis
 
 func (UnimplementedDelegationServiceHandler) StartStepUp(context.Context, *v1.StartStepUpRequest) (*v1.StartStepUpResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.DelegationService.StartStepUp is not implemented"))
+}
+
+func (UnimplementedDelegationServiceHandler) CheckGrant(context.Context, *v1.CheckGrantRequest) (*v1.CheckGrantResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.DelegationService.CheckGrant is not implemented"))
 }

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pact/v1/brand.proto.
  */
 export const file_pact_v1_brand: GenFile = /*@__PURE__*/
-  fileDesc("ChNwYWN0L3YxL2JyYW5kLnByb3RvEgdwYWN0LnYxIo4CCgVCcmFuZBIQCghicmFuZF9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSHgoGc2tpbGxzGAQgAygLMg4ucGFjdC52MS5Ta2lsbBIVCg1pbnRlcmZhY2VfdXJsGAUgASgJEi8KCmRlbGVnYXRpb24YBiABKAsyGy5wYWN0LnYxLkRlbGVnYXRpb25TZXR0aW5ncxIvCgtjcmVhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlYKBVNraWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSDAoEdGFncxgEIAMoCRIQCghleGFtcGxlcxgFIAMoCSKmAgoSRGVsZWdhdGlvblNldHRpbmdzEg8KB2VuYWJsZWQYASABKAgSHgoGc2NvcGVzGAIgAygLMg4ucGFjdC52MS5TY29wZRIRCglsb2dpbl91cmwYAyABKAkSKwoKbG9naW5fbW9kZRgEIAEoDjIXLnBhY3QudjEuQnJhbmRMb2dpbk1vZGUSGAoQYXNzZXJ0aW9uX2lzc3VlchgFIAEoCRIaChJhc3NlcnRpb25fandrc191cmkYBiABKAkSRgobYXV0aG9yaXphdGlvbl9kZXRhaWxzX3R5cGVzGAcgAygLMiEucGFjdC52MS5BdXRob3JpemF0aW9uRGV0YWlsc1R5cGUSIQoZc2tpcF9jb25zZW50X3doZW5fZ3JhbnRlZBgIIAEoCCIoCgVTY29wZRIKCgJpZBgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCSK9AQoSQ3JlYXRlQnJhbmRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIeCgZza2lsbHMYBCADKAsyDi5wYWN0LnYxLlNraWxsEi8KCmRlbGVnYXRpb24YBSABKAsyGy5wYWN0LnYxLkRlbGVnYXRpb25TZXR0aW5ncxIZChFnZW5lcmF0ZV9icmFuZF9pZBgGIAEoCCI0ChNDcmVhdGVCcmFuZFJlc3BvbnNlEh0KBWJyYW5kGAEgASgLMg4ucGFjdC52MS5CcmFuZCIjCg9HZXRCcmFuZFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkiMQoQR2V0QnJhbmRSZXNwb25zZRIdCgVicmFuZBgBIAEoCzIOLnBhY3QudjEuQnJhbmQiNwoRTGlzdEJyYW5kc1JlcXVlc3QSIgoEcGFnZRgBIAEoCzIULnBhY3QudjEuUGFnZVJlcXVlc3QiTQoSTGlzdEJyYW5kc1Jlc3BvbnNlEh4KBmJyYW5kcxgBIAMoCzIOLnBhY3QudjEuQnJhbmQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImQKElVwZGF0ZUJyYW5kUmVxdWVzdBIdCgVicmFuZBgBIAEoCzIOLnBhY3QudjEuQnJhbmQSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIjQKE1VwZGF0ZUJyYW5kUmVzcG9uc2USHQoFYnJhbmQYASABKAsyDi5wYWN0LnYxLkJyYW5kIicKE0dldEFnZW50Q2FyZFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkitAEKFEdldEFnZW50Q2FyZFJlc3BvbnNlEhEKCWNhcmRfanNvbhgBIAEoCRIUCgxjb250ZW50X3R5cGUYAiABKAkSFQoNY2FjaGVfY29udHJvbBgDIAEoCRIVCg1pbnRlcmZhY2VfdXJsGAQgASgJEisKCmxvZ2luX21vZGUYBSABKA4yFy5wYWN0LnYxLkJyYW5kTG9naW5Nb2RlEhgKEHZlcmlmaWNhdGlvbl91cmkYBiABKAkqgAEKDkJyYW5kTG9naW5Nb2RlEiAKHEJSQU5EX0xPR0lOX01PREVfVU5TUEVDSUZJRUQQABIlCiFCUkFORF9MT0dJTl9NT0RFX1NJR05FRF9BU1NFUlRJT04QARIlCiFCUkFORF9MT0dJTl9NT0RFX1RSVVNURURfRlJPTlRFTkQQAjKBAwoMQnJhbmRTZXJ2aWNlEkoKC0NyZWF0ZUJyYW5kEhsucGFjdC52MS5DcmVhdGVCcmFuZFJlcXVlc3QaHC5wYWN0LnYxLkNyZWF0ZUJyYW5kUmVzcG9uc2UiABJBCghHZXRCcmFuZBIYLnBhY3QudjEuR2V0QnJhbmRSZXF1ZXN0GhkucGFjdC52MS5HZXRCcmFuZFJlc3BvbnNlIgASRwoKTGlzdEJyYW5kcxIaLnBhY3QudjEuTGlzdEJyYW5kc1JlcXVlc3QaGy5wYWN0LnYxLkxpc3RCcmFuZHNSZXNwb25zZSIAEkoKC1VwZGF0ZUJyYW5kEhsucGFjdC52MS5VcGRhdGVCcmFuZFJlcXVlc3QaHC5wYWN0LnYxLlVwZGF0ZUJyYW5kUmVzcG9uc2UiABJNCgxHZXRBZ2VudENhcmQSHC5wYWN0LnYxLkdldEFnZW50Q2FyZFJlcXVlc3QaHS5wYWN0LnYxLkdldEFnZW50Q2FyZFJlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_pact_v1_authorization_details, file_pact_v1_common]);
+  fileDesc("ChNwYWN0L3YxL2JyYW5kLnByb3RvEgdwYWN0LnYxIr8CCgVCcmFuZBIQCghicmFuZF9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSHgoGc2tpbGxzGAQgAygLMg4ucGFjdC52MS5Ta2lsbBIVCg1pbnRlcmZhY2VfdXJsGAUgASgJEi8KCmRlbGVnYXRpb24YBiABKAsyGy5wYWN0LnYxLkRlbGVnYXRpb25TZXR0aW5ncxIvCgtjcmVhdGVfdGltZRgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KDGFnZW50X3BvbGljeRgJIAEoDjIZLnBhY3QudjEuQnJhbmRBZ2VudFBvbGljeSJWCgVTa2lsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEgwKBHRhZ3MYBCADKAkSEAoIZXhhbXBsZXMYBSADKAkipgIKEkRlbGVnYXRpb25TZXR0aW5ncxIPCgdlbmFibGVkGAEgASgIEh4KBnNjb3BlcxgCIAMoCzIOLnBhY3QudjEuU2NvcGUSEQoJbG9naW5fdXJsGAMgASgJEisKCmxvZ2luX21vZGUYBCABKA4yFy5wYWN0LnYxLkJyYW5kTG9naW5Nb2RlEhgKEGFzc2VydGlvbl9pc3N1ZXIYBSABKAkSGgoSYXNzZXJ0aW9uX2p3a3NfdXJpGAYgASgJEkYKG2F1dGhvcml6YXRpb25fZGV0YWlsc190eXBlcxgHIAMoCzIhLnBhY3QudjEuQXV0aG9yaXphdGlvbkRldGFpbHNUeXBlEiEKGXNraXBfY29uc2VudF93aGVuX2dyYW50ZWQYCCABKAgiKAoFU2NvcGUSCgoCaWQYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkivQEKEkNyZWF0ZUJyYW5kUmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSHgoGc2tpbGxzGAQgAygLMg4ucGFjdC52MS5Ta2lsbBIvCgpkZWxlZ2F0aW9uGAUgASgLMhsucGFjdC52MS5EZWxlZ2F0aW9uU2V0dGluZ3MSGQoRZ2VuZXJhdGVfYnJhbmRfaWQYBiABKAgiNAoTQ3JlYXRlQnJhbmRSZXNwb25zZRIdCgVicmFuZBgBIAEoCzIOLnBhY3QudjEuQnJhbmQiIwoPR2V0QnJhbmRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJIjEKEEdldEJyYW5kUmVzcG9uc2USHQoFYnJhbmQYASABKAsyDi5wYWN0LnYxLkJyYW5kIjcKEUxpc3RCcmFuZHNSZXF1ZXN0EiIKBHBhZ2UYASABKAsyFC5wYWN0LnYxLlBhZ2VSZXF1ZXN0Ik0KEkxpc3RCcmFuZHNSZXNwb25zZRIeCgZicmFuZHMYASADKAsyDi5wYWN0LnYxLkJyYW5kEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJkChJVcGRhdGVCcmFuZFJlcXVlc3QSHQoFYnJhbmQYASABKAsyDi5wYWN0LnYxLkJyYW5kEi8KC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayI0ChNVcGRhdGVCcmFuZFJlc3BvbnNlEh0KBWJyYW5kGAEgASgLMg4ucGFjdC52MS5CcmFuZCInChNHZXRBZ2VudENhcmRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJIrQBChRHZXRBZ2VudENhcmRSZXNwb25zZRIRCgljYXJkX2pzb24YASABKAkSFAoMY29udGVudF90eXBlGAIgASgJEhUKDWNhY2hlX2NvbnRyb2wYAyABKAkSFQoNaW50ZXJmYWNlX3VybBgEIAEoCRIrCgpsb2dpbl9tb2RlGAUgASgOMhcucGFjdC52MS5CcmFuZExvZ2luTW9kZRIYChB2ZXJpZmljYXRpb25fdXJpGAYgASgJIlkKGlNldEJyYW5kQWdlbnRQb2xpY3lSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEikKBnBvbGljeRgCIAEoDjIZLnBhY3QudjEuQnJhbmRBZ2VudFBvbGljeSI8ChtTZXRCcmFuZEFnZW50UG9saWN5UmVzcG9uc2USHQoFYnJhbmQYASABKAsyDi5wYWN0LnYxLkJyYW5kIjoKFEFkZEJyYW5kQWdlbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJIiYKFUFkZEJyYW5kQWdlbnRSZXNwb25zZRINCgVhZGRlZBgBIAEoCCI9ChdSZW1vdmVCcmFuZEFnZW50UmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCSIaChhSZW1vdmVCcmFuZEFnZW50UmVzcG9uc2UiTgoWTGlzdEJyYW5kQWdlbnRzUmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIiCgRwYWdlGAIgASgLMhQucGFjdC52MS5QYWdlUmVxdWVzdCKCAQoXTGlzdEJyYW5kQWdlbnRzUmVzcG9uc2USKQoGcG9saWN5GAEgASgOMhkucGFjdC52MS5CcmFuZEFnZW50UG9saWN5EiMKBmFnZW50cxgCIAMoCzITLnBhY3QudjEuQnJhbmRBZ2VudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkiYgoKQnJhbmRBZ2VudBIQCghhZ2VudF9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSLAoIYWRkX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKnEKEEJyYW5kQWdlbnRQb2xpY3kSIgoeQlJBTkRfQUdFTlRfUE9MSUNZX1VOU1BFQ0lGSUVEEAASGgoWQlJBTkRfQUdFTlRfUE9MSUNZX0FMTBABEh0KGUJSQU5EX0FHRU5UX1BPTElDWV9MSVNURUQQAiqAAQoOQnJhbmRMb2dpbk1vZGUSIAocQlJBTkRfTE9HSU5fTU9ERV9VTlNQRUNJRklFRBAAEiUKIUJSQU5EX0xPR0lOX01PREVfU0lHTkVEX0FTU0VSVElPThABEiUKIUJSQU5EX0xPR0lOX01PREVfVFJVU1RFRF9GUk9OVEVORBACMuoFCgxCcmFuZFNlcnZpY2USSgoLQ3JlYXRlQnJhbmQSGy5wYWN0LnYxLkNyZWF0ZUJyYW5kUmVxdWVzdBocLnBhY3QudjEuQ3JlYXRlQnJhbmRSZXNwb25zZSIAEkEKCEdldEJyYW5kEhgucGFjdC52MS5HZXRCcmFuZFJlcXVlc3QaGS5wYWN0LnYxLkdldEJyYW5kUmVzcG9uc2UiABJHCgpMaXN0QnJhbmRzEhoucGFjdC52MS5MaXN0QnJhbmRzUmVxdWVzdBobLnBhY3QudjEuTGlzdEJyYW5kc1Jlc3BvbnNlIgASSgoLVXBkYXRlQnJhbmQSGy5wYWN0LnYxLlVwZGF0ZUJyYW5kUmVxdWVzdBocLnBhY3QudjEuVXBkYXRlQnJhbmRSZXNwb25zZSIAEk0KDEdldEFnZW50Q2FyZBIcLnBhY3QudjEuR2V0QWdlbnRDYXJkUmVxdWVzdBodLnBhY3QudjEuR2V0QWdlbnRDYXJkUmVzcG9uc2UiABJiChNTZXRCcmFuZEFnZW50UG9saWN5EiMucGFjdC52MS5TZXRCcmFuZEFnZW50UG9saWN5UmVxdWVzdBokLnBhY3QudjEuU2V0QnJhbmRBZ2VudFBvbGljeVJlc3BvbnNlIgASUAoNQWRkQnJhbmRBZ2VudBIdLnBhY3QudjEuQWRkQnJhbmRBZ2VudFJlcXVlc3QaHi5wYWN0LnYxLkFkZEJyYW5kQWdlbnRSZXNwb25zZSIAElkKEFJlbW92ZUJyYW5kQWdlbnQSIC5wYWN0LnYxLlJlbW92ZUJyYW5kQWdlbnRSZXF1ZXN0GiEucGFjdC52MS5SZW1vdmVCcmFuZEFnZW50UmVzcG9uc2UiABJWCg9MaXN0QnJhbmRBZ2VudHMSHy5wYWN0LnYxLkxpc3RCcmFuZEFnZW50c1JlcXVlc3QaIC5wYWN0LnYxLkxpc3RCcmFuZEFnZW50c1Jlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_pact_v1_authorization_details, file_pact_v1_common]);
 
 /**
  * Brand is a business whose support agent the Provider hosts.
@@ -81,6 +81,14 @@ export type Brand = Message<"pact.v1.Brand"> & {
    * @generated from field: google.protobuf.Timestamp update_time = 8;
    */
   updateTime?: Timestamp | undefined;
+
+  /**
+   * Which PAs may call the Brand; output only (SetBrandAgentPolicy changes
+   * it).
+   *
+   * @generated from field: pact.v1.BrandAgentPolicy agent_policy = 9;
+   */
+  agentPolicy: BrandAgentPolicy;
 };
 
 /**
@@ -559,6 +567,280 @@ export const GetAgentCardResponseSchema: GenMessage<GetAgentCardResponse> = /*@_
   messageDesc(file_pact_v1_brand, 13);
 
 /**
+ * SetBrandAgentPolicyRequest sets a Brand's agent policy.
+ *
+ * @generated from message pact.v1.SetBrandAgentPolicyRequest
+ */
+export type SetBrandAgentPolicyRequest = Message<"pact.v1.SetBrandAgentPolicyRequest"> & {
+  /**
+   * The Brand id.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The policy; UNSPECIFIED is refused (INVALID_ARGUMENT naming policy).
+   *
+   * @generated from field: pact.v1.BrandAgentPolicy policy = 2;
+   */
+  policy: BrandAgentPolicy;
+};
+
+/**
+ * Describes the message pact.v1.SetBrandAgentPolicyRequest.
+ * Use `create(SetBrandAgentPolicyRequestSchema)` to create a new message.
+ */
+export const SetBrandAgentPolicyRequestSchema: GenMessage<SetBrandAgentPolicyRequest> = /*@__PURE__*/
+  messageDesc(file_pact_v1_brand, 14);
+
+/**
+ * SetBrandAgentPolicyResponse returns the Brand after the change.
+ *
+ * @generated from message pact.v1.SetBrandAgentPolicyResponse
+ */
+export type SetBrandAgentPolicyResponse = Message<"pact.v1.SetBrandAgentPolicyResponse"> & {
+  /**
+   * The Brand.
+   *
+   * @generated from field: pact.v1.Brand brand = 1;
+   */
+  brand?: Brand | undefined;
+};
+
+/**
+ * Describes the message pact.v1.SetBrandAgentPolicyResponse.
+ * Use `create(SetBrandAgentPolicyResponseSchema)` to create a new message.
+ */
+export const SetBrandAgentPolicyResponseSchema: GenMessage<SetBrandAgentPolicyResponse> = /*@__PURE__*/
+  messageDesc(file_pact_v1_brand, 15);
+
+/**
+ * AddBrandAgentRequest puts a PA on a Brand's list.
+ *
+ * @generated from message pact.v1.AddBrandAgentRequest
+ */
+export type AddBrandAgentRequest = Message<"pact.v1.AddBrandAgentRequest"> & {
+  /**
+   * The Brand id.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The agent id (Agent.id).
+   *
+   * @generated from field: string agent_id = 2;
+   */
+  agentId: string;
+};
+
+/**
+ * Describes the message pact.v1.AddBrandAgentRequest.
+ * Use `create(AddBrandAgentRequestSchema)` to create a new message.
+ */
+export const AddBrandAgentRequestSchema: GenMessage<AddBrandAgentRequest> = /*@__PURE__*/
+  messageDesc(file_pact_v1_brand, 16);
+
+/**
+ * AddBrandAgentResponse says what happened.
+ *
+ * @generated from message pact.v1.AddBrandAgentResponse
+ */
+export type AddBrandAgentResponse = Message<"pact.v1.AddBrandAgentResponse"> & {
+  /**
+   * False when the PA was on the list already.
+   *
+   * @generated from field: bool added = 1;
+   */
+  added: boolean;
+};
+
+/**
+ * Describes the message pact.v1.AddBrandAgentResponse.
+ * Use `create(AddBrandAgentResponseSchema)` to create a new message.
+ */
+export const AddBrandAgentResponseSchema: GenMessage<AddBrandAgentResponse> = /*@__PURE__*/
+  messageDesc(file_pact_v1_brand, 17);
+
+/**
+ * RemoveBrandAgentRequest takes a PA off a Brand's list.
+ *
+ * @generated from message pact.v1.RemoveBrandAgentRequest
+ */
+export type RemoveBrandAgentRequest = Message<"pact.v1.RemoveBrandAgentRequest"> & {
+  /**
+   * The Brand id.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The agent id.
+   *
+   * @generated from field: string agent_id = 2;
+   */
+  agentId: string;
+};
+
+/**
+ * Describes the message pact.v1.RemoveBrandAgentRequest.
+ * Use `create(RemoveBrandAgentRequestSchema)` to create a new message.
+ */
+export const RemoveBrandAgentRequestSchema: GenMessage<RemoveBrandAgentRequest> = /*@__PURE__*/
+  messageDesc(file_pact_v1_brand, 18);
+
+/**
+ * RemoveBrandAgentResponse is empty.
+ *
+ * @generated from message pact.v1.RemoveBrandAgentResponse
+ */
+export type RemoveBrandAgentResponse = Message<"pact.v1.RemoveBrandAgentResponse"> & {
+};
+
+/**
+ * Describes the message pact.v1.RemoveBrandAgentResponse.
+ * Use `create(RemoveBrandAgentResponseSchema)` to create a new message.
+ */
+export const RemoveBrandAgentResponseSchema: GenMessage<RemoveBrandAgentResponse> = /*@__PURE__*/
+  messageDesc(file_pact_v1_brand, 19);
+
+/**
+ * ListBrandAgentsRequest asks for a page of a Brand's listed PAs.
+ *
+ * @generated from message pact.v1.ListBrandAgentsRequest
+ */
+export type ListBrandAgentsRequest = Message<"pact.v1.ListBrandAgentsRequest"> & {
+  /**
+   * The Brand id.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * Paging.
+   *
+   * @generated from field: pact.v1.PageRequest page = 2;
+   */
+  page?: PageRequest | undefined;
+};
+
+/**
+ * Describes the message pact.v1.ListBrandAgentsRequest.
+ * Use `create(ListBrandAgentsRequestSchema)` to create a new message.
+ */
+export const ListBrandAgentsRequestSchema: GenMessage<ListBrandAgentsRequest> = /*@__PURE__*/
+  messageDesc(file_pact_v1_brand, 20);
+
+/**
+ * ListBrandAgentsResponse is one page of a Brand's listed PAs.
+ *
+ * @generated from message pact.v1.ListBrandAgentsResponse
+ */
+export type ListBrandAgentsResponse = Message<"pact.v1.ListBrandAgentsResponse"> & {
+  /**
+   * The policy in force.
+   *
+   * @generated from field: pact.v1.BrandAgentPolicy policy = 1;
+   */
+  policy: BrandAgentPolicy;
+
+  /**
+   * The listed PAs on this page, by agent id.
+   *
+   * @generated from field: repeated pact.v1.BrandAgent agents = 2;
+   */
+  agents: BrandAgent[];
+
+  /**
+   * Token for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 3;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message pact.v1.ListBrandAgentsResponse.
+ * Use `create(ListBrandAgentsResponseSchema)` to create a new message.
+ */
+export const ListBrandAgentsResponseSchema: GenMessage<ListBrandAgentsResponse> = /*@__PURE__*/
+  messageDesc(file_pact_v1_brand, 21);
+
+/**
+ * BrandAgent is one PA on a Brand's list.
+ *
+ * @generated from message pact.v1.BrandAgent
+ */
+export type BrandAgent = Message<"pact.v1.BrandAgent"> & {
+  /**
+   * The agent id.
+   *
+   * @generated from field: string agent_id = 1;
+   */
+  agentId: string;
+
+  /**
+   * The agent's display name.
+   *
+   * @generated from field: string display_name = 2;
+   */
+  displayName: string;
+
+  /**
+   * When it was added to the list.
+   *
+   * @generated from field: google.protobuf.Timestamp add_time = 3;
+   */
+  addTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message pact.v1.BrandAgent.
+ * Use `create(BrandAgentSchema)` to create a new message.
+ */
+export const BrandAgentSchema: GenMessage<BrandAgent> = /*@__PURE__*/
+  messageDesc(file_pact_v1_brand, 22);
+
+/**
+ * BrandAgentPolicy says which enabled PAs may call a Brand.
+ *
+ * @generated from enum pact.v1.BrandAgentPolicy
+ */
+export enum BrandAgentPolicy {
+  /**
+   * Not set; means BRAND_AGENT_POLICY_ALL.
+   *
+   * @generated from enum value: BRAND_AGENT_POLICY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Every enabled PA (the default).
+   *
+   * @generated from enum value: BRAND_AGENT_POLICY_ALL = 1;
+   */
+  ALL = 1,
+
+  /**
+   * Only the enabled PAs on the Brand's list (AddBrandAgent); an empty
+   * list admits none.
+   *
+   * @generated from enum value: BRAND_AGENT_POLICY_LISTED = 2;
+   */
+  LISTED = 2,
+}
+
+/**
+ * Describes the enum pact.v1.BrandAgentPolicy.
+ */
+export const BrandAgentPolicySchema: GenEnum<BrandAgentPolicy> = /*@__PURE__*/
+  enumDesc(file_pact_v1_brand, 0);
+
+/**
  * BrandLoginMode says how a Brand's login asserts the User.
  *
  * @generated from enum pact.v1.BrandLoginMode
@@ -590,7 +872,7 @@ export enum BrandLoginMode {
  * Describes the enum pact.v1.BrandLoginMode.
  */
 export const BrandLoginModeSchema: GenEnum<BrandLoginMode> = /*@__PURE__*/
-  enumDesc(file_pact_v1_brand, 0);
+  enumDesc(file_pact_v1_brand, 1);
 
 /**
  * BrandService manages the Brands a Provider hosts and builds their A2A
@@ -650,6 +932,59 @@ export const BrandService: GenService<{
     methodKind: "unary";
     input: typeof GetAgentCardRequestSchema;
     output: typeof GetAgentCardResponseSchema;
+  },
+  /**
+   * SetBrandAgentPolicy chooses which enabled PAs may call the Brand: all
+   * of them (the default) or only those on its list. VerifyAgentRequest
+   * refuses any other PA with DENY_REASON_AGENT_NOT_ALLOWED (a bare 401),
+   * on every replica within the change feed's revocation bound; so do the
+   * device authorization and token endpoints (a bare 401: no new grant or
+   * token there; RevokeToken stays open), and CheckGrant answers
+   * GRANT_CHECK_REASON_AGENT_NOT_ALLOWED for the PA's grants. The list
+   * is kept while the policy is BRAND_AGENT_POLICY_ALL, so switching back
+   * and forth loses nothing. NOT_FOUND for an unknown Brand.
+   *
+   * @generated from rpc pact.v1.BrandService.SetBrandAgentPolicy
+   */
+  setBrandAgentPolicy: {
+    methodKind: "unary";
+    input: typeof SetBrandAgentPolicyRequestSchema;
+    output: typeof SetBrandAgentPolicyResponseSchema;
+  },
+  /**
+   * AddBrandAgent puts a registered PA on the Brand's list; adding one that
+   * is listed already succeeds and changes nothing. NOT_FOUND for an
+   * unknown Brand or agent; RESOURCE_EXHAUSTED when the list holds 1000
+   * PAs. Deleting the agent takes it off every list.
+   *
+   * @generated from rpc pact.v1.BrandService.AddBrandAgent
+   */
+  addBrandAgent: {
+    methodKind: "unary";
+    input: typeof AddBrandAgentRequestSchema;
+    output: typeof AddBrandAgentResponseSchema;
+  },
+  /**
+   * RemoveBrandAgent takes a PA off the Brand's list; NOT_FOUND when it is
+   * not on it (or the Brand is unknown).
+   *
+   * @generated from rpc pact.v1.BrandService.RemoveBrandAgent
+   */
+  removeBrandAgent: {
+    methodKind: "unary";
+    input: typeof RemoveBrandAgentRequestSchema;
+    output: typeof RemoveBrandAgentResponseSchema;
+  },
+  /**
+   * ListBrandAgents lists the PAs on the Brand's list, by agent id, with
+   * the policy in force. NOT_FOUND for an unknown Brand.
+   *
+   * @generated from rpc pact.v1.BrandService.ListBrandAgents
+   */
+  listBrandAgents: {
+    methodKind: "unary";
+    input: typeof ListBrandAgentsRequestSchema;
+    output: typeof ListBrandAgentsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_pact_v1_brand, 0);

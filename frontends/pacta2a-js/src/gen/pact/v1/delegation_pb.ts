@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pact/v1/delegation.proto.
  */
 export const file_pact_v1_delegation: GenFile = /*@__PURE__*/
-  fileDesc("ChhwYWN0L3YxL2RlbGVnYXRpb24ucHJvdG8SB3BhY3QudjEiqgEKH1N0YXJ0RGV2aWNlQXV0aG9yaXphdGlvblJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFQoNYXV0aG9yaXphdGlvbhgCIAEoCRIRCgljbGllbnRfaWQYAyABKAkSDQoFc2NvcGUYBCABKAkSIgoVYXV0aG9yaXphdGlvbl9kZXRhaWxzGAUgASgJSACIAQFCGAoWX2F1dGhvcml6YXRpb25fZGV0YWlscyLkAQogU3RhcnREZXZpY2VBdXRob3JpemF0aW9uUmVzcG9uc2USEwoLZGV2aWNlX2NvZGUYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhgKEHZlcmlmaWNhdGlvbl91cmkYAyABKAkSIQoZdmVyaWZpY2F0aW9uX3VyaV9jb21wbGV0ZRgEIAEoCRISCgpleHBpcmVzX2luGAUgASgFEhAKCGludGVydmFsGAYgASgFEiIKBWVycm9yGAcgASgLMhMucGFjdC52MS5PQXV0aEVycm9yEhEKCWJvZHlfanNvbhgIIAEoCSJhChZEZXNjcmliZUNvbnNlbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhEKCXVzZXJfY29kZRgCIAEoCRIOCgZzb3VyY2UYAyABKAkSEgoKYnJhbmRfdXNlchgEIAEoCSKoAgoXRGVzY3JpYmVDb25zZW50UmVzcG9uc2USGgoSYWdlbnRfZGlzcGxheV9uYW1lGAEgASgJEhQKDGFnZW50X29yaWdpbhgCIAEoCRIaChJicmFuZF9kaXNwbGF5X25hbWUYAyABKAkSHgoGc2NvcGVzGAQgAygLMg4ucGFjdC52MS5TY29wZRIRCgl1c2VyX2NvZGUYBSABKAkSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASQgoVYXV0aG9yaXphdGlvbl9kZXRhaWxzGAcgAygLMiMucGFjdC52MS5Db25zZW50QXV0aG9yaXphdGlvbkRldGFpbBIYChBjb3ZlcmVkX2J5X2dyYW50GAggASgIIlAKE0JlZ2luQ29uc2VudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFwoPYnJhbmRfYXNzZXJ0aW9uGAIgASgJEg4KBnNvdXJjZRgDIAEoCSKYAgoUQmVnaW5Db25zZW50UmVzcG9uc2USMQoHY29uc2VudBgBIAEoCzIgLnBhY3QudjEuRGVzY3JpYmVDb25zZW50UmVzcG9uc2USEgoKYnJhbmRfdXNlchgCIAEoCRINCgVlbWFpbBgDIAEoCRIXCg9jb25zZW50X3Nlc3Npb24YBCABKAkSNgoSc2Vzc2lvbl9leHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxkZWNpc2lvbl91cmwYBiABKAkSEQoJY2xpZW50X2lkGAcgASgJEhgKEHNraXBwZWRfZ3JhbnRfaWQYCCABKAkSFgoOZ3JhbnRlZF9zY29wZXMYCSADKAkiuAEKFUFwcHJvdmVDb25zZW50UmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIRCgl1c2VyX2NvZGUYAiABKAkSEgoKYnJhbmRfdXNlchgDIAEoCRIXCg9icmFuZF9hc3NlcnRpb24YBCABKAkSDgoGc2NvcGVzGAUgAygJEg4KBnNvdXJjZRgGIAEoCRIXCg9jb25zZW50X3Nlc3Npb24YByABKAkSFAoMc2tpcF9jb25zZW50GAggASgIInEKFkFwcHJvdmVDb25zZW50UmVzcG9uc2USEAoIZ3JhbnRfaWQYASABKAkSDgoGc2NvcGVzGAIgAygJEhEKCWNsaWVudF9pZBgDIAEoCRIiChphdXRob3JpemF0aW9uX2RldGFpbHNfanNvbhgEIAEoCSJ7ChJEZW55Q29uc2VudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhcKD2JyYW5kX2Fzc2VydGlvbhgDIAEoCRIOCgZzb3VyY2UYBCABKAkSFwoPY29uc2VudF9zZXNzaW9uGAUgASgJIigKE0RlbnlDb25zZW50UmVzcG9uc2USEQoJY2xpZW50X2lkGAEgASgJIpQBChZJc3N1ZURlbGVnYXRpb25SZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhUKDWF1dGhvcml6YXRpb24YAiABKAkSEgoKZ3JhbnRfdHlwZRgDIAEoCRITCgtkZXZpY2VfY29kZRgEIAEoCRIVCg1yZWZyZXNoX3Rva2VuGAUgASgJEhEKCWNsaWVudF9pZBgGIAEoCSLYAQoXSXNzdWVEZWxlZ2F0aW9uUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhIKCnRva2VuX3R5cGUYAiABKAkSFQoNcmVmcmVzaF90b2tlbhgDIAEoCRISCgpleHBpcmVzX2luGAQgASgFEg0KBXNjb3BlGAUgASgJEiIKBWVycm9yGAYgASgLMhMucGFjdC52MS5PQXV0aEVycm9yEhEKCWJvZHlfanNvbhgHIAEoCRIiChphdXRob3JpemF0aW9uX2RldGFpbHNfanNvbhgIIAEoCSLUAgoFR3JhbnQSEAoIZ3JhbnRfaWQYASABKAkSEAoIYnJhbmRfaWQYAiABKAkSEAoIYWdlbnRfaWQYAyABKAkSGgoSYWdlbnRfZGlzcGxheV9uYW1lGAQgASgJEhIKCmJyYW5kX3VzZXIYBSABKAkSDgoGc2NvcGVzGAYgAygJEi8KC2NyZWF0ZV90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLcmV2b2tlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEkIKFWF1dGhvcml6YXRpb25fZGV0YWlscxgKIAMoCzIjLnBhY3QudjEuQ29uc2VudEF1dGhvcml6YXRpb25EZXRhaWwiTAoSUmV2b2tlR3JhbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhAKCGdyYW50X2lkGAIgASgJEhIKCmJyYW5kX3VzZXIYAyABKAkiFQoTUmV2b2tlR3JhbnRSZXNwb25zZSJ4ChJSZXZva2VUb2tlblJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFQoNYXV0aG9yaXphdGlvbhgCIAEoCRIRCgljbGllbnRfaWQYAyABKAkSDQoFdG9rZW4YBCABKAkSFwoPdG9rZW5fdHlwZV9oaW50GAUgASgJIjkKE1Jldm9rZVRva2VuUmVzcG9uc2USIgoFZXJyb3IYASABKAsyEy5wYWN0LnYxLk9BdXRoRXJyb3IiXQoRTGlzdEdyYW50c1JlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSEgoKYnJhbmRfdXNlchgCIAEoCRIiCgRwYWdlGAMgASgLMhQucGFjdC52MS5QYWdlUmVxdWVzdCJNChJMaXN0R3JhbnRzUmVzcG9uc2USHgoGZ3JhbnRzGAEgAygLMg4ucGFjdC52MS5HcmFudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiZAoSU3RhcnRTdGVwVXBSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhIKCmNvbnRleHRfaWQYAyABKAkSFgoObWlzc2luZ19zY29wZXMYBCADKAkigQEKE1N0YXJ0U3RlcFVwUmVzcG9uc2USDwoHdGFza19pZBgBIAEoCRIWCg5taXNzaW5nX3Njb3BlcxgCIAMoCRIhChl2ZXJpZmljYXRpb25fdXJpX2NvbXBsZXRlGAMgASgJEh4KBnNjb3BlcxgEIAMoCzIOLnBhY3QudjEuU2NvcGUqnAMKFUNvbnNlbnRTZXNzaW9uUmVmdXNhbBInCiNDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9VTlNQRUNJRklFRBAAEiUKIUNPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX01BTEZPUk1FRBABEiAKHENPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX1RZUEUQAhIlCiFDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9TSUdOQVRVUkUQAxIkCiBDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9BVURJRU5DRRAEEiIKHkNPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX0lTU1VFUhAFEiMKH0NPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX0VYUElSRUQQBhIiCh5DT05TRU5UX1NFU1NJT05fUkVGVVNBTF9DTEFJTVMQBxIuCipDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9VU0VSX0NPREVfTUlTTUFUQ0gQCBInCiNDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9OT1RfUEVORElORxAJKpYGChVCcmFuZEFzc2VydGlvblJlZnVzYWwSJwojQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVU5TUEVDSUZJRUQQABIlCiFCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9NQUxGT1JNRUQQARIlCiFCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9BTEdPUklUSE0QAhIsCihCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9GT1JCSURERU5fSEVBREVSEAMSJwojQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVU5LTk9XTl9LRVkQBBIlCiFCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9TSUdOQVRVUkUQBRIiCh5CUkFORF9BU1NFUlRJT05fUkVGVVNBTF9JU1NVRVIQBhIkCiBCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9BVURJRU5DRRAHEiMKH0JSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1NVQkpFQ1QQCBIpCiVCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9OT1RfWUVUX1ZBTElEEAkSIwofQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfRVhQSVJFRBAKEiQKIEJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0xJRkVUSU1FEAsSIwofQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVE9PX09MRBAMEiIKHkJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0NMQUlNUxANEi0KKUJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1VTRVJfQ09ERV9NSVNTSU5HEA4SLgoqQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVVNFUl9DT0RFX01JU01BVENIEA8SJAogQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfUkVQTEFZRUQQEBInCiNCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9OT1RfUEVORElORxAREiwKKEJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0tFWVNfVU5BVkFJTEFCTEUQEjLTBgoRRGVsZWdhdGlvblNlcnZpY2UScQoYU3RhcnREZXZpY2VBdXRob3JpemF0aW9uEigucGFjdC52MS5TdGFydERldmljZUF1dGhvcml6YXRpb25SZXF1ZXN0GikucGFjdC52MS5TdGFydERldmljZUF1dGhvcml6YXRpb25SZXNwb25zZSIAElYKD0Rlc2NyaWJlQ29uc2VudBIfLnBhY3QudjEuRGVzY3JpYmVDb25zZW50UmVxdWVzdBogLnBhY3QudjEuRGVzY3JpYmVDb25zZW50UmVzcG9uc2UiABJNCgxCZWdpbkNvbnNlbnQSHC5wYWN0LnYxLkJlZ2luQ29uc2VudFJlcXVlc3QaHS5wYWN0LnYxLkJlZ2luQ29uc2VudFJlc3BvbnNlIgASUwoOQXBwcm92ZUNvbnNlbnQSHi5wYWN0LnYxLkFwcHJvdmVDb25zZW50UmVxdWVzdBofLnBhY3QudjEuQXBwcm92ZUNvbnNlbnRSZXNwb25zZSIAEkoKC0RlbnlDb25zZW50EhsucGFjdC52MS5EZW55Q29uc2VudFJlcXVlc3QaHC5wYWN0LnYxLkRlbnlDb25zZW50UmVzcG9uc2UiABJWCg9Jc3N1ZURlbGVnYXRpb24SHy5wYWN0LnYxLklzc3VlRGVsZWdhdGlvblJlcXVlc3QaIC5wYWN0LnYxLklzc3VlRGVsZWdhdGlvblJlc3BvbnNlIgASSgoLUmV2b2tlR3JhbnQSGy5wYWN0LnYxLlJldm9rZUdyYW50UmVxdWVzdBocLnBhY3QudjEuUmV2b2tlR3JhbnRSZXNwb25zZSIAEkoKC1Jldm9rZVRva2VuEhsucGFjdC52MS5SZXZva2VUb2tlblJlcXVlc3QaHC5wYWN0LnYxLlJldm9rZVRva2VuUmVzcG9uc2UiABJHCgpMaXN0R3JhbnRzEhoucGFjdC52MS5MaXN0R3JhbnRzUmVxdWVzdBobLnBhY3QudjEuTGlzdEdyYW50c1Jlc3BvbnNlIgASSgoLU3RhcnRTdGVwVXASGy5wYWN0LnYxLlN0YXJ0U3RlcFVwUmVxdWVzdBocLnBhY3QudjEuU3RhcnRTdGVwVXBSZXNwb25zZSIAYgZwcm90bzM", [file_google_protobuf_timestamp, file_pact_v1_authorization_details, file_pact_v1_brand, file_pact_v1_common]);
+  fileDesc("ChhwYWN0L3YxL2RlbGVnYXRpb24ucHJvdG8SB3BhY3QudjEiqgEKH1N0YXJ0RGV2aWNlQXV0aG9yaXphdGlvblJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFQoNYXV0aG9yaXphdGlvbhgCIAEoCRIRCgljbGllbnRfaWQYAyABKAkSDQoFc2NvcGUYBCABKAkSIgoVYXV0aG9yaXphdGlvbl9kZXRhaWxzGAUgASgJSACIAQFCGAoWX2F1dGhvcml6YXRpb25fZGV0YWlscyLkAQogU3RhcnREZXZpY2VBdXRob3JpemF0aW9uUmVzcG9uc2USEwoLZGV2aWNlX2NvZGUYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhgKEHZlcmlmaWNhdGlvbl91cmkYAyABKAkSIQoZdmVyaWZpY2F0aW9uX3VyaV9jb21wbGV0ZRgEIAEoCRISCgpleHBpcmVzX2luGAUgASgFEhAKCGludGVydmFsGAYgASgFEiIKBWVycm9yGAcgASgLMhMucGFjdC52MS5PQXV0aEVycm9yEhEKCWJvZHlfanNvbhgIIAEoCSJhChZEZXNjcmliZUNvbnNlbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhEKCXVzZXJfY29kZRgCIAEoCRIOCgZzb3VyY2UYAyABKAkSEgoKYnJhbmRfdXNlchgEIAEoCSKoAgoXRGVzY3JpYmVDb25zZW50UmVzcG9uc2USGgoSYWdlbnRfZGlzcGxheV9uYW1lGAEgASgJEhQKDGFnZW50X29yaWdpbhgCIAEoCRIaChJicmFuZF9kaXNwbGF5X25hbWUYAyABKAkSHgoGc2NvcGVzGAQgAygLMg4ucGFjdC52MS5TY29wZRIRCgl1c2VyX2NvZGUYBSABKAkSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASQgoVYXV0aG9yaXphdGlvbl9kZXRhaWxzGAcgAygLMiMucGFjdC52MS5Db25zZW50QXV0aG9yaXphdGlvbkRldGFpbBIYChBjb3ZlcmVkX2J5X2dyYW50GAggASgIIlAKE0JlZ2luQ29uc2VudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFwoPYnJhbmRfYXNzZXJ0aW9uGAIgASgJEg4KBnNvdXJjZRgDIAEoCSKYAgoUQmVnaW5Db25zZW50UmVzcG9uc2USMQoHY29uc2VudBgBIAEoCzIgLnBhY3QudjEuRGVzY3JpYmVDb25zZW50UmVzcG9uc2USEgoKYnJhbmRfdXNlchgCIAEoCRINCgVlbWFpbBgDIAEoCRIXCg9jb25zZW50X3Nlc3Npb24YBCABKAkSNgoSc2Vzc2lvbl9leHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxkZWNpc2lvbl91cmwYBiABKAkSEQoJY2xpZW50X2lkGAcgASgJEhgKEHNraXBwZWRfZ3JhbnRfaWQYCCABKAkSFgoOZ3JhbnRlZF9zY29wZXMYCSADKAkiuAEKFUFwcHJvdmVDb25zZW50UmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIRCgl1c2VyX2NvZGUYAiABKAkSEgoKYnJhbmRfdXNlchgDIAEoCRIXCg9icmFuZF9hc3NlcnRpb24YBCABKAkSDgoGc2NvcGVzGAUgAygJEg4KBnNvdXJjZRgGIAEoCRIXCg9jb25zZW50X3Nlc3Npb24YByABKAkSFAoMc2tpcF9jb25zZW50GAggASgIInEKFkFwcHJvdmVDb25zZW50UmVzcG9uc2USEAoIZ3JhbnRfaWQYASABKAkSDgoGc2NvcGVzGAIgAygJEhEKCWNsaWVudF9pZBgDIAEoCRIiChphdXRob3JpemF0aW9uX2RldGFpbHNfanNvbhgEIAEoCSJ7ChJEZW55Q29uc2VudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhcKD2JyYW5kX2Fzc2VydGlvbhgDIAEoCRIOCgZzb3VyY2UYBCABKAkSFwoPY29uc2VudF9zZXNzaW9uGAUgASgJIigKE0RlbnlDb25zZW50UmVzcG9uc2USEQoJY2xpZW50X2lkGAEgASgJIpQBChZJc3N1ZURlbGVnYXRpb25SZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhUKDWF1dGhvcml6YXRpb24YAiABKAkSEgoKZ3JhbnRfdHlwZRgDIAEoCRITCgtkZXZpY2VfY29kZRgEIAEoCRIVCg1yZWZyZXNoX3Rva2VuGAUgASgJEhEKCWNsaWVudF9pZBgGIAEoCSLYAQoXSXNzdWVEZWxlZ2F0aW9uUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhIKCnRva2VuX3R5cGUYAiABKAkSFQoNcmVmcmVzaF90b2tlbhgDIAEoCRISCgpleHBpcmVzX2luGAQgASgFEg0KBXNjb3BlGAUgASgJEiIKBWVycm9yGAYgASgLMhMucGFjdC52MS5PQXV0aEVycm9yEhEKCWJvZHlfanNvbhgHIAEoCRIiChphdXRob3JpemF0aW9uX2RldGFpbHNfanNvbhgIIAEoCSLUAgoFR3JhbnQSEAoIZ3JhbnRfaWQYASABKAkSEAoIYnJhbmRfaWQYAiABKAkSEAoIYWdlbnRfaWQYAyABKAkSGgoSYWdlbnRfZGlzcGxheV9uYW1lGAQgASgJEhIKCmJyYW5kX3VzZXIYBSABKAkSDgoGc2NvcGVzGAYgAygJEi8KC2NyZWF0ZV90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLcmV2b2tlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEkIKFWF1dGhvcml6YXRpb25fZGV0YWlscxgKIAMoCzIjLnBhY3QudjEuQ29uc2VudEF1dGhvcml6YXRpb25EZXRhaWwiTAoSUmV2b2tlR3JhbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhAKCGdyYW50X2lkGAIgASgJEhIKCmJyYW5kX3VzZXIYAyABKAkiFQoTUmV2b2tlR3JhbnRSZXNwb25zZSJ4ChJSZXZva2VUb2tlblJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFQoNYXV0aG9yaXphdGlvbhgCIAEoCRIRCgljbGllbnRfaWQYAyABKAkSDQoFdG9rZW4YBCABKAkSFwoPdG9rZW5fdHlwZV9oaW50GAUgASgJIjkKE1Jldm9rZVRva2VuUmVzcG9uc2USIgoFZXJyb3IYASABKAsyEy5wYWN0LnYxLk9BdXRoRXJyb3IiXQoRTGlzdEdyYW50c1JlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSEgoKYnJhbmRfdXNlchgCIAEoCRIiCgRwYWdlGAMgASgLMhQucGFjdC52MS5QYWdlUmVxdWVzdCJNChJMaXN0R3JhbnRzUmVzcG9uc2USHgoGZ3JhbnRzGAEgAygLMg4ucGFjdC52MS5HcmFudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiZAoSU3RhcnRTdGVwVXBSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhIKCmNvbnRleHRfaWQYAyABKAkSFgoObWlzc2luZ19zY29wZXMYBCADKAkigQEKE1N0YXJ0U3RlcFVwUmVzcG9uc2USDwoHdGFza19pZBgBIAEoCRIWCg5taXNzaW5nX3Njb3BlcxgCIAMoCRIhChl2ZXJpZmljYXRpb25fdXJpX2NvbXBsZXRlGAMgASgJEh4KBnNjb3BlcxgEIAMoCzIOLnBhY3QudjEuU2NvcGUikQEKEUNoZWNrR3JhbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhAKCGdyYW50X2lkGAIgASgJEg4KBnNjb3BlcxgDIAMoCRIiChphdXRob3JpemF0aW9uX2RldGFpbHNfanNvbhgEIAEoCRISCgpicmFuZF91c2VyGAUgASgJEhAKCGFnZW50X2lkGAYgASgJIpgBChJDaGVja0dyYW50UmVzcG9uc2USDgoGYWN0aXZlGAEgASgIEikKBnJlYXNvbhgCIAEoDjIZLnBhY3QudjEuR3JhbnRDaGVja1JlYXNvbhIWCg5taXNzaW5nX3Njb3BlcxgDIAMoCRIvCgtleHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqnAMKFUNvbnNlbnRTZXNzaW9uUmVmdXNhbBInCiNDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9VTlNQRUNJRklFRBAAEiUKIUNPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX01BTEZPUk1FRBABEiAKHENPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX1RZUEUQAhIlCiFDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9TSUdOQVRVUkUQAxIkCiBDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9BVURJRU5DRRAEEiIKHkNPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX0lTU1VFUhAFEiMKH0NPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX0VYUElSRUQQBhIiCh5DT05TRU5UX1NFU1NJT05fUkVGVVNBTF9DTEFJTVMQBxIuCipDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9VU0VSX0NPREVfTUlTTUFUQ0gQCBInCiNDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9OT1RfUEVORElORxAJKpYGChVCcmFuZEFzc2VydGlvblJlZnVzYWwSJwojQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVU5TUEVDSUZJRUQQABIlCiFCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9NQUxGT1JNRUQQARIlCiFCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9BTEdPUklUSE0QAhIsCihCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9GT1JCSURERU5fSEVBREVSEAMSJwojQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVU5LTk9XTl9LRVkQBBIlCiFCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9TSUdOQVRVUkUQBRIiCh5CUkFORF9BU1NFUlRJT05fUkVGVVNBTF9JU1NVRVIQBhIkCiBCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9BVURJRU5DRRAHEiMKH0JSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1NVQkpFQ1QQCBIpCiVCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9OT1RfWUVUX1ZBTElEEAkSIwofQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfRVhQSVJFRBAKEiQKIEJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0xJRkVUSU1FEAsSIwofQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVE9PX09MRBAMEiIKHkJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0NMQUlNUxANEi0KKUJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1VTRVJfQ09ERV9NSVNTSU5HEA4SLgoqQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVVNFUl9DT0RFX01JU01BVENIEA8SJAogQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfUkVQTEFZRUQQEBInCiNCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9OT1RfUEVORElORxAREiwKKEJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0tFWVNfVU5BVkFJTEFCTEUQEiq/AgoQR3JhbnRDaGVja1JlYXNvbhIiCh5HUkFOVF9DSEVDS19SRUFTT05fVU5TUEVDSUZJRUQQABIeChpHUkFOVF9DSEVDS19SRUFTT05fVU5LTk9XThABEh4KGkdSQU5UX0NIRUNLX1JFQVNPTl9SRVZPS0VEEAISHgoaR1JBTlRfQ0hFQ0tfUkVBU09OX0VYUElSRUQQAxIoCiRHUkFOVF9DSEVDS19SRUFTT05fU0NPUEVfTk9UX0dSQU5URUQQBBIqCiZHUkFOVF9DSEVDS19SRUFTT05fREVUQUlMU19OT1RfQ09WRVJFRBAFEicKI0dSQU5UX0NIRUNLX1JFQVNPTl9TQ09QRV9SRVNUUklDVEVEEAYSKAokR1JBTlRfQ0hFQ0tfUkVBU09OX0FHRU5UX05PVF9BTExPV0VEEAcynAcKEURlbGVnYXRpb25TZXJ2aWNlEnEKGFN0YXJ0RGV2aWNlQXV0aG9yaXphdGlvbhIoLnBhY3QudjEuU3RhcnREZXZpY2VBdXRob3JpemF0aW9uUmVxdWVzdBopLnBhY3QudjEuU3RhcnREZXZpY2VBdXRob3JpemF0aW9uUmVzcG9uc2UiABJWCg9EZXNjcmliZUNvbnNlbnQSHy5wYWN0LnYxLkRlc2NyaWJlQ29uc2VudFJlcXVlc3QaIC5wYWN0LnYxLkRlc2NyaWJlQ29uc2VudFJlc3BvbnNlIgASTQoMQmVnaW5Db25zZW50EhwucGFjdC52MS5CZWdpbkNvbnNlbnRSZXF1ZXN0Gh0ucGFjdC52MS5CZWdpbkNvbnNlbnRSZXNwb25zZSIAElMKDkFwcHJvdmVDb25zZW50Eh4ucGFjdC52MS5BcHByb3ZlQ29uc2VudFJlcXVlc3QaHy5wYWN0LnYxLkFwcHJvdmVDb25zZW50UmVzcG9uc2UiABJKCgtEZW55Q29uc2VudBIbLnBhY3QudjEuRGVueUNvbnNlbnRSZXF1ZXN0GhwucGFjdC52MS5EZW55Q29uc2VudFJlc3BvbnNlIgASVgoPSXNzdWVEZWxlZ2F0aW9uEh8ucGFjdC52MS5Jc3N1ZURlbGVnYXRpb25SZXF1ZXN0GiAucGFjdC52MS5Jc3N1ZURlbGVnYXRpb25SZXNwb25zZSIAEkoKC1Jldm9rZUdyYW50EhsucGFjdC52MS5SZXZva2VHcmFudFJlcXVlc3QaHC5wYWN0LnYxLlJldm9rZUdyYW50UmVzcG9uc2UiABJKCgtSZXZva2VUb2tlbhIbLnBhY3QudjEuUmV2b2tlVG9rZW5SZXF1ZXN0GhwucGFjdC52MS5SZXZva2VUb2tlblJlc3BvbnNlIgASRwoKTGlzdEdyYW50cxIaLnBhY3QudjEuTGlzdEdyYW50c1JlcXVlc3QaGy5wYWN0LnYxLkxpc3RHcmFudHNSZXNwb25zZSIAEkoKC1N0YXJ0U3RlcFVwEhsucGFjdC52MS5TdGFydFN0ZXBVcFJlcXVlc3QaHC5wYWN0LnYxLlN0YXJ0U3RlcFVwUmVzcG9uc2UiABJHCgpDaGVja0dyYW50EhoucGFjdC52MS5DaGVja0dyYW50UmVxdWVzdBobLnBhY3QudjEuQ2hlY2tHcmFudFJlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_timestamp, file_pact_v1_authorization_details, file_pact_v1_brand, file_pact_v1_common]);
 
 /**
  * StartDeviceAuthorizationRequest is a device authorization request.
@@ -1129,6 +1129,120 @@ export const StartStepUpResponseSchema: GenMessage<StartStepUpResponse> = /*@__P
   messageDesc(file_pact_v1_delegation, 20);
 
 /**
+ * CheckGrantRequest asks whether a grant is active for an action.
+ *
+ * @generated from message pact.v1.CheckGrantRequest
+ */
+export type CheckGrantRequest = Message<"pact.v1.CheckGrantRequest"> & {
+  /**
+   * The Brand id. Required.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The grant id (DelegationInfo.grant_id of the verified request).
+   * Required.
+   *
+   * @generated from field: string grant_id = 2;
+   */
+  grantId: string;
+
+  /**
+   * Optional: the scope ids the action needs, at most 64. Each must be
+   * granted, and held unrestricted unless authorization_details_json
+   * names an entry of it the grant holds.
+   *
+   * @generated from field: repeated string scopes = 3;
+   */
+  scopes: string[];
+
+  /**
+   * Optional: one RFC 9396 authorization_details entry (a JSON object of
+   * a type the Brand declares, at most 8 KiB) describing the action, for
+   * example {"type":"https://acme.example/order","order_id":"1002",
+   * "actions":["cancel"]}. It is covered when the grant holds its type's
+   * scope unrestricted, or holds this very entry under that scope (the
+   * same canonical JSON; the rule consent skipping uses, each of the
+   * grant's entries under the scope it was approved under). A malformed
+   * entry or one of an undeclared type is INVALID_ARGUMENT naming this
+   * field.
+   *
+   * @generated from field: string authorization_details_json = 4;
+   */
+  authorizationDetailsJson: string;
+
+  /**
+   * Optional: the Brand user the grant must belong to.
+   *
+   * @generated from field: string brand_user = 5;
+   */
+  brandUser: string;
+
+  /**
+   * Optional: the PA (Caller.agent_id) the grant must belong to.
+   *
+   * @generated from field: string agent_id = 6;
+   */
+  agentId: string;
+};
+
+/**
+ * Describes the message pact.v1.CheckGrantRequest.
+ * Use `create(CheckGrantRequestSchema)` to create a new message.
+ */
+export const CheckGrantRequestSchema: GenMessage<CheckGrantRequest> = /*@__PURE__*/
+  messageDesc(file_pact_v1_delegation, 21);
+
+/**
+ * CheckGrantResponse is the action guard's answer.
+ *
+ * @generated from message pact.v1.CheckGrantResponse
+ */
+export type CheckGrantResponse = Message<"pact.v1.CheckGrantResponse"> & {
+  /**
+   * True when the grant is active now and grants everything asked.
+   *
+   * @generated from field: bool active = 1;
+   */
+  active: boolean;
+
+  /**
+   * Why not, when active is false; GRANT_CHECK_REASON_UNSPECIFIED when
+   * active.
+   *
+   * @generated from field: pact.v1.GrantCheckReason reason = 2;
+   */
+  reason: GrantCheckReason;
+
+  /**
+   * For GRANT_CHECK_REASON_SCOPE_NOT_GRANTED: the scopes asked (or the
+   * entry's scope) that the grant lacks. For
+   * GRANT_CHECK_REASON_SCOPE_RESTRICTED: the scopes the grant restricts
+   * that were asked without a covering entry.
+   *
+   * @generated from field: repeated string missing_scopes = 3;
+   */
+  missingScopes: string[];
+
+  /**
+   * When the grant expires; set when the grant is known (active, or
+   * refused for its scopes or details).
+   *
+   * @generated from field: google.protobuf.Timestamp expire_time = 4;
+   */
+  expireTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message pact.v1.CheckGrantResponse.
+ * Use `create(CheckGrantResponseSchema)` to create a new message.
+ */
+export const CheckGrantResponseSchema: GenMessage<CheckGrantResponse> = /*@__PURE__*/
+  messageDesc(file_pact_v1_delegation, 22);
+
+/**
  * ConsentSessionRefusal names why ApproveConsent or DenyConsent refused a
  * consent_session. The value's name is the google.rpc.ErrorInfo reason of
  * the error (domain "pactd"); the message never repeats the session.
@@ -1400,6 +1514,81 @@ export const BrandAssertionRefusalSchema: GenEnum<BrandAssertionRefusal> = /*@__
   enumDesc(file_pact_v1_delegation, 1);
 
 /**
+ * GrantCheckReason says why CheckGrant answered active false.
+ *
+ * @generated from enum pact.v1.GrantCheckReason
+ */
+export enum GrantCheckReason {
+  /**
+   * Active.
+   *
+   * @generated from enum value: GRANT_CHECK_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * No such grant at this Brand (or for this brand_user or agent_id).
+   *
+   * @generated from enum value: GRANT_CHECK_REASON_UNKNOWN = 1;
+   */
+  UNKNOWN = 1,
+
+  /**
+   * The grant was revoked (by the User, the Brand, the PA or a refresh
+   * token's reuse).
+   *
+   * @generated from enum value: GRANT_CHECK_REASON_REVOKED = 2;
+   */
+  REVOKED = 2,
+
+  /**
+   * The grant has expired.
+   *
+   * @generated from enum value: GRANT_CHECK_REASON_EXPIRED = 3;
+   */
+  EXPIRED = 3,
+
+  /**
+   * A scope asked (or the entry's scope) is not granted.
+   *
+   * @generated from enum value: GRANT_CHECK_REASON_SCOPE_NOT_GRANTED = 4;
+   */
+  SCOPE_NOT_GRANTED = 4,
+
+  /**
+   * The grant restricts the entry's scope with authorization_details and
+   * does not hold this entry.
+   *
+   * @generated from enum value: GRANT_CHECK_REASON_DETAILS_NOT_COVERED = 5;
+   */
+  DETAILS_NOT_COVERED = 5,
+
+  /**
+   * A scope asked is granted only with authorization_details
+   * restrictions, and no entry of it was given: pass the entry the action
+   * needs.
+   *
+   * @generated from enum value: GRANT_CHECK_REASON_SCOPE_RESTRICTED = 6;
+   */
+  SCOPE_RESTRICTED = 6,
+
+  /**
+   * The Brand's agent policy no longer admits the grant's PA
+   * (SetBrandAgentPolicy, RemoveBrandAgent): VerifyAgentRequest refuses it
+   * with DENY_REASON_AGENT_NOT_ALLOWED.
+   *
+   * @generated from enum value: GRANT_CHECK_REASON_AGENT_NOT_ALLOWED = 7;
+   */
+  AGENT_NOT_ALLOWED = 7,
+}
+
+/**
+ * Describes the enum pact.v1.GrantCheckReason.
+ */
+export const GrantCheckReasonSchema: GenEnum<GrantCheckReason> = /*@__PURE__*/
+  enumDesc(file_pact_v1_delegation, 2);
+
+/**
  * DelegationService is the OAuth 2.0 device-grant authorization server of
  * PACT Delegated (§5): device authorization, consent, the token endpoint,
  * grants and step-up. Frontend role; RevokeGrant and ListGrants also admin.
@@ -1568,6 +1757,28 @@ export const DelegationService: GenService<{
     methodKind: "unary";
     input: typeof StartStepUpRequestSchema;
     output: typeof StartStepUpResponseSchema;
+  },
+  /**
+   * CheckGrant is the action guard: whether a grant of the Brand is active
+   * now and, optionally, grants the scopes and covers the
+   * authorization_details entry an action needs. An agent calls it right
+   * before a tool runs and again after a slow policy decision, to catch a
+   * grant revoked in between. It answers from the replica's grant cache
+   * (no database read while nothing changed), so a revocation on any
+   * replica turns it false within the change feed's revocation bound, the
+   * same bound as VerifyAgentRequest. A refusal is an answer (active
+   * false and a reason), never an RPC error; INVALID_ARGUMENT is kept for
+   * malformed calls. A grant of another Brand (or of another brand_user
+   * or agent_id, when given) is GRANT_CHECK_REASON_UNKNOWN, exactly as a
+   * grant that does not exist, so a caller cannot probe other Brands'
+   * grants.
+   *
+   * @generated from rpc pact.v1.DelegationService.CheckGrant
+   */
+  checkGrant: {
+    methodKind: "unary";
+    input: typeof CheckGrantRequestSchema;
+    output: typeof CheckGrantResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_pact_v1_delegation, 0);

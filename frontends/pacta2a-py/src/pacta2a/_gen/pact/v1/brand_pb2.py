@@ -17,43 +17,63 @@ from pact.v1 import authorization_details_pb2 as pact_dot_v1_dot_authorization__
 from pact.v1 import common_pb2 as pact_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13pact/v1/brand.proto\x12\x07pact.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#pact/v1/authorization_details.proto\x1a\x14pact/v1/common.proto\"\xeb\x02\n\x05\x42rand\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12!\n\x0c\x64isplay_name\x18\x02 \x01(\tR\x0b\x64isplayName\x12 \n\x0b\x64\x65scription\x18\x03 \x01(\tR\x0b\x64\x65scription\x12&\n\x06skills\x18\x04 \x03(\x0b\x32\x0e.pact.v1.SkillR\x06skills\x12#\n\rinterface_url\x18\x05 \x01(\tR\x0cinterfaceUrl\x12;\n\ndelegation\x18\x06 \x01(\x0b\x32\x1b.pact.v1.DelegationSettingsR\ndelegation\x12;\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12;\n\x0bupdate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"}\n\x05Skill\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12 \n\x0b\x64\x65scription\x18\x03 \x01(\tR\x0b\x64\x65scription\x12\x12\n\x04tags\x18\x04 \x03(\tR\x04tags\x12\x1a\n\x08\x65xamples\x18\x05 \x03(\tR\x08\x65xamples\"\xa2\x03\n\x12\x44\x65legationSettings\x12\x18\n\x07\x65nabled\x18\x01 \x01(\x08R\x07\x65nabled\x12&\n\x06scopes\x18\x02 \x03(\x0b\x32\x0e.pact.v1.ScopeR\x06scopes\x12\x1b\n\tlogin_url\x18\x03 \x01(\tR\x08loginUrl\x12\x36\n\nlogin_mode\x18\x04 \x01(\x0e\x32\x17.pact.v1.BrandLoginModeR\tloginMode\x12)\n\x10\x61ssertion_issuer\x18\x05 \x01(\tR\x0f\x61ssertionIssuer\x12,\n\x12\x61ssertion_jwks_uri\x18\x06 \x01(\tR\x10\x61ssertionJwksUri\x12\x61\n\x1b\x61uthorization_details_types\x18\x07 \x03(\x0b\x32!.pact.v1.AuthorizationDetailsTypeR\x19\x61uthorizationDetailsTypes\x12\x39\n\x19skip_consent_when_granted\x18\x08 \x01(\x08R\x16skipConsentWhenGranted\"9\n\x05Scope\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\"\x85\x02\n\x12\x43reateBrandRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12!\n\x0c\x64isplay_name\x18\x02 \x01(\tR\x0b\x64isplayName\x12 \n\x0b\x64\x65scription\x18\x03 \x01(\tR\x0b\x64\x65scription\x12&\n\x06skills\x18\x04 \x03(\x0b\x32\x0e.pact.v1.SkillR\x06skills\x12;\n\ndelegation\x18\x05 \x01(\x0b\x32\x1b.pact.v1.DelegationSettingsR\ndelegation\x12*\n\x11generate_brand_id\x18\x06 \x01(\x08R\x0fgenerateBrandId\";\n\x13\x43reateBrandResponse\x12$\n\x05\x62rand\x18\x01 \x01(\x0b\x32\x0e.pact.v1.BrandR\x05\x62rand\",\n\x0fGetBrandRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\"8\n\x10GetBrandResponse\x12$\n\x05\x62rand\x18\x01 \x01(\x0b\x32\x0e.pact.v1.BrandR\x05\x62rand\"=\n\x11ListBrandsRequest\x12(\n\x04page\x18\x01 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"d\n\x12ListBrandsResponse\x12&\n\x06\x62rands\x18\x01 \x03(\x0b\x32\x0e.pact.v1.BrandR\x06\x62rands\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"w\n\x12UpdateBrandRequest\x12$\n\x05\x62rand\x18\x01 \x01(\x0b\x32\x0e.pact.v1.BrandR\x05\x62rand\x12;\n\x0bupdate_mask\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskR\nupdateMask\";\n\x13UpdateBrandResponse\x12$\n\x05\x62rand\x18\x01 \x01(\x0b\x32\x0e.pact.v1.BrandR\x05\x62rand\"0\n\x13GetAgentCardRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\"\x83\x02\n\x14GetAgentCardResponse\x12\x1b\n\tcard_json\x18\x01 \x01(\tR\x08\x63\x61rdJson\x12!\n\x0c\x63ontent_type\x18\x02 \x01(\tR\x0b\x63ontentType\x12#\n\rcache_control\x18\x03 \x01(\tR\x0c\x63\x61\x63heControl\x12#\n\rinterface_url\x18\x04 \x01(\tR\x0cinterfaceUrl\x12\x36\n\nlogin_mode\x18\x05 \x01(\x0e\x32\x17.pact.v1.BrandLoginModeR\tloginMode\x12)\n\x10verification_uri\x18\x06 \x01(\tR\x0fverificationUri*\x80\x01\n\x0e\x42randLoginMode\x12 \n\x1c\x42RAND_LOGIN_MODE_UNSPECIFIED\x10\x00\x12%\n!BRAND_LOGIN_MODE_SIGNED_ASSERTION\x10\x01\x12%\n!BRAND_LOGIN_MODE_TRUSTED_FRONTEND\x10\x02\x32\x81\x03\n\x0c\x42randService\x12J\n\x0b\x43reateBrand\x12\x1b.pact.v1.CreateBrandRequest\x1a\x1c.pact.v1.CreateBrandResponse\"\x00\x12\x41\n\x08GetBrand\x12\x18.pact.v1.GetBrandRequest\x1a\x19.pact.v1.GetBrandResponse\"\x00\x12G\n\nListBrands\x12\x1a.pact.v1.ListBrandsRequest\x1a\x1b.pact.v1.ListBrandsResponse\"\x00\x12J\n\x0bUpdateBrand\x12\x1b.pact.v1.UpdateBrandRequest\x1a\x1c.pact.v1.UpdateBrandResponse\"\x00\x12M\n\x0cGetAgentCard\x12\x1c.pact.v1.GetAgentCardRequest\x1a\x1d.pact.v1.GetAgentCardResponse\"\x00\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13pact/v1/brand.proto\x12\x07pact.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#pact/v1/authorization_details.proto\x1a\x14pact/v1/common.proto\"\xa9\x03\n\x05\x42rand\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12!\n\x0c\x64isplay_name\x18\x02 \x01(\tR\x0b\x64isplayName\x12 \n\x0b\x64\x65scription\x18\x03 \x01(\tR\x0b\x64\x65scription\x12&\n\x06skills\x18\x04 \x03(\x0b\x32\x0e.pact.v1.SkillR\x06skills\x12#\n\rinterface_url\x18\x05 \x01(\tR\x0cinterfaceUrl\x12;\n\ndelegation\x18\x06 \x01(\x0b\x32\x1b.pact.v1.DelegationSettingsR\ndelegation\x12;\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12;\n\x0bupdate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\x12<\n\x0c\x61gent_policy\x18\t \x01(\x0e\x32\x19.pact.v1.BrandAgentPolicyR\x0b\x61gentPolicy\"}\n\x05Skill\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12 \n\x0b\x64\x65scription\x18\x03 \x01(\tR\x0b\x64\x65scription\x12\x12\n\x04tags\x18\x04 \x03(\tR\x04tags\x12\x1a\n\x08\x65xamples\x18\x05 \x03(\tR\x08\x65xamples\"\xa2\x03\n\x12\x44\x65legationSettings\x12\x18\n\x07\x65nabled\x18\x01 \x01(\x08R\x07\x65nabled\x12&\n\x06scopes\x18\x02 \x03(\x0b\x32\x0e.pact.v1.ScopeR\x06scopes\x12\x1b\n\tlogin_url\x18\x03 \x01(\tR\x08loginUrl\x12\x36\n\nlogin_mode\x18\x04 \x01(\x0e\x32\x17.pact.v1.BrandLoginModeR\tloginMode\x12)\n\x10\x61ssertion_issuer\x18\x05 \x01(\tR\x0f\x61ssertionIssuer\x12,\n\x12\x61ssertion_jwks_uri\x18\x06 \x01(\tR\x10\x61ssertionJwksUri\x12\x61\n\x1b\x61uthorization_details_types\x18\x07 \x03(\x0b\x32!.pact.v1.AuthorizationDetailsTypeR\x19\x61uthorizationDetailsTypes\x12\x39\n\x19skip_consent_when_granted\x18\x08 \x01(\x08R\x16skipConsentWhenGranted\"9\n\x05Scope\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\"\x85\x02\n\x12\x43reateBrandRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12!\n\x0c\x64isplay_name\x18\x02 \x01(\tR\x0b\x64isplayName\x12 \n\x0b\x64\x65scription\x18\x03 \x01(\tR\x0b\x64\x65scription\x12&\n\x06skills\x18\x04 \x03(\x0b\x32\x0e.pact.v1.SkillR\x06skills\x12;\n\ndelegation\x18\x05 \x01(\x0b\x32\x1b.pact.v1.DelegationSettingsR\ndelegation\x12*\n\x11generate_brand_id\x18\x06 \x01(\x08R\x0fgenerateBrandId\";\n\x13\x43reateBrandResponse\x12$\n\x05\x62rand\x18\x01 \x01(\x0b\x32\x0e.pact.v1.BrandR\x05\x62rand\",\n\x0fGetBrandRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\"8\n\x10GetBrandResponse\x12$\n\x05\x62rand\x18\x01 \x01(\x0b\x32\x0e.pact.v1.BrandR\x05\x62rand\"=\n\x11ListBrandsRequest\x12(\n\x04page\x18\x01 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"d\n\x12ListBrandsResponse\x12&\n\x06\x62rands\x18\x01 \x03(\x0b\x32\x0e.pact.v1.BrandR\x06\x62rands\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"w\n\x12UpdateBrandRequest\x12$\n\x05\x62rand\x18\x01 \x01(\x0b\x32\x0e.pact.v1.BrandR\x05\x62rand\x12;\n\x0bupdate_mask\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskR\nupdateMask\";\n\x13UpdateBrandResponse\x12$\n\x05\x62rand\x18\x01 \x01(\x0b\x32\x0e.pact.v1.BrandR\x05\x62rand\"0\n\x13GetAgentCardRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\"\x83\x02\n\x14GetAgentCardResponse\x12\x1b\n\tcard_json\x18\x01 \x01(\tR\x08\x63\x61rdJson\x12!\n\x0c\x63ontent_type\x18\x02 \x01(\tR\x0b\x63ontentType\x12#\n\rcache_control\x18\x03 \x01(\tR\x0c\x63\x61\x63heControl\x12#\n\rinterface_url\x18\x04 \x01(\tR\x0cinterfaceUrl\x12\x36\n\nlogin_mode\x18\x05 \x01(\x0e\x32\x17.pact.v1.BrandLoginModeR\tloginMode\x12)\n\x10verification_uri\x18\x06 \x01(\tR\x0fverificationUri\"j\n\x1aSetBrandAgentPolicyRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12\x31\n\x06policy\x18\x02 \x01(\x0e\x32\x19.pact.v1.BrandAgentPolicyR\x06policy\"C\n\x1bSetBrandAgentPolicyResponse\x12$\n\x05\x62rand\x18\x01 \x01(\x0b\x32\x0e.pact.v1.BrandR\x05\x62rand\"L\n\x14\x41\x64\x64\x42randAgentRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\"-\n\x15\x41\x64\x64\x42randAgentResponse\x12\x14\n\x05\x61\x64\x64\x65\x64\x18\x01 \x01(\x08R\x05\x61\x64\x64\x65\x64\"O\n\x17RemoveBrandAgentRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\"\x1a\n\x18RemoveBrandAgentResponse\"]\n\x16ListBrandAgentsRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12(\n\x04page\x18\x02 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"\xa1\x01\n\x17ListBrandAgentsResponse\x12\x31\n\x06policy\x18\x01 \x01(\x0e\x32\x19.pact.v1.BrandAgentPolicyR\x06policy\x12+\n\x06\x61gents\x18\x02 \x03(\x0b\x32\x13.pact.v1.BrandAgentR\x06\x61gents\x12&\n\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageToken\"\x81\x01\n\nBrandAgent\x12\x19\n\x08\x61gent_id\x18\x01 \x01(\tR\x07\x61gentId\x12!\n\x0c\x64isplay_name\x18\x02 \x01(\tR\x0b\x64isplayName\x12\x35\n\x08\x61\x64\x64_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x61\x64\x64Time*q\n\x10\x42randAgentPolicy\x12\"\n\x1e\x42RAND_AGENT_POLICY_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x42RAND_AGENT_POLICY_ALL\x10\x01\x12\x1d\n\x19\x42RAND_AGENT_POLICY_LISTED\x10\x02*\x80\x01\n\x0e\x42randLoginMode\x12 \n\x1c\x42RAND_LOGIN_MODE_UNSPECIFIED\x10\x00\x12%\n!BRAND_LOGIN_MODE_SIGNED_ASSERTION\x10\x01\x12%\n!BRAND_LOGIN_MODE_TRUSTED_FRONTEND\x10\x02\x32\xea\x05\n\x0c\x42randService\x12J\n\x0b\x43reateBrand\x12\x1b.pact.v1.CreateBrandRequest\x1a\x1c.pact.v1.CreateBrandResponse\"\x00\x12\x41\n\x08GetBrand\x12\x18.pact.v1.GetBrandRequest\x1a\x19.pact.v1.GetBrandResponse\"\x00\x12G\n\nListBrands\x12\x1a.pact.v1.ListBrandsRequest\x1a\x1b.pact.v1.ListBrandsResponse\"\x00\x12J\n\x0bUpdateBrand\x12\x1b.pact.v1.UpdateBrandRequest\x1a\x1c.pact.v1.UpdateBrandResponse\"\x00\x12M\n\x0cGetAgentCard\x12\x1c.pact.v1.GetAgentCardRequest\x1a\x1d.pact.v1.GetAgentCardResponse\"\x00\x12\x62\n\x13SetBrandAgentPolicy\x12#.pact.v1.SetBrandAgentPolicyRequest\x1a$.pact.v1.SetBrandAgentPolicyResponse\"\x00\x12P\n\rAddBrandAgent\x12\x1d.pact.v1.AddBrandAgentRequest\x1a\x1e.pact.v1.AddBrandAgentResponse\"\x00\x12Y\n\x10RemoveBrandAgent\x12 .pact.v1.RemoveBrandAgentRequest\x1a!.pact.v1.RemoveBrandAgentResponse\"\x00\x12V\n\x0fListBrandAgents\x12\x1f.pact.v1.ListBrandAgentsRequest\x1a .pact.v1.ListBrandAgentsResponse\"\x00\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pact.v1.brand_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _BRANDLOGINMODE._serialized_start=2220
-  _BRANDLOGINMODE._serialized_end=2348
+  _BRANDAGENTPOLICY._serialized_start=3083
+  _BRANDAGENTPOLICY._serialized_end=3196
+  _BRANDLOGINMODE._serialized_start=3199
+  _BRANDLOGINMODE._serialized_end=3327
   _BRAND._serialized_start=159
-  _BRAND._serialized_end=522
-  _SKILL._serialized_start=524
-  _SKILL._serialized_end=649
-  _DELEGATIONSETTINGS._serialized_start=652
-  _DELEGATIONSETTINGS._serialized_end=1070
-  _SCOPE._serialized_start=1072
-  _SCOPE._serialized_end=1129
-  _CREATEBRANDREQUEST._serialized_start=1132
-  _CREATEBRANDREQUEST._serialized_end=1393
-  _CREATEBRANDRESPONSE._serialized_start=1395
-  _CREATEBRANDRESPONSE._serialized_end=1454
-  _GETBRANDREQUEST._serialized_start=1456
-  _GETBRANDREQUEST._serialized_end=1500
-  _GETBRANDRESPONSE._serialized_start=1502
-  _GETBRANDRESPONSE._serialized_end=1558
-  _LISTBRANDSREQUEST._serialized_start=1560
-  _LISTBRANDSREQUEST._serialized_end=1621
-  _LISTBRANDSRESPONSE._serialized_start=1623
-  _LISTBRANDSRESPONSE._serialized_end=1723
-  _UPDATEBRANDREQUEST._serialized_start=1725
-  _UPDATEBRANDREQUEST._serialized_end=1844
-  _UPDATEBRANDRESPONSE._serialized_start=1846
-  _UPDATEBRANDRESPONSE._serialized_end=1905
-  _GETAGENTCARDREQUEST._serialized_start=1907
-  _GETAGENTCARDREQUEST._serialized_end=1955
-  _GETAGENTCARDRESPONSE._serialized_start=1958
-  _GETAGENTCARDRESPONSE._serialized_end=2217
-  _BRANDSERVICE._serialized_start=2351
-  _BRANDSERVICE._serialized_end=2736
+  _BRAND._serialized_end=584
+  _SKILL._serialized_start=586
+  _SKILL._serialized_end=711
+  _DELEGATIONSETTINGS._serialized_start=714
+  _DELEGATIONSETTINGS._serialized_end=1132
+  _SCOPE._serialized_start=1134
+  _SCOPE._serialized_end=1191
+  _CREATEBRANDREQUEST._serialized_start=1194
+  _CREATEBRANDREQUEST._serialized_end=1455
+  _CREATEBRANDRESPONSE._serialized_start=1457
+  _CREATEBRANDRESPONSE._serialized_end=1516
+  _GETBRANDREQUEST._serialized_start=1518
+  _GETBRANDREQUEST._serialized_end=1562
+  _GETBRANDRESPONSE._serialized_start=1564
+  _GETBRANDRESPONSE._serialized_end=1620
+  _LISTBRANDSREQUEST._serialized_start=1622
+  _LISTBRANDSREQUEST._serialized_end=1683
+  _LISTBRANDSRESPONSE._serialized_start=1685
+  _LISTBRANDSRESPONSE._serialized_end=1785
+  _UPDATEBRANDREQUEST._serialized_start=1787
+  _UPDATEBRANDREQUEST._serialized_end=1906
+  _UPDATEBRANDRESPONSE._serialized_start=1908
+  _UPDATEBRANDRESPONSE._serialized_end=1967
+  _GETAGENTCARDREQUEST._serialized_start=1969
+  _GETAGENTCARDREQUEST._serialized_end=2017
+  _GETAGENTCARDRESPONSE._serialized_start=2020
+  _GETAGENTCARDRESPONSE._serialized_end=2279
+  _SETBRANDAGENTPOLICYREQUEST._serialized_start=2281
+  _SETBRANDAGENTPOLICYREQUEST._serialized_end=2387
+  _SETBRANDAGENTPOLICYRESPONSE._serialized_start=2389
+  _SETBRANDAGENTPOLICYRESPONSE._serialized_end=2456
+  _ADDBRANDAGENTREQUEST._serialized_start=2458
+  _ADDBRANDAGENTREQUEST._serialized_end=2534
+  _ADDBRANDAGENTRESPONSE._serialized_start=2536
+  _ADDBRANDAGENTRESPONSE._serialized_end=2581
+  _REMOVEBRANDAGENTREQUEST._serialized_start=2583
+  _REMOVEBRANDAGENTREQUEST._serialized_end=2662
+  _REMOVEBRANDAGENTRESPONSE._serialized_start=2664
+  _REMOVEBRANDAGENTRESPONSE._serialized_end=2690
+  _LISTBRANDAGENTSREQUEST._serialized_start=2692
+  _LISTBRANDAGENTSREQUEST._serialized_end=2785
+  _LISTBRANDAGENTSRESPONSE._serialized_start=2788
+  _LISTBRANDAGENTSRESPONSE._serialized_end=2949
+  _BRANDAGENT._serialized_start=2952
+  _BRANDAGENT._serialized_end=3081
+  _BRANDSERVICE._serialized_start=3330
+  _BRANDSERVICE._serialized_end=4076
 # @@protoc_insertion_point(module_scope)

@@ -8,13 +8,31 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
+BRAND_AGENT_POLICY_ALL: BrandAgentPolicy
+BRAND_AGENT_POLICY_LISTED: BrandAgentPolicy
+BRAND_AGENT_POLICY_UNSPECIFIED: BrandAgentPolicy
 BRAND_LOGIN_MODE_SIGNED_ASSERTION: BrandLoginMode
 BRAND_LOGIN_MODE_TRUSTED_FRONTEND: BrandLoginMode
 BRAND_LOGIN_MODE_UNSPECIFIED: BrandLoginMode
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class AddBrandAgentRequest(_message.Message):
+    __slots__ = ["agent_id", "brand_id"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    BRAND_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    brand_id: str
+    def __init__(self, brand_id: _Optional[str] = ..., agent_id: _Optional[str] = ...) -> None: ...
+
+class AddBrandAgentResponse(_message.Message):
+    __slots__ = ["added"]
+    ADDED_FIELD_NUMBER: _ClassVar[int]
+    added: bool
+    def __init__(self, added: bool = ...) -> None: ...
+
 class Brand(_message.Message):
-    __slots__ = ["brand_id", "create_time", "delegation", "description", "display_name", "interface_url", "skills", "update_time"]
+    __slots__ = ["agent_policy", "brand_id", "create_time", "delegation", "description", "display_name", "interface_url", "skills", "update_time"]
+    AGENT_POLICY_FIELD_NUMBER: _ClassVar[int]
     BRAND_ID_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     DELEGATION_FIELD_NUMBER: _ClassVar[int]
@@ -23,6 +41,7 @@ class Brand(_message.Message):
     INTERFACE_URL_FIELD_NUMBER: _ClassVar[int]
     SKILLS_FIELD_NUMBER: _ClassVar[int]
     UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    agent_policy: BrandAgentPolicy
     brand_id: str
     create_time: _timestamp_pb2.Timestamp
     delegation: DelegationSettings
@@ -31,7 +50,17 @@ class Brand(_message.Message):
     interface_url: str
     skills: _containers.RepeatedCompositeFieldContainer[Skill]
     update_time: _timestamp_pb2.Timestamp
-    def __init__(self, brand_id: _Optional[str] = ..., display_name: _Optional[str] = ..., description: _Optional[str] = ..., skills: _Optional[_Iterable[_Union[Skill, _Mapping]]] = ..., interface_url: _Optional[str] = ..., delegation: _Optional[_Union[DelegationSettings, _Mapping]] = ..., create_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, brand_id: _Optional[str] = ..., display_name: _Optional[str] = ..., description: _Optional[str] = ..., skills: _Optional[_Iterable[_Union[Skill, _Mapping]]] = ..., interface_url: _Optional[str] = ..., delegation: _Optional[_Union[DelegationSettings, _Mapping]] = ..., create_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., agent_policy: _Optional[_Union[BrandAgentPolicy, str]] = ...) -> None: ...
+
+class BrandAgent(_message.Message):
+    __slots__ = ["add_time", "agent_id", "display_name"]
+    ADD_TIME_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    add_time: _timestamp_pb2.Timestamp
+    agent_id: str
+    display_name: str
+    def __init__(self, agent_id: _Optional[str] = ..., display_name: _Optional[str] = ..., add_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class CreateBrandRequest(_message.Message):
     __slots__ = ["brand_id", "delegation", "description", "display_name", "generate_brand_id", "skills"]
@@ -109,6 +138,24 @@ class GetBrandResponse(_message.Message):
     brand: Brand
     def __init__(self, brand: _Optional[_Union[Brand, _Mapping]] = ...) -> None: ...
 
+class ListBrandAgentsRequest(_message.Message):
+    __slots__ = ["brand_id", "page"]
+    BRAND_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_FIELD_NUMBER: _ClassVar[int]
+    brand_id: str
+    page: _common_pb2.PageRequest
+    def __init__(self, brand_id: _Optional[str] = ..., page: _Optional[_Union[_common_pb2.PageRequest, _Mapping]] = ...) -> None: ...
+
+class ListBrandAgentsResponse(_message.Message):
+    __slots__ = ["agents", "next_page_token", "policy"]
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    POLICY_FIELD_NUMBER: _ClassVar[int]
+    agents: _containers.RepeatedCompositeFieldContainer[BrandAgent]
+    next_page_token: str
+    policy: BrandAgentPolicy
+    def __init__(self, policy: _Optional[_Union[BrandAgentPolicy, str]] = ..., agents: _Optional[_Iterable[_Union[BrandAgent, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
 class ListBrandsRequest(_message.Message):
     __slots__ = ["page"]
     PAGE_FIELD_NUMBER: _ClassVar[int]
@@ -123,6 +170,18 @@ class ListBrandsResponse(_message.Message):
     next_page_token: str
     def __init__(self, brands: _Optional[_Iterable[_Union[Brand, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
+class RemoveBrandAgentRequest(_message.Message):
+    __slots__ = ["agent_id", "brand_id"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    BRAND_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    brand_id: str
+    def __init__(self, brand_id: _Optional[str] = ..., agent_id: _Optional[str] = ...) -> None: ...
+
+class RemoveBrandAgentResponse(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
 class Scope(_message.Message):
     __slots__ = ["description", "id"]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
@@ -130,6 +189,20 @@ class Scope(_message.Message):
     description: str
     id: str
     def __init__(self, id: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+
+class SetBrandAgentPolicyRequest(_message.Message):
+    __slots__ = ["brand_id", "policy"]
+    BRAND_ID_FIELD_NUMBER: _ClassVar[int]
+    POLICY_FIELD_NUMBER: _ClassVar[int]
+    brand_id: str
+    policy: BrandAgentPolicy
+    def __init__(self, brand_id: _Optional[str] = ..., policy: _Optional[_Union[BrandAgentPolicy, str]] = ...) -> None: ...
+
+class SetBrandAgentPolicyResponse(_message.Message):
+    __slots__ = ["brand"]
+    BRAND_FIELD_NUMBER: _ClassVar[int]
+    brand: Brand
+    def __init__(self, brand: _Optional[_Union[Brand, _Mapping]] = ...) -> None: ...
 
 class Skill(_message.Message):
     __slots__ = ["description", "examples", "id", "name", "tags"]
@@ -158,6 +231,9 @@ class UpdateBrandResponse(_message.Message):
     BRAND_FIELD_NUMBER: _ClassVar[int]
     brand: Brand
     def __init__(self, brand: _Optional[_Union[Brand, _Mapping]] = ...) -> None: ...
+
+class BrandAgentPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
 
 class BrandLoginMode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -41,6 +41,26 @@ class BrandServiceStub(object):
                 request_serializer=pact_dot_v1_dot_brand__pb2.GetAgentCardRequest.SerializeToString,
                 response_deserializer=pact_dot_v1_dot_brand__pb2.GetAgentCardResponse.FromString,
                 )
+        self.SetBrandAgentPolicy = channel.unary_unary(
+                '/pact.v1.BrandService/SetBrandAgentPolicy',
+                request_serializer=pact_dot_v1_dot_brand__pb2.SetBrandAgentPolicyRequest.SerializeToString,
+                response_deserializer=pact_dot_v1_dot_brand__pb2.SetBrandAgentPolicyResponse.FromString,
+                )
+        self.AddBrandAgent = channel.unary_unary(
+                '/pact.v1.BrandService/AddBrandAgent',
+                request_serializer=pact_dot_v1_dot_brand__pb2.AddBrandAgentRequest.SerializeToString,
+                response_deserializer=pact_dot_v1_dot_brand__pb2.AddBrandAgentResponse.FromString,
+                )
+        self.RemoveBrandAgent = channel.unary_unary(
+                '/pact.v1.BrandService/RemoveBrandAgent',
+                request_serializer=pact_dot_v1_dot_brand__pb2.RemoveBrandAgentRequest.SerializeToString,
+                response_deserializer=pact_dot_v1_dot_brand__pb2.RemoveBrandAgentResponse.FromString,
+                )
+        self.ListBrandAgents = channel.unary_unary(
+                '/pact.v1.BrandService/ListBrandAgents',
+                request_serializer=pact_dot_v1_dot_brand__pb2.ListBrandAgentsRequest.SerializeToString,
+                response_deserializer=pact_dot_v1_dot_brand__pb2.ListBrandAgentsResponse.FromString,
+                )
 
 
 class BrandServiceServicer(object):
@@ -85,6 +105,47 @@ class BrandServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SetBrandAgentPolicy(self, request, context):
+        """SetBrandAgentPolicy chooses which enabled PAs may call the Brand: all
+        of them (the default) or only those on its list. VerifyAgentRequest
+        refuses any other PA with DENY_REASON_AGENT_NOT_ALLOWED (a bare 401),
+        on every replica within the change feed's revocation bound; so do the
+        device authorization and token endpoints (a bare 401: no new grant or
+        token there; RevokeToken stays open), and CheckGrant answers
+        GRANT_CHECK_REASON_AGENT_NOT_ALLOWED for the PA's grants. The list
+        is kept while the policy is BRAND_AGENT_POLICY_ALL, so switching back
+        and forth loses nothing. NOT_FOUND for an unknown Brand.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddBrandAgent(self, request, context):
+        """AddBrandAgent puts a registered PA on the Brand's list; adding one that
+        is listed already succeeds and changes nothing. NOT_FOUND for an
+        unknown Brand or agent; RESOURCE_EXHAUSTED when the list holds 1000
+        PAs. Deleting the agent takes it off every list.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveBrandAgent(self, request, context):
+        """RemoveBrandAgent takes a PA off the Brand's list; NOT_FOUND when it is
+        not on it (or the Brand is unknown).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListBrandAgents(self, request, context):
+        """ListBrandAgents lists the PAs on the Brand's list, by agent id, with
+        the policy in force. NOT_FOUND for an unknown Brand.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_BrandServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -112,6 +173,26 @@ def add_BrandServiceServicer_to_server(servicer, server):
                     servicer.GetAgentCard,
                     request_deserializer=pact_dot_v1_dot_brand__pb2.GetAgentCardRequest.FromString,
                     response_serializer=pact_dot_v1_dot_brand__pb2.GetAgentCardResponse.SerializeToString,
+            ),
+            'SetBrandAgentPolicy': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetBrandAgentPolicy,
+                    request_deserializer=pact_dot_v1_dot_brand__pb2.SetBrandAgentPolicyRequest.FromString,
+                    response_serializer=pact_dot_v1_dot_brand__pb2.SetBrandAgentPolicyResponse.SerializeToString,
+            ),
+            'AddBrandAgent': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddBrandAgent,
+                    request_deserializer=pact_dot_v1_dot_brand__pb2.AddBrandAgentRequest.FromString,
+                    response_serializer=pact_dot_v1_dot_brand__pb2.AddBrandAgentResponse.SerializeToString,
+            ),
+            'RemoveBrandAgent': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveBrandAgent,
+                    request_deserializer=pact_dot_v1_dot_brand__pb2.RemoveBrandAgentRequest.FromString,
+                    response_serializer=pact_dot_v1_dot_brand__pb2.RemoveBrandAgentResponse.SerializeToString,
+            ),
+            'ListBrandAgents': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListBrandAgents,
+                    request_deserializer=pact_dot_v1_dot_brand__pb2.ListBrandAgentsRequest.FromString,
+                    response_serializer=pact_dot_v1_dot_brand__pb2.ListBrandAgentsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -207,5 +288,73 @@ class BrandService(object):
         return grpc.experimental.unary_unary(request, target, '/pact.v1.BrandService/GetAgentCard',
             pact_dot_v1_dot_brand__pb2.GetAgentCardRequest.SerializeToString,
             pact_dot_v1_dot_brand__pb2.GetAgentCardResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def SetBrandAgentPolicy(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pact.v1.BrandService/SetBrandAgentPolicy',
+            pact_dot_v1_dot_brand__pb2.SetBrandAgentPolicyRequest.SerializeToString,
+            pact_dot_v1_dot_brand__pb2.SetBrandAgentPolicyResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def AddBrandAgent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pact.v1.BrandService/AddBrandAgent',
+            pact_dot_v1_dot_brand__pb2.AddBrandAgentRequest.SerializeToString,
+            pact_dot_v1_dot_brand__pb2.AddBrandAgentResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def RemoveBrandAgent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pact.v1.BrandService/RemoveBrandAgent',
+            pact_dot_v1_dot_brand__pb2.RemoveBrandAgentRequest.SerializeToString,
+            pact_dot_v1_dot_brand__pb2.RemoveBrandAgentResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ListBrandAgents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pact.v1.BrandService/ListBrandAgents',
+            pact_dot_v1_dot_brand__pb2.ListBrandAgentsRequest.SerializeToString,
+            pact_dot_v1_dot_brand__pb2.ListBrandAgentsResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

@@ -38,6 +38,14 @@ CONSENT_SESSION_REFUSAL_TYPE: ConsentSessionRefusal
 CONSENT_SESSION_REFUSAL_UNSPECIFIED: ConsentSessionRefusal
 CONSENT_SESSION_REFUSAL_USER_CODE_MISMATCH: ConsentSessionRefusal
 DESCRIPTOR: _descriptor.FileDescriptor
+GRANT_CHECK_REASON_AGENT_NOT_ALLOWED: GrantCheckReason
+GRANT_CHECK_REASON_DETAILS_NOT_COVERED: GrantCheckReason
+GRANT_CHECK_REASON_EXPIRED: GrantCheckReason
+GRANT_CHECK_REASON_REVOKED: GrantCheckReason
+GRANT_CHECK_REASON_SCOPE_NOT_GRANTED: GrantCheckReason
+GRANT_CHECK_REASON_SCOPE_RESTRICTED: GrantCheckReason
+GRANT_CHECK_REASON_UNKNOWN: GrantCheckReason
+GRANT_CHECK_REASON_UNSPECIFIED: GrantCheckReason
 
 class ApproveConsentRequest(_message.Message):
     __slots__ = ["brand_assertion", "brand_id", "brand_user", "consent_session", "scopes", "skip_consent", "source", "user_code"]
@@ -102,6 +110,34 @@ class BeginConsentResponse(_message.Message):
     session_expires_at: _timestamp_pb2.Timestamp
     skipped_grant_id: str
     def __init__(self, consent: _Optional[_Union[DescribeConsentResponse, _Mapping]] = ..., brand_user: _Optional[str] = ..., email: _Optional[str] = ..., consent_session: _Optional[str] = ..., session_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., decision_url: _Optional[str] = ..., client_id: _Optional[str] = ..., skipped_grant_id: _Optional[str] = ..., granted_scopes: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class CheckGrantRequest(_message.Message):
+    __slots__ = ["agent_id", "authorization_details_json", "brand_id", "brand_user", "grant_id", "scopes"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    AUTHORIZATION_DETAILS_JSON_FIELD_NUMBER: _ClassVar[int]
+    BRAND_ID_FIELD_NUMBER: _ClassVar[int]
+    BRAND_USER_FIELD_NUMBER: _ClassVar[int]
+    GRANT_ID_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    authorization_details_json: str
+    brand_id: str
+    brand_user: str
+    grant_id: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, brand_id: _Optional[str] = ..., grant_id: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., authorization_details_json: _Optional[str] = ..., brand_user: _Optional[str] = ..., agent_id: _Optional[str] = ...) -> None: ...
+
+class CheckGrantResponse(_message.Message):
+    __slots__ = ["active", "expire_time", "missing_scopes", "reason"]
+    ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
+    MISSING_SCOPES_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    active: bool
+    expire_time: _timestamp_pb2.Timestamp
+    missing_scopes: _containers.RepeatedScalarFieldContainer[str]
+    reason: GrantCheckReason
+    def __init__(self, active: bool = ..., reason: _Optional[_Union[GrantCheckReason, str]] = ..., missing_scopes: _Optional[_Iterable[str]] = ..., expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class DenyConsentRequest(_message.Message):
     __slots__ = ["brand_assertion", "brand_id", "consent_session", "source", "user_code"]
@@ -329,4 +365,7 @@ class ConsentSessionRefusal(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
 
 class BrandAssertionRefusal(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class GrantCheckReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -78,6 +78,11 @@ class DelegationServiceStub(object):
                 request_serializer=pact_dot_v1_dot_delegation__pb2.StartStepUpRequest.SerializeToString,
                 response_deserializer=pact_dot_v1_dot_delegation__pb2.StartStepUpResponse.FromString,
                 )
+        self.CheckGrant = channel.unary_unary(
+                '/pact.v1.DelegationService/CheckGrant',
+                request_serializer=pact_dot_v1_dot_delegation__pb2.CheckGrantRequest.SerializeToString,
+                response_deserializer=pact_dot_v1_dot_delegation__pb2.CheckGrantResponse.FromString,
+                )
 
 
 class DelegationServiceServicer(object):
@@ -218,6 +223,25 @@ class DelegationServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CheckGrant(self, request, context):
+        """CheckGrant is the action guard: whether a grant of the Brand is active
+        now and, optionally, grants the scopes and covers the
+        authorization_details entry an action needs. An agent calls it right
+        before a tool runs and again after a slow policy decision, to catch a
+        grant revoked in between. It answers from the replica's grant cache
+        (no database read while nothing changed), so a revocation on any
+        replica turns it false within the change feed's revocation bound, the
+        same bound as VerifyAgentRequest. A refusal is an answer (active
+        false and a reason), never an RPC error; INVALID_ARGUMENT is kept for
+        malformed calls. A grant of another Brand (or of another brand_user
+        or agent_id, when given) is GRANT_CHECK_REASON_UNKNOWN, exactly as a
+        grant that does not exist, so a caller cannot probe other Brands'
+        grants.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_DelegationServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -270,6 +294,11 @@ def add_DelegationServiceServicer_to_server(servicer, server):
                     servicer.StartStepUp,
                     request_deserializer=pact_dot_v1_dot_delegation__pb2.StartStepUpRequest.FromString,
                     response_serializer=pact_dot_v1_dot_delegation__pb2.StartStepUpResponse.SerializeToString,
+            ),
+            'CheckGrant': grpc.unary_unary_rpc_method_handler(
+                    servicer.CheckGrant,
+                    request_deserializer=pact_dot_v1_dot_delegation__pb2.CheckGrantRequest.FromString,
+                    response_serializer=pact_dot_v1_dot_delegation__pb2.CheckGrantResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -462,5 +491,22 @@ class DelegationService(object):
         return grpc.experimental.unary_unary(request, target, '/pact.v1.DelegationService/StartStepUp',
             pact_dot_v1_dot_delegation__pb2.StartStepUpRequest.SerializeToString,
             pact_dot_v1_dot_delegation__pb2.StartStepUpResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def CheckGrant(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pact.v1.DelegationService/CheckGrant',
+            pact_dot_v1_dot_delegation__pb2.CheckGrantRequest.SerializeToString,
+            pact_dot_v1_dot_delegation__pb2.CheckGrantResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

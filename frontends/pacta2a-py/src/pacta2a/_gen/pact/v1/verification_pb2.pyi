@@ -7,6 +7,7 @@ from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DENY_REASON_AGENT_DISABLED: DenyReason
+DENY_REASON_AGENT_NOT_ALLOWED: DenyReason
 DENY_REASON_ALGORITHM: DenyReason
 DENY_REASON_AUDIENCE: DenyReason
 DENY_REASON_CLAIMS: DenyReason
