@@ -118,6 +118,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return fmt.Errorf("%w (set PACT_FRONTEND_TOKEN)", err) // PACT
 	} // PACT
 	mux.Handle("/a2a/", fe) // PACT: instead of mux.Handle("/a2a/", sdk)
+	mux.Handle("/{$}", fe)  // PACT: the root page listing the Brands
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
