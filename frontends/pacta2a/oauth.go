@@ -290,7 +290,7 @@ func (h *Handler) connectedPage(w http.ResponseWriter, r *http.Request, c *call)
 		v.Status = "Access was revoked."
 		for _, a := range agents {
 			if a.ID == q.Get("agent_id") && !a.Live {
-				v.Status = a.Name + " can no longer act for you at " + b.name + "."
+				v.Status = "Revoked: " + a.Name + " can no longer act for you here."
 			}
 		}
 	}
