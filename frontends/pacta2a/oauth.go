@@ -12,7 +12,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -500,11 +499,6 @@ var formProblem = map[int]string{
 func (h *Handler) forbidden(w http.ResponseWriter, user string) {
 	h.pages.render(w, http.StatusForbidden, "message", view{Title: "Please try again", User: user,
 		Error: "This form has expired or was not sent from this site. Go back, reload the page and try again."})
-}
-
-// normCode compares user codes as pactd does: case and dashes ignored.
-func normCode(s string) string {
-	return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", ""))
 }
 
 // csrf is the anti-forgery token of one form: an HMAC of the Brand, the

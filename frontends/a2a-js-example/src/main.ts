@@ -59,6 +59,7 @@ export async function start(o: Options): Promise<Server> { // PACT
   app.disable("x-powered-by");
   if (login) app.use(login.middleware()); // PACT
   app.use("/a2a", pact.middleware(), restHandler({ requestHandler, userBuilder: pact.userBuilder })); // PACT
+  app.get("/", pact.rootPage()); // PACT: the root page listing the Brands
   app.use(pact.errorHandler()); // PACT
   const server = createServer({ maxHeaderSize: 64 << 10 }, guard(app, log)); // PACT
   await listen(server, o); // PACT
