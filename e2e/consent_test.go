@@ -227,7 +227,7 @@ func TestConsentPages(t *testing.T) {
 		// revocation of both grants, which the page then names.
 		confirm := u.visit(t, "/a2a/shop/oauth/connected/revoke?agent_id="+g[0].GetAgentId(), nil)
 		wantPageHeaders(t, "revoke", confirm)
-		for _, want := range []string{"<h1>Revoke E2E PA?</h1>", "<strong>E2E PA</strong> will no longer be able to act for you at Shop Inc.",
+		for _, want := range []string{"<h1>Revoke E2E PA?</h1>", "<p>At Shop Inc., <strong>E2E PA</strong> will no longer be able to act for you. It loses:</p>",
 			`<span class="id">orders:read</span>`, `<span class="id">orders:cancel</span>`, ">Revoke E2E PA</button>", ">Keep it</a>"} {
 			if !strings.Contains(confirm.body, want) {
 				t.Errorf("revoke confirmation lacks %q", want)

@@ -226,14 +226,14 @@ ${a.grants
   )
   .join("")}</ul>
 `
-      : `<p>No personal agent is connected to your account at ${esc(v.brand)}.</p>
+      : `<p>At ${esc(v.brand)}, no personal agent is connected to your account.</p>
 `
 }${bottom}`,
   revoke: (v) => `${top(v)}
 <h1>${esc(v.title)}</h1>
 ${
   v.revoke
-    ? `<p><strong>${esc(v.revoke.name)}</strong> will no longer be able to act for you at ${esc(v.brand)}. It loses:</p>
+    ? `<p>At ${esc(v.brand)}, <strong>${esc(v.revoke.name)}</strong> will no longer be able to act for you. It loses:</p>
 ${v.revoke.grants.filter((g) => g.live).map((g) => scopeList(g.scopes)).join("")}
 <p class="hint">Your assistant has to ask again, and you to allow it, before it can act for you here.</p>
 <form method="post" action="${esc(v.action)}">

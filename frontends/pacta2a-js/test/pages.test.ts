@@ -173,7 +173,7 @@ test("connected page: one entry per PA with its grants grouped, the Brand's word
     const confirm = await send(e.url + "/a2a/acme/oauth/connected/revoke?agent_id=agt_1", "GET", "", "Cookie: u=alice");
     assert.equal(confirm.status, 200);
     assert.match(confirm.body, /<h1>Revoke Example PA\?<\/h1>/);
-    assert.match(confirm.body, /<strong>Example PA<\/strong> will no longer be able to act for you at ACME\. It loses:/);
+    assert.match(confirm.body, /<p>At ACME, <strong>Example PA<\/strong> will no longer be able to act for you\. It loses:<\/p>/);
     assert.match(confirm.body, />Revoke Example PA<\/button>/);
     assert.deepEqual(e.revoked, []);
     assert.equal((await send(e.url + "/a2a/acme/oauth/connected/revoke?agent_id=agt_2", "GET", "", "Cookie: u=alice")).status, 404, "nothing live to revoke");
