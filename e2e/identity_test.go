@@ -220,6 +220,9 @@ func TestRootAndNotFoundPages(t *testing.T) {
 				t.Errorf("root page lacks %q", want)
 			}
 		}
+		if strings.Contains(r.body, "/a2a/mart/oauth/connected") {
+			t.Errorf("root page links a signed-assertion Brand's connected page, which lists nothing")
+		}
 		const browser = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 		for _, path := range []string{"/a2a/nobody/.well-known/agent-card.json", "/a2a/nobody/oauth/connected", "/a2a/nobody/oauth/consent?user_code=BCDF-GHJK"} {
 			r := w.do(t, "GET", path, "", browser)

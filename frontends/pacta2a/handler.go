@@ -315,7 +315,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, op string, err er
 const maxRootBrands = 200
 
 // root serves GET /: the Brands pactd has, by display name, each with its
-// Agent Card's link (and the connected page's, when it offers delegation).
+// Agent Card's link (and the connected page's, for a Brand whose Users sign
+// in through this frontend).
 func (h *Handler) root(w http.ResponseWriter, r *http.Request) {
 	v := view{Title: "PACT Provider"}
 	page := &pactv1.PageRequest{PageSize: 100}
@@ -331,7 +332,8 @@ func (h *Handler) root(w http.ResponseWriter, r *http.Request) {
 			base := "/a2a/" + url.PathEscape(b.GetBrandId())
 			bv := brandView{ID: b.GetBrandId(), Name: b.GetDisplayName(), Description: b.GetDescription(),
 				Card: base + "/.well-known/agent-card.json"}
-			if b.GetDelegation().GetEnabled() {
+			// Only a trusted-frontend Brand's Users can list their grants here.
+			if d := b.GetDelegation(); d.GetEnabled() && d.GetLoginMode() == pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND {
 				bv.Connected = base + "/oauth/connected"
 			}
 			v.Brands = append(v.Brands, bv)

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { bare } from "./errors.js";
 import type { Frontend } from "./handler.js";
 import type { BrandView, View } from "./pages.js";
+import { BrandLoginMode } from "./gen/pact/v1/brand_pb.js";
 
 /** maxRootBrands bounds the Brands the root page lists. */
 const maxRootBrands = 200;
@@ -21,7 +22,8 @@ export async function rootPage(fe: Frontend, res: ServerResponse): Promise<void>
         const base = "/a2a/" + encodeURIComponent(b.brandId);
         const bv: BrandView = {
           id: b.brandId, name: b.displayName, description: b.description, card: base + "/.well-known/agent-card.json",
-          connected: b.delegation?.enabled ? base + "/oauth/connected" : "",
+          // Only a trusted-frontend Brand's Users can list their grants here.
+          connected: b.delegation?.enabled && b.delegation.loginMode === BrandLoginMode.TRUSTED_FRONTEND ? base + "/oauth/connected" : "",
         };
         v.brands!.push(bv);
       }

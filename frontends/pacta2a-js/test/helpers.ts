@@ -122,7 +122,8 @@ export async function newEnv(cfg: Partial<Config> = {}, kind: TransportKind = "c
       listBrands(req, hc) {
         auth(hc);
         return { brands: [
-          { brandId: "acme", displayName: "ACME <Shop>", description: "Orders", delegation: { enabled: true } },
+          { brandId: "acme", displayName: "ACME <Shop>", description: "Orders", delegation: { enabled: true, loginMode: BrandLoginMode.TRUSTED_FRONTEND } },
+          { brandId: "mart", displayName: "Mart", description: "", delegation: { enabled: true, loginMode: BrandLoginMode.SIGNED_ASSERTION } },
           { brandId: "beta", displayName: "Beta", description: "" },
         ] };
       },

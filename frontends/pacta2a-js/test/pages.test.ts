@@ -205,6 +205,7 @@ test("root page lists the Brands by display name with their cards; a browser get
     assert.equal(root.headers["x-frame-options"], "DENY");
     assert.match(root.body, /<h2>ACME &lt;Shop&gt; <span class="id">acme<\/span><\/h2>\n<p class="hint">Orders<\/p>\n<a href="\/a2a\/acme\/.well-known\/agent-card.json">Agent Card<\/a> · <a href="\/a2a\/acme\/oauth\/connected">Connected assistants<\/a><\/li>/);
     assert.match(root.body, /<h2>Beta <span class="id">beta<\/span><\/h2>\n\n<a href="\/a2a\/beta\/.well-known\/agent-card.json">Agent Card<\/a><\/li>/);
+    assert.match(root.body, /<h2>Mart <span class="id">mart<\/span><\/h2>\n\n<a href="\/a2a\/mart\/.well-known\/agent-card.json">Agent Card<\/a><\/li>/);
     assert.deepEqual([(await send(e.url + "/", "POST")).status, (await send(e.url + "/", "POST")).body], [404, ""]);
     const browser = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
     for (const [path, words, post] of [

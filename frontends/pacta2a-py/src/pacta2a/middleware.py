@@ -294,7 +294,10 @@ class PactMiddleware:
                             b.display_name,
                             b.description,
                             base + "/.well-known/agent-card.json",
-                            base + "/oauth/connected" if b.delegation.enabled else "",
+                            # Only a trusted-frontend Brand's Users can list their grants here.
+                            base + "/oauth/connected"
+                            if b.delegation.enabled and b.delegation.login_mode == brand_pb2.BRAND_LOGIN_MODE_TRUSTED_FRONTEND
+                            else "",
                         )
                     )
                 if not res.next_page_token:
