@@ -111,7 +111,8 @@ func TestConsentPages(t *testing.T) {
 		}
 		r = u.visit(t, d.VerificationURIComplete, nil)
 		wantPageHeaders(t, "login", r)
-		if r.status != 200 || !strings.Contains(r.body, `<label for="username">`) {
+		// The sign-in names the Brand by its display name, not its id.
+		if r.status != 200 || !strings.Contains(r.body, `<label for="username">`) || !strings.Contains(r.body, "<title>Sign in to Shop Inc.</title>") {
 			t.Fatalf("login page %d %s", r.status, r.body)
 		}
 		// return_to may only name this Brand's pages.

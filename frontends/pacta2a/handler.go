@@ -311,6 +311,18 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, op string, err er
 	internalError().write(w)
 }
 
+// BrandName is the Brand's display name (its Agent Card's name), or ""
+// when pactd does not know the Brand or cannot answer: for pages outside
+// this handler, such as a Brand's sign-in.
+func (h *Handler) BrandName(ctx context.Context, brandID string) string {
+	res, err := h.brands.GetAgentCard(ctx, &pactv1.GetAgentCardRequest{BrandId: brandID})
+	if err != nil {
+		return ""
+	}
+	name, _ := cardFacts(res.GetCardJson())
+	return name
+}
+
 // maxRootBrands bounds the Brands the root page lists.
 const maxRootBrands = 200
 

@@ -57,6 +57,7 @@ export async function start(o: Options): Promise<Server> { // PACT
     undefined, undefined, undefined, undefined, undefined, { keepBusAliveStates: [] });
   const app = express();
   app.disable("x-powered-by");
+  if (login) login.brandName = (id) => pact.frontend.brandName(id); // PACT: the sign-in names the Brand by its display name
   if (login) app.use(login.middleware()); // PACT
   app.use("/a2a", pact.middleware(), restHandler({ requestHandler, userBuilder: pact.userBuilder })); // PACT
   app.get("/", pact.rootPage()); // PACT: the root page listing the Brands

@@ -33,7 +33,7 @@ import {
 import { send } from "./send.js";
 import { oauthRoutes, type Sessions } from "./oauth.js";
 import { Pages } from "./pages.js";
-import { notFound, rootPage } from "./root.js";
+import { brandName, notFound, rootPage } from "./root.js";
 import { withTrace } from "./trace.js";
 
 /** Logger receives one line per failed call to pactd or the agent. */
@@ -258,6 +258,11 @@ export class Frontend {
       "Content-Length": Buffer.byteLength(card.cardJson),
     });
     res.end(card.cardJson);
+  }
+
+  /** brandName is the Brand's display name (its Agent Card's name), or "": for pages outside the frontend, such as a Brand's sign-in. */
+  brandName(brandId: string): Promise<string> {
+    return brandName(this, brandId);
   }
 
   /**

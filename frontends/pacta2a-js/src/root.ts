@@ -3,6 +3,16 @@ import { bare } from "./errors.js";
 import type { Frontend } from "./handler.js";
 import type { BrandView, View } from "./pages.js";
 import { BrandLoginMode } from "./gen/pact/v1/brand_pb.js";
+import { cardFacts } from "./signed.js";
+
+/** brandName is the Brand's display name (its Agent Card's name), or "" when pactd does not know the Brand or cannot answer. */
+export async function brandName(fe: Frontend, brandId: string): Promise<string> {
+  try {
+    return cardFacts((await fe.brands.getAgentCard({ brandId })).cardJson).name;
+  } catch {
+    return "";
+  }
+}
 
 /** maxRootBrands bounds the Brands the root page lists. */
 const maxRootBrands = 200;

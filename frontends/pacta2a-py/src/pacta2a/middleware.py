@@ -45,6 +45,7 @@ from ._pb import brand_pb2, common_pb2
 from .http import MAX_HEADER_BYTES, ASGIApp, Exchange, Receive, Scope, Send, parse_query, path_escape, split_path
 from .oauth import Sessions, oauth_routes
 from .pages import BrandView, Pages, View
+from .signed import card_facts
 from .send import serve_send
 
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -308,6 +309,16 @@ class PactMiddleware:
             await self.pages.render(ex, 500, "root", View(title="PACT Provider", error="The Brands cannot be listed right now. Try again later."))
             return
         await self.pages.render(ex, 200, "root", v)
+
+    async def brand_name(self, brand_id: str) -> str:
+        """Is the Brand's display name (its Agent Card's name), or "" when
+        pactd does not know the Brand or cannot answer: for pages outside the
+        middleware, such as a Brand's sign-in."""
+        try:
+            res = await self.pactd.get_agent_card(brand_id)
+        except PactdError:
+            return ""
+        return card_facts(res.card_json)[0]
 
     async def not_found(self, ex: Exchange, brand_id: str = "") -> None:
         """Answers 404. A browser (a GET that accepts text/html) gets a page
