@@ -126,7 +126,7 @@ func TestConsentPageShowsBrandWords(t *testing.T) {
 		}
 		// The entry's words sit under the scope it needs.
 		detailsOf := func(words string) string {
-			return `<label for="scope-1">Cancel your orders that have not shipped yet <code>orders:cancel</code></label>` + "\n</div>\n" +
+			return `<label for="scope-1">Cancel your orders that have not shipped yet <span class="id">orders:cancel</span></label>` + "\n</div>\n" +
 				`<ul class="details" aria-label="Only for"><li>` + words + `</li></ul>`
 		}
 
@@ -141,12 +141,12 @@ func TestConsentPageShowsBrandWords(t *testing.T) {
 			t.Fatalf("consent page %d lacks the Brand's words under orders:cancel:\n%s", page.status, page.body)
 		}
 		r := u.visit(t, "/a2a/"+shop+"/oauth/consent/decision", url.Values{"csrf": {hidden(t, page.body, "csrf")}, "user_code": {d.UserCode},
-			"confirm_code": {d.UserCode}, "decision": {"allow"}, "scope": {"orders:read", "orders:cancel"}})
+			"decision": {"allow"}, "scope": {"orders:read", "orders:cancel"}})
 		if r.status != http.StatusSeeOther {
 			t.Fatalf("allow: %d %s", r.status, r.body)
 		}
 		apps := u.visit(t, "/a2a/"+shop+"/oauth/connected", nil)
-		if !strings.Contains(apps.body, `<code>orders:read, orders:cancel</code><br><span class="hint">Only order 1002: cancel it</span>`) {
+		if !strings.Contains(apps.body, `<span class="id">orders:cancel</span><ul class="hint"><li>Only order 1002: cancel it</li></ul></li>`) {
 			t.Fatalf("connected page lacks the grant's words:\n%s", apps.body)
 		}
 

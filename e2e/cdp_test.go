@@ -210,6 +210,17 @@ func (p *page) screenshot() []byte {
 	return shot.Data
 }
 
+// viewport sets the tab's width and height in CSS pixels; mobile makes it
+// a phone's (the viewport meta tag applies, as on a phone).
+func (p *page) viewport(width, height int, mobile bool) {
+	p.t.Helper()
+	scale := 1
+	if mobile {
+		scale = 2
+	}
+	p.do("Emulation.setDeviceMetricsOverride", map[string]any{"width": width, "height": height, "deviceScaleFactor": scale, "mobile": mobile})
+}
+
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)

@@ -93,8 +93,10 @@ func wantPageHeaders(t *testing.T, name string, r response) {
 }
 
 // TestConsentPages drives the consent and connected-apps pages over HTTP:
-// sign-in redirects, headers, anti-forgery, the typed code, a subset
-// approved, revocation.
+// sign-in redirects, headers, anti-forgery, the code to compare (never
+// typed again), a subset approved, the connected page (one entry per PA,
+// the Brand's words, expiry), revocation after a confirmation that names
+// what it revokes.
 func TestConsentPages(t *testing.T) {
 	engines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
@@ -109,7 +111,8 @@ func TestConsentPages(t *testing.T) {
 		}
 		r = u.visit(t, d.VerificationURIComplete, nil)
 		wantPageHeaders(t, "login", r)
-		if r.status != 200 || !strings.Contains(r.body, `<label for="username">`) {
+		// The sign-in names the Brand by its display name, not its id.
+		if r.status != 200 || !strings.Contains(r.body, `<label for="username">`) || !strings.Contains(r.body, "<title>Sign in to Shop Inc.</title>") {
 			t.Fatalf("login page %d %s", r.status, r.body)
 		}
 		// return_to may only name this Brand's pages.
@@ -130,14 +133,19 @@ func TestConsentPages(t *testing.T) {
 		wantPageHeaders(t, "consent", page)
 		for _, want := range []string{`<html lang="en">`, "E2E PA", w.issuer, "Shop Inc.", d.UserCode, "<legend>",
 			`<label for="scope-0">See your orders and their delivery status`, `<label for="scope-1">Cancel your orders`,
-			`value="orders:read" checked`, `value="orders:cancel" checked`, `<label for="confirm_code">`, ">Allow</button>", ">Deny</button>", "alice"} {
+			`value="orders:read" checked`, `value="orders:cancel" checked`, `<p class="compare"><strong class="usercode">` + d.UserCode + `</strong></p>`,
+			`aria-describedby="code-help">Allow</button>`, ">Deny</button>", "alice"} {
 			if !strings.Contains(page.body, want) {
 				t.Errorf("consent page lacks %q", want)
 			}
 		}
+		// Compare, or type: not both (RFC 8628 §5.4).
+		if strings.Contains(page.body, "confirm_code") {
+			t.Errorf("the consent page asks to type the code it shows")
+		}
 		csrf := hidden(t, page.body, "csrf")
 		decide := func(form url.Values, headers ...string) response {
-			base := url.Values{"csrf": {csrf}, "user_code": {d.UserCode}, "confirm_code": {d.UserCode}, "decision": {"allow"}, "scope": {"orders:read"}}
+			base := url.Values{"csrf": {csrf}, "user_code": {d.UserCode}, "decision": {"allow"}, "scope": {"orders:read"}}
 			for k, v := range form {
 				base[k] = v
 			}
@@ -155,13 +163,13 @@ func TestConsentPages(t *testing.T) {
 				t.Errorf("%s: %d", name, r.status)
 			}
 		}
-		if r := decide(url.Values{"confirm_code": {"BCDF-GHJK"}}); r.status != 400 || !strings.Contains(r.body, "not the code of this request") {
-			t.Errorf("mismatched typed code: %d", r.status)
+		if r := decide(url.Values{"decision": {"maybe"}}); r.status != 400 {
+			t.Errorf("neither allow nor deny: %d", r.status)
 		}
 		wantOAuthError(t, "still pending", w.poll(t, "user-1", d.DeviceCode), 400, "authorization_pending")
 
-		// Allow with one scope unchecked and the code typed in lower case.
-		r = decide(url.Values{"confirm_code": {strings.ToLower(d.UserCode)}})
+		// Allow with one scope unchecked.
+		r = decide(nil)
 		if r.status != http.StatusSeeOther || r.header.Get("Location") != "/a2a/shop/oauth/connected?status=approved" {
 			t.Fatalf("allow: %d %v %s", r.status, r.header, r.body)
 		}
@@ -180,11 +188,14 @@ func TestConsentPages(t *testing.T) {
 			t.Errorf("code entry page: %d", r.status)
 		}
 
-		// Connected apps: the grant, then revoked from the page.
-		apps := u.visit(t, "/a2a/shop/oauth/connected?status=approved", nil)
-		wantPageHeaders(t, "connected", apps)
-		if !strings.Contains(apps.body, "E2E PA") || !strings.Contains(apps.body, "<code>orders:read</code>") || !strings.Contains(apps.body, ">Revoke</button>") {
-			t.Fatalf("connected page %s", apps.body)
+		// A second connection of the same PA: the page still shows one
+		// entry for it, both grants under it, in the Brand's words, with
+		// their expiry.
+		d2 := w.startDevice(t, "user-1", "orders:cancel")
+		page2 := u.visit(t, "/a2a/shop/oauth/consent?user_code="+d2.UserCode, nil)
+		if r := u.visit(t, "/a2a/shop/oauth/consent/decision", url.Values{"csrf": {hidden(t, page2.body, "csrf")}, "user_code": {d2.UserCode},
+			"decision": {"allow"}, "scope": {"orders:cancel"}}); r.status != http.StatusSeeOther {
+			t.Fatalf("second allow: %d %s", r.status, r.body)
 		}
 		grants := func() []*pactv1.Grant {
 			res, err := w.deleg.ListGrants(t.Context(), &pactv1.ListGrantsRequest{BrandId: shop, BrandUser: "alice"})
@@ -194,24 +205,66 @@ func TestConsentPages(t *testing.T) {
 			return res.GetGrants()
 		}
 		g := grants()
-		if len(g) != 1 || !slices.Equal(g[0].GetScopes(), []string{"orders:read"}) {
+		if len(g) != 2 || !slices.Equal(g[1].GetScopes(), []string{"orders:read"}) || !slices.Equal(g[0].GetScopes(), []string{"orders:cancel"}) {
 			t.Fatalf("grants %v", g)
 		}
-		revoke := url.Values{"csrf": {hidden(t, apps.body, "csrf")}, "grant_id": {g[0].GetGrantId()}}
+		apps := u.visit(t, "/a2a/shop/oauth/connected?status=denied", nil)
+		wantPageHeaders(t, "connected", apps)
+		expires := g[0].GetExpireTime().AsTime().UTC().Format("2 Jan 2006")
+		for _, want := range []string{"<title>Connected assistants at Shop Inc.</title>", "You denied the request: nothing new was shared.",
+			`<h2>E2E PA</h2><span class="state">Active · 2 grants</span>`,
+			`<li>See your orders and their delivery status <span class="id">orders:read</span></li>`,
+			`<li>Cancel your orders that have not shipped yet <span class="id">orders:cancel</span></li>`,
+			"expires <time>" + expires + "</time>", ">Revoke…</button>"} {
+			if !strings.Contains(apps.body, want) {
+				t.Errorf("connected page lacks %q", want)
+			}
+		}
+		if n := strings.Count(apps.body, `<li class="pa"`); n != 1 || strings.Contains(apps.body, "Done: nothing was shared") {
+			t.Errorf("connected page: %d entries for one PA:\n%s", n, apps.body)
+		}
+
+		// Revoke: a confirmation naming the PA and what it loses, then the
+		// revocation of both grants, which the page then names.
+		confirm := u.visit(t, "/a2a/shop/oauth/connected/revoke?agent_id="+g[0].GetAgentId(), nil)
+		wantPageHeaders(t, "revoke", confirm)
+		for _, want := range []string{"<h1>Revoke E2E PA?</h1>", "<p>At Shop Inc., <strong>E2E PA</strong> will no longer be able to act for you. It loses:</p>",
+			`<span class="id">orders:read</span>`, `<span class="id">orders:cancel</span>`, ">Revoke E2E PA</button>", ">Keep it</a>"} {
+			if !strings.Contains(confirm.body, want) {
+				t.Errorf("revoke confirmation lacks %q", want)
+			}
+		}
+		if r := u.visit(t, "/a2a/shop/oauth/connected/revoke?agent_id=agt_unknown", nil); r.status != http.StatusNotFound {
+			t.Errorf("confirmation for a PA without grants: %d", r.status)
+		}
+		revoke := url.Values{"csrf": {hidden(t, confirm.body, "csrf")}, "agent_id": {g[0].GetAgentId()}}
 		if r := newUser(t, w).visit(t, "/a2a/shop/oauth/connected/revoke", revoke); r.status != http.StatusForbidden {
 			t.Errorf("revoke signed out: %d", r.status)
 		}
-		if r := u.visit(t, "/a2a/shop/oauth/connected/revoke", url.Values{"csrf": {csrf}, "grant_id": revoke["grant_id"]}); r.status != http.StatusForbidden {
+		if r := u.visit(t, "/a2a/shop/oauth/connected/revoke", url.Values{"csrf": {csrf}, "agent_id": revoke["agent_id"]}); r.status != http.StatusForbidden {
 			t.Errorf("revoke with the consent form's token: %d", r.status)
 		}
-		if grants()[0].GetRevokeTime() != nil {
-			t.Fatalf("a refused revoke revoked")
+		if r := u.visit(t, "/a2a/shop/oauth/connected/revoke", url.Values{"csrf": revoke["csrf"], "agent_id": {"agt_other"}}); r.status != http.StatusForbidden {
+			t.Errorf("revoke another PA with this PA's token: %d", r.status)
 		}
-		if r := u.visit(t, "/a2a/shop/oauth/connected/revoke", revoke); r.status != http.StatusSeeOther {
-			t.Fatalf("revoke: %d %s", r.status, r.body)
+		for _, g := range grants() {
+			if g.GetRevokeTime() != nil {
+				t.Fatalf("a refused revoke revoked")
+			}
 		}
-		if grants()[0].GetRevokeTime() == nil {
-			t.Fatalf("the grant was not revoked")
+		r = u.visit(t, "/a2a/shop/oauth/connected/revoke", revoke)
+		if r.status != http.StatusSeeOther || !strings.HasSuffix(r.header.Get("Location"), "/a2a/shop/oauth/connected?status=revoked&agent_id="+url.QueryEscape(g[0].GetAgentId())) {
+			t.Fatalf("revoke: %d %v %s", r.status, r.header, r.body)
+		}
+		for _, g := range grants() {
+			if g.GetRevokeTime() == nil {
+				t.Fatalf("grant %s was not revoked", g.GetGrantId())
+			}
+		}
+		after := u.visit(t, "/a2a/shop/oauth/connected?status=revoked&agent_id="+url.QueryEscape(g[0].GetAgentId()), nil)
+		if !strings.Contains(after.body, "Revoked: E2E PA can no longer act for you here.") || !strings.Contains(after.body, `<span class="state off">Revoked</span>`) ||
+			strings.Contains(after.body, ">Revoke…</button>") {
+			t.Errorf("connected page after revoking:\n%s", after.body)
 		}
 		wantInvalidToken(t, "revoked from the page", w.delegated(t, "user-1", tok.AccessToken, userMsg("m-1", "", "show my orders")))
 	})

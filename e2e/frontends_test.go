@@ -143,6 +143,7 @@ func startGoFrontend(t *testing.T, w *world, feLn net.Listener) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	login.BrandName = h.BrandName
 	mux := http.NewServeMux() // as cmd/pact-a2a -demo mounts them
 	mux.Handle("/demo/", login)
 	mux.Handle("/", h)

@@ -203,6 +203,40 @@ func TestUnmatchedRoutesBeforeAuth(t *testing.T) {
 	})
 }
 
+// TestRootAndNotFoundPages: every frontend's root page lists the Brands by
+// display name with their cards' links; a browser's GET (Accept names
+// text/html) of an unknown Brand's card or page gets a 404 page, while an
+// API client gets the bare 404 of PACT 1.0 §1.2 byte for byte (the
+// positive control of the refusal: no body, never application/a2a+json).
+func TestRootAndNotFoundPages(t *testing.T) {
+	engines(t, func(t *testing.T, dbURL string) {
+		w := newWorld(t, dbURL)
+		r := w.do(t, "GET", "/", "")
+		if r.status != 200 || r.header.Get("Content-Type") != "text/html; charset=utf-8" || r.header.Get("X-Frame-Options") != "DENY" {
+			t.Fatalf("root page: %d %v", r.status, r.header)
+		}
+		for _, want := range []string{`<h2>Shop Inc. <span class="id">shop</span></h2>`, `<a href="/a2a/shop/.well-known/agent-card.json">Agent Card</a>`,
+			`<a href="/a2a/shop/oauth/connected">Connected assistants</a>`, `<h2>Mart Inc. <span class="id">mart</span></h2>`} {
+			if !strings.Contains(r.body, want) {
+				t.Errorf("root page lacks %q", want)
+			}
+		}
+		if strings.Contains(r.body, "/a2a/mart/oauth/connected") {
+			t.Errorf("root page links a signed-assertion Brand's connected page, which lists nothing")
+		}
+		const browser = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+		for _, path := range []string{"/a2a/nobody/.well-known/agent-card.json", "/a2a/nobody/oauth/connected", "/a2a/nobody/oauth/consent?user_code=BCDF-GHJK"} {
+			r := w.do(t, "GET", path, "", browser)
+			if r.status != 404 || r.header.Get("Content-Type") != "text/html; charset=utf-8" ||
+				!strings.Contains(r.body, "This Provider serves no Brand named “nobody”.") || !strings.Contains(r.body, `<a href="/">`) {
+				t.Errorf("browser GET %s: %d %v %s", path, r.status, r.header, r.body)
+			}
+			wantBare(t, "API GET "+path, w.do(t, "GET", path, ""), 404)
+			wantBare(t, "JSON GET "+path, w.do(t, "GET", path, "", "Accept: application/json"), 404)
+		}
+	})
+}
+
 func TestPAJWTRefusals(t *testing.T) {
 	engines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)

@@ -306,7 +306,8 @@ func TestSignedConsentWithoutCookies(t *testing.T) {
 			t.Fatalf("allow: %d Location %q %s", r.status, r.header.Get("Location"), r.body)
 		}
 		if r := b.do(t, loc.String(), nil); r.status != 200 || !strings.Contains(r.body, "Done: your assistant is connected.") ||
-			!strings.Contains(r.body, "<code>orders:read</code>") {
+			!strings.Contains(r.body, `<li>See your orders and their delivery status <span class="id">orders:read</span></li>`) ||
+			!strings.Contains(r.body, "<title>Connected assistants at Mart Inc.</title>") {
 			t.Fatalf("connected page: %d %s", r.status, r.body)
 		}
 		var tok tokenResponse

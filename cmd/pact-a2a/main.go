@@ -65,8 +65,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		// The caller's W3C traceparent goes on to pactd (trace.go).
 		HTTPClient: pactdClient()}
 	mux := http.NewServeMux()
+	var login *demo.Login
 	if *withDemo {
-		login := demo.NewLogin()
+		login = demo.NewLogin()
 		cfg.Agent, cfg.Sessions = demo.NewAgent(), login
 		mux.Handle("/demo/", login)
 	}
@@ -76,6 +77,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	h, err := pacta2a.NewHandler(cfg)
 	if err != nil {
 		return fmt.Errorf("%w (set PACT_FRONTEND_TOKEN)", err)
+	}
+	if login != nil {
+		login.BrandName = h.BrandName // the sign-in names the Brand by its display name
 	}
 	mux.Handle("/", h)
 	ln, err := net.Listen("tcp", *listen)

@@ -454,7 +454,7 @@ func playUser(ctx context.Context, link, user, code string, scopes []string) err
 	}
 	decision := res.Request.URL.ResolveReference(&url.URL{Path: "consent/decision"}).String()
 	res, _, err = post(decision, url.Values{"csrf": {csrf}, "user_code": {hiddenField(page, "user_code")},
-		"confirm_code": {code}, "scope": scopes, "decision": {"allow"}})
+		"scope": scopes, "decision": {"allow"}})
 	if err != nil {
 		return err
 	}

@@ -98,8 +98,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	cfg := pacta2a.Config{PactdURL: *pactd, Token: getenv("PACT_FRONTEND_TOKEN"), Logger: log} // PACT
 	mux := http.NewServeMux()
 	var brand pacta2a.Agent = pacta2a.EchoAgent{} // PACT
+	var login *demo.Login                         // PACT
 	if *withDemo {                                // PACT
-		login := demo.NewLogin()                     // PACT: the Brand's sign-in, for the consent pages
+		login = demo.NewLogin()                      // PACT: the Brand's sign-in, for the consent pages
 		brand, cfg.Sessions = demo.NewAgent(), login // PACT
 		mux.Handle("/demo/", login)                  // PACT
 	} // PACT
@@ -117,7 +118,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {                   // PACT
 		return fmt.Errorf("%w (set PACT_FRONTEND_TOKEN)", err) // PACT
 	} // PACT
+	if login != nil { // PACT
+		login.BrandName = fe.BrandName // PACT: the sign-in names the Brand by its display name
+	} // PACT
 	mux.Handle("/a2a/", fe) // PACT: instead of mux.Handle("/a2a/", sdk)
+	mux.Handle("/{$}", fe)  // PACT: the root page listing the Brands
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

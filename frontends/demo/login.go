@@ -2,6 +2,7 @@ package demo
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -64,6 +65,10 @@ const loginHTML = `<!doctype html>
 // consent or connected-apps page, and only its path and query are kept, so
 // a sign-in never sends the User to another site.
 type Login struct {
+	// BrandName names a Brand on the sign-in page (its display name, e.g.
+	// pacta2a.Handler.BrandName); the Brand id when nil or "".
+	BrandName func(ctx context.Context, brandID string) string
+
 	key  []byte
 	now  func() time.Time
 	page *template.Template
@@ -151,11 +156,18 @@ func (l *Login) signIn(w http.ResponseWriter, r *http.Request) {
 
 func (l *Login) render(w http.ResponseWriter, r *http.Request, status int, returnTo, problem string) {
 	brandID := r.PathValue("brandId")
+	name := ""
+	if l.BrandName != nil && validBrandID(brandID) {
+		name = l.BrandName(r.Context(), brandID)
+	}
+	if name == "" {
+		name = brandID
+	}
 	var buf bytes.Buffer
 	_ = l.page.Execute(&buf, struct {
 		Brand, User, ReturnTo, Error string
 		CSS                          template.CSS
-	}{brandID, l.BrandUser(r, brandID), returnTo, problem, template.CSS(loginCSS)})
+	}{name, l.BrandUser(r, brandID), returnTo, problem, template.CSS(loginCSS)})
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", l.csp)
@@ -188,6 +200,12 @@ func returnPath(raw, brandID string) (string, bool) {
 
 func validUser(u string) bool {
 	return len(u) >= 1 && len(u) <= 64 && strings.Trim(u, "abcdefghijklmnopqrstuvwxyz0123456789._-") == ""
+}
+
+// validBrandID reports whether s has a Brand id's form (1 to 64 of
+// [A-Za-z0-9_-]), so nothing else is looked up.
+func validBrandID(s string) bool {
+	return len(s) >= 1 && len(s) <= 64 && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == ""
 }
 
 func cookieName(brandID string) string { return "demo_session_" + brandID }

@@ -1,8 +1,10 @@
 package demo
 
 import (
+	"context"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -35,4 +37,33 @@ func FuzzLogin(f *testing.F) {
 			t.Fatalf("cookie %q accepted as %q", cookie, user)
 		}
 	})
+}
+
+// TestLoginNamesTheBrand: with BrandName the sign-in page names the Brand
+// by its display name (escaped); a Brand it does not know, or a path
+// segment that cannot be a Brand id (never looked up), shows the id.
+func TestLoginNamesTheBrand(t *testing.T) {
+	l := NewLogin()
+	var asked []string
+	l.BrandName = func(_ context.Context, id string) string {
+		asked = append(asked, id)
+		if id == "shop" {
+			return "Shop <Inc.>"
+		}
+		return ""
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/demo/shop/login", "<title>Sign in to Shop &lt;Inc.&gt;</title>"},
+		{"/demo/other/login", "<title>Sign in to other</title>"},
+		{"/demo/no%20such/login", "<title>Sign in to no such</title>"},
+	} {
+		w := httptest.NewRecorder()
+		l.ServeHTTP(w, httptest.NewRequest("GET", c.path, nil))
+		if w.Code != 200 || !strings.Contains(w.Body.String(), c.want) {
+			t.Errorf("%s: %d lacks %q", c.path, w.Code, c.want)
+		}
+	}
+	if !slices.Equal(asked, []string{"shop", "other"}) {
+		t.Errorf("looked up %q", asked)
+	}
 }

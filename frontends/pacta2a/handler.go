@@ -148,16 +148,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serve routes, authenticates and serves one request.
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.EscapedPath() == "/" && r.Method == http.MethodGet {
+		h.root(w, r)
+		return
+	}
 	brandID, rest, ok := splitPath(r.URL.EscapedPath())
 	if !ok {
-		bare(w, http.StatusNotFound)
+		h.notFound(w, r, "")
 		return
 	}
 	methods := h.routes(rest)
 	ep, ok := methods[r.Method]
 	if !ok {
 		if len(methods) == 0 {
-			bare(w, http.StatusNotFound)
+			h.notFound(w, r, "")
 			return
 		}
 		allow := make([]string, 0, len(methods))
@@ -272,7 +276,7 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, c *call) 
 func (h *Handler) card(w http.ResponseWriter, r *http.Request, c *call) {
 	res, err := h.brands.GetAgentCard(r.Context(), &pactv1.GetAgentCardRequest{BrandId: c.brandID})
 	if connect.CodeOf(err) == connect.CodeNotFound {
-		bare(w, http.StatusNotFound)
+		h.notFound(w, r, c.brandID) // never application/a2a+json (PACT 1.0 §1.2)
 		return
 	}
 	if err != nil {
@@ -305,4 +309,109 @@ func listTasks(w http.ResponseWriter, r *http.Request, _ *call) {
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, op string, err error) {
 	h.cfg.Logger.ErrorContext(r.Context(), op, slog.String("path", r.URL.Path), slog.String("error", err.Error()))
 	internalError().write(w)
+}
+
+// BrandName is the Brand's display name (its Agent Card's name), or ""
+// when pactd does not know the Brand or cannot answer: for pages outside
+// this handler, such as a Brand's sign-in.
+func (h *Handler) BrandName(ctx context.Context, brandID string) string {
+	res, err := h.brands.GetAgentCard(ctx, &pactv1.GetAgentCardRequest{BrandId: brandID})
+	if err != nil {
+		return ""
+	}
+	name, _ := cardFacts(res.GetCardJson())
+	return name
+}
+
+// maxRootBrands bounds the Brands the root page lists.
+const maxRootBrands = 200
+
+// root serves GET /: the Brands pactd has, by display name, each with its
+// Agent Card's link (and the connected page's, for a Brand whose Users sign
+// in through this frontend).
+func (h *Handler) root(w http.ResponseWriter, r *http.Request) {
+	v := view{Title: "PACT Provider"}
+	page := &pactv1.PageRequest{PageSize: 100}
+	for len(v.Brands) < maxRootBrands {
+		res, err := h.brands.ListBrands(r.Context(), &pactv1.ListBrandsRequest{Page: page})
+		if err != nil {
+			h.cfg.Logger.ErrorContext(r.Context(), "list brands", slog.String("error", err.Error()))
+			v.Error, v.Brands = "The Brands cannot be listed right now. Try again later.", nil
+			h.pages.render(w, http.StatusInternalServerError, "root", v)
+			return
+		}
+		for _, b := range res.GetBrands() {
+			base := "/a2a/" + url.PathEscape(b.GetBrandId())
+			bv := brandView{ID: b.GetBrandId(), Name: b.GetDisplayName(), Description: b.GetDescription(),
+				Card: base + "/.well-known/agent-card.json"}
+			// Only a trusted-frontend Brand's Users can list their grants here.
+			if d := b.GetDelegation(); d.GetEnabled() && d.GetLoginMode() == pactv1.BrandLoginMode_BRAND_LOGIN_MODE_TRUSTED_FRONTEND {
+				bv.Connected = base + "/oauth/connected"
+			}
+			v.Brands = append(v.Brands, bv)
+		}
+		if res.GetNextPageToken() == "" {
+			break
+		}
+		page = &pactv1.PageRequest{PageSize: 100, PageToken: res.GetNextPageToken()}
+	}
+	h.pages.render(w, http.StatusOK, "root", v)
+}
+
+// notFound answers 404. A browser (a GET that accepts text/html) gets a
+// page saying what is missing and linking the root page; every other
+// client gets the bare 404 PACT 1.0 §1.2 and §1.3 require, byte for byte.
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request, brandID string) {
+	if r.Method != http.MethodGet || !acceptsHTML(r) {
+		bare(w, http.StatusNotFound)
+		return
+	}
+	v := view{Title: "Page not found", Error: "There is no page at this address."}
+	if brandID != "" {
+		v.Title, v.Error = "Brand not found", "This Provider serves no such Brand."
+		if validBrandID(brandID) { // echo only what a Brand id can be
+			v.Error = "This Provider serves no Brand named “" + brandID + "”."
+		}
+	}
+	h.pages.render(w, http.StatusNotFound, "notfound", v)
+}
+
+// acceptsHTML reports whether the request's Accept header names text/html,
+// as browsers' navigations do (API clients ask for JSON or nothing).
+func acceptsHTML(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, params, _ := strings.Cut(part, ";")
+			if strings.EqualFold(strings.TrimSpace(mt), "text/html") && !refused(params) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refused reports whether media-range parameters carry q=0 (RFC 9110
+// §12.4.2: not acceptable).
+func refused(params string) bool {
+	for p := range strings.SplitSeq(params, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if q, err := strconv.ParseFloat(strings.TrimSpace(v), 64); strings.EqualFold(strings.TrimSpace(k), "q") && err == nil && q == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// validBrandID reports whether s has a Brand id's form: 1 to 64 of
+// [A-Za-z0-9_-].
+func validBrandID(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -272,6 +272,65 @@ func wantBare(t *testing.T, name string, got response, status int) {
 	}
 }
 
+// TestRootPage: GET / lists every Brand by display name, with its card's
+// link, and the connected page's for a Brand with delegation; the page
+// has the pages' headers. Another method there is a bare 404.
+func TestRootPage(t *testing.T) {
+	e := newEnv(t)
+	r := e.do(t, "GET", "/", "")
+	if r.status != 200 || r.header.Get("Content-Type") != "text/html; charset=utf-8" ||
+		!strings.Contains(r.header.Get("Content-Security-Policy"), "default-src 'none'") || r.header.Get("X-Frame-Options") != "DENY" {
+		t.Fatalf("root: %d %v", r.status, r.header)
+	}
+	for _, want := range []string{
+		`<h2>ACME <span class="id">acme</span></h2>`, `<a href="/a2a/acme/.well-known/agent-card.json">Agent Card</a></li>`,
+		`<h2>BETA <span class="id">beta</span></h2>`,
+		`<h2>Shop <span class="id">shop</span></h2>`, `<a href="/a2a/shop/.well-known/agent-card.json">Agent Card</a> · <a href="/a2a/shop/oauth/connected">Connected assistants</a>`,
+	} {
+		if !strings.Contains(r.body, want) {
+			t.Errorf("root page lacks %q", want)
+		}
+	}
+	if strings.Contains(r.body, "/a2a/acme/oauth/connected") {
+		t.Errorf("root page links a connected page of a Brand without delegation")
+	}
+	wantBare(t, "POST /", e.do(t, "POST", "/", ""), 404)
+}
+
+// TestNotFoundPage: a browser's GET (Accept names text/html) of an unknown
+// Brand's card or pages, or of any unmatched path, gets an HTML 404 page;
+// every other request gets the bare 404 PACT 1.0 §1.2 and §1.3 require
+// (the positive controls), also with Accept: application/json or
+// text/html;q=0.
+func TestNotFoundPage(t *testing.T) {
+	e := newEnv(t)
+	const browser = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	for _, c := range []struct {
+		path, want string
+		post       int // a POST's bare status
+	}{
+		{"/a2a/nope/.well-known/agent-card.json", "This Provider serves no Brand named “nope”.", 405},
+		{"/a2a/nope/oauth/connected", "This Provider serves no Brand named “nope”.", 405},
+		{"/a2a/nope%3Cb%3E/oauth/consent", "This Provider serves no such Brand.", 404},
+		{"/a2a/acme/unknown", "There is no page at this address.", 404},
+		{"/elsewhere", "There is no page at this address.", 404},
+	} {
+		r := e.do(t, "GET", c.path, "", browser)
+		if r.status != 404 || r.header.Get("Content-Type") != "text/html; charset=utf-8" || !strings.Contains(r.body, c.want) ||
+			!strings.Contains(r.body, `<a href="/">`) || r.header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("browser GET %s: %d %v %s", c.path, r.status, r.header, r.body)
+		}
+		for _, hdr := range []string{"", "Accept: application/json", "Accept: text/html;q=0, application/json"} {
+			if hdr == "" {
+				wantBare(t, "GET "+c.path, e.do(t, "GET", c.path, ""), 404)
+			} else {
+				wantBare(t, "GET "+c.path+" "+hdr, e.do(t, "GET", c.path, "", hdr), 404)
+			}
+		}
+		wantBare(t, "POST "+c.path, e.do(t, "POST", c.path, "", browser), c.post)
+	}
+}
+
 func TestAgentCard(t *testing.T) {
 	e := newEnv(t)
 	r := e.do(t, "GET", "/a2a/acme/.well-known/agent-card.json", "")
@@ -321,7 +380,7 @@ func TestUnmatchedRoutesBeforeAuth(t *testing.T) {
 		{"POST", "/a2a/acme/message:send/", 404},
 		{"POST", "/a2a/acme", 404},
 		{"POST", "/a2a//message:send", 404},
-		{"GET", "/", 404},
+		{"POST", "/", 404}, // GET / is the root page (TestRootPage)
 		{"GET", "/a2a", 404},
 		{"GET", "/.well-known/agent-card.json", 404},
 	}

@@ -6,11 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"strings"
+	"slices"
 	"time"
 
 	"connectrpc.com/connect"
@@ -53,7 +54,8 @@ func (h *Handler) oauthRoutes(p string) map[string]endpoint {
 		return map[string]endpoint{http.MethodGet: open(h.connectedPage)}
 	case "connected/revoke":
 		if h.cfg.Sessions != nil {
-			return map[string]endpoint{http.MethodPost: open(h.revoke)}
+			// GET: the confirmation that names what will be revoked.
+			return map[string]endpoint{http.MethodGet: open(h.confirmRevoke), http.MethodPost: open(h.revoke)}
 		}
 	}
 	return nil
@@ -165,8 +167,9 @@ func (h *Handler) showConsent(w http.ResponseWriter, r *http.Request, b brandPag
 	h.pages.render(w, status, "consent", v)
 }
 
-// scopeViews are the consent page's scopes, each with the words of the
-// authorization_details entries that need it (PACT §5.7).
+// scopeViews are the consent page's scopes in pactd's words (the Brand's
+// descriptions), each with the words of the authorization_details entries
+// that need it (PACT §5.7).
 func scopeViews(d *pactv1.DescribeConsentResponse) []scopeView {
 	var out []scopeView
 	for _, sc := range d.GetScopes() {
@@ -199,9 +202,12 @@ func (h *Handler) consentError(w http.ResponseWriter, r *http.Request, b brandPa
 	h.pages.render(w, status, "code", v)
 }
 
-// decide serves POST consent/decision: Allow grants the checked scopes,
-// once the User has typed the code their assistant shows; Deny refuses. A
-// form with a consent session is a signed-assertion Brand's (decideSigned).
+// decide serves POST consent/decision: Allow grants the checked scopes;
+// Deny refuses. The page showed the code to compare with the assistant's
+// (RFC 8628 §5.4), so Allow is the User's confirmation that they match; no
+// code is typed again (typing a code the page shows would be copying, and
+// check nothing). A form with a consent session is a signed-assertion
+// Brand's (decideSigned).
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request, c *call) {
 	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 		h.forbidden(w, "")
@@ -234,11 +240,6 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, c *call) {
 	case "deny":
 		_, err = h.deleg.DenyConsent(r.Context(), &pactv1.DenyConsentRequest{BrandId: c.brandID, UserCode: code, Source: guessSource(user)})
 	case "allow":
-		if normCode(f.Get("confirm_code")) != normCode(code) {
-			h.showConsent(w, r, b, user, code, http.StatusBadRequest,
-				"The code you typed is not the code of this request. If your assistant shows another code, deny this request.", false)
-			return
-		}
 		var res *pactv1.ApproveConsentResponse
 		res, err = h.deleg.ApproveConsent(r.Context(), &pactv1.ApproveConsentRequest{
 			BrandId: c.brandID, UserCode: code, BrandUser: user, Scopes: f["scope"], Source: guessSource(user),
@@ -257,8 +258,8 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request, c *call) {
 	http.Redirect(w, r, "../connected?status="+outcome, http.StatusSeeOther)
 }
 
-// connectedPage serves GET connected: the User's grants at the Brand, each
-// live one with a Revoke button.
+// connectedPage serves GET connected: the User's grants at the Brand, one
+// entry per PA with its grants grouped, each live PA with a Revoke button.
 func (h *Handler) connectedPage(w http.ResponseWriter, r *http.Request, c *call) {
 	b, ok := h.brandPages(w, r, c.brandID)
 	if !ok {
@@ -269,67 +270,199 @@ func (h *Handler) connectedPage(w http.ResponseWriter, r *http.Request, c *call)
 		return
 	}
 	if h.cfg.Sessions == nil {
-		bare(w, http.StatusNotFound)
+		h.notFound(w, r, "")
 		return
 	}
 	user, ok := h.signedIn(w, r, c.brandID)
 	if !ok {
 		return
 	}
-	res, err := h.deleg.ListGrants(r.Context(), &pactv1.ListGrantsRequest{BrandId: c.brandID, BrandUser: user})
-	if err != nil {
-		h.cfg.Logger.ErrorContext(r.Context(), "list grants", slog.String("error", err.Error()))
-		h.pages.render(w, http.StatusInternalServerError, "message", view{Title: "Connected assistants", User: user,
-			Error: "Your connected assistants cannot be shown right now. Try again later."})
+	agents, ok := h.userAgents(w, r, b, user)
+	if !ok {
 		return
 	}
-	v := view{Title: "Connected assistants", User: user, CSRF: h.pages.csrf(c.brandID, user, "connected"),
-		Action: b.interfaceURL + "/oauth/connected/revoke", Status: statusText[r.URL.Query().Get("status")]}
-	now := time.Now()
-	for _, g := range res.GetGrants() {
-		gv := grantView{ID: g.GetGrantId(), Agent: g.GetAgentDisplayName(), Scopes: strings.Join(g.GetScopes(), ", "),
-			Since: g.GetCreateTime().AsTime().UTC().Format("2006-01-02 15:04 MST"), State: "Active"}
-		for _, d := range g.GetAuthorizationDetails() {
-			gv.Details = append(gv.Details, d.GetWords())
+	q := r.URL.Query()
+	v := view{Title: "Connected assistants at " + b.name, Brand: b.name, User: user, Action: b.interfaceURL + "/oauth/connected/revoke",
+		Agents: agents, Status: statusText[q.Get("status")]}
+	if q.Get("status") == "revoked" {
+		// Name what was revoked, from pactd's list: never words from the link.
+		v.Status = "Access was revoked."
+		for _, a := range agents {
+			if a.ID == q.Get("agent_id") && !a.Live {
+				v.Status = "Revoked: " + a.Name + " can no longer act for you here."
+			}
 		}
-		switch {
-		case g.GetRevokeTime() != nil:
-			gv.State = "Revoked"
-		case !now.Before(g.GetExpireTime().AsTime()):
-			gv.State = "Expired"
-		default:
-			gv.Live = true
-		}
-		v.Grants = append(v.Grants, gv)
 	}
 	h.pages.render(w, http.StatusOK, "connected", v)
 }
 
-// statusText is what the connected page says after a decision or a
-// revocation.
-var statusText = map[string]string{
-	"approved": "Done: your assistant is connected.", "denied": "Done: nothing was shared.",
-	"revoked": "Done: access was revoked.",
+// maxGrantPages bounds how many pages of grants the connected page reads.
+const maxGrantPages = 10
+
+// userAgents lists the User's grants at the Brand grouped by PA, newest
+// first; on a failure it renders the error page and reports false.
+func (h *Handler) userAgents(w http.ResponseWriter, r *http.Request, b brandPages, user string) ([]agentView, bool) {
+	grants, err := h.listGrants(r, b.id, user)
+	if err != nil {
+		h.cfg.Logger.ErrorContext(r.Context(), "list grants", slog.String("error", err.Error()))
+		h.pages.render(w, http.StatusInternalServerError, "message", view{Title: "Connected assistants", User: user,
+			Error: "Your connected assistants cannot be shown right now. Try again later."})
+		return nil, false
+	}
+	return groupGrants(b, grants, time.Now()), true
 }
 
-// revoke serves POST connected/revoke: it revokes one of the User's grants.
+// listGrants reads the User's grants at the Brand, newest first, at most
+// maxGrantPages pages of 500.
+func (h *Handler) listGrants(r *http.Request, brandID, user string) ([]*pactv1.Grant, error) {
+	var grants []*pactv1.Grant
+	page := &pactv1.PageRequest{PageSize: 500}
+	for range maxGrantPages {
+		res, err := h.deleg.ListGrants(r.Context(), &pactv1.ListGrantsRequest{BrandId: brandID, BrandUser: user, Page: page})
+		if err != nil {
+			return nil, err
+		}
+		grants = append(grants, res.GetGrants()...)
+		if res.GetNextPageToken() == "" {
+			break
+		}
+		page = &pactv1.PageRequest{PageSize: 500, PageToken: res.GetNextPageToken()}
+	}
+	return grants, nil
+}
+
+// groupGrants makes one agentView per PA, in the order of its newest
+// grant, with its live grants first.
+func groupGrants(b brandPages, grants []*pactv1.Grant, now time.Time) []agentView {
+	var out []agentView
+	index := map[string]int{}
+	ended := map[string]time.Time{}
+	for _, g := range grants {
+		i, seen := index[g.GetAgentId()]
+		if !seen {
+			i = len(out)
+			index[g.GetAgentId()] = i
+			out = append(out, agentView{ID: g.GetAgentId(), Name: g.GetAgentDisplayName()})
+		}
+		gv := grantView{Scopes: b.scopeViews(g.GetScopes(), g.GetAuthorizationDetails()),
+			Since: day(g.GetCreateTime().AsTime()), Expires: day(g.GetExpireTime().AsTime()), State: "Active"}
+		end := g.GetExpireTime().AsTime()
+		switch {
+		case g.GetRevokeTime() != nil:
+			gv.State, end = "Revoked", g.GetRevokeTime().AsTime()
+		case !now.Before(end):
+			gv.State = "Expired"
+		default:
+			gv.Live = true
+			out[i].Live = true
+		}
+		if !gv.Live && end.After(ended[g.GetAgentId()]) {
+			ended[g.GetAgentId()] = end
+			out[i].State = gv.State
+		}
+		out[i].Grants = append(out[i].Grants, gv)
+	}
+	for i := range out {
+		a := &out[i]
+		slices.SortStableFunc(a.Grants, func(x, y grantView) int { return cmpBool(y.Live, x.Live) })
+		if a.Live {
+			n := 0
+			for _, g := range a.Grants {
+				if g.Live {
+					n++
+				}
+			}
+			a.State = "Active"
+			if n > 1 {
+				a.State = fmt.Sprintf("Active · %d grants", n)
+			}
+		} else {
+			a.Ended = day(ended[a.ID])
+		}
+	}
+	return out
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
+}
+
+// day is how the pages write a date: short, one line, UTC.
+func day(t time.Time) string { return t.UTC().Format("2 Jan 2006") }
+
+// statusText is what the connected page says after a decision; each is
+// true whatever else the page lists (a denial shares nothing new, and the
+// User's other grants stay as they were).
+var statusText = map[string]string{
+	"approved": "Done: your assistant is connected.", "denied": "You denied the request: nothing new was shared.",
+}
+
+// confirmRevoke serves GET connected/revoke?agent_id=…: the confirmation
+// naming the PA and what it will lose.
+func (h *Handler) confirmRevoke(w http.ResponseWriter, r *http.Request, c *call) {
+	b, ok := h.brandPages(w, r, c.brandID)
+	if !ok {
+		return
+	}
+	user, ok := h.signedIn(w, r, c.brandID)
+	if !ok {
+		return
+	}
+	agents, ok := h.userAgents(w, r, b, user)
+	if !ok {
+		return
+	}
+	back := b.interfaceURL + "/oauth/connected"
+	id := r.URL.Query().Get("agent_id")
+	for _, a := range agents {
+		if a.ID == id && a.Live {
+			h.pages.render(w, http.StatusOK, "revoke", view{Title: "Revoke " + a.Name + "?", Brand: b.name, User: user, Revoke: &a,
+				Action: b.interfaceURL + "/oauth/connected/revoke", Back: back, CSRF: h.pages.csrf(c.brandID, user, "revoke "+id)})
+			return
+		}
+	}
+	h.pages.render(w, http.StatusNotFound, "message", view{Title: "Connected assistants", User: user,
+		Error: "This assistant has no access to revoke. Go back to your connected assistants."})
+}
+
+// revoke serves POST connected/revoke: it revokes every live grant of one
+// PA to the User, then the connected page names what was revoked.
 func (h *Handler) revoke(w http.ResponseWriter, r *http.Request, c *call) {
 	user, f, ok := h.form(w, r, c.brandID)
 	if !ok {
 		return
 	}
-	if !h.pages.checkCSRF(f.Get("csrf"), c.brandID, user, "connected") {
+	id := f.Get("agent_id")
+	if !h.pages.checkCSRF(f.Get("csrf"), c.brandID, user, "revoke "+id) {
 		h.forbidden(w, user)
 		return
 	}
-	_, err := h.deleg.RevokeGrant(r.Context(), &pactv1.RevokeGrantRequest{BrandId: c.brandID, GrantId: f.Get("grant_id"), BrandUser: user})
-	if err != nil && connect.CodeOf(err) != connect.CodeNotFound {
+	grants, err := h.listGrants(r, c.brandID, user)
+	now := time.Now()
+	for _, g := range grants {
+		if err != nil {
+			break
+		}
+		if g.GetAgentId() == id && g.GetRevokeTime() == nil && now.Before(g.GetExpireTime().AsTime()) {
+			_, err = h.deleg.RevokeGrant(r.Context(), &pactv1.RevokeGrantRequest{BrandId: c.brandID, GrantId: g.GetGrantId(), BrandUser: user})
+			if connect.CodeOf(err) == connect.CodeNotFound {
+				err = nil // revoked meanwhile, or not this User's
+			}
+		}
+	}
+	if err != nil {
 		h.cfg.Logger.ErrorContext(r.Context(), "revoke grant", slog.String("error", err.Error()))
 		h.pages.render(w, http.StatusInternalServerError, "message", view{Title: "Connected assistants", User: user,
 			Error: "Access could not be revoked right now. Try again later."})
 		return
 	}
-	http.Redirect(w, r, "../connected?status=revoked", http.StatusSeeOther)
+	http.Redirect(w, r, "../connected?status=revoked&agent_id="+url.QueryEscape(id), http.StatusSeeOther)
 }
 
 // signedIn returns the Brand user, or sends the User to the Brand's login
@@ -366,11 +499,6 @@ var formProblem = map[int]string{
 func (h *Handler) forbidden(w http.ResponseWriter, user string) {
 	h.pages.render(w, http.StatusForbidden, "message", view{Title: "Please try again", User: user,
 		Error: "This form has expired or was not sent from this site. Go back, reload the page and try again."})
-}
-
-// normCode compares user codes as pactd does: case and dashes ignored.
-func normCode(s string) string {
-	return strings.ToUpper(strings.ReplaceAll(strings.TrimSpace(s), "-", ""))
 }
 
 // csrf is the anti-forgery token of one form: an HMAC of the Brand, the

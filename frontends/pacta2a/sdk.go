@@ -45,7 +45,7 @@ import (
 //
 // The bytes the PA gets are those the standalone frontend sends for the
 // same Reply. cfg.Agent must be nil: next is the agent.
-func Wrap(cfg Config, next http.Handler) (http.Handler, error) {
+func Wrap(cfg Config, next http.Handler) (*Handler, error) {
 	if next == nil {
 		return nil, errors.New("pacta2a: Wrap needs the SDK's HTTP+JSON handler")
 	}

@@ -30,8 +30,28 @@ type brandPages struct {
 	id           string
 	interfaceURL string
 	mode         pactv1.BrandLoginMode
-	verification string          // the Brand login link without a user code
-	scopes       map[string]bool // the scope ids the Brand's card offers
+	verification string            // the Brand login link without a user code
+	name         string            // the Brand's display name (the card's name)
+	scopes       map[string]string // the card's scopes: id to the Brand's description
+}
+
+// scopeViews are scope ids in the Brand's words (the id itself when the
+// card no longer lists it), each with the words of the entries under it.
+func (b brandPages) scopeViews(ids []string, details []*pactv1.ConsentAuthorizationDetail) []scopeView {
+	out := make([]scopeView, 0, len(ids))
+	for _, id := range ids {
+		sv := scopeView{ID: id, Description: b.scopes[id]}
+		if sv.Description == "" {
+			sv.Description = id
+		}
+		for _, d := range details {
+			if d.GetScope() == id {
+				sv.Details = append(sv.Details, d.GetWords())
+			}
+		}
+		out = append(out, sv)
+	}
+	return out
 }
 
 // signed reports whether the Brand's login posts signed assertions.
@@ -56,12 +76,13 @@ func (b brandPages) loginLink(code string) string {
 }
 
 // brandPages asks pactd about the Brand of a page; an unknown Brand is a
-// bare 404, one without delegation a 404 page.
+// 404 (a page for browsers, see notFound), one without delegation a 404
+// page.
 func (h *Handler) brandPages(w http.ResponseWriter, r *http.Request, brandID string) (brandPages, bool) {
 	res, err := h.brands.GetAgentCard(r.Context(), &pactv1.GetAgentCardRequest{BrandId: brandID})
 	switch {
 	case connect.CodeOf(err) == connect.CodeNotFound:
-		bare(w, http.StatusNotFound)
+		h.notFound(w, r, brandID)
 		return brandPages{}, false
 	case err != nil:
 		h.cfg.Logger.ErrorContext(r.Context(), "get agent card", slog.String("error", err.Error()))
@@ -73,8 +94,12 @@ func (h *Handler) brandPages(w http.ResponseWriter, r *http.Request, brandID str
 			Error: "This Brand does not let assistants act for you."})
 		return brandPages{}, false
 	}
+	name, scopes := cardFacts(res.GetCardJson())
+	if name == "" {
+		name = brandID
+	}
 	return brandPages{id: brandID, interfaceURL: res.GetInterfaceUrl(), mode: res.GetLoginMode(), verification: res.GetVerificationUri(),
-		scopes: cardScopes(res.GetCardJson())}, true
+		name: name, scopes: scopes}, true
 }
 
 // beginConsent serves POST consent from a signed-assertion Brand's login:
@@ -175,9 +200,10 @@ func (h *Handler) decideSigned(w http.ResponseWriter, r *http.Request, b brandPa
 // list grants; the Brand's own pages are where a User manages them).
 func (h *Handler) connectedSigned(w http.ResponseWriter, r *http.Request, b brandPages) {
 	q := r.URL.Query()
-	v := view{Title: "Connected assistants", Signed: true, Status: statusText[q.Get("status")]}
+	v := view{Title: "Connected assistants at " + b.name, Brand: b.name, Signed: true, Status: statusText[q.Get("status")]}
 	if sc := q.Get("scope"); q.Get("status") == "approved" && len(sc) <= 2048 && b.scopeList(sc) {
-		v.Granted = sc // shown escaped, and only when it lists the Brand's scopes: no free text on our page
+		// Only when it lists the Brand's scopes: no free text on our page.
+		v.Granted = b.scopeViews(strings.Split(sc, " "), nil)
 	}
 	h.pages.render(w, http.StatusOK, "connected", v)
 }
@@ -244,16 +270,25 @@ func (b brandPages) scopeList(s string) bool {
 		return false
 	}
 	for _, id := range ids {
-		if !b.scopes[id] {
+		if _, ok := b.scopes[id]; !ok {
 			return false
 		}
 	}
 	return true
 }
 
-// cardScopes are the scope ids of an Agent Card's userDelegation scheme.
-func cardScopes(card string) map[string]bool {
+// cardScopes are the scopes of an Agent Card's userDelegation scheme: id
+// to description.
+func cardScopes(card string) map[string]string {
+	_, scopes := cardFacts(card)
+	return scopes
+}
+
+// cardFacts are an Agent Card's name (the Brand's display name) and the
+// scopes of its userDelegation scheme.
+func cardFacts(card string) (string, map[string]string) {
 	var c struct {
+		Name            string `json:"name"`
 		SecuritySchemes struct {
 			UserDelegation struct {
 				OAuth2 struct {
@@ -266,11 +301,12 @@ func cardScopes(card string) map[string]bool {
 			} `json:"userDelegation"`
 		} `json:"securitySchemes"`
 	}
-	out := map[string]bool{}
-	if json.Unmarshal([]byte(card), &c) == nil {
-		for id := range c.SecuritySchemes.UserDelegation.OAuth2.Flows.DeviceCode.Scopes {
-			out[id] = true
-		}
+	if json.Unmarshal([]byte(card), &c) != nil {
+		return "", map[string]string{}
 	}
-	return out
+	out := c.SecuritySchemes.UserDelegation.OAuth2.Flows.DeviceCode.Scopes
+	if out == nil {
+		out = map[string]string{}
+	}
+	return c.Name, out
 }

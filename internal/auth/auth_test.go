@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 
 	"pactd/db"
+	"pactd/gen/pact/v1/pactv1connect"
 )
 
 // fakeStore holds credentials in memory and can fail or count lookups.
@@ -176,5 +177,29 @@ func TestMalformedHeaders(t *testing.T) {
 	}
 	if n := s.lookups.Load(); n != 0 {
 		t.Fatalf("malformed headers read the store %d times", n)
+	}
+}
+
+// TestFrontendMayListBrands: the frontend role may list Brands (the
+// frontend's root page; a Brand holds no secret) and read cards, but may
+// not create or change one; GetBrand stays admin-only as it was; no role
+// is no access.
+func TestFrontendMayListBrands(t *testing.T) {
+	for _, c := range []struct {
+		role db.Role
+		proc string
+		want bool
+	}{
+		{db.RoleFrontend, pactv1connect.BrandServiceListBrandsProcedure, true},
+		{db.RoleFrontend, pactv1connect.BrandServiceGetAgentCardProcedure, true},
+		{db.RoleFrontend, pactv1connect.BrandServiceCreateBrandProcedure, false},
+		{db.RoleFrontend, pactv1connect.BrandServiceUpdateBrandProcedure, false},
+		{db.RoleFrontend, pactv1connect.BrandServiceGetBrandProcedure, false},
+		{db.RoleAdmin, pactv1connect.BrandServiceListBrandsProcedure, true},
+		{"", pactv1connect.BrandServiceListBrandsProcedure, false},
+	} {
+		if got := Allowed(c.role, c.proc); got != c.want {
+			t.Errorf("Allowed(%q, %s) = %v, want %v", c.role, c.proc, got, c.want)
+		}
 	}
 }

@@ -15,8 +15,11 @@ import (
 // admin credential may call every procedure. Anything not listed here is
 // admin-only, so a new RPC is closed until someone opens it.
 var frontendProcedures = map[string]bool{
-	pactv1connect.VerificationServiceVerifyAgentRequestProcedure:      true,
-	pactv1connect.BrandServiceGetAgentCardProcedure:                   true,
+	pactv1connect.VerificationServiceVerifyAgentRequestProcedure: true,
+	pactv1connect.BrandServiceGetAgentCardProcedure:              true,
+	// A frontend serves every Brand pactd has; its root page lists them
+	// (names and card links, all of which the cards publish anyway).
+	pactv1connect.BrandServiceListBrandsProcedure:                     true,
 	pactv1connect.ConversationServiceBeginTurnProcedure:               true,
 	pactv1connect.ConversationServiceCompleteTurnProcedure:            true,
 	pactv1connect.ConversationServiceAbandonTurnProcedure:             true,

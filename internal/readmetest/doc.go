@@ -36,6 +36,6 @@
 // A block that prints a device grant's link and code ("Open: …", "Code: …")
 // waits for the User; the test plays the User's browser as the block's
 // instruction comment says ("open the printed link, sign in with any name,
-// uncheck "Cancel…", type the code, Allow"): it fetches the pages and
+// uncheck "Cancel…", check the code matches, Allow"): it fetches the pages and
 // submits their forms, and fails on an instruction it does not know.
 package readmetest

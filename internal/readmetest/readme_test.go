@@ -173,7 +173,7 @@ func TestParseReadmeMarkers(t *testing.T) {
 // instruction it would misread fails instead of passing by accident.
 func TestUserSteps(t *testing.T) {
 	steps, err := userSteps("go run ./cmd/pact-demo pa connect orders:read orders:cancel\n" +
-		"#   open the printed link, sign in as alice, uncheck \"Cancel…\", type the code, Allow\n" +
+		"#   open the printed link, sign in as alice, uncheck \"Cancel…\", check the code matches, Allow\n" +
 		"go run ./cmd/pact-demo pa connect -as alice \\\n  orders:cancel\n")
 	if err != nil {
 		t.Fatal(err)
@@ -471,6 +471,7 @@ type step struct {
 	interactive bool
 	user        string
 	uncheck     []string // scope labels starting with these are unchecked
+	compare     bool     // the consent page must show the code the PA printed
 }
 
 // userSteps reads the block's pa connect commands in order; one without
@@ -501,7 +502,9 @@ func userSteps(code string) ([]step, error) {
 				s.user = strings.TrimPrefix(part, "sign in as ")
 			case strings.HasPrefix(part, `uncheck "`) && strings.HasSuffix(part, `…"`):
 				s.uncheck = append(s.uncheck, strings.TrimSuffix(strings.TrimPrefix(part, `uncheck "`), `…"`))
-			case part == "type the code", part == "Allow":
+			case part == "check the code matches":
+				s.compare = true
+			case part == "Allow":
 			default:
 				return nil, fmt.Errorf("the instruction %q: the test does not know how to %q", m[0], part)
 			}
@@ -533,7 +536,7 @@ func (h *harness) user(ctx context.Context, b block, out *lockedBuffer) <-chan e
 					return
 				}
 				if s := steps[seen]; s.interactive {
-					h.logf("README.md:%d: playing the User's browser: sign in as %s, uncheck %q, type the code %s, Allow", b.line, s.user, s.uncheck, grants[seen][2])
+					h.logf("README.md:%d: playing the User's browser: sign in as %s, uncheck %q, check the code %s matches, Allow", b.line, s.user, s.uncheck, grants[seen][2])
 					if err := playBrowser(ctx, grants[seen][1], grants[seen][2], s); err != nil {
 						res <- err
 						return
@@ -562,7 +565,8 @@ var (
 
 // playBrowser does in HTTP what the User does in a browser: open the
 // link, sign in on the page it shows, then on the consent page uncheck
-// the scopes named, type the code and press Allow.
+// the scopes named, check the code it shows is the one the PA printed
+// (RFC 8628 §5.4: compare, not copy) and press Allow.
 func playBrowser(ctx context.Context, link, code string, s step) error {
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Timeout: 15 * time.Second}
@@ -617,7 +621,9 @@ func playBrowser(ctx context.Context, link, code string, s step) error {
 			return fmt.Errorf("the consent page has no scope labelled %q… to uncheck (labels %v)", u, labels)
 		}
 	}
-	fields.Set("confirm_code", code)
+	if s.compare && !strings.Contains(tagRE.ReplaceAllString(page, ""), code) {
+		return fmt.Errorf("the consent page does not show the code %s the PA printed:\n%s", code, page)
+	}
 	fields.Set("decision", "allow")
 	at, page, err = post(ctx, c, action, fields)
 	if err != nil {

@@ -57,8 +57,10 @@ export async function start(o: Options): Promise<Server> { // PACT
     undefined, undefined, undefined, undefined, undefined, { keepBusAliveStates: [] });
   const app = express();
   app.disable("x-powered-by");
+  if (login) login.brandName = (id) => pact.frontend.brandName(id); // PACT: the sign-in names the Brand by its display name
   if (login) app.use(login.middleware()); // PACT
   app.use("/a2a", pact.middleware(), restHandler({ requestHandler, userBuilder: pact.userBuilder })); // PACT
+  app.get("/", pact.rootPage()); // PACT: the root page listing the Brands
   app.use(pact.errorHandler()); // PACT
   const server = createServer({ maxHeaderSize: 64 << 10 }, guard(app, log)); // PACT
   await listen(server, o); // PACT

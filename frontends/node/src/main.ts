@@ -26,6 +26,7 @@ export async function start(o: Options, agent?: Agent): Promise<Server> {
   if (o.agentUrl) cfg.agent = new RemoteAgent(o.agentUrl);
   if (agent) cfg.agent = agent;
   const fe = new Frontend(cfg);
+  if (login) login.brandName = (id) => fe.brandName(id); // the sign-in names the Brand by its display name
   const server = createServer({ maxHeaderSize: 64 << 10 }, guard(async (req, res) => {
     if (login && req.url?.startsWith("/demo/") && (await login.handle(req, res))) return;
     await fe.handle(req, res);

@@ -20,6 +20,7 @@ import { Frontend, answerInternal, errorText, requestPath, requestTarget, type C
 import { Capture } from "./sdk/capture.js";
 import { decodeAnswer, maxAnswerBytes } from "./sdk/answer.js";
 import { PactUser } from "./sdk/user.js";
+import { rootPage } from "./root.js";
 
 /** Middleware is an Express (or Connect) middleware function; Express's own types are not needed to mount it. */
 export type Middleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
@@ -56,6 +57,21 @@ export class Pact {
       this.frontend.handle(req, res, { url, agent: bridge }).catch((err: unknown) => {
         this.frontend.fail(res, url.split("?", 1)[0] ?? "", "serve", err);
       });
+    };
+  }
+
+  /**
+   * rootPage answers GET / with the page that lists the Brands pactd has and
+   * links their Agent Cards (mount it with app.get("/", pact.rootPage()));
+   * anything else is passed on.
+   */
+  rootPage(): Middleware {
+    return (req, res, next) => {
+      if (req.method !== "GET" || requestPath(req) !== "/") {
+        next();
+        return;
+      }
+      rootPage(this.frontend, res).catch(next);
     };
   }
 

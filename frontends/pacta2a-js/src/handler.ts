@@ -33,6 +33,7 @@ import {
 import { send } from "./send.js";
 import { oauthRoutes, type Sessions } from "./oauth.js";
 import { Pages } from "./pages.js";
+import { brandName, notFound, rootPage } from "./root.js";
 import { withTrace } from "./trace.js";
 
 /** Logger receives one line per failed call to pactd or the agent. */
@@ -156,15 +157,16 @@ export class Frontend {
     const raw = opts.url ?? requestTarget(req);
     try {
       const rawPath = raw.split("?", 1)[0] ?? "";
+      if (rawPath === "/" && req.method === "GET") return await rootPage(this, res);
       const split = splitPath(rawPath);
-      if (!split) return bare(res, 404);
+      if (!split) return notFound(this, req, res);
       // Appended to a fixed origin, so "//host/…" stays a path.
       const url = new URL("http://frontend.invalid" + raw);
       const methods = this.routes(split.rest);
       const method = req.method ?? "GET";
       const ep = methods?.[method];
       if (!ep) {
-        if (!methods || Object.keys(methods).length === 0) return bare(res, 404);
+        if (!methods || Object.keys(methods).length === 0) return notFound(this, req, res);
         return bare(res, 405, { Allow: Object.keys(methods).sort().join(", ") });
       }
       const c: Call = { brandId: split.brandId, agent: opts.agent ?? this.agent };
@@ -180,7 +182,7 @@ export class Frontend {
     const fixed = (e: A2AError): Endpoint => ({ serve: (_q, res) => e.write(res) });
     const [p0, p1] = p;
     if (p.length === 2 && p0 === ".well-known" && p1 === "agent-card.json") {
-      return { GET: { public: true, serve: (q, res, u, c) => this.card(res, c) } };
+      return { GET: { public: true, serve: (q, res, u, c) => this.card(q, res, c) } };
     }
     if (p.length === 1 && p0 === "message:send") return { POST: { serve: (q, res, u, c) => send(this, q, res, c) } };
     if (p.length === 1 && p0 === "message:stream") return { POST: fixed(unsupportedOperation("Streaming is not supported")) };
@@ -240,12 +242,13 @@ export class Frontend {
   }
 
   /** card serves the Brand's Agent Card, built by pactd (PACT §2.1). */
-  async card(res: ServerResponse, c: Call): Promise<void> {
+  async card(req: IncomingMessage, res: ServerResponse, c: Call): Promise<void> {
     let card;
     try {
       card = await this.brands.getAgentCard({ brandId: c.brandId });
     } catch (err) {
-      if (ConnectError.from(err).code === Code.NotFound) return bare(res, 404);
+      // Never application/a2a+json (PACT 1.0 §1.2); a page for browsers.
+      if (ConnectError.from(err).code === Code.NotFound) return notFound(this, req, res, c.brandId);
       return this.fail(res, "", "get agent card", err);
     }
     res.writeHead(200, {
@@ -255,6 +258,11 @@ export class Frontend {
       "Content-Length": Buffer.byteLength(card.cardJson),
     });
     res.end(card.cardJson);
+  }
+
+  /** brandName is the Brand's display name (its Agent Card's name), or "": for pages outside the frontend, such as a Brand's sign-in. */
+  brandName(brandId: string): Promise<string> {
+    return brandName(this, brandId);
   }
 
   /**

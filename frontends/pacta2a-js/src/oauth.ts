@@ -9,7 +9,9 @@ import { bare } from "./errors.js";
 import type { Call, Endpoint, Frontend, Methods } from "./handler.js";
 import { requestTarget, unescapeSegment } from "./handler.js";
 import { maxFormBytes, readBody, tooLarge } from "./body.js";
-import type { GrantView, ScopeView, View } from "./pages.js";
+import type { AgentView, GrantView, ScopeView, View } from "./pages.js";
+import type { Grant } from "./gen/pact/v1/delegation_pb.js";
+import { notFound } from "./root.js";
 import type { DescribeConsentResponse } from "./gen/pact/v1/delegation_pb.js";
 import { beginConsent, brandPages, connectedSigned, decideSigned, type BrandPages } from "./signed.js";
 
@@ -49,7 +51,8 @@ export function oauthRoutes(fe: Frontend, p: string): Methods | undefined {
     case "connected":
       return { GET: open((q, r, u, c) => connectedPage(fe, q, r, u, c)) };
     case "connected/revoke":
-      if (fe.sessions) return { POST: open((q, r, u, c) => revoke(fe, q, r, c)) };
+      // GET: the confirmation that names what will be revoked.
+      if (fe.sessions) return { GET: open((q, r, u, c) => confirmRevoke(fe, q, r, u, c)), POST: open((q, r, u, c) => revoke(fe, q, r, c)) };
   }
   return undefined;
 }
@@ -212,11 +215,11 @@ export function guessSource(user: string): string {
  * must be signed in at the Brand, and without a code the page asks for one.
  */
 async function consentPage(fe: Frontend, req: IncomingMessage, res: ServerResponse, url: URL, c: Call): Promise<void> {
-  const b = await brandPages(fe, res, c.brandId);
+  const b = await brandPages(fe, req, res, c.brandId);
   if (!b) return;
   const code = url.searchParams.get("user_code") ?? "";
   if (b.signed) return redirect(req, res, b.loginLink(code));
-  if (!fe.sessions) return bare(res, 404);
+  if (!fe.sessions) return notFound(fe, req, res);
   const user = signedIn(fe, req, res, c.brandId);
   if (!user) return;
   if (code === "") return fe.pages.render(res, 200, "code", { title: "Connect your assistant", user, action: b.consentURL });
@@ -298,13 +301,15 @@ function consentError(fe: Frontend, res: ServerResponse, b: BrandPages, user: st
 }
 
 /**
- * decide serves POST consent/decision: Allow grants the checked scopes,
- * once the User has typed the code their assistant shows; Deny refuses. A
- * signed-assertion Brand's form carries a consent session (decideSigned).
+ * decide serves POST consent/decision: Allow grants the checked scopes; Deny
+ * refuses. The page showed the code to compare with the assistant's (RFC
+ * 8628 §5.4), so Allow is the User's confirmation that they match; no code
+ * is typed again. A signed-assertion Brand's form carries a consent session
+ * (decideSigned).
  */
 async function decide(fe: Frontend, req: IncomingMessage, res: ServerResponse, c: Call): Promise<void> {
   if (req.headers["sec-fetch-site"] === "cross-site") return forbidden(fe, res, "");
-  const b = await brandPages(fe, res, c.brandId);
+  const b = await brandPages(fe, req, res, c.brandId);
   if (!b) return;
   if (b.signed) return decideSigned(fe, req, res, b);
   if (!fe.sessions) return bare(res, 404);
@@ -320,10 +325,6 @@ async function decide(fe: Frontend, req: IncomingMessage, res: ServerResponse, c
         await fe.deleg.denyConsent({ brandId: c.brandId, userCode: code, source: guessSource(user) });
         break;
       case "allow": {
-        if (normCode(field(f, "confirm_code")) !== normCode(code)) {
-          return showConsent(fe, req, res, b, user, code, 400,
-            "The code you typed is not the code of this request. If your assistant shows another code, deny this request.", false);
-        }
         const r = await fe.deleg.approveConsent({
           brandId: c.brandId, userCode: code, brandUser: user, scopes: f.get("scope") ?? [], source: guessSource(user),
         });
@@ -339,65 +340,162 @@ async function decide(fe: Frontend, req: IncomingMessage, res: ServerResponse, c
   redirect(req, res, "../connected?status=" + outcome);
 }
 
-/** statusText is what the connected page says after a decision or a revocation. */
+/**
+ * statusText is what the connected page says after a decision; each is true
+ * whatever else the page lists (a denial shares nothing new, and the User's
+ * other grants stay as they were).
+ */
 export const statusText: Record<string, string> = {
   approved: "Done: your assistant is connected.",
-  denied: "Done: nothing was shared.",
-  revoked: "Done: access was revoked.",
+  denied: "You denied the request: nothing new was shared.",
 };
 
-/** connectedPage serves GET connected: the User's grants at the Brand, each live one with a Revoke button. */
+/** connectedPage serves GET connected: the User's grants at the Brand, one entry per PA with its grants grouped, each live PA with a Revoke button. */
 async function connectedPage(fe: Frontend, req: IncomingMessage, res: ServerResponse, url: URL, c: Call): Promise<void> {
-  const b = await brandPages(fe, res, c.brandId);
+  const b = await brandPages(fe, req, res, c.brandId);
   if (!b) return;
   if (b.signed) return connectedSigned(fe, res, url, b);
-  if (!fe.sessions) return bare(res, 404);
+  if (!fe.sessions) return notFound(fe, req, res);
   const user = signedIn(fe, req, res, c.brandId);
   if (!user) return;
-  let list;
-  try {
-    list = await fe.deleg.listGrants({ brandId: c.brandId, brandUser: user });
-  } catch (err) {
-    fe.log("list grants", { error: ConnectError.from(err).message });
-    return fe.pages.render(res, 500, "message", {
-      title: "Connected assistants", user, error: "Your connected assistants cannot be shown right now. Try again later.",
-    });
+  const agents = await userAgents(fe, res, b, user);
+  if (!agents) return;
+  const q = url.searchParams;
+  let status = statusText[q.get("status") ?? ""] ?? "";
+  if (q.get("status") === "revoked") {
+    // Name what was revoked, from pactd's list: never words from the link.
+    status = "Access was revoked.";
+    for (const a of agents) if (a.id === q.get("agent_id") && !a.live) status = "Revoked: " + a.name + " can no longer act for you here.";
   }
-  const now = Date.now();
-  const grants: GrantView[] = list.grants.map((g) => {
-    const gv: GrantView = {
-      id: g.grantId, agent: g.agentDisplayName, scopes: g.scopes.join(", "),
-      since: g.createTime ? timestampDate(g.createTime).toISOString().slice(0, 16).replace("T", " ") + " UTC" : "",
-      state: "Active", live: false, details: g.authorizationDetails.map((d) => d.words),
-    };
-    if (g.revokeTime) gv.state = "Revoked";
-    else if (!g.expireTime || now >= timestampDate(g.expireTime).getTime()) gv.state = "Expired";
-    else gv.live = true;
-    return gv;
-  });
   fe.pages.render(res, 200, "connected", {
-    title: "Connected assistants", user, csrf: fe.pages.csrf(c.brandId, user, "connected"),
-    action: b.interfaceUrl + "/oauth/connected/revoke", status: statusText[url.searchParams.get("status") ?? ""] ?? "", grants,
+    title: "Connected assistants at " + b.name, brand: b.name, user, action: b.interfaceUrl + "/oauth/connected/revoke", agents, status,
   });
 }
 
-/** revoke serves POST connected/revoke: it revokes one of the User's grants. */
+/** maxGrantPages bounds how many pages of grants the connected page reads. */
+const maxGrantPages = 10;
+
+/** listGrants reads the User's grants at the Brand, newest first, at most maxGrantPages pages of 500. */
+async function listGrants(fe: Frontend, brandId: string, user: string): Promise<Grant[]> {
+  const grants: Grant[] = [];
+  let pageToken = "";
+  for (let i = 0; i < maxGrantPages; i++) {
+    const r = await fe.deleg.listGrants({ brandId, brandUser: user, page: { pageSize: 500, pageToken } });
+    grants.push(...r.grants);
+    if (r.nextPageToken === "") break;
+    pageToken = r.nextPageToken;
+  }
+  return grants;
+}
+
+/** userAgents lists the User's grants grouped by PA; on a failure it renders the error page and returns undefined. */
+async function userAgents(fe: Frontend, res: ServerResponse, b: BrandPages, user: string): Promise<AgentView[] | undefined> {
+  try {
+    return groupGrants(b, await listGrants(fe, b.id, user), Date.now());
+  } catch (err) {
+    fe.log("list grants", { error: ConnectError.from(err).message });
+    fe.pages.render(res, 500, "message", {
+      title: "Connected assistants", user, error: "Your connected assistants cannot be shown right now. Try again later.",
+    });
+    return undefined;
+  }
+}
+
+/** day is how the pages write a date, as Go's "2 Jan 2006" in UTC. */
+export function day(t: Timestamp | undefined): string {
+  const d = t ? timestampDate(t) : new Date(0);
+  const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+  return `${d.getUTCDate()} ${months[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
+}
+
+/** groupGrants makes one AgentView per PA, in the order of its newest grant, with its live grants first. */
+export function groupGrants(b: BrandPages, grants: Grant[], now: number): AgentView[] {
+  const out: AgentView[] = [];
+  const index = new Map<string, AgentView>();
+  const ended = new Map<string, number>();
+  for (const g of grants) {
+    let a = index.get(g.agentId);
+    if (!a) {
+      a = { id: g.agentId, name: g.agentDisplayName, live: false, state: "", ended: "", grants: [] };
+      index.set(g.agentId, a);
+      out.push(a);
+    }
+    const gv: GrantView = {
+      scopes: b.scopeViews(g.scopes, g.authorizationDetails), since: day(g.createTime), expires: day(g.expireTime), state: "Active", live: false,
+    };
+    let end = g.expireTime ? timestampDate(g.expireTime).getTime() : 0;
+    if (g.revokeTime) {
+      gv.state = "Revoked";
+      end = timestampDate(g.revokeTime).getTime();
+    } else if (now >= end) gv.state = "Expired";
+    else {
+      gv.live = true;
+      a.live = true;
+    }
+    if (!gv.live && end > (ended.get(g.agentId) ?? -Infinity)) {
+      ended.set(g.agentId, end);
+      a.state = gv.state;
+    }
+    a.grants.push(gv);
+  }
+  for (const a of out) {
+    a.grants = [...a.grants.filter((g) => g.live), ...a.grants.filter((g) => !g.live)];
+    if (a.live) {
+      const n = a.grants.filter((g) => g.live).length;
+      a.state = n > 1 ? `Active · ${n} grants` : "Active";
+    } else {
+      const t = ended.get(a.id) ?? 0;
+      a.ended = day({ seconds: BigInt(Math.floor(t / 1000)), nanos: 0 } as Timestamp);
+    }
+  }
+  return out;
+}
+
+/** confirmRevoke serves GET connected/revoke?agent_id=…: the confirmation naming the PA and what it will lose. */
+async function confirmRevoke(fe: Frontend, req: IncomingMessage, res: ServerResponse, url: URL, c: Call): Promise<void> {
+  const b = await brandPages(fe, req, res, c.brandId);
+  if (!b) return;
+  const user = signedIn(fe, req, res, c.brandId);
+  if (!user) return;
+  const agents = await userAgents(fe, res, b, user);
+  if (!agents) return;
+  const id = url.searchParams.get("agent_id") ?? "";
+  const a = agents.find((x) => x.id === id && x.live);
+  if (!a) {
+    return fe.pages.render(res, 404, "message", {
+      title: "Connected assistants", user, error: "This assistant has no access to revoke. Go back to your connected assistants.",
+    });
+  }
+  fe.pages.render(res, 200, "revoke", {
+    title: "Revoke " + a.name + "?", brand: b.name, user, revoke: a, action: b.interfaceUrl + "/oauth/connected/revoke",
+    back: b.interfaceUrl + "/oauth/connected", csrf: fe.pages.csrf(c.brandId, user, "revoke " + id),
+  });
+}
+
+/** revoke serves POST connected/revoke: it revokes every live grant of one PA to the User, then the connected page names what was revoked. */
 async function revoke(fe: Frontend, req: IncomingMessage, res: ServerResponse, c: Call): Promise<void> {
   const got = await form(fe, req, res, c.brandId);
   if (!got) return;
   const [user, f] = got;
-  if (!fe.pages.checkCSRF(field(f, "csrf"), c.brandId, user, "connected")) return forbidden(fe, res, user);
+  const id = field(f, "agent_id");
+  if (!fe.pages.checkCSRF(field(f, "csrf"), c.brandId, user, "revoke " + id)) return forbidden(fe, res, user);
   try {
-    await fe.deleg.revokeGrant({ brandId: c.brandId, grantId: field(f, "grant_id"), brandUser: user });
-  } catch (err) {
-    if (ConnectError.from(err).code !== Code.NotFound) {
-      fe.log("revoke grant", { error: ConnectError.from(err).message });
-      return fe.pages.render(res, 500, "message", {
-        title: "Connected assistants", user, error: "Access could not be revoked right now. Try again later.",
-      });
+    const now = Date.now();
+    for (const g of await listGrants(fe, c.brandId, user)) {
+      if (g.agentId !== id || g.revokeTime || !g.expireTime || now >= timestampDate(g.expireTime).getTime()) continue;
+      try {
+        await fe.deleg.revokeGrant({ brandId: c.brandId, grantId: g.grantId, brandUser: user });
+      } catch (err) {
+        if (ConnectError.from(err).code !== Code.NotFound) throw err; // NotFound: revoked meanwhile, or not this User's
+      }
     }
+  } catch (err) {
+    fe.log("revoke grant", { error: ConnectError.from(err).message });
+    return fe.pages.render(res, 500, "message", {
+      title: "Connected assistants", user, error: "Access could not be revoked right now. Try again later.",
+    });
   }
-  redirect(req, res, "../connected?status=revoked");
+  redirect(req, res, "../connected?status=revoked&agent_id=" + encodeURIComponent(id));
 }
 
 /** signedIn returns the Brand user, or sends the User to the Brand's login (which returns here) and returns "". */
@@ -433,6 +531,3 @@ export function forbidden(fe: Frontend, res: ServerResponse, user: string): void
     error: "This form has expired or was not sent from this site. Go back, reload the page and try again.",
   });
 }
-
-/** normCode compares user codes as pactd does: case and dashes ignored. */
-export const normCode = (s: string): string => s.trim().replace(/-/g, "").toUpperCase();

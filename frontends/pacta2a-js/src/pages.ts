@@ -3,31 +3,40 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypt
 
 /** pageCSS is the pages' only style sheet, inline and allowed by its hash (the Go frontend's, byte for byte). */
 export const pageCSS = `body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1b1f24;background:#f4f5f7}
-header{display:flex;justify-content:space-between;gap:1em;padding:.75em 1.5em;background:#1d3557;color:#fff}
-main{max-width:38em;margin:2em auto;padding:1.5em 2em;background:#fff;border-radius:8px;box-shadow:0 1px 4px #0002}
-h1{font-size:1.4em;line-height:1.3}
+header{display:flex;flex-wrap:wrap;justify-content:space-between;gap:.25em 1em;padding:.75em 1.5em;background:#1d3557;color:#fff}
+main{max-width:40em;margin:2em auto;padding:1.5em 2em;background:#fff;border-radius:8px;box-shadow:0 1px 4px #0002}
+h1{font-size:1.4em;line-height:1.3}h2{font-size:1.1em;margin:0}
 .agent{color:#1d3557}
 .facts{display:grid;grid-template-columns:max-content 1fr;gap:.25em 1em}
-.facts dt{font-weight:600}.facts dd{margin:0}
+.facts dt{font-weight:600}.facts dd{margin:0;overflow-wrap:anywhere}
 fieldset{border:1px solid #c5cad3;border-radius:6px;margin:1em 0;padding:.5em 1em}
 legend{font-weight:600;padding:0 .25em}
 .scope{display:flex;gap:.5em;align-items:baseline;margin:.5em 0}
-.scope input{width:1.15em;height:1.15em}
-code{font-size:.85em;color:#4a5260}
+.scope input{width:1.15em;height:1.15em;flex:none}
+code,.id{font-size:.8em;color:#5f6875}
 .hint{font-size:.9em;color:#4a5260}
 .details{margin:0 0 .5em 1.9em;padding-left:1em}
-.usercode{font:600 1.2em ui-monospace,monospace;letter-spacing:.1em}
+.usercode{font:600 1.3em ui-monospace,monospace;letter-spacing:.1em;white-space:nowrap}
+.compare{padding:.75em 1em;border:2px dashed #1d3557;border-radius:6px;text-align:center}
 label{display:block;font-weight:600}.scope label{display:inline;font-weight:400}
-input[type=text],input:not([type]){font:1.1em ui-monospace,monospace;padding:.4em;margin:.3em 0 1em;border:1px solid #8a94a3;border-radius:4px}
-.buttons{display:flex;gap:1em;margin-top:1em}
-button{font:inherit;font-weight:600;padding:.5em 1.5em;border-radius:4px;border:2px solid #1d3557;background:#1d3557;color:#fff;cursor:pointer}
-button.secondary{background:#fff;color:#1d3557}
-button:focus-visible,input:focus-visible{outline:3px solid #e76f51;outline-offset:2px}
+input[type=text],input:not([type]){font:1.1em ui-monospace,monospace;padding:.4em;margin:.3em 0 1em;border:1px solid #8a94a3;border-radius:4px;max-width:100%;box-sizing:border-box}
+.buttons{display:flex;flex-wrap:wrap;gap:1em;margin-top:1em}
+button,a.button{font:inherit;font-weight:600;padding:.5em 1.5em;border-radius:4px;border:2px solid #1d3557;background:#1d3557;color:#fff;cursor:pointer;text-decoration:none}
+button.secondary,a.button.secondary{background:#fff;color:#1d3557}
+button.danger{background:#b3261e;border-color:#b3261e}
+button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #e76f51;outline-offset:2px}
 .error{padding:.5em 1em;border-left:4px solid #b3261e;background:#fdecea}
 .status{padding:.5em 1em;border-left:4px solid #2a9d8f;background:#e8f6f4}
-table{width:100%;border-collapse:collapse}caption{text-align:left;padding:.5em 0}
-th,td{text-align:left;padding:.4em;border-bottom:1px solid #dde1e6}
-.hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)}`;
+.pas,.brands,.grants{list-style:none;margin:0;padding:0}
+.pa,.brand{border:1px solid #dde1e6;border-radius:6px;padding:.75em 1em;margin:.75em 0}
+.pa-head{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:baseline;gap:.25em 1em}
+.state{font-size:.85em;font-weight:600;padding:.1em .6em;border-radius:1em;background:#e8f6f4;color:#1f6f65;white-space:nowrap}
+.state.off{background:#eceef1;color:#4a5260}
+.grants>li{margin:.5em 0;padding-top:.5em;border-top:1px solid #eceef1}
+.grants ul{margin:.25em 0;padding-left:1.25em}
+.when{font-size:.9em;color:#4a5260}.when time{white-space:nowrap}
+.pa form{margin:.5em 0 0}
+@media (max-width:40em){main{margin:0;padding:1em;border-radius:0;box-shadow:none}header{padding:.5em 1em}.facts{grid-template-columns:1fr}.facts dd{margin-bottom:.5em}}`;
 
 /** View is what a page shows. */
 export interface View {
@@ -48,10 +57,16 @@ export interface View {
   /** session is a signed-assertion Brand's consent session (its form's only state and anti-forgery token). */
   session?: string;
   email?: string;
-  grants?: GrantView[];
-  /** signed: the connected page of a signed-assertion Brand shows only the decision's outcome. */
+  /** agents are the connected page's PAs, each with its grants grouped. */
+  agents?: AgentView[];
+  /** signed: the connected page of a signed-assertion Brand shows only the decision's outcome, granted (the scopes in words). */
   signed?: boolean;
-  granted?: string;
+  granted?: ScopeView[];
+  /** revoke is the PA the revoke confirmation names; back is the connected page. */
+  revoke?: AgentView;
+  back?: string;
+  /** brands are the root page's Brands. */
+  brands?: BrandView[];
 }
 
 /** ScopeView is one requested scope on the consent page. */
@@ -61,20 +76,38 @@ export interface ScopeView {
   details: string[];
 }
 
-/** GrantView is one row of the connected-apps page. */
-export interface GrantView {
+/** AgentView is one PA on the connected page: its grants, live ones first. */
+export interface AgentView {
   id: string;
-  agent: string;
-  scopes: string;
+  name: string;
+  /** live is true while one of its grants is; state says it in words. */
+  live: boolean;
+  state: string;
+  /** ended is when its last grant ended (revoked or expired), when none is live. */
+  ended: string;
+  grants: GrantView[];
+}
+
+/** GrantView is one grant of a PA: its scopes in the Brand's words, each with its authorization_details in words. */
+export interface GrantView {
+  scopes: ScopeView[];
   since: string;
+  expires: string;
   state: string;
   live: boolean;
-  /** details are the grant's authorization_details in words. */
-  details: string[];
+}
+
+/** BrandView is one Brand on the root page. */
+export interface BrandView {
+  id: string;
+  name: string;
+  description: string;
+  card: string;
+  connected: string;
 }
 
 /** PageName names a page template. */
-export type PageName = "code" | "consent" | "connected" | "message";
+export type PageName = "code" | "consent" | "connected" | "revoke" | "root" | "notfound" | "message";
 
 /** esc escapes text for HTML text and attribute values, as Go's html/template does. */
 export function esc(s: string | undefined): string {
@@ -98,6 +131,16 @@ const bottom = `</main>
 </body>
 </html>
 `;
+
+/** scopeList is a list of scopes in the Brand's words, ids secondary, each with its entries' words. */
+const scopeList = (scopes: ScopeView[]) =>
+  `<ul>${scopes
+    .map(
+      (s) => `<li>${esc(s.description)} <span class="id">${esc(s.id)}</span>${
+        s.details.length > 0 ? `<ul class="hint">${s.details.map((d) => `<li>${esc(d)}</li>`).join("")}</ul>` : ""
+      }</li>\n`,
+    )
+    .join("")}</ul>`;
 
 const errorLine = (v: View) => (v.error ? `<p class="error" role="alert">${esc(v.error)}</p>` : "");
 
@@ -133,23 +176,19 @@ ${(v.scopes ?? [])
   .map(
     (s, i) => `<div class="scope">
 <input type="checkbox" id="scope-${i}" name="scope" value="${esc(s.id)}" checked>
-<label for="scope-${i}">${esc(s.description)} <code>${esc(s.id)}</code></label>
+<label for="scope-${i}">${esc(s.description)} <span class="id">${esc(s.id)}</span></label>
 </div>
 ${s.details.length > 0 ? `<ul class="details" aria-label="Only for">${s.details.map((d) => `<li>${esc(d)}</li>`).join("")}</ul>\n` : ""}`,
   )
   .join("")}<p class="hint">Uncheck what you do not want to share.</p>
 </fieldset>
-<div class="code">
-<p id="code-help">Only allow this if your assistant shows the code <strong class="usercode">${esc(v.code)}</strong>. This request expires at ${esc(v.expires)}.</p>
-${
-  v.session
-    ? ""
-    : `<label for="confirm_code">Type the code your assistant shows</label>
-<input id="confirm_code" name="confirm_code" required autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="XXXX-XXXX" maxlength="16" aria-describedby="code-help">
-`
-}</div>
+<div class="code" id="code-help">
+<p>Allow only if your assistant shows this same code. This request expires at ${esc(v.expires)}.</p>
+<p class="compare"><strong class="usercode">${esc(v.code)}</strong></p>
+<p class="hint">If your assistant shows another code, or you did not ask it to connect, choose Deny.</p>
+</div>
 <div class="buttons">
-<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="allow" aria-describedby="code-help">Allow</button>
 <button type="submit" name="decision" value="deny" class="secondary" formnovalidate>Deny</button>
 </div>
 </form>
@@ -159,28 +198,79 @@ ${bottom}`,
 ${v.status ? `<p class="status" role="status">${esc(v.status)}</p>` : ""}
 ${
   v.signed
-    ? `${v.granted ? `<p>Shared: <code>${esc(v.granted)}</code></p>` : ""}
+    ? `${v.granted && v.granted.length > 0 ? `<p>You shared:</p>\n${scopeList(v.granted)}` : ""}
 <p>You can close this page and go back to your assistant.</p>
 `
-    : v.grants && v.grants.length > 0
-      ? `<table>
-<caption>Personal agents you allowed to act for you</caption>
-<thead><tr><th scope="col">Agent</th><th scope="col">May</th><th scope="col">Since</th><th scope="col">Status</th><th scope="col"><span class="hidden">Action</span></th></tr></thead>
-<tbody>
-${v.grants
+    : v.agents && v.agents.length > 0
+      ? `<p>Personal agents you allowed to act for you at ${esc(v.brand)}:</p>
+<ul class="pas">
+${v.agents
   .map(
-    (g) => `<tr>
-<td>${esc(g.agent)}</td><td><code>${esc(g.scopes)}</code>${g.details.map((d) => `<br><span class="hint">${esc(d)}</span>`).join("")}</td><td>${esc(g.since)}</td><td>${esc(g.state)}</td>
-<td>${g.live ? `<form method="post" action="${esc(v.action)}"><input type="hidden" name="csrf" value="${esc(v.csrf)}"><input type="hidden" name="grant_id" value="${esc(g.id)}"><button type="submit" class="secondary" aria-label="Revoke access of ${esc(g.agent)}">Revoke</button></form>` : ""}</td>
-</tr>
+    (a) => `<li class="pa" data-agent="${esc(a.id)}">
+<div class="pa-head"><h2>${esc(a.name)}</h2><span class="state${a.live ? "" : " off"}">${esc(a.state)}</span></div>
+${
+  a.live
+    ? `<ul class="grants">
+${a.grants
+  .filter((g) => g.live)
+  .map((g) => `<li>May:${scopeList(g.scopes)}
+<span class="when">Since <time>${esc(g.since)}</time> · expires <time>${esc(g.expires)}</time></span></li>
+`)
+  .join("")}</ul>
+<form method="get" action="${esc(v.action)}"><input type="hidden" name="agent_id" value="${esc(a.id)}"><button type="submit" class="secondary" aria-label="Revoke access of ${esc(a.name)}">Revoke…</button></form>
+`
+    : `<p class="when">${esc(a.state)} <time>${esc(a.ended)}</time></p>`
+}
+</li>
 `,
   )
-  .join("")}</tbody>
-</table>
+  .join("")}</ul>
 `
-      : `<p>No personal agent is connected to your account.</p>
+      : `<p>At ${esc(v.brand)}, no personal agent is connected to your account.</p>
 `
 }${bottom}`,
+  revoke: (v) => `${top(v)}
+<h1>${esc(v.title)}</h1>
+${
+  v.revoke
+    ? `<p>At ${esc(v.brand)}, <strong>${esc(v.revoke.name)}</strong> will no longer be able to act for you. It loses:</p>
+${v.revoke.grants.filter((g) => g.live).map((g) => scopeList(g.scopes)).join("")}
+<p class="hint">Your assistant has to ask again, and you to allow it, before it can act for you here.</p>
+<form method="post" action="${esc(v.action)}">
+<input type="hidden" name="csrf" value="${esc(v.csrf)}">
+<input type="hidden" name="agent_id" value="${esc(v.revoke.id)}">
+<div class="buttons"><button type="submit" class="danger">Revoke ${esc(v.revoke.name)}</button>
+<a class="button secondary" href="${esc(v.back)}">Keep it</a></div>
+</form>`
+    : ""
+}
+${bottom}`,
+  root: (v) => `${top(v)}
+<h1>${esc(v.title)}</h1>
+<p>A PACT Provider's A2A frontend. Personal agents find each Brand by its Agent Card.</p>
+${errorLine(v)}
+${
+  v.brands && v.brands.length > 0
+    ? `<ul class="brands">
+${v.brands
+  .map(
+    (b) => `<li class="brand" data-brand="${esc(b.id)}"><h2>${esc(b.name)} <span class="id">${esc(b.id)}</span></h2>
+${b.description ? `<p class="hint">${esc(b.description)}</p>` : ""}
+<a href="${esc(b.card)}">Agent Card</a>${b.connected ? ` · <a href="${esc(b.connected)}">Connected assistants</a>` : ""}</li>
+`,
+  )
+  .join("")}</ul>
+`
+    : v.error
+      ? ""
+      : `<p>No Brand is set up yet.</p>`
+}
+${bottom}`,
+  notfound: (v) => `${top(v)}
+<h1>${esc(v.title)}</h1>
+<p class="error" role="alert">${esc(v.error)}</p>
+<p><a href="/">See the Brands this Provider serves</a></p>
+${bottom}`,
   message: (v) => `${top(v)}
 <h1>${esc(v.title)}</h1>
 ${errorLine(v)}

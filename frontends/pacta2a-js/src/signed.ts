@@ -12,7 +12,8 @@ import { BrandLoginMode } from "./gen/pact/v1/brand_pb.js";
 import { bare } from "./errors.js";
 import type { Call, Frontend } from "./handler.js";
 import { field, forbidden, formTooLarge, hhmm, readForm, redirect, scopeViews, statusText, tooLarge } from "./oauth.js";
-import type { View } from "./pages.js";
+import type { ScopeView, View } from "./pages.js";
+import { notFound } from "./root.js";
 
 /** BrandPages is what the pages need to know of a Brand, from pactd's GetAgentCard. */
 export class BrandPages {
@@ -22,9 +23,18 @@ export class BrandPages {
     readonly mode: BrandLoginMode,
     /** verification is the Brand login link without a user code. */
     readonly verification: string,
-    /** scopes are the scope ids the Brand's card offers. */
-    readonly scopes: ReadonlySet<string> = new Set(),
+    /** scopes are the Brand card's scopes: id to the Brand's description. */
+    readonly scopes: ReadonlyMap<string, string> = new Map(),
+    /** name is the Brand's display name (the card's name). */
+    readonly name: string = id,
   ) {}
+
+  /** scopeViews are scope ids in the Brand's words (the id itself when the card no longer lists it), each with the words of the entries under it. */
+  scopeViews(ids: string[], details: { scope: string; words: string }[]): ScopeView[] {
+    return ids.map((id) => ({
+      id, description: this.scopes.get(id) || id, details: details.filter((d) => d.scope === id).map((d) => d.words),
+    }));
+  }
 
   /** signed reports whether the Brand's login posts signed assertions. */
   get signed(): boolean {
@@ -54,13 +64,13 @@ export class BrandPages {
 }
 
 /** brandPages asks pactd about the Brand of a page; an unknown Brand is a bare 404, one without delegation a 404 page. */
-export async function brandPages(fe: Frontend, res: ServerResponse, brandId: string): Promise<BrandPages | undefined> {
+export async function brandPages(fe: Frontend, req: IncomingMessage, res: ServerResponse, brandId: string): Promise<BrandPages | undefined> {
   let card;
   try {
     card = await fe.brands.getAgentCard({ brandId });
   } catch (err) {
     if (ConnectError.from(err).code === Code.NotFound) {
-      bare(res, 404);
+      notFound(fe, req, res, brandId);
       return undefined;
     }
     fe.log("get agent card", { error: ConnectError.from(err).message });
@@ -71,7 +81,8 @@ export async function brandPages(fe: Frontend, res: ServerResponse, brandId: str
     fe.pages.render(res, 404, "message", { title: "Connect your assistant", error: "This Brand does not let assistants act for you." });
     return undefined;
   }
-  return new BrandPages(brandId, card.interfaceUrl, card.loginMode, card.verificationUri, cardScopes(card.cardJson));
+  const facts = cardFacts(card.cardJson);
+  return new BrandPages(brandId, card.interfaceUrl, card.loginMode, card.verificationUri, facts.scopes, facts.name || brandId);
 }
 
 /**
@@ -81,7 +92,7 @@ export async function brandPages(fe: Frontend, res: ServerResponse, brandId: str
  * origin, so it is cross-site by design: the assertion is its credential.
  */
 export async function beginConsent(fe: Frontend, req: IncomingMessage, res: ServerResponse, c: Call): Promise<void> {
-  const b = await brandPages(fe, res, c.brandId);
+  const b = await brandPages(fe, req, res, c.brandId);
   if (!b) return;
   if (!b.signed) {
     return fe.pages.render(res, 400, "message", {
@@ -169,10 +180,10 @@ export const queryEscape = (s: string): string =>
  */
 export function connectedSigned(fe: Frontend, res: ServerResponse, url: URL, b: BrandPages): void {
   const q = url.searchParams;
-  const v: View = { title: "Connected assistants", signed: true, status: statusText[q.get("status") ?? ""] ?? "" };
+  const v: View = { title: "Connected assistants at " + b.name, brand: b.name, signed: true, status: statusText[q.get("status") ?? ""] ?? "" };
   const sc = q.get("scope") ?? "";
-  // Shown escaped, and only when it lists the Brand's scopes: no free text on our page.
-  if (q.get("status") === "approved" && Buffer.byteLength(sc) <= 2048 && scopeList(sc, b.scopes)) v.granted = sc;
+  // Only when it lists the Brand's scopes: no free text on our page.
+  if (q.get("status") === "approved" && Buffer.byteLength(sc) <= 2048 && scopeList(sc, b.scopes)) v.granted = b.scopeViews(sc.split(" "), []);
   fe.pages.render(res, 200, "connected", v);
 }
 
@@ -230,19 +241,29 @@ export function clientSource(req: IncomingMessage): string {
 }
 
 /** scopeList reports whether s is 1 to 50 of the Brand's scope ids separated by single spaces. */
-export function scopeList(s: string, scopes: ReadonlySet<string>): boolean {
+export function scopeList(s: string, scopes: { has(id: string): boolean }): boolean {
   const ids = s.split(" ");
   return ids.length <= 50 && ids.every((id) => scopes.has(id));
 }
 
-/** cardScopes are the scope ids of an Agent Card's userDelegation scheme. */
-export function cardScopes(cardJson: string): Set<string> {
+/** cardScopes are the scopes of an Agent Card's userDelegation scheme: id to description. */
+export function cardScopes(cardJson: string): Map<string, string> {
+  return cardFacts(cardJson).scopes;
+}
+
+/** cardFacts are an Agent Card's name (the Brand's display name) and the scopes of its userDelegation scheme. */
+export function cardFacts(cardJson: string): { name: string; scopes: Map<string, string> } {
   try {
     const c = JSON.parse(cardJson) as {
-      securitySchemes?: { userDelegation?: { oauth2SecurityScheme?: { flows?: { deviceCode?: { scopes?: Record<string, string> } } } } };
+      name?: unknown;
+      securitySchemes?: { userDelegation?: { oauth2SecurityScheme?: { flows?: { deviceCode?: { scopes?: Record<string, unknown> } } } } };
     };
-    return new Set(Object.keys(c.securitySchemes?.userDelegation?.oauth2SecurityScheme?.flows?.deviceCode?.scopes ?? {}));
+    const scopes = new Map<string, string>();
+    for (const [id, d] of Object.entries(c.securitySchemes?.userDelegation?.oauth2SecurityScheme?.flows?.deviceCode?.scopes ?? {})) {
+      scopes.set(id, typeof d === "string" ? d : "");
+    }
+    return { name: typeof c.name === "string" ? c.name : "", scopes };
   } catch {
-    return new Set();
+    return { name: "", scopes: new Map() };
   }
 }

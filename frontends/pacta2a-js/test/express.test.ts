@@ -258,7 +258,7 @@ test("SDK bridge: the pages see the request target the client sent, not Express'
     assert.deepEqual([anon.status, anon.headers.location], [303, "/login?r=%2Fa2a%2Facme%2Foauth%2Fconsent%3Fuser_code%3DBCDF-GHJK"]);
     const page = await send(s.url + "/a2a/acme/oauth/consent?user_code=BCDF-GHJK", "GET", "", "Cookie: u=alice");
     const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
-    const allow = await send(s.url + "/a2a/acme/oauth/consent/decision", "POST", `csrf=${encodeURIComponent(csrf)}&user_code=BCDF-GHJK&decision=allow&confirm_code=BCDF-GHJK&scope=orders%3Aread`,
+    const allow = await send(s.url + "/a2a/acme/oauth/consent/decision", "POST", `csrf=${encodeURIComponent(csrf)}&user_code=BCDF-GHJK&decision=allow&scope=orders%3Aread`,
       "Cookie: u=alice", "Content-Type: application/x-www-form-urlencoded");
     // "../connected?…" resolved against /a2a/acme/oauth/consent/decision.
     assert.deepEqual([allow.status, allow.headers.location], [303, "/a2a/acme/oauth/connected?status=approved"]);

@@ -45,7 +45,7 @@ test("Agent Card: pactd's card and headers, no authentication; unknown Brand 404
     assert.equal(r.headers["content-type"], a2aType);
     assert.equal(r.headers["cache-control"], "public, max-age=300");
     assert.equal(r.headers["access-control-allow-origin"], "*");
-    assert.equal(r.body, '{"name":"ACME"}');
+    assert.equal(JSON.parse(r.body).name, "ACME");
     wantBare("unknown Brand", await send(e.url + "/a2a/nope/.well-known/agent-card.json", "GET"), 404);
     wantBare("POST", await send(e.url + "/a2a/acme/.well-known/agent-card.json", "POST"), 405);
     assert.equal(e.verifyCalls.length, 0, "the card route needs no VerifyAgentRequest");
@@ -75,7 +75,7 @@ test("unmatched routes are 404/405 before authentication and never reach pactd",
       ["POST", "/a2a/acme", 404],
       ["POST", "/a2a//message:send", 404],
       ["GET", "/a2a/acme/tasks/%zz", 404], // a bad escape matches nothing
-      ["GET", "/", 404],
+      ["POST", "/", 404], // GET / is the root page (pages.test.ts)
       ["GET", "/a2a", 404],
       ["GET", "/.well-known/agent-card.json", 404],
       ["GET", "/a2a/acme/oauth/token", 405],

@@ -73,6 +73,8 @@ export interface Env {
   abandoned: number;
   oauth: { method: string; path: string; headers: IncomingHttpHeaders; body: string }[];
   agent: CountingAgent;
+  /** revoked are the RevokeGrant calls' grant ids. */
+  revoked: string[];
   /** approvals are the ApproveConsent calls: [user code, Brand user, scopes, and "skip" when skip_consent]. */
   approvals: ([string, string, string[]] | [string, string, string[], "skip"])[];
   fe: Frontend;
@@ -93,7 +95,7 @@ function listen(s: Server): Promise<string> {
 export async function newEnv(cfg: Partial<Config> = {}, kind: TransportKind = "connect"): Promise<Env> {
   const agent = new CountingAgent();
   const ctxs = new Map<string, Ctx>();
-  const e = { rpcs: 0, approvals: [], verifyCalls: [], verifyTrace: [], abandoned: 0, oauth: [], agent } as unknown as Env;
+  const e = { rpcs: 0, approvals: [], revoked: [], verifyCalls: [], verifyTrace: [], abandoned: 0, oauth: [], agent } as unknown as Env;
   const auth = (hc: HandlerContext) => {
     if (hc.requestHeader.get("Authorization") !== "Bearer " + frontendToken) throw new ConnectError("no frontend token", Code.Unauthenticated);
   };
@@ -117,12 +119,21 @@ export async function newEnv(cfg: Partial<Config> = {}, kind: TransportKind = "c
       },
     });
     r.service(BrandService, {
+      listBrands(req, hc) {
+        auth(hc);
+        return { brands: [
+          { brandId: "acme", displayName: "ACME <Shop>", description: "Orders", delegation: { enabled: true, loginMode: BrandLoginMode.TRUSTED_FRONTEND } },
+          { brandId: "mart", displayName: "Mart", description: "", delegation: { enabled: true, loginMode: BrandLoginMode.SIGNED_ASSERTION } },
+          { brandId: "beta", displayName: "Beta", description: "" },
+        ] };
+      },
       getAgentCard(req, hc) {
         auth(hc);
         const modes: Record<string, BrandLoginMode> = { acme: BrandLoginMode.TRUSTED_FRONTEND, beta: BrandLoginMode.UNSPECIFIED, mart: BrandLoginMode.SIGNED_ASSERTION };
         if (!(req.brandId in modes)) throw new ConnectError("no such Brand", Code.NotFound);
         return {
-          cardJson: `{"name":"${req.brandId.toUpperCase()}"}`, contentType: "application/a2a+json", cacheControl: "public, max-age=300",
+          cardJson: JSON.stringify({ name: req.brandId.toUpperCase(), securitySchemes: { userDelegation: { oauth2SecurityScheme: { flows: { deviceCode: {
+            scopes: { "orders:read": "See your orders", "orders:cancel": "Cancel your orders" } } } } } } }), contentType: "application/a2a+json", cacheControl: "public, max-age=300",
           interfaceUrl: "https://provider.example/a2a/" + req.brandId, loginMode: modes[req.brandId]!,
           verificationUri: "https://brand.example/login",
         };
@@ -177,6 +188,26 @@ export async function newEnv(cfg: Partial<Config> = {}, kind: TransportKind = "c
           authorizationDetails: [{ scope: "orders:cancel", words: "order 1002 <only>" }],
           coveredByGrant: req.userCode === "COVR-COVR" && req.brandUser === "alice",
         };
+      },
+      // alice has two live grants of agt_1 (one not yet revoked) and a revoked one of agt_2.
+      listGrants(req, hc) {
+        auth(hc);
+        if (req.brandUser !== "alice") return { grants: [] };
+        const ts = (s: number) => ({ seconds: BigInt(s), nanos: 0 });
+        const live = (id: string) => (e.revoked.includes(id) ? { revokeTime: ts(1767225600) } : {});
+        return { grants: [
+          { grantId: "g_3", agentId: "agt_1", agentDisplayName: "Example PA", brandUser: "alice", scopes: ["orders:cancel"],
+            createTime: ts(1764633600), expireTime: ts(4102444800), authorizationDetails: [{ scope: "orders:cancel", words: "order 1002 <only>" }], ...live("g_3") },
+          { grantId: "g_2", agentId: "agt_2", agentDisplayName: "Old PA", brandUser: "alice", scopes: ["orders:read"],
+            createTime: ts(1764547200), expireTime: ts(4102444800), revokeTime: ts(1764590400) },
+          { grantId: "g_1", agentId: "agt_1", agentDisplayName: "Example PA", brandUser: "alice", scopes: ["orders:read", "gone:scope"],
+            createTime: ts(1764547200), expireTime: ts(4070908800), ...live("g_1") },
+        ] };
+      },
+      revokeGrant(req, hc) {
+        auth(hc);
+        e.revoked.push(req.grantId);
+        return {};
       },
       approveConsent(req, hc) {
         auth(hc);

@@ -5,7 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { Pages, esc, pageCSS } from "../src/pages.js";
 import { errorReason, queryEscape, BrandPages, cardScopes, scopeList } from "../src/signed.js";
 import { BrandLoginMode } from "../src/gen/pact/v1/brand_pb.js";
-import { normCode } from "../src/oauth.js";
+import { day } from "../src/oauth.js";
 import { newEnv, send } from "./helpers.js";
 
 test("page CSP: only the style sheet's hash, no frames, forms to self and the action's origin", () => {
@@ -52,7 +52,7 @@ test("the Brand login link returns to the consent URL with the code; Go's query 
   assert.equal(b.loginLink("BCDF GHJK"),
     "https://mart.example/login?return_to=https%3A%2F%2Fp.example%2Fa2a%2Fmart%2Foauth%2Fconsent%3Fuser_code%3DBCDF%2BGHJK&z=1");
   assert.equal(queryEscape("a b&c=d/é*"), "a+b%26c%3Dd%2F%C3%A9%2A");
-  assert.equal(normCode(" bcdf-ghjk "), "BCDFGHJK");
+  assert.equal(day({ seconds: 4102444800n, nanos: 0 } as never), "1 Jan 2100");
 });
 
 test("consent pages: headers, cross-site and forged forms refused, signed mode without a session refused", async () => {
@@ -81,9 +81,9 @@ test("consent pages: headers, cross-site and forged forms refused, signed mode w
     const forged = await send(e.url + "/a2a/acme/oauth/consent/decision", "POST", "decision=allow&user_code=X&csrf=nope", "Cookie: u=alice",
       "Content-Type: application/x-www-form-urlencoded");
     assert.equal(forged.status, 403);
-    const anonDecision = await send(e.url + "/a2a/acme/oauth/connected/revoke", "POST", "grant_id=g", "Content-Type: application/x-www-form-urlencoded");
+    const anonDecision = await send(e.url + "/a2a/acme/oauth/connected/revoke", "POST", "agent_id=agt_1", "Content-Type: application/x-www-form-urlencoded");
     assert.equal(anonDecision.status, 403);
-    // A Brand without delegation: a 404 page; an unknown Brand: a bare 404.
+    // A Brand without delegation: a 404 page; an unknown Brand: a bare 404 (a page for a browser, see root.test.ts).
     assert.equal((await send(e.url + "/a2a/beta/oauth/consent", "GET", "", "Cookie: u=alice")).status, 404);
     const unknown = await send(e.url + "/a2a/nope/oauth/consent", "GET");
     assert.deepEqual([unknown.status, unknown.body], [404, ""]);
@@ -100,7 +100,10 @@ test("consent pages: headers, cross-site and forged forms refused, signed mode w
     const done = await send(e.url + "/a2a/mart/oauth/connected?status=approved&scope=%3Cb%3Eorders", "GET");
     assert.equal(done.status, 200);
     assert.match(done.body, /Done: your assistant is connected\./);
-    assert.doesNotMatch(done.body, /orders<\/code>|&lt;b&gt;/);
+    assert.doesNotMatch(done.body, /You shared|&lt;b&gt;/);
+    const shared = await send(e.url + "/a2a/mart/oauth/connected?status=approved&scope=orders%3Aread", "GET");
+    assert.match(shared.body, /<title>Connected assistants at MART<\/title>/);
+    assert.match(shared.body, /<p>You shared:<\/p>\n<ul><li>See your orders <span class="id">orders:read<\/span><\/li>\n<\/ul>/);
   } finally {
     await e.close();
   }
@@ -111,25 +114,27 @@ test("trusted consent page: each scope with its authorization_details in words; 
   try {
     const page = await send(e.url + "/a2a/acme/oauth/consent?user_code=BCDF-GHJK", "GET", "", "Cookie: u=alice");
     assert.equal(page.status, 200);
-    assert.match(page.body, /<label for="scope-0">See your orders <code>orders:read<\/code><\/label>\n<\/div>\n<div class="scope">/);
-    assert.match(page.body, /<label for="scope-1">Cancel your orders <code>orders:cancel<\/code><\/label>\n<\/div>\n<ul class="details" aria-label="Only for"><li>order 1002 &lt;only&gt;<\/li><\/ul>\n/);
+    assert.match(page.body, /<label for="scope-0">See your orders <span class="id">orders:read<\/span><\/label>\n<\/div>\n<div class="scope">/);
+    assert.match(page.body, /<label for="scope-1">Cancel your orders <span class="id">orders:cancel<\/span><\/label>\n<\/div>\n<ul class="details" aria-label="Only for"><li>order 1002 &lt;only&gt;<\/li><\/ul>\n/);
+    // The code to compare, and nothing to type it into (RFC 8628 §5.4).
+    assert.match(page.body, /<p class="compare"><strong class="usercode">BCDF-GHJK<\/strong><\/p>/);
+    assert.doesNotMatch(page.body, /confirm_code|<input id=/);
     assert.match(page.body, /<input type="hidden" name="user_code" value="BCDF-GHJK">/);
     assert.equal(e.approvals.length, 0, "showing the page approved something");
     const skipped = await send(e.url + "/a2a/acme/oauth/consent?user_code=COVR-COVR", "GET", "", "Cookie: u=alice");
     assert.deepEqual([skipped.status, skipped.headers.location], [303, "https://provider.example/a2a/acme/oauth/connected?status=approved"]);
     // As a skip: pactd checks the cover and grants what was requested.
     assert.deepEqual(e.approvals, [["COVR-COVR", "alice", [], "skip"]]);
-    // A wrong confirmation code shows the page again and never skips.
+    // Neither allow nor deny decides nothing.
     const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
-    const wrong = await send(e.url + "/a2a/acme/oauth/consent/decision", "POST",
-      `csrf=${encodeURIComponent(csrf)}&user_code=BCDF-GHJK&decision=allow&confirm_code=XXXX-XXXX&scope=orders%3Aread`,
+    const neither = await send(e.url + "/a2a/acme/oauth/consent/decision", "POST",
+      `csrf=${encodeURIComponent(csrf)}&user_code=BCDF-GHJK&decision=maybe&scope=orders%3Aread`,
       "Cookie: u=alice", "Content-Type: application/x-www-form-urlencoded");
-    assert.equal(wrong.status, 400);
-    assert.match(wrong.body, /The code you typed is not the code of this request/);
+    assert.equal(neither.status, 400);
     assert.equal(e.approvals.length, 1);
-    // Positive control: the right code approves the checked scopes and goes to the connected page.
+    // Positive control: Allow approves the checked scopes and goes to the connected page.
     const ok = await send(e.url + "/a2a/acme/oauth/consent/decision", "POST",
-      `csrf=${encodeURIComponent(csrf)}&user_code=BCDF-GHJK&decision=allow&confirm_code=bcdfghjk&scope=orders%3Aread`,
+      `csrf=${encodeURIComponent(csrf)}&user_code=BCDF-GHJK&decision=allow&scope=orders%3Aread`,
       "Cookie: u=alice", "Content-Type: application/x-www-form-urlencoded");
     assert.deepEqual([ok.status, ok.headers.location], [303, "/a2a/acme/oauth/connected?status=approved"]);
     assert.deepEqual(e.approvals.at(-1), ["BCDF-GHJK", "alice", ["orders:read"]]);
@@ -147,4 +152,81 @@ test("the connected page shows a claimed outcome only when it lists the Brand's 
     assert.equal(scopeList(bad, scopes), false, bad);
   }
   assert.equal(cardScopes("{").size, 0);
+});
+
+test("connected page: one entry per PA with its grants grouped, the Brand's words, expiry; revoke after a confirmation naming what it loses", async () => {
+  const e = await newEnv({ sessions: { brandUser: (req) => (req.headers.cookie === "u=alice" ? "alice" : ""), loginURL: () => "/login" } });
+  try {
+    const page = await send(e.url + "/a2a/acme/oauth/connected?status=denied", "GET", "", "Cookie: u=alice");
+    assert.equal(page.status, 200);
+    assert.match(page.body, /<title>Connected assistants at ACME<\/title>/);
+    assert.match(page.body, /<p class="status" role="status">You denied the request: nothing new was shared\.<\/p>/);
+    assert.equal(page.body.split('<li class="pa"').length - 1, 2, "one entry per PA");
+    assert.match(page.body, /<h2>Example PA<\/h2><span class="state">Active · 2 grants<\/span>/);
+    assert.match(page.body, /<li>Cancel your orders <span class="id">orders:cancel<\/span><ul class="hint"><li>order 1002 &lt;only&gt;<\/li><\/ul><\/li>/);
+    // A scope the card no longer lists shows its id.
+    assert.match(page.body, /<li>gone:scope <span class="id">gone:scope<\/span><\/li>/);
+    assert.match(page.body, /Since <time>1 Dec 2025<\/time> · expires <time>1 Jan 2099<\/time>/);
+    assert.match(page.body, /<h2>Old PA<\/h2><span class="state off">Revoked<\/span><\/div>\n<p class="when">Revoked <time>1 Dec 2025<\/time><\/p>/);
+    assert.match(page.body, /<form method="get" action="https:\/\/provider\.example\/a2a\/acme\/oauth\/connected\/revoke"><input type="hidden" name="agent_id" value="agt_1">/);
+    // The confirmation names the PA and what it loses; it revokes nothing.
+    const confirm = await send(e.url + "/a2a/acme/oauth/connected/revoke?agent_id=agt_1", "GET", "", "Cookie: u=alice");
+    assert.equal(confirm.status, 200);
+    assert.match(confirm.body, /<h1>Revoke Example PA\?<\/h1>/);
+    assert.match(confirm.body, /<p>At ACME, <strong>Example PA<\/strong> will no longer be able to act for you\. It loses:<\/p>/);
+    assert.match(confirm.body, />Revoke Example PA<\/button>/);
+    assert.deepEqual(e.revoked, []);
+    assert.equal((await send(e.url + "/a2a/acme/oauth/connected/revoke?agent_id=agt_2", "GET", "", "Cookie: u=alice")).status, 404, "nothing live to revoke");
+    const csrf = /name="csrf" value="([^"]+)"/.exec(confirm.body)![1]!;
+    // A token for another PA, or none: 403, nothing revoked.
+    for (const body of [`csrf=${encodeURIComponent(csrf)}&agent_id=agt_2`, "agent_id=agt_1"]) {
+      const r = await send(e.url + "/a2a/acme/oauth/connected/revoke", "POST", body, "Cookie: u=alice", "Content-Type: application/x-www-form-urlencoded");
+      assert.equal(r.status, 403, body);
+    }
+    assert.deepEqual(e.revoked, []);
+    const done = await send(e.url + "/a2a/acme/oauth/connected/revoke", "POST", `csrf=${encodeURIComponent(csrf)}&agent_id=agt_1`,
+      "Cookie: u=alice", "Content-Type: application/x-www-form-urlencoded");
+    assert.deepEqual([done.status, done.headers.location], [303, "/a2a/acme/oauth/connected?status=revoked&agent_id=agt_1"]);
+    assert.deepEqual(e.revoked, ["g_3", "g_1"], "every live grant of the PA, and only those");
+    const after = await send(e.url + "/a2a/acme/oauth/connected?status=revoked&agent_id=agt_1", "GET", "", "Cookie: u=alice");
+    assert.match(after.body, /Revoked: Example PA can no longer act for you here\./);
+    assert.doesNotMatch(after.body, /Revoke…/);
+  } finally {
+    await e.close();
+  }
+});
+
+test("root page lists the Brands by display name with their cards; a browser gets a 404 page, an API client a bare 404", async () => {
+  const e = await newEnv();
+  try {
+    const root = await send(e.url + "/", "GET");
+    assert.equal(root.status, 200);
+    assert.equal(root.headers["content-type"], "text/html; charset=utf-8");
+    assert.equal(root.headers["x-frame-options"], "DENY");
+    assert.match(root.body, /<h2>ACME &lt;Shop&gt; <span class="id">acme<\/span><\/h2>\n<p class="hint">Orders<\/p>\n<a href="\/a2a\/acme\/.well-known\/agent-card.json">Agent Card<\/a> · <a href="\/a2a\/acme\/oauth\/connected">Connected assistants<\/a><\/li>/);
+    assert.match(root.body, /<h2>Beta <span class="id">beta<\/span><\/h2>\n\n<a href="\/a2a\/beta\/.well-known\/agent-card.json">Agent Card<\/a><\/li>/);
+    assert.match(root.body, /<h2>Mart <span class="id">mart<\/span><\/h2>\n\n<a href="\/a2a\/mart\/.well-known\/agent-card.json">Agent Card<\/a><\/li>/);
+    assert.deepEqual([(await send(e.url + "/", "POST")).status, (await send(e.url + "/", "POST")).body], [404, ""]);
+    const browser = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    for (const [path, words, post] of [
+      ["/a2a/nope/.well-known/agent-card.json", "This Provider serves no Brand named “nope”.", 405],
+      ["/a2a/nope/oauth/connected", "This Provider serves no Brand named “nope”.", 405],
+      ["/a2a/nope%3Cb%3E/oauth/consent", "This Provider serves no such Brand.", 404],
+      ["/a2a/acme/unknown", "There is no page at this address.", 404],
+      ["/elsewhere", "There is no page at this address.", 404],
+    ] as const) {
+      const r = await send(e.url + path, "GET", "", browser);
+      assert.equal(r.status, 404, path);
+      assert.equal(r.headers["content-type"], "text/html; charset=utf-8", path);
+      assert.ok(r.body.includes(words) && r.body.includes('<a href="/">'), path);
+      for (const h of [[], ["Accept: application/json"], ["Accept: text/html;q=0, application/json"]]) {
+        const bareR = await send(e.url + path, "GET", "", ...h);
+        assert.deepEqual([bareR.status, bareR.body], [404, ""], path + " " + h.join());
+        assert.notEqual(bareR.headers["content-type"], "application/a2a+json");
+      }
+      assert.deepEqual([(await send(e.url + path, "POST", "", browser)).status], [post], "POST " + path);
+    }
+  } finally {
+    await e.close();
+  }
 });

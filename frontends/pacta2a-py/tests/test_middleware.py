@@ -459,13 +459,14 @@ def test_trusted_consent_pages(srv: Server, world: World) -> None:
         assert f"form-action 'self' {world.pactd.public_url};" in r.headers["content-security-policy"]
         csrf = re.search(r'name="csrf" value="([^"]*)"', r.text).group(1)  # type: ignore[union-attr]
         decide = f"{world.pactd.public_url}/a2a/shop/oauth/consent/decision"
-        base = {"csrf": csrf, "user_code": d["user_code"], "confirm_code": d["user_code"], "decision": "allow", "scope": "orders:read"}
-        # Forged, cross-site, mistyped and bad forms change nothing.
+        base = {"csrf": csrf, "user_code": d["user_code"], "decision": "allow", "scope": "orders:read"}
+        # The code to compare, and nothing to type it into (RFC 8628 §5.4).
+        assert f'<p class="compare"><strong class="usercode">{d["user_code"]}</strong></p>' in r.text and "confirm_code" not in r.text
+        # Forged, cross-site and bad forms change nothing.
         for name, form, headers, status in [
             ("wrong csrf", {**base, "csrf": "x"}, {}, 403),
             ("cross-site", base, {"sec-fetch-site": "cross-site"}, 403),
             ("other user", base, {"cookie": "user=bob"}, 403),
-            ("typed code", {**base, "confirm_code": "BCDF-GHJK"}, {}, 400),
             ("no decision", {**base, "decision": "maybe"}, {}, 400),
         ]:
             hdrs = {"content-type": "application/x-www-form-urlencoded", "cookie": "user=alice", **headers}
@@ -473,11 +474,72 @@ def test_trusted_consent_pages(srv: Server, world: World) -> None:
             assert r.status_code == status, name
         r = c.post(decide, content="csrf=%zz", headers={"content-type": "application/x-www-form-urlencoded", "cookie": "user=alice"})
         assert r.status_code == 400 and "The form could not be read." in r.text
-        # Positive control: Allow with the right token and code.
-        r = c.post(decide, content=urlencode(base), headers={"content-type": "application/x-www-form-urlencoded", "cookie": "user=alice"})
+        # Positive control: Allow with the right token.
+        form = {"content-type": "application/x-www-form-urlencoded", "cookie": "user=alice"}
+        r = c.post(decide, content=urlencode(base), headers=form)
         assert (r.status_code, r.headers["location"]) == (303, "/a2a/shop/oauth/connected?status=approved")
-        r = c.get("/a2a/shop/oauth/connected?status=approved", headers=alice)
-        assert r.status_code == 200 and "Done: your assistant is connected." in r.text and "<code>orders:read</code>" in r.text
+        # The same PA again, for another scope: one entry, both grants.
+        d2 = c.post("/a2a/shop/oauth/device_authorization", content=urlencode({"client_id": world.issuer, "scope": "orders:cancel"}),
+                    headers=auth).json()
+        r = c.get(f"/a2a/shop/oauth/consent?user_code={d2['user_code']}", headers=alice)
+        csrf2 = re.search(r'name="csrf" value="([^"]*)"', r.text).group(1)  # type: ignore[union-attr]
+        r = c.post(decide, content=urlencode({"csrf": csrf2, "user_code": d2["user_code"], "decision": "allow", "scope": "orders:cancel"}), headers=form)
+        assert r.status_code == 303
+        r = c.get("/a2a/shop/oauth/connected?status=denied", headers=alice)
+        assert r.status_code == 200 and "<title>Connected assistants at Shop Inc.</title>" in r.text
+        assert "You denied the request: nothing new was shared." in r.text and r.text.count('<li class="pa"') == 1
+        # (alice may hold grants of this PA from other tests too.)
+        assert re.search(r'<h2>Pytest PA</h2><span class="state">Active · \d+ grants</span>', r.text)
+        assert '<li>See your orders <span class="id">orders:read</span></li>' in r.text
+        assert '<li>Cancel your orders <span class="id">orders:cancel</span></li>' in r.text
+        assert re.search(r"Since <time>\d{1,2} [A-Z][a-z]{2} \d{4}</time> · expires <time>\d{1,2} [A-Z][a-z]{2} \d{4}</time>", r.text)
+        # Revoke: a confirmation naming the PA and what it loses, then both grants.
+        r = c.get(f"/a2a/shop/oauth/connected/revoke?agent_id={world.agent_id}", headers=alice)
+        assert r.status_code == 200 and "<h1>Revoke Pytest PA?</h1>" in r.text and ">Revoke Pytest PA</button>" in r.text
+        assert "<p>At Shop Inc., <strong>Pytest PA</strong> will no longer be able to act for you. It loses:</p>" in r.text
+        token = re.search(r'name="csrf" value="([^"]*)"', r.text).group(1)  # type: ignore[union-attr]
+        assert c.get("/a2a/shop/oauth/connected/revoke?agent_id=agt_other", headers=alice).status_code == 404
+        revoke = f"{world.pactd.public_url}/a2a/shop/oauth/connected/revoke"
+        for body in ({"csrf": token, "agent_id": "agt_other"}, {"csrf": csrf, "agent_id": world.agent_id}):
+            assert c.post(revoke, content=urlencode(body), headers=form).status_code == 403
+        assert "Revoke…" in c.get("/a2a/shop/oauth/connected", headers=alice).text, "a refused revoke revoked"
+        r = c.post(revoke, content=urlencode({"csrf": token, "agent_id": world.agent_id}), headers=form)
+        assert (r.status_code, r.headers["location"]) == (303, f"/a2a/shop/oauth/connected?status=revoked&agent_id={world.agent_id}")
+        r = c.get(r.headers["location"], headers=alice)
+        assert "Revoked: Pytest PA can no longer act for you here." in r.text and '<span class="state off">Revoked</span>' in r.text
+        assert "Revoke…" not in r.text
+
+
+def test_root_and_not_found_pages(srv: Server) -> None:
+    """With root_page, GET / lists the Brands by display name with their
+    cards; a browser's GET of an unknown Brand's page or an unmatched path
+    under /a2a/ gets a 404 page, any other request the bare 404."""
+    srv.app.root_page = True
+    try:
+        with client(srv) as c:
+            r = c.get("/")
+            assert r.status_code == 200 and r.headers["content-type"] == "text/html; charset=utf-8" and r.headers["x-frame-options"] == "DENY"
+            assert '<h2>ACME Inc. <span class="id">acme</span></h2>\n<p class="hint">Support</p>\n<a href="/a2a/acme/.well-known/agent-card.json">Agent Card</a></li>' in r.text
+            assert ('<h2>Shop Inc. <span class="id">shop</span></h2>\n<p class="hint">Shop support</p>\n'
+                    '<a href="/a2a/shop/.well-known/agent-card.json">Agent Card</a> · <a href="/a2a/shop/oauth/connected">Connected assistants</a></li>') in r.text
+            browser = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+            for path, words, post in [
+                ("/a2a/nope/.well-known/agent-card.json", "This Provider serves no Brand named “nope”.", 405),
+                ("/a2a/nope/oauth/connected", "This Provider serves no Brand named “nope”.", 405),
+                ("/a2a/nope%3Cb%3E/oauth/consent", "This Provider serves no such Brand.", 404),
+                ("/a2a/acme/unknown", "There is no page at this address.", 404),
+            ]:
+                r = c.get(path, headers=browser)
+                assert r.status_code == 404 and r.headers["content-type"] == "text/html; charset=utf-8", path
+                assert words in r.text and '<a href="/">' in r.text, path
+                for h in ({}, {"accept": "application/json"}, {"accept": "text/html;q=0, application/json"}):
+                    bare(c.get(path, headers=h), 404)
+                assert c.post(path, headers=browser).status_code == post, path
+    finally:
+        srv.app.root_page = False
+    # Without root_page the wrapped app owns /.
+    with client(srv) as c:
+        assert c.get("/").text == "inner"
 
 
 def test_marshal_matches_go() -> None:

@@ -58,5 +58,7 @@ def build(s: Settings, logger: logging.Logger | None = None) -> Frontend:
     if s.agent_url:
         agent = remote = RemoteAgent(s.agent_url)
     site = Starlette(routes=routes, exception_handlers={404: _not_found})
-    app = PactMiddleware(site, pactd=pactd, pactd_url=s.pactd, agent=agent, sessions=login, logger=logger)
+    app = PactMiddleware(site, pactd=pactd, pactd_url=s.pactd, agent=agent, sessions=login, logger=logger, root_page=True)
+    if login is not None:
+        login.brand_name = app.brand_name  # the sign-in names the Brand by its display name
     return Frontend(app, pactd, remote)

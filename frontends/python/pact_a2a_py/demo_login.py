@@ -20,7 +20,7 @@ import hmac
 import re
 import secrets
 import time
-from typing import Callable
+from typing import Awaitable, Callable
 from urllib.parse import quote, urlsplit
 
 from pacta2a.http import Exchange, FormTooLarge, Receive, Scope, Send, cookie, first, is_token, parse_query
@@ -70,6 +70,7 @@ def _page(brand: str, user: str, return_to: str, error: str) -> str:
 
 
 _USER = re.compile(r"[a-z0-9._\-]{1,64}")
+_BRAND_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _INT = re.compile(r"[+-]?[0-9]{1,19}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -104,6 +105,9 @@ class DemoLogin:
     def __init__(self, now: Callable[[], float] = time.time) -> None:
         self._key = secrets.token_bytes(32)
         self._now = now
+        #: Names a Brand on the sign-in page (its display name, e.g.
+        #: PactMiddleware.brand_name); the Brand id when None or "".
+        self.brand_name: Callable[[str], Awaitable[str]] | None = None
         digest = hashlib.sha256(LOGIN_CSS.encode()).digest()
         self._csp = (
             "default-src 'none'; style-src 'sha256-" + base64.b64encode(digest).decode() + "'; "
@@ -168,7 +172,10 @@ class DemoLogin:
         await ex.redirect(nxt, extra=headers)
 
     async def _render(self, ex: Exchange, brand_id: str, status: int, return_to: str, problem: str) -> None:
-        body = _page(brand_id, self.brand_user(ex.scope, brand_id), return_to, problem).encode("utf-8")
+        name = ""
+        if self.brand_name is not None and _BRAND_ID.fullmatch(brand_id):  # only what a Brand id can be is looked up
+            name = await self.brand_name(brand_id)
+        body = _page(name or brand_id, self.brand_user(ex.scope, brand_id), return_to, problem).encode("utf-8")
         await ex.respond(
             status,
             [

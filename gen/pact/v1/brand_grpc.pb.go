@@ -35,7 +35,8 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // BrandService manages the Brands a Provider hosts and builds their A2A
-// Agent Cards. Admin role; GetAgentCard is open to the frontend role too.
+// Agent Cards. Admin role; GetAgentCard and ListBrands (a frontend's root
+// page lists the Brands) are open to the frontend role too.
 type BrandServiceClient interface {
 	// CreateBrand adds a Brand. brand_id is required, unless
 	// generate_brand_id asks for a generated one.
@@ -175,7 +176,8 @@ func (c *brandServiceClient) ListBrandAgents(ctx context.Context, in *ListBrandA
 // for forward compatibility.
 //
 // BrandService manages the Brands a Provider hosts and builds their A2A
-// Agent Cards. Admin role; GetAgentCard is open to the frontend role too.
+// Agent Cards. Admin role; GetAgentCard and ListBrands (a frontend's root
+// page lists the Brands) are open to the frontend role too.
 type BrandServiceServer interface {
 	// CreateBrand adds a Brand. brand_id is required, unless
 	// generate_brand_id asks for a generated one.

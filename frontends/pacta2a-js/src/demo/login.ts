@@ -141,8 +141,13 @@ export class DemoLogin implements Sessions {
     return a.length === b.length && timingSafeEqual(a, b) ? user : "";
   }
 
-  private render(req: IncomingMessage, res: ServerResponse, brandId: string, status: number, returnTo: string, error: string): void {
-    const body = page(brandId, this.brandUser(req, brandId), returnTo, error);
+  /** brandName names a Brand on the sign-in page (its display name, e.g. Frontend.brandName); the Brand id when unset or "". */
+  brandName?: (brandId: string) => Promise<string>;
+
+  private async render(req: IncomingMessage, res: ServerResponse, brandId: string, status: number, returnTo: string, error: string): Promise<void> {
+    // Only what has a Brand id's form is looked up.
+    const name = (this.brandName && /^[A-Za-z0-9_-]{1,64}$/.test(brandId) ? await this.brandName(brandId).catch(() => "") : "") || brandId;
+    const body = page(name, this.brandUser(req, brandId), returnTo, error);
     res.writeHead(status, {
       "Content-Type": "text/html; charset=utf-8",
       "Content-Security-Policy": this.csp,

@@ -56,6 +56,7 @@ RETRYABLE: frozenset[str] = frozenset(
     {
         "pact.v1.VerificationService/VerifyAgentRequest",
         "pact.v1.BrandService/GetAgentCard",
+        "pact.v1.BrandService/ListBrands",
         "pact.v1.ConversationService/CompleteTurn",
         "pact.v1.DelegationService/DescribeConsent",
         "pact.v1.DelegationService/ListGrants",
@@ -380,6 +381,10 @@ class PactdClient:
         return await self._call(
             "BrandService", "GetAgentCard", brand_pb2_grpc.BrandServiceStub, brand_pb2.GetAgentCardRequest(brand_id=brand_id)
         )
+
+    async def list_brands(self, req: brand_pb2.ListBrandsRequest) -> brand_pb2.ListBrandsResponse:
+        """Lists the Brands, oldest first (the root page)."""
+        return await self._call("BrandService", "ListBrands", brand_pb2_grpc.BrandServiceStub, req)
 
     # --- ConversationService
 

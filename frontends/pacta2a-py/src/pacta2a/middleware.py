@@ -41,9 +41,11 @@ from .agent import Agent, EchoAgent
 from .asgi_agent import SCOPE_KEY  # noqa: F401  (re-exported: the key is documented here)
 from .call import Call, Endpoint
 from .client import PactdClient, PactdError
-from .http import MAX_HEADER_BYTES, ASGIApp, Exchange, Receive, Scope, Send, parse_query, split_path
+from ._pb import brand_pb2, common_pb2
+from .http import MAX_HEADER_BYTES, ASGIApp, Exchange, Receive, Scope, Send, parse_query, path_escape, split_path
 from .oauth import Sessions, oauth_routes
-from .pages import Pages
+from .pages import BrandView, Pages, View
+from .signed import card_facts
 from .send import serve_send
 
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -63,6 +65,30 @@ def _fixed(mw: PactMiddleware, e: A2AError) -> Endpoint:
 
 
 _DIGITS = re.compile("[0-9]+")
+_BRAND_ID = re.compile("[A-Za-z0-9_-]{1,64}")
+
+#: How many Brands the root page lists at most.
+MAX_ROOT_BRANDS = 200
+
+
+def accepts_html(accept: list[str]) -> bool:
+    """Reports whether Accept header values name text/html without q=0 (RFC
+    9110 §12.4.2), as browsers' navigations do."""
+    for value in accept:
+        for part in value.split(","):
+            mt, *params = part.split(";")
+            if mt.strip().lower() != "text/html":
+                continue
+            refused = False
+            for p in params:
+                k, _, q = p.partition("=")
+                try:
+                    refused = refused or (k.strip().lower() == "q" and float(q.strip()) == 0)
+                except ValueError:
+                    pass
+            if not refused:
+                return True
+    return False
 
 
 class PactMiddleware:
@@ -74,6 +100,9 @@ class PactMiddleware:
     turns (EchoAgent when None). sessions: who is signed in at a Brand in
     BRAND_LOGIN_MODE_TRUSTED_FRONTEND; without it those Brands' pages answer
     404. http_client: the proxy's client (one with a 30 s timeout when None).
+    root_page: serve GET / as the page listing the Brands pactd has and
+    linking their Agent Cards (the standalone frontend does); by default
+    the app owns every path outside /a2a/.
     """
 
     def __init__(
@@ -88,6 +117,7 @@ class PactMiddleware:
         turn_timeout: float = 60.0,
         new_message_id: Callable[[], str] = random_text,
         http_client: httpx.AsyncClient | None = None,
+        root_page: bool = False,
     ) -> None:
         if not pactd_url.startswith(("http://", "https://")):
             raise ValueError("PactMiddleware needs pactd's base URL (http://host:port)")
@@ -101,6 +131,7 @@ class PactMiddleware:
         self.new_message_id = new_message_id
         self.pages = Pages()
         self._http = http_client
+        self.root_page = root_page
 
     @property
     def http(self) -> httpx.AsyncClient:
@@ -126,6 +157,8 @@ class PactMiddleware:
             await Exchange(scope, receive, send).bare(431)
         elif scope["type"] == "http" and (scope.get("raw_path") or scope.get("path", "").encode()).startswith(b"/a2a/"):
             await self._serve_pact(Exchange(scope, receive, send))
+        elif self.root_page and scope["type"] == "http" and scope.get("method") == "GET" and scope.get("path") == "/":
+            await self._serve_root(Exchange(scope, receive, send))
         elif scope["type"] == "lifespan" and self.app is None:
             await _lifespan(receive, send)
         elif self.app is not None and scope["type"] == "http":
@@ -172,14 +205,14 @@ class PactMiddleware:
     async def _route(self, ex: Exchange) -> None:
         split = split_path(ex.raw_path)
         if split is None:
-            await ex.bare(404)
+            await self.not_found(ex)
             return
         brand_id, rest = split
         methods = self.routes(rest)
         ep = methods.get(ex.method) if methods else None
         if ep is None:
             if not methods:
-                await ex.bare(404)
+                await self.not_found(ex)
             else:
                 await ex.bare(405, [("allow", ", ".join(sorted(methods)))])
             return
@@ -245,13 +278,71 @@ class PactMiddleware:
             raise RuntimeError("verify agent request: allowed without a caller")
         return Call(call.brand_id, v.caller, v.delegation)
 
+    async def _serve_root(self, ex: Exchange) -> None:
+        """Serves GET /: the Brands pactd has, by display name, each with its
+        Agent Card's link (and the connected page's, when it offers
+        delegation), as the Go frontend's."""
+        v = View(title="PACT Provider")
+        token = ""
+        try:
+            while len(v.brands) < MAX_ROOT_BRANDS:
+                res = await self.pactd.list_brands(brand_pb2.ListBrandsRequest(page=common_pb2.PageRequest(page_size=100, page_token=token)))
+                for b in res.brands:
+                    base = "/a2a/" + path_escape(b.brand_id)
+                    v.brands.append(
+                        BrandView(
+                            b.brand_id,
+                            b.display_name,
+                            b.description,
+                            base + "/.well-known/agent-card.json",
+                            # Only a trusted-frontend Brand's Users can list their grants here.
+                            base + "/oauth/connected"
+                            if b.delegation.enabled and b.delegation.login_mode == brand_pb2.BRAND_LOGIN_MODE_TRUSTED_FRONTEND
+                            else "",
+                        )
+                    )
+                if not res.next_page_token:
+                    break
+                token = res.next_page_token
+        except PactdError as err:
+            self.log_error("list brands", ex.path, err)
+            await self.pages.render(ex, 500, "root", View(title="PACT Provider", error="The Brands cannot be listed right now. Try again later."))
+            return
+        await self.pages.render(ex, 200, "root", v)
+
+    async def brand_name(self, brand_id: str) -> str:
+        """Is the Brand's display name (its Agent Card's name), or "" when
+        pactd does not know the Brand or cannot answer: for pages outside the
+        middleware, such as a Brand's sign-in."""
+        try:
+            res = await self.pactd.get_agent_card(brand_id)
+        except PactdError:
+            return ""
+        return card_facts(res.card_json)[0]
+
+    async def not_found(self, ex: Exchange, brand_id: str = "") -> None:
+        """Answers 404. A browser (a GET that accepts text/html) gets a page
+        saying what is missing and linking the root page; every other client
+        gets the bare 404 PACT 1.0 §1.2 and §1.3 require, byte for byte."""
+        if ex.method != "GET" or not accepts_html(ex.header_values("accept")):
+            await ex.bare(404)
+            return
+        v = View(title="Page not found", error="There is no page at this address.")
+        if brand_id:
+            v.title = "Brand not found"
+            # Echo only what a Brand id can be.
+            v.error = (
+                f"This Provider serves no Brand named “{brand_id}”." if _BRAND_ID.fullmatch(brand_id) else "This Provider serves no such Brand."
+            )
+        await self.pages.render(ex, 404, "notfound", v)
+
     async def _card(self, ex: Exchange, call: Call) -> None:
         """Serves the Brand's Agent Card, built by pactd (PACT §2.1)."""
         try:
             res = await self.pactd.get_agent_card(call.brand_id)
         except PactdError as err:
             if err.code == grpc.StatusCode.NOT_FOUND:
-                await ex.bare(404)
+                await self.not_found(ex, call.brand_id)  # never application/a2a+json (PACT 1.0 §1.2)
                 return
             raise
         await ex.respond(

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Awaitable, Protocol
+from typing import TYPE_CHECKING, Any, Awaitable, Protocol
 
 import grpc
 import httpx
 
-from ._pb import delegation_pb2
+from ._pb import common_pb2, delegation_pb2
 from .call import Call, Endpoint
 from .client import PactdError
-from .http import MAX_FORM_BYTES, Exchange, FormTooLarge, Scope, Values, first, parse_query, path_escape, read_form
-from .pages import STATUS_TEXT, GrantView, View, day_time, hhmm, scope_views
+from .http import MAX_FORM_BYTES, Exchange, FormTooLarge, Scope, Values, first, parse_query, path_escape, query_escape, read_form
+from .pages import STATUS_TEXT, AgentView, GrantView, View, day, hhmm, scope_views
 from .signed import BrandPages, begin_consent, brand_pages, connected_signed, decide_signed
 
 if TYPE_CHECKING:
@@ -102,7 +102,11 @@ def oauth_routes(mw: PactMiddleware, p: str) -> dict[str, Endpoint] | None:
     if p == "connected":
         return {"GET": Endpoint(lambda ex, c: connected_page(mw, ex, c), public=True)}
     if p == "connected/revoke" and mw.sessions is not None:
-        return {"POST": Endpoint(lambda ex, c: revoke(mw, ex, c), public=True)}
+        # GET: the confirmation that names what will be revoked.
+        return {
+            "GET": Endpoint(lambda ex, c: confirm_revoke(mw, ex, c), public=True),
+            "POST": Endpoint(lambda ex, c: revoke(mw, ex, c), public=True),
+        }
     return None
 
 
@@ -149,11 +153,6 @@ def guess_source(user: str) -> str:
     so one user's wrong codes spend that user's budget, not only the Brand's.
     A hash keeps the id printable and out of pactd's logs."""
     return "user:" + hashlib.sha256(user.encode("utf-8", "replace")).digest()[:12].hex()
-
-
-def norm_code(s: str) -> str:
-    """Compares user codes as pactd does: case and dashes ignored."""
-    return s.strip().replace("-", "").upper()
 
 
 async def consent_page(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
@@ -240,9 +239,11 @@ async def _consent_error(mw: PactMiddleware, ex: Exchange, b: BrandPages, user: 
 
 
 async def decide(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
-    """Serves POST consent/decision: Allow grants the checked scopes once the
-    User has typed the code their assistant shows; Deny refuses. A
-    signed-assertion Brand's form carries a consent session instead."""
+    """Serves POST consent/decision: Allow grants the checked scopes; Deny
+    refuses. The page showed the code to compare with the assistant's (RFC
+    8628 §5.4), so Allow is the User's confirmation that they match; no code
+    is typed again. A signed-assertion Brand's form carries a consent
+    session instead."""
     if ex.header("sec-fetch-site") == "cross-site":
         await mw.pages.forbidden(ex, "")
         return
@@ -271,18 +272,6 @@ async def decide(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
                 delegation_pb2.DenyConsentRequest(brand_id=c.brand_id, user_code=code, source=guess_source(user))
             )
         elif decision == "allow":
-            if norm_code(first(f, "confirm_code")) != norm_code(code):
-                await _show_consent(
-                    mw,
-                    ex,
-                    b,
-                    user,
-                    code,
-                    400,
-                    "The code you typed is not the code of this request. If your assistant shows another code, deny this request.",
-                    False,
-                )
-                return
             res = await mw.pactd.approve_consent(
                 delegation_pb2.ApproveConsentRequest(
                     brand_id=c.brand_id, user_code=code, brand_user=user, scopes=f.get("scope", []), source=guess_source(user)
@@ -300,8 +289,8 @@ async def decide(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
 
 
 async def connected_page(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
-    """Serves GET connected: the User's grants at the Brand, each live one
-    with a Revoke button."""
+    """Serves GET connected: the User's grants at the Brand, one entry per PA
+    with its grants grouped, each live PA with a Revoke button."""
     b = await brand_pages(mw, ex, c.brand_id)
     if b is None:
         return
@@ -309,13 +298,59 @@ async def connected_page(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
         await connected_signed(mw, ex, b)
         return
     if mw.sessions is None:
-        await ex.bare(404)
+        await mw.not_found(ex)
         return
     user = await _signed_in(mw, ex, c.brand_id)
     if not user:
         return
+    agents = await _user_agents(mw, ex, b, user)
+    if agents is None:
+        return
+    q = parse_query(ex.query) or {}
+    status = STATUS_TEXT.get(first(q, "status"), "")
+    if first(q, "status") == "revoked":
+        # Name what was revoked, from pactd's list: never words from the link.
+        status = "Access was revoked."
+        for a in agents:
+            if a.id == first(q, "agent_id") and not a.live:
+                status = "Revoked: " + a.name + " can no longer act for you here."
+    v = View(
+        title="Connected assistants at " + b.name,
+        brand=b.name,
+        user=user,
+        action=b.interface_url + "/oauth/connected/revoke",
+        status=status,
+        agents=agents,
+    )
+    await mw.pages.render(ex, 200, "connected", v)
+
+
+#: How many pages of grants the connected page reads at most.
+MAX_GRANT_PAGES = 10
+
+
+async def _list_grants(mw: PactMiddleware, brand_id: str, user: str) -> list[Any]:
+    """Reads the User's grants at the Brand, newest first, at most
+    MAX_GRANT_PAGES pages of 500."""
+    grants: list[Any] = []
+    token = ""
+    for _ in range(MAX_GRANT_PAGES):
+        res = await mw.pactd.list_grants(
+            delegation_pb2.ListGrantsRequest(
+                brand_id=brand_id, brand_user=user, page=common_pb2.PageRequest(page_size=500, page_token=token)
+            )
+        )
+        grants.extend(res.grants)
+        if not res.next_page_token:
+            break
+        token = res.next_page_token
+    return grants
+
+
+async def _user_agents(mw: PactMiddleware, ex: Exchange, b: BrandPages, user: str) -> list[AgentView] | None:
+    """Is the User's grants grouped by PA, or None after the error page."""
     try:
-        res = await mw.pactd.list_grants(delegation_pb2.ListGrantsRequest(brand_id=c.brand_id, brand_user=user))
+        grants = await _list_grants(mw, b.id, user)
     except PactdError as err:
         mw.log_error("list grants", ex.path, err)
         await mw.pages.render(
@@ -324,60 +359,116 @@ async def connected_page(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
             "message",
             View(title="Connected assistants", user=user, error="Your connected assistants cannot be shown right now. Try again later."),
         )
-        return
-    status = STATUS_TEXT.get(first(parse_query(ex.query) or {}, "status"), "")
-    v = View(
-        title="Connected assistants",
-        user=user,
-        csrf=mw.pages.csrf(c.brand_id, user, "connected"),
-        action=b.interface_url + "/oauth/connected/revoke",
-        status=status,
-    )
-    now = datetime.now(timezone.utc).timestamp()
-    for g in res.grants:
+        return None
+    return group_grants(b, grants, datetime.now(timezone.utc).timestamp())
+
+
+def _secs(ts: Any) -> float:
+    return ts.seconds + ts.nanos / 1e9
+
+
+def group_grants(b: BrandPages, grants: list[Any], now: float) -> list[AgentView]:
+    """Makes one AgentView per PA, in the order of its newest grant, with its
+    live grants first."""
+    out: list[AgentView] = []
+    index: dict[str, AgentView] = {}
+    ended: dict[str, float] = {}
+    for g in grants:
+        a = index.get(g.agent_id)
+        if a is None:
+            a = index[g.agent_id] = AgentView(g.agent_id, g.agent_display_name)
+            out.append(a)
         gv = GrantView(
-            id=g.grant_id,
-            agent=g.agent_display_name,
-            scopes=", ".join(g.scopes),
-            since=day_time(g.create_time),
-            state="Active",
-            live=False,
-            details=[d.words for d in g.authorization_details],
+            b.scope_views(g.scopes, g.authorization_details), day(g.create_time.seconds), day(g.expire_time.seconds), "Active", False
         )
+        end = _secs(g.expire_time)
         if g.HasField("revoke_time"):
-            gv.state = "Revoked"
-        elif now >= g.expire_time.seconds + g.expire_time.nanos / 1e9:
+            gv.state, end = "Revoked", _secs(g.revoke_time)
+        elif now >= end:
             gv.state = "Expired"
         else:
-            gv.live = True
-        v.grants.append(gv)
-    await mw.pages.render(ex, 200, "connected", v)
+            gv.live = a.live = True
+        if not gv.live and end > ended.get(g.agent_id, float("-inf")):
+            ended[g.agent_id] = end
+            a.state = gv.state
+        a.grants.append(gv)
+    for a in out:
+        a.grants = [g for g in a.grants if g.live] + [g for g in a.grants if not g.live]
+        if a.live:
+            n = sum(1 for g in a.grants if g.live)
+            a.state = f"Active · {n} grants" if n > 1 else "Active"
+        else:
+            a.ended = day(ended.get(a.id, 0))
+    return out
+
+
+async def confirm_revoke(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
+    """Serves GET connected/revoke?agent_id=…: the confirmation naming the PA
+    and what it will lose."""
+    b = await brand_pages(mw, ex, c.brand_id)
+    if b is None:
+        return
+    user = await _signed_in(mw, ex, c.brand_id)
+    if not user:
+        return
+    agents = await _user_agents(mw, ex, b, user)
+    if agents is None:
+        return
+    agent_id = first(parse_query(ex.query) or {}, "agent_id")
+    for a in agents:
+        if a.id == agent_id and a.live:
+            v = View(
+                title="Revoke " + a.name + "?",
+                brand=b.name,
+                user=user,
+                revoke=a,
+                action=b.interface_url + "/oauth/connected/revoke",
+                back=b.interface_url + "/oauth/connected",
+                csrf=mw.pages.csrf(c.brand_id, user, "revoke " + agent_id),
+            )
+            await mw.pages.render(ex, 200, "revoke", v)
+            return
+    await mw.pages.render(
+        ex,
+        404,
+        "message",
+        View(title="Connected assistants", user=user, error="This assistant has no access to revoke. Go back to your connected assistants."),
+    )
 
 
 async def revoke(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
-    """Serves POST connected/revoke: it revokes one of the User's grants."""
+    """Serves POST connected/revoke: it revokes every live grant of one PA to
+    the User, then the connected page names what was revoked."""
     got = await _form(mw, ex, c.brand_id)
     if got is None:
         return
     user, f = got
-    if not mw.pages.check_csrf(first(f, "csrf"), c.brand_id, user, "connected"):
+    agent_id = first(f, "agent_id")
+    if not mw.pages.check_csrf(first(f, "csrf"), c.brand_id, user, "revoke " + agent_id):
         await mw.pages.forbidden(ex, user)
         return
     try:
-        await mw.pactd.revoke_grant(
-            delegation_pb2.RevokeGrantRequest(brand_id=c.brand_id, grant_id=first(f, "grant_id"), brand_user=user)
-        )
+        now = datetime.now(timezone.utc).timestamp()
+        for g in await _list_grants(mw, c.brand_id, user):
+            if g.agent_id != agent_id or g.HasField("revoke_time") or now >= _secs(g.expire_time):
+                continue
+            try:
+                await mw.pactd.revoke_grant(
+                    delegation_pb2.RevokeGrantRequest(brand_id=c.brand_id, grant_id=g.grant_id, brand_user=user)
+                )
+            except PactdError as err:
+                if err.code != grpc.StatusCode.NOT_FOUND:  # NOT_FOUND: revoked meanwhile, or not this User's
+                    raise
     except PactdError as err:
-        if err.code != grpc.StatusCode.NOT_FOUND:
-            mw.log_error("revoke grant", ex.path, err)
-            await mw.pages.render(
-                ex,
-                500,
-                "message",
-                View(title="Connected assistants", user=user, error="Access could not be revoked right now. Try again later."),
-            )
-            return
-    await ex.redirect("../connected?status=revoked")
+        mw.log_error("revoke grant", ex.path, err)
+        await mw.pages.render(
+            ex,
+            500,
+            "message",
+            View(title="Connected assistants", user=user, error="Access could not be revoked right now. Try again later."),
+        )
+        return
+    await ex.redirect("../connected?status=revoked&agent_id=" + query_escape(agent_id))
 
 
 async def _signed_in(mw: PactMiddleware, ex: Exchange, brand_id: str) -> str:

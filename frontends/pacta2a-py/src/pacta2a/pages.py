@@ -22,31 +22,40 @@ from .http import Exchange
 
 #: The pages' only style sheet (the Go frontend's, byte for byte).
 PAGE_CSS = """body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1b1f24;background:#f4f5f7}
-header{display:flex;justify-content:space-between;gap:1em;padding:.75em 1.5em;background:#1d3557;color:#fff}
-main{max-width:38em;margin:2em auto;padding:1.5em 2em;background:#fff;border-radius:8px;box-shadow:0 1px 4px #0002}
-h1{font-size:1.4em;line-height:1.3}
+header{display:flex;flex-wrap:wrap;justify-content:space-between;gap:.25em 1em;padding:.75em 1.5em;background:#1d3557;color:#fff}
+main{max-width:40em;margin:2em auto;padding:1.5em 2em;background:#fff;border-radius:8px;box-shadow:0 1px 4px #0002}
+h1{font-size:1.4em;line-height:1.3}h2{font-size:1.1em;margin:0}
 .agent{color:#1d3557}
 .facts{display:grid;grid-template-columns:max-content 1fr;gap:.25em 1em}
-.facts dt{font-weight:600}.facts dd{margin:0}
+.facts dt{font-weight:600}.facts dd{margin:0;overflow-wrap:anywhere}
 fieldset{border:1px solid #c5cad3;border-radius:6px;margin:1em 0;padding:.5em 1em}
 legend{font-weight:600;padding:0 .25em}
 .scope{display:flex;gap:.5em;align-items:baseline;margin:.5em 0}
-.scope input{width:1.15em;height:1.15em}
-code{font-size:.85em;color:#4a5260}
+.scope input{width:1.15em;height:1.15em;flex:none}
+code,.id{font-size:.8em;color:#5f6875}
 .hint{font-size:.9em;color:#4a5260}
 .details{margin:0 0 .5em 1.9em;padding-left:1em}
-.usercode{font:600 1.2em ui-monospace,monospace;letter-spacing:.1em}
+.usercode{font:600 1.3em ui-monospace,monospace;letter-spacing:.1em;white-space:nowrap}
+.compare{padding:.75em 1em;border:2px dashed #1d3557;border-radius:6px;text-align:center}
 label{display:block;font-weight:600}.scope label{display:inline;font-weight:400}
-input[type=text],input:not([type]){font:1.1em ui-monospace,monospace;padding:.4em;margin:.3em 0 1em;border:1px solid #8a94a3;border-radius:4px}
-.buttons{display:flex;gap:1em;margin-top:1em}
-button{font:inherit;font-weight:600;padding:.5em 1.5em;border-radius:4px;border:2px solid #1d3557;background:#1d3557;color:#fff;cursor:pointer}
-button.secondary{background:#fff;color:#1d3557}
-button:focus-visible,input:focus-visible{outline:3px solid #e76f51;outline-offset:2px}
+input[type=text],input:not([type]){font:1.1em ui-monospace,monospace;padding:.4em;margin:.3em 0 1em;border:1px solid #8a94a3;border-radius:4px;max-width:100%;box-sizing:border-box}
+.buttons{display:flex;flex-wrap:wrap;gap:1em;margin-top:1em}
+button,a.button{font:inherit;font-weight:600;padding:.5em 1.5em;border-radius:4px;border:2px solid #1d3557;background:#1d3557;color:#fff;cursor:pointer;text-decoration:none}
+button.secondary,a.button.secondary{background:#fff;color:#1d3557}
+button.danger{background:#b3261e;border-color:#b3261e}
+button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #e76f51;outline-offset:2px}
 .error{padding:.5em 1em;border-left:4px solid #b3261e;background:#fdecea}
 .status{padding:.5em 1em;border-left:4px solid #2a9d8f;background:#e8f6f4}
-table{width:100%;border-collapse:collapse}caption{text-align:left;padding:.5em 0}
-th,td{text-align:left;padding:.4em;border-bottom:1px solid #dde1e6}
-.hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)}"""
+.pas,.brands,.grants{list-style:none;margin:0;padding:0}
+.pa,.brand{border:1px solid #dde1e6;border-radius:6px;padding:.75em 1em;margin:.75em 0}
+.pa-head{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:baseline;gap:.25em 1em}
+.state{font-size:.85em;font-weight:600;padding:.1em .6em;border-radius:1em;background:#e8f6f4;color:#1f6f65;white-space:nowrap}
+.state.off{background:#eceef1;color:#4a5260}
+.grants>li{margin:.5em 0;padding-top:.5em;border-top:1px solid #eceef1}
+.grants ul{margin:.25em 0;padding-left:1.25em}
+.when{font-size:.9em;color:#4a5260}.when time{white-space:nowrap}
+.pa form{margin:.5em 0 0}
+@media (max-width:40em){main{margin:0;padding:1em;border-radius:0;box-shadow:none}header{padding:.5em 1em}.facts{grid-template-columns:1fr}.facts dd{margin-bottom:.5em}}"""
 
 _ESC = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;", "+": "&#43;", "\0": "\ufffd"}
 _ESC_RE = re.compile("[&<>\"'+\0]")
@@ -84,15 +93,38 @@ class ScopeView:
 
 @dataclass(slots=True)
 class GrantView:
-    """One row of the connected-apps page."""
+    """One grant of a PA on the connected page: its scopes in the Brand's
+    words, each with its authorization_details in words."""
 
-    id: str
-    agent: str
-    scopes: str
+    scopes: list[ScopeView]
     since: str
+    expires: str
     state: str
     live: bool
-    details: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class AgentView:
+    """One PA on the connected page: its grants, live ones first; live while
+    one of them is; ended is when its last grant ended, when none is live."""
+
+    id: str
+    name: str
+    live: bool = False
+    state: str = ""
+    ended: str = ""
+    grants: list[GrantView] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class BrandView:
+    """One Brand on the root page."""
+
+    id: str
+    name: str
+    description: str
+    card: str
+    connected: str
 
 
 @dataclass(slots=True)
@@ -116,10 +148,17 @@ class View:
     #: anti-forgery token); email is the User's, from the Brand's assertion.
     session: str = ""
     email: str = ""
-    grants: list[GrantView] = field(default_factory=list)
-    #: The connected page of a signed-assertion Brand shows only the outcome.
+    #: The connected page's PAs, each with its grants grouped.
+    agents: list[AgentView] = field(default_factory=list)
+    #: The connected page of a signed-assertion Brand shows only the
+    #: outcome, granted (the scopes in the Brand's words).
     signed: bool = False
-    granted: str = ""
+    granted: list[ScopeView] = field(default_factory=list)
+    #: The PA the revoke confirmation names; back is the connected page.
+    revoke: AgentView | None = None
+    back: str = ""
+    #: The root page's Brands.
+    brands: list[BrandView] = field(default_factory=list)
 
 
 def _top(v: View) -> str:
@@ -164,18 +203,11 @@ def _consent(v: View) -> str:
     for i, s in enumerate(v.scopes):
         scopes += (
             f'<div class="scope">\n<input type="checkbox" id="scope-{i}" name="scope" value="{esc(s.id)}" checked>\n'
-            f'<label for="scope-{i}">{esc(s.description)} <code>{esc(s.id)}</code></label>\n</div>\n'
+            f'<label for="scope-{i}">{esc(s.description)} <span class="id">{esc(s.id)}</span></label>\n</div>\n'
         )
         if s.details:
             items = "".join(f"<li>{esc(d)}</li>" for d in s.details)
             scopes += f'<ul class="details" aria-label="Only for">{items}</ul>\n'
-    typed = ""
-    if not v.session:
-        typed = (
-            '<label for="confirm_code">Type the code your assistant shows</label>\n'
-            '<input id="confirm_code" name="confirm_code" required autocomplete="off" autocapitalize="characters" '
-            'spellcheck="false" placeholder="XXXX-XXXX" maxlength="16" aria-describedby="code-help">\n'
-        )
     return (
         f'{_top(v)}\n<h1>Allow <span class="agent">{esc(v.agent)}</span> to act for you at {esc(v.brand)}?</h1>\n'
         f"{_error_line(v)}\n"
@@ -187,46 +219,107 @@ def _consent(v: View) -> str:
         f'<form method="post" action="{esc_url(v.action)}">\n{state}\n'
         f"<fieldset>\n<legend>{esc(v.agent)} asks to</legend>\n"
         f'{scopes}<p class="hint">Uncheck what you do not want to share.</p>\n</fieldset>\n'
-        '<div class="code">\n'
-        f'<p id="code-help">Only allow this if your assistant shows the code <strong class="usercode">{esc(v.code)}</strong>. '
-        f"This request expires at {esc(v.expires)}.</p>\n"
-        f"{typed}</div>\n"
+        '<div class="code" id="code-help">\n'
+        f"<p>Allow only if your assistant shows this same code. This request expires at {esc(v.expires)}.</p>\n"
+        f'<p class="compare"><strong class="usercode">{esc(v.code)}</strong></p>\n'
+        '<p class="hint">If your assistant shows another code, or you did not ask it to connect, choose Deny.</p>\n'
+        "</div>\n"
         '<div class="buttons">\n'
-        '<button type="submit" name="decision" value="allow">Allow</button>\n'
+        '<button type="submit" name="decision" value="allow" aria-describedby="code-help">Allow</button>\n'
         '<button type="submit" name="decision" value="deny" class="secondary" formnovalidate>Deny</button>\n'
         f"</div>\n</form>\n{_BOTTOM}"
     )
 
 
+def _scope_list(scopes: list[ScopeView]) -> str:
+    items = ""
+    for s in scopes:
+        details = "".join(f"<li>{esc(d)}</li>" for d in s.details)
+        sub = f'<ul class="hint">{details}</ul>' if s.details else ""
+        items += f'<li>{esc(s.description)} <span class="id">{esc(s.id)}</span>{sub}</li>\n'
+    return f"<ul>{items}</ul>"
+
+
 def _connected(v: View) -> str:
     status = f'<p class="status" role="status">{esc(v.status)}</p>' if v.status else ""
     if v.signed:
-        granted = f"<p>Shared: <code>{esc(v.granted)}</code></p>" if v.granted else ""
+        granted = f"<p>You shared:</p>\n{_scope_list(v.granted)}" if v.granted else ""
         body = f"{granted}\n<p>You can close this page and go back to your assistant.</p>\n"
-    elif v.grants:
-        rows = ""
-        for g in v.grants:
-            details = "".join(f'<br><span class="hint">{esc(d)}</span>' for d in g.details)
-            button = ""
-            if g.live:
-                button = (
-                    f'<form method="post" action="{esc_url(v.action)}"><input type="hidden" name="csrf" value="{esc(v.csrf)}">'
-                    f'<input type="hidden" name="grant_id" value="{esc(g.id)}"><button type="submit" class="secondary" '
-                    f'aria-label="Revoke access of {esc(g.agent)}">Revoke</button></form>'
-                )
-            rows += (
-                f"<tr>\n<td>{esc(g.agent)}</td><td><code>{esc(g.scopes)}</code>{details}</td><td>{esc(g.since)}</td>"
-                f"<td>{esc(g.state)}</td>\n<td>{button}</td>\n</tr>\n"
+    elif v.agents:
+        entries = ""
+        for a in v.agents:
+            off = "" if a.live else " off"
+            entries += (
+                f'<li class="pa" data-agent="{esc(a.id)}">\n'
+                f'<div class="pa-head"><h2>{esc(a.name)}</h2><span class="state{off}">{esc(a.state)}</span></div>\n'
             )
-        body = (
-            "<table>\n<caption>Personal agents you allowed to act for you</caption>\n"
-            '<thead><tr><th scope="col">Agent</th><th scope="col">May</th><th scope="col">Since</th>'
-            '<th scope="col">Status</th><th scope="col"><span class="hidden">Action</span></th></tr></thead>\n'
-            f"<tbody>\n{rows}</tbody>\n</table>\n"
-        )
+            if a.live:
+                grants = "".join(
+                    f"<li>May:{_scope_list(g.scopes)}\n"
+                    f'<span class="when">Since <time>{esc(g.since)}</time> · expires <time>{esc(g.expires)}</time></span></li>\n'
+                    for g in a.grants
+                    if g.live
+                )
+                entries += (
+                    f'<ul class="grants">\n{grants}</ul>\n'
+                    f'<form method="get" action="{esc_url(v.action)}"><input type="hidden" name="agent_id" value="{esc(a.id)}">'
+                    f'<button type="submit" class="secondary" aria-label="Revoke access of {esc(a.name)}">Revoke…</button></form>\n'
+                )
+            else:
+                entries += f'<p class="when">{esc(a.state)} <time>{esc(a.ended)}</time></p>'
+            entries += "\n</li>\n"
+        body = f"<p>Personal agents you allowed to act for you at {esc(v.brand)}:</p>\n<ul class=\"pas\">\n{entries}</ul>\n"
     else:
-        body = "<p>No personal agent is connected to your account.</p>"
+        body = f"<p>At {esc(v.brand)}, no personal agent is connected to your account.</p>"
     return f"{_top(v)}\n<h1>{esc(v.title)}</h1>\n{status}\n{body}\n{_BOTTOM}"
+
+
+def _revoke(v: View) -> str:
+    body = ""
+    a = v.revoke
+    if a is not None:
+        lost = "".join(_scope_list(g.scopes) for g in a.grants if g.live)
+        body = (
+            f"<p>At {esc(v.brand)}, <strong>{esc(a.name)}</strong> will no longer be able to act for you. It loses:</p>\n"
+            f"{lost}\n"
+            '<p class="hint">Your assistant has to ask again, and you to allow it, before it can act for you here.</p>\n'
+            f'<form method="post" action="{esc_url(v.action)}">\n'
+            f'<input type="hidden" name="csrf" value="{esc(v.csrf)}">\n'
+            f'<input type="hidden" name="agent_id" value="{esc(a.id)}">\n'
+            f'<div class="buttons"><button type="submit" class="danger">Revoke {esc(a.name)}</button>\n'
+            f'<a class="button secondary" href="{esc_url(v.back)}">Keep it</a></div>\n'
+            "</form>"
+        )
+    return f"{_top(v)}\n<h1>{esc(v.title)}</h1>\n{body}\n{_BOTTOM}"
+
+
+def _root(v: View) -> str:
+    if v.brands:
+        items = ""
+        for b in v.brands:
+            desc = f'<p class="hint">{esc(b.description)}</p>' if b.description else ""
+            conn = f' · <a href="{esc_url(b.connected)}">Connected assistants</a>' if b.connected else ""
+            items += (
+                f'<li class="brand" data-brand="{esc(b.id)}"><h2>{esc(b.name)} <span class="id">{esc(b.id)}</span></h2>\n'
+                f'{desc}\n<a href="{esc_url(b.card)}">Agent Card</a>{conn}</li>\n'
+            )
+        body = f'<ul class="brands">\n{items}</ul>\n'
+    elif v.error:
+        body = ""
+    else:
+        body = "<p>No Brand is set up yet.</p>"
+    return (
+        f"{_top(v)}\n<h1>{esc(v.title)}</h1>\n"
+        "<p>A PACT Provider's A2A frontend. Personal agents find each Brand by its Agent Card.</p>\n"
+        f"{_error_line(v)}\n{body}\n{_BOTTOM}"
+    )
+
+
+def _notfound(v: View) -> str:
+    return (
+        f'{_top(v)}\n<h1>{esc(v.title)}</h1>\n<p class="error" role="alert">{esc(v.error)}</p>\n'
+        f'<p><a href="/">See the Brands this Provider serves</a></p>\n{_BOTTOM}'
+    )
 
 
 def _message(v: View) -> str:
@@ -234,10 +327,12 @@ def _message(v: View) -> str:
 
 
 #: What the connected page says after a decision or a revocation.
+#: What the connected page says after a decision; each is true whatever
+#: else the page lists (a denial shares nothing new, and the User's other
+#: grants stay as they were).
 STATUS_TEXT = {
     "approved": "Done: your assistant is connected.",
-    "denied": "Done: nothing was shared.",
-    "revoked": "Done: access was revoked.",
+    "denied": "You denied the request: nothing new was shared.",
 }
 
 
@@ -246,9 +341,13 @@ def hhmm(ts: Any) -> str:
     return datetime.fromtimestamp(ts.seconds, tz=timezone.utc).strftime("%H:%M UTC")
 
 
-def day_time(ts: Any) -> str:
-    """Formats a protobuf Timestamp as Go's "2006-01-02 15:04 MST" in UTC."""
-    return datetime.fromtimestamp(ts.seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def day(seconds: float) -> str:
+    """Formats a Unix time as Go's "2 Jan 2006" in UTC: short, one line."""
+    d = datetime.fromtimestamp(seconds, tz=timezone.utc)
+    return f"{d.day} {_MONTHS[d.month - 1]} {d.year}"
 
 
 def scope_views(d: Any) -> list[ScopeView]:
@@ -257,7 +356,15 @@ def scope_views(d: Any) -> list[ScopeView]:
     return [ScopeView(s.id, s.description, [a.words for a in d.authorization_details if a.scope == s.id]) for s in d.scopes]
 
 
-_TEMPLATES = {"code": _code, "consent": _consent, "connected": _connected, "message": _message}
+_TEMPLATES = {
+    "code": _code,
+    "consent": _consent,
+    "connected": _connected,
+    "revoke": _revoke,
+    "root": _root,
+    "notfound": _notfound,
+    "message": _message,
+}
 
 
 class Pages:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Container, Iterable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import grpc
@@ -20,7 +21,7 @@ import grpc
 from ._pb import brand_pb2, delegation_pb2
 from .client import PactdError
 from .http import Exchange, FormTooLarge, first, parse_query, query_escape, read_form
-from .pages import STATUS_TEXT, View, hhmm, scope_views
+from .pages import STATUS_TEXT, ScopeView, View, hhmm, scope_views
 
 if TYPE_CHECKING:
     from .call import Call
@@ -36,8 +37,16 @@ class BrandPages:
     mode: int
     #: The Brand login link without a user code.
     verification: str
-    #: The scope ids the Brand's card offers.
-    scopes: frozenset[str] = field(default_factory=frozenset)
+    #: The Brand card's scopes: id to the Brand's description.
+    scopes: dict[str, str] = field(default_factory=dict)
+    #: The Brand's display name (the card's name).
+    name: str = ""
+
+    def scope_views(self, ids: Iterable[str], details: Iterable[Any]) -> list[ScopeView]:
+        """Are scope ids in the Brand's words (the id itself when the card no
+        longer lists it), each with the words of the entries under it."""
+        details = list(details)
+        return [ScopeView(i, self.scopes.get(i) or i, [d.words for d in details if d.scope == i]) for i in ids]
 
     @property
     def signed(self) -> bool:
@@ -70,24 +79,39 @@ class BrandPages:
         return urlunsplit((u.scheme, u.netloc, u.path, query, u.fragment))
 
 
-def card_scopes(card_json: str) -> frozenset[str]:
-    """Are the scope ids of an Agent Card's userDelegation scheme."""
+def card_scopes(card_json: str) -> dict[str, str]:
+    """Are the scopes of an Agent Card's userDelegation scheme: id to description."""
+    return card_facts(card_json)[1]
+
+
+def card_facts(card_json: str) -> tuple[str, dict[str, str]]:
+    """Are an Agent Card's name (the Brand's display name) and the scopes of
+    its userDelegation scheme."""
     try:
         c = json.loads(card_json)
+    except (ValueError, RecursionError):
+        return "", {}
+    if not isinstance(c, dict):
+        return "", {}
+    name = c.get("name") if isinstance(c.get("name"), str) else ""
+    try:
         scopes = c["securitySchemes"]["userDelegation"]["oauth2SecurityScheme"]["flows"]["deviceCode"]["scopes"]
-        return frozenset(k for k in scopes if isinstance(k, str)) if isinstance(scopes, dict) else frozenset()
-    except (ValueError, KeyError, TypeError, RecursionError):
-        return frozenset()
+    except (KeyError, TypeError):
+        return name, {}
+    if not isinstance(scopes, dict):
+        return name, {}
+    return name, {k: v if isinstance(v, str) else "" for k, v in scopes.items() if isinstance(k, str)}
 
 
 async def brand_pages(mw: PactMiddleware, ex: Exchange, brand_id: str) -> BrandPages | None:
-    """Asks pactd about the Brand of a page; an unknown Brand is a bare 404,
-    one without delegation a 404 page (None after answering)."""
+    """Asks pactd about the Brand of a page; an unknown Brand is a 404 (a page
+    for browsers, see PactMiddleware.not_found), one without delegation a
+    404 page (None after answering)."""
     try:
         res = await mw.pactd.get_agent_card(brand_id)
     except PactdError as err:
         if err.code == grpc.StatusCode.NOT_FOUND:
-            await ex.bare(404)
+            await mw.not_found(ex, brand_id)
             return None
         mw.log_error("get agent card", ex.path, err)
         await mw.pages.render(
@@ -99,7 +123,8 @@ async def brand_pages(mw: PactMiddleware, ex: Exchange, brand_id: str) -> BrandP
             ex, 404, "message", View(title="Connect your assistant", error="This Brand does not let assistants act for you.")
         )
         return None
-    return BrandPages(brand_id, res.interface_url, res.login_mode, res.verification_uri, card_scopes(res.card_json))
+    name, scopes = card_facts(res.card_json)
+    return BrandPages(brand_id, res.interface_url, res.login_mode, res.verification_uri, scopes, name or brand_id)
 
 
 def client_source(ex: Exchange) -> str:
@@ -214,7 +239,7 @@ async def decide_signed(mw: PactMiddleware, ex: Exchange, b: BrandPages) -> None
     await ex.redirect(nxt)
 
 
-def scope_list(s: str, scopes: frozenset[str]) -> bool:
+def scope_list(s: str, scopes: Container[str]) -> bool:
     """Reports whether s is 1 to 50 of the Brand's scope ids separated by
     single spaces, as the decision's redirect writes them."""
     ids = s.split(" ")
@@ -226,11 +251,13 @@ async def connected_signed(mw: PactMiddleware, ex: Exchange, b: BrandPages) -> N
     the decision redirected with (nobody is signed in here to list grants;
     the Brand's own pages are where a User manages them)."""
     q = parse_query(ex.query) or {}
-    v = View(title="Connected assistants", signed=True, status=STATUS_TEXT.get(first(q, "status"), ""))
+    v = View(
+        title="Connected assistants at " + b.name, brand=b.name, signed=True, status=STATUS_TEXT.get(first(q, "status"), "")
+    )
     sc = first(q, "scope")
-    # Shown escaped, and only when it lists the Brand's scopes: no free text on our page.
+    # Only when it lists the Brand's scopes: no free text on our page.
     if first(q, "status") == "approved" and len(sc.encode("utf-8")) <= 2048 and scope_list(sc, b.scopes):
-        v.granted = sc
+        v.granted = b.scope_views(sc.split(" "), [])
     await mw.pages.render(ex, 200, "connected", v)
 
 

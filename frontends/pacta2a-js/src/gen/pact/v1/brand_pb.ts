@@ -876,7 +876,8 @@ export const BrandLoginModeSchema: GenEnum<BrandLoginMode> = /*@__PURE__*/
 
 /**
  * BrandService manages the Brands a Provider hosts and builds their A2A
- * Agent Cards. Admin role; GetAgentCard is open to the frontend role too.
+ * Agent Cards. Admin role; GetAgentCard and ListBrands (a frontend's root
+ * page lists the Brands) are open to the frontend role too.
  *
  * @generated from service pact.v1.BrandService
  */

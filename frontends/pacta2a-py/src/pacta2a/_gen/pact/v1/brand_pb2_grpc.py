@@ -7,7 +7,8 @@ from pact.v1 import brand_pb2 as pact_dot_v1_dot_brand__pb2
 
 class BrandServiceStub(object):
     """BrandService manages the Brands a Provider hosts and builds their A2A
-    Agent Cards. Admin role; GetAgentCard is open to the frontend role too.
+    Agent Cards. Admin role; GetAgentCard and ListBrands (a frontend's root
+    page lists the Brands) are open to the frontend role too.
     """
 
     def __init__(self, channel):
@@ -65,7 +66,8 @@ class BrandServiceStub(object):
 
 class BrandServiceServicer(object):
     """BrandService manages the Brands a Provider hosts and builds their A2A
-    Agent Cards. Admin role; GetAgentCard is open to the frontend role too.
+    Agent Cards. Admin role; GetAgentCard and ListBrands (a frontend's root
+    page lists the Brands) are open to the frontend role too.
     """
 
     def CreateBrand(self, request, context):
@@ -203,7 +205,8 @@ def add_BrandServiceServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class BrandService(object):
     """BrandService manages the Brands a Provider hosts and builds their A2A
-    Agent Cards. Admin role; GetAgentCard is open to the frontend role too.
+    Agent Cards. Admin role; GetAgentCard and ListBrands (a frontend's root
+    page lists the Brands) are open to the frontend role too.
     """
 
     @staticmethod
