@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-	"reflect"
 	"testing"
 	"time"
 
