@@ -164,4 +164,3 @@ func renderInChromium(t *testing.T, file string) string {
 	}
 	return out.String()
 }
-
