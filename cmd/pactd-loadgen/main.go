@@ -282,7 +282,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case o.bare != "":
 		err = serveBare(o.bare, stdout)
 	case o.health > 0:
-		err = waitHealthy(ctx, o.addr, o.health)
+		err = waitHealthy(ctx, o.addr, o.tls, o.health)
 	case o.raw:
 		err = rawCmd(o, stdout)
 	case o.makeCerts != "":
