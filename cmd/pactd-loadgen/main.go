@@ -448,6 +448,7 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		profDone = fetchProfile(ctx, o.pprofURL, o.duration, o.profOut)
 	}
 	fetches0 := pa.fetches.Load()
+	mem0 := serverMemory(ctx, o.addr, admin, o.serverPID)
 	cpu0 := cpuTime()
 	srv0, srvErr := loadstat.ProcCPU(o.serverPID)
 	res := drive(ctx, loadSpec{workers: o.workers, duration: o.duration, maxReqs: o.maxReqs, rate: o.rate, grace: grace}, fns, pool.authz)
@@ -476,8 +477,8 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 	fmt.Fprintf(stdout, "mode=%s alg=%s protocol=%s http=%s codec=%s client=%s gzip=%v c=%d conns=%d %s for %s (GOMAXPROCS=%d)\n",
 		o.mode, o.alg, o.protocol, o.httpVer, o.codec, o.client, o.gzip && o.client == "connect-go", o.workers, o.conns, loop, o.duration, runtime.GOMAXPROCS(0))
 	fmt.Fprintf(stdout, "  requests %d in %.2fs = %.0f/s, failures %d\n", res.requests, res.wall.Seconds(), res.rps(), res.failures)
-	fmt.Fprintf(stdout, "  latency ms: p50 %s  p90 %s  p99 %s  max %s\n",
-		ms(res.quantile(0.50)), ms(res.quantile(0.90)), ms(res.quantile(0.99)), ms(res.quantile(1)))
+	fmt.Fprintf(stdout, "  latency ms: p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
+		ms(res.quantile(0.50)), ms(res.quantile(0.90)), ms(res.quantile(0.99)), ms(res.quantile(0.999)), ms(res.quantile(1)))
 	if o.rate > 0 {
 		fmt.Fprintf(stdout, "  send lag p99 %s ms; %d requests left > 1 ms late (all workers busy)\n", ms(res.lagP99), res.late)
 	}
@@ -498,6 +499,11 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		fmt.Fprintf(stdout, "  pactd after the run: RSS %.1f MB, Go heap in use %.1f MB, repeat-token cache %d entries\n",
 			float64(mem.rssKB)/1024, float64(mem.heapInuse)/(1<<20), mem.cacheEntries)
 	}
+	gcCycles, gcPause := mem.gcCycles-mem0.gcCycles, mem.gcPauseSum-mem0.gcPauseSum
+	if mem.gcCycles > 0 {
+		fmt.Fprintf(stdout, "  pactd's collector during the run: %d cycles, %.3f ms stop-the-world in all, longest recent pause %.3f ms\n",
+			gcCycles, 1e3*gcPause, 1e3*mem.gcPauseMax)
+	}
 	if valid {
 		fmt.Fprintln(stdout, "  VALID")
 	} else {
@@ -510,12 +516,14 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		{"requests", fmt.Sprint(res.requests)}, {"failures", fmt.Sprint(res.failures)},
 		{"valid", fmt.Sprint(valid)}, {"rps", fmt.Sprintf("%.0f", res.rps())},
 		{"p50_ms", ms(res.quantile(0.50))}, {"p90_ms", ms(res.quantile(0.90))},
-		{"p99_ms", ms(res.quantile(0.99))}, {"max_ms", ms(res.quantile(1))},
+		{"p99_ms", ms(res.quantile(0.99))}, {"p999_ms", ms(res.quantile(0.999))}, {"max_ms", ms(res.quantile(1))},
 		{"lag_p99_ms", ms(res.lagP99)}, {"late", fmt.Sprint(res.late)},
 		{"client_cpu", fmt.Sprintf("%.2f", clientCPU)}, {"server_cpu", fmt.Sprintf("%.2f", serverCPU)},
 		{"client_us_per_req", fmt.Sprintf("%.1f", clientUS)}, {"server_us_per_req", fmt.Sprintf("%.1f", serverUS)},
 		{"server_rss_kb", fmt.Sprint(mem.rssKB)}, {"server_heap_inuse", fmt.Sprint(mem.heapInuse)},
 		{"server_cache_entries", fmt.Sprint(mem.cacheEntries)},
+		{"server_gc_cycles", fmt.Sprint(gcCycles)}, {"server_gc_pause_ms", fmt.Sprintf("%.3f", 1e3*gcPause)},
+		{"server_gc_pause_max_ms", fmt.Sprintf("%.3f", 1e3*mem.gcPauseMax)},
 	})
 	return valid, err
 }
