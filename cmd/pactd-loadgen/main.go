@@ -499,10 +499,10 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		fmt.Fprintf(stdout, "  pactd after the run: RSS %.1f MB, Go heap in use %.1f MB, repeat-token cache %d entries\n",
 			float64(mem.rssKB)/1024, float64(mem.heapInuse)/(1<<20), mem.cacheEntries)
 	}
-	gcCycles, gcPause := mem.gcCycles-mem0.gcCycles, mem.gcPauseSum-mem0.gcPauseSum
+	gcCycles, gcPause, gcMark := mem.gcCycles-mem0.gcCycles, mem.gcPauseSum-mem0.gcPauseSum, mem.gcMarkCPU-mem0.gcMarkCPU
 	if mem.gcCycles > 0 {
-		fmt.Fprintf(stdout, "  pactd's collector during the run: %d cycles, %.3f ms stop-the-world in all, longest recent pause %.3f ms\n",
-			gcCycles, 1e3*gcPause, 1e3*mem.gcPauseMax)
+		fmt.Fprintf(stdout, "  pactd's collector during the run: %d cycles, %.3f ms stop-the-world in all, longest recent pause %.3f ms, mark phase CPU %.0f ms (%.1f ms per cycle)\n",
+			gcCycles, 1e3*gcPause, 1e3*mem.gcPauseMax, 1e3*gcMark, 1e3*gcMark/float64(max(gcCycles, 1)))
 	}
 	if valid {
 		fmt.Fprintln(stdout, "  VALID")
@@ -523,7 +523,7 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		{"server_rss_kb", fmt.Sprint(mem.rssKB)}, {"server_heap_inuse", fmt.Sprint(mem.heapInuse)},
 		{"server_cache_entries", fmt.Sprint(mem.cacheEntries)},
 		{"server_gc_cycles", fmt.Sprint(gcCycles)}, {"server_gc_pause_ms", fmt.Sprintf("%.3f", 1e3*gcPause)},
-		{"server_gc_pause_max_ms", fmt.Sprintf("%.3f", 1e3*mem.gcPauseMax)},
+		{"server_gc_pause_max_ms", fmt.Sprintf("%.3f", 1e3*mem.gcPauseMax)}, {"server_gc_mark_cpu_ms", fmt.Sprintf("%.1f", 1e3*gcMark)},
 	})
 	return valid, err
 }

@@ -21,6 +21,9 @@ type memory struct {
 	gcCycles   int64
 	gcPauseSum float64 // seconds
 	gcPauseMax float64 // seconds
+	// gcMarkCPU is the CPU the collector's mark phase has used so far
+	// (assists, dedicated and idle workers), from runtime/metrics.
+	gcMarkCPU float64 // seconds
 }
 
 // serverMemory reads pactd's resident set from /proc/<pid>/status and its
@@ -75,6 +78,9 @@ func serverMemory(ctx context.Context, base, admin string, pid int) memory {
 			m.gcPauseSum = f
 		case `go_gc_duration_seconds{quantile="1"}`:
 			m.gcPauseMax = f
+		case "go_cpu_classes_gc_mark_assist_cpu_seconds_total", "go_cpu_classes_gc_mark_dedicated_cpu_seconds_total",
+			"go_cpu_classes_gc_mark_idle_cpu_seconds_total":
+			m.gcMarkCPU += f
 		}
 	}
 	return m

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"sync"
 	"time"
 
@@ -154,7 +155,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	}
 	s := &Server{cfg: cfg, log: log, store: store, traced: tracing.Enabled(os.Getenv)}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Besides the default Go metrics, the collector's CPU by phase
+	// (go_cpu_classes_gc_{mark_assist,mark_dedicated,mark_idle,pause}_cpu_seconds_total
+	// from runtime/metrics), so a latency tail can be laid beside the mark
+	// work that caused it.
+	reg.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+		collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/cpu/classes/gc/`)})),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerProcessMetrics(reg, store)
 	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	authn := auth.NewAuthenticator(store, cfg.OutageGrace, now)
