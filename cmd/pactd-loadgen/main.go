@@ -32,6 +32,19 @@
 // The admin and frontend credentials come from PACT_ADMIN_TOKEN and
 // PACT_FRONTEND_TOKEN. -out writes the results as key=value lines for
 // scripts (see scripts/bench-verify.sh).
+//
+// Staging mode, -mix kind=weight,...: the tool an SRE points at a
+// deployment (README, "Load-testing staging"). It speaks TLS to an https
+// -addr (-ca-file, -cert/-key), serves its PA's JWKS over https
+// (-jwks-listen) or writes it for hosting (-write-jwks), registers the PA
+// (-register auto) or prints the admin call (-register print), sets up
+// delegation grants through the device flow, and then sends new, repeat,
+// floor, delegated, introspect, refresh and device requests in the stated
+// ratios, each token minted just before it is due, open loop (-rate, -ramp,
+// -steps; latency from the due time) or closed loop, for up to 24 hours.
+// Results: per-interval histograms, errors by kind, the minting cost, and
+// -json and self-contained -html reports. -write-tokens and -serve-jwks
+// feed ghz for gRPC-only runs.
 package main
 
 import (
