@@ -267,24 +267,25 @@ func (r *stagingRun) keepGrantsFresh(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for i, g := range r.grants {
-			g.mu.RLock()
-			soon := time.Until(g.expires) < 2*time.Minute
-			g.mu.RUnlock()
-			if !soon {
-				continue
-			}
+		// Take every grant in turn (a refresh request may hold one), and
+		// refresh those whose access token ends soon.
+		for range r.grants {
+			var slot int
 			select {
-			case slot := <-r.grantQ:
-				if slot == i {
-					cctx, cancel := context.WithTimeout(ctx, r.o.timeout)
-					_ = r.refreshGrant(cctx, r.conns[0], g)
-					cancel()
-				}
-				r.grantQ <- slot
+			case slot = <-r.grantQ:
 			case <-ctx.Done():
 				return
 			}
+			g := r.grants[slot]
+			g.mu.RLock()
+			soon := time.Until(g.expires) < 2*time.Minute
+			g.mu.RUnlock()
+			if soon {
+				cctx, cancel := context.WithTimeout(ctx, r.o.timeout)
+				_ = r.refreshGrant(cctx, r.conns[0], g)
+				cancel()
+			}
+			r.grantQ <- slot
 		}
 	}
 }
