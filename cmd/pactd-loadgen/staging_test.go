@@ -124,6 +124,27 @@ func TestStagingRunOverTLSWithoutDev(t *testing.T) {
 		t.Errorf("PA issuer %q", s.Issuer)
 	}
 
+	// Closed loop (no rate: a peak run), bounded by -n, with a second PA
+	// (a new port, so a new issuer) on the Brand the first run created.
+	closedJSON := filepath.Join(lab, "closed.json")
+	stdout.Reset()
+	args = []string{"-addr", addr, "-ca-file", filepath.Join(lab, "ca.pem"),
+		"-jwks-listen", "127.0.0.1:0", "-jwks-cert", filepath.Join(lab, "pa.pem"), "-jwks-key", filepath.Join(lab, "pa-key.pem"),
+		"-mix", "new=3,floor=1", "-c", "4", "-n", "200", "-duration", "20s", "-json", closedJSON}
+	if code := run(t.Context(), args, &stdout, &stderr); code != 0 {
+		t.Fatalf("closed loop: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	var c summary
+	if b, err = os.ReadFile(closedJSON); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Loop != "closed" || c.Requests != 200 || c.Errors != 0 || c.ByKind[kindNew].Requests != 150 || c.ByKind[kindFloor].Requests != 50 {
+		t.Errorf("closed loop: %s, %d requests, %d errors, by kind %+v", c.Loop, c.Requests, c.Errors, c.ByKind)
+	}
+
 	dom := renderInChromium(t, htmlFile)
 	if !strings.Contains(dom, `data-rendered-series="`) {
 		t.Fatalf("the report's load script did not run in the browser:\n%.2000s", dom)
