@@ -255,7 +255,7 @@ awk -v c="$SERVER_CPU" -v r="$raw" -v rc="$raw_cpu" 'BEGIN {
 echo
 echo "pactd's CPU per call (from /proc), and in brackets requests/s. \"bare\" is the transport alone (-serve-bare)."
 echo
-echo "| transport | bare floor | pactd floor | new token = floor + verification | new × raw (target) | repeat token (× floor, target ≤ 1.25) | 50 % load: rate, p50 / p99 ms (target p99 < 5) |"
+echo "| transport | bare floor | pactd floor | new token = floor + verification | new × raw (target) | repeat token (× floor, target ≤ 1.25) | 50 % load: rate, p50 / p99 / p99.9 ms (target p99 < 5); pactd's GC in the run |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"
 for t in $TRANSPORTS; do
 	label=$(field "$t" 2)
@@ -265,7 +265,8 @@ for t in $TRANSPORTS; do
 		-v f="$(us "floor_$t")" -v frps="$(val "floor_$t" rps)" -v fok="$(val "floor_$t" valid)" \
 		-v n="$(us "new_$t")" -v nrps="$(val "new_$t" rps)" -v nok="$(val "new_$t" valid)" \
 		-v r="$(us "repeat_$t")" -v rrps="$(val "repeat_$t" rps)" -v rok="$(val "repeat_$t" valid)" \
-		-v rate="$(val "rate_$t" rate)" -v done="$(val "rate_$t" rps)" -v p50="$(val "rate_$t" p50_ms)" -v p99="$(val "rate_$t" p99_ms)" -v qok="$(val "rate_$t" valid)" '
+		-v rate="$(val "rate_$t" rate)" -v done="$(val "rate_$t" rps)" -v p50="$(val "rate_$t" p50_ms)" -v p99="$(val "rate_$t" p99_ms)" -v p999="$(val "rate_$t" p999_ms)" -v qok="$(val "rate_$t" valid)" \
+		-v gcn="$(val "rate_$t" server_gc_cycles)" -v gcp="$(val "rate_$t" server_gc_pause_ms)" -v gcmax="$(val "rate_$t" server_gc_pause_max_ms)" -v gcmark="$(val "rate_$t" server_gc_mark_cpu_ms)" '
 	function cell(ok, u, rps) { return ok != "true" ? "INVALID" : sprintf("%.0f µs (%s/s)", u, rps) }
 	BEGIN {
 		bare = (bok == "true" ? sprintf("%.0f µs (%s/s)", b, brps) : "—")
@@ -273,7 +274,7 @@ for t in $TRANSPORTS; do
 		xc = 1e6 / n / rawcpu
 		newx = (nok != "true" ? "INVALID" : sprintf("**%.2f** (≥ %s: %s; by CPU %.2f; raw %s/s)", x, tg, x >= tg ? "met" : sprintf("missed by %.0f %%", 100 * (1 - x / tg)), xc, raw))
 		rep = (rok != "true" || fok != "true" ? "INVALID" : sprintf("%.0f µs (%s/s), **%.2f ×** floor: %s", r, rrps, r / f, r / f <= 1.25 ? "met" : "missed"))
-		q = (qok != "true" ? "INVALID" : sprintf("%s/s (%s done): %s / **%s** (%s)", rate, done, p50, p99, p99 < 5 ? "met" : "missed"))
+		q = (qok != "true" ? "INVALID" : sprintf("%s/s (%s done): %s / **%s** / %s (%s); GC: %s cycles, %s ms paused (longest %s), %s ms of mark CPU", rate, done, p50, p99, p999, p99 < 5 ? "met" : "missed", gcn, gcp, gcmax, gcmark))
 		printf "| %s | %s | %s | %s = floor + %.0f µs | %s | %s | %s |\n", l, bare, cell(fok, f, frps), cell(nok, n, nrps), n - f, newx, rep, q
 	}'
 done

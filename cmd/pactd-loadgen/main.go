@@ -32,6 +32,19 @@
 // The admin and frontend credentials come from PACT_ADMIN_TOKEN and
 // PACT_FRONTEND_TOKEN. -out writes the results as key=value lines for
 // scripts (see scripts/bench-verify.sh).
+//
+// Staging mode, -mix kind=weight,...: the tool an SRE points at a
+// deployment (README, "Load-testing staging"). It speaks TLS to an https
+// -addr (-ca-file, -cert/-key), serves its PA's JWKS over https
+// (-jwks-listen) or writes it for hosting (-write-jwks), registers the PA
+// (-register auto) or prints the admin call (-register print), sets up
+// delegation grants through the device flow, and then sends new, repeat,
+// floor, delegated, introspect, refresh and device requests in the stated
+// ratios, each token minted just before it is due, open loop (-rate, -ramp,
+// -steps; latency from the due time) or closed loop, for up to 24 hours.
+// Results: per-interval histograms, errors by kind, the minting cost, and
+// -json and self-contained -html reports. -write-tokens and -serve-jwks
+// feed ghz for gRPC-only runs.
 package main
 
 import (
@@ -52,11 +65,14 @@ import (
 
 // Bounds on the flags, so that every run is bounded in count and time.
 const (
-	maxDuration = 200 * time.Second
-	maxWorkers  = 4096
-	maxConns    = 64
-	maxPool     = 2_000_000
-	maxRate     = 1_000_000
+	// maxPoolDuration bounds the -mode runs, whose tokens are all signed
+	// before the run and live 300 s; -mix runs mint as they go and may
+	// last up to maxSoak.
+	maxPoolDuration = 200 * time.Second
+	maxWorkers      = 4096
+	maxConns        = 64
+	maxPool         = 2_000_000
+	maxRate         = 1_000_000
 	// pactdCacheSize is the number of tokens pactd's repeat-token cache
 	// holds (pajwt.DefaultCacheSize).
 	pactdCacheSize = 65_536
@@ -93,6 +109,32 @@ type options struct {
 	health    time.Duration
 	freePort  bool
 	bare      string
+
+	// Staging mode (-mix).
+	mixSpec      string
+	shape        rateShape
+	rampSpec     string
+	stepsSpec    string
+	interval     time.Duration
+	timeout      time.Duration
+	jsonOut      string
+	htmlOut      string
+	tls          tlsOpts
+	jwksListen   string
+	jwksCert     string
+	jwksKey      string
+	issuer       string
+	jwksURI      string
+	writeJWKS    string
+	serveJWKS    bool
+	register     string
+	audience     string
+	grants       int
+	repeatTokens int
+	maxErrors    int64
+	makeCerts    string
+	writeTokens  string
+	tokens       int
 }
 
 func main() {
@@ -106,7 +148,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("pactd-loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.addr, "addr", "http://127.0.0.1:7070", "pactd base URL (h2c)")
+	fs.StringVar(&o.addr, "addr", "http://127.0.0.1:7070", "pactd base URL: http://host:port (h2c) or https://host:port (TLS, HTTP/2 by ALPN)")
 	fs.StringVar(&o.verify, "verify-addr", "", "base URL for the VerifyAgentRequest load, e.g. pactd's native gRPC port (PACT_GRPC_LISTEN); default -addr")
 	fs.StringVar(&o.protocol, "protocol", "grpc", "wire protocol: grpc or connect")
 	fs.StringVar(&o.httpVer, "http", "2", "connect-go: HTTP version, 2 (h2c, -conns connections) or 1.1 (one connection per worker; -protocol connect)")
@@ -117,7 +159,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.alg, "alg", "ES256", "token algorithm: ES256 or RS256")
 	fs.IntVar(&o.workers, "c", 64, "concurrent workers")
 	fs.IntVar(&o.conns, "conns", 1, "HTTP/2 connections the workers share")
-	fs.DurationVar(&o.duration, "d", 10*time.Second, "how long to send (or, with -raw, to verify)")
+	fs.DurationVar(&o.duration, "d", 10*time.Second, "how long to send (or, with -raw, to verify): at most 200s with -mode (a pre-signed pool), 24h with -mix")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "the same as -d")
 	fs.Int64Var(&o.maxReqs, "n", 0, "stop after this many requests (0: only -d bounds the run)")
 	fs.Float64Var(&o.rate, "rate", 0, "open loop: requests per second (0: closed loop, maximum throughput)")
 	fs.IntVar(&o.pool, "pool", 200_000, "-mode new: distinct tokens to sign; more than pactd's 65,536-entry cache, and\nsmaller for RS256, whose signing is about 50 times slower")
@@ -133,6 +176,37 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.health, "wait-health", 0, "only wait up to this long for pactd to report SERVING, then exit")
 	fs.StringVar(&o.bare, "serve-bare", "", "serve the transports' own floor without pactd (main=host:port for net/http + connect-go,\ngrpc=host:port for grpc-go; a fixed refusal, nothing else) until interrupted")
 	fs.BoolVar(&o.freePort, "free-port", false, "print a free TCP port on 127.0.0.1 and exit")
+
+	// Staging mode.
+	fs.StringVar(&o.mixSpec, "mix", "", "staging mode: request kinds and their weights, e.g. new=60,repeat=30,delegated=10; kinds: new, repeat, floor,\n"+
+		"delegated, introspect, refresh, device (tokens minted while running; runs up to 24h; see the README, \"Load-testing staging\")")
+	fs.StringVar(&o.rampSpec, "ramp", "", "-mix open loop: FROM:TO:DURATION, a linear ramp of requests/s, then TO to the end (e.g. 100:1000:60s)")
+	fs.StringVar(&o.stepsSpec, "steps", "", "-mix open loop: RATE,RATE,...:DURATION, each rate held for DURATION, the last to the end (e.g. 100,200,400:30s)")
+	fs.DurationVar(&o.interval, "interval", time.Second, "-mix: reporting interval of the per-interval histograms, in [100ms, 1h]")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "-mix: deadline of each request, in [100ms, 1m]; a request not answered by then is an error")
+	fs.StringVar(&o.jsonOut, "json", "", "-mix: write the summary (totals, per kind, errors by kind, per interval) as JSON to this file")
+	fs.StringVar(&o.htmlOut, "html", "", "-mix: write a self-contained HTML report (inline SVG plots, nothing fetched) to this file")
+	fs.StringVar(&o.tls.caFile, "ca-file", "", "PEM CA certificates to trust for an https -addr (default: the system roots)")
+	fs.StringVar(&o.tls.certFile, "cert", "", "PEM client certificate for an https -addr (with -key), for a proxy that asks for one")
+	fs.StringVar(&o.tls.keyFile, "key", "", "PEM private key of -cert")
+	fs.StringVar(&o.jwksListen, "jwks-listen", "", "-mix/-serve-jwks: serve the PA's JWKS over https on this host:port (with -jwks-cert, -jwks-key);\n"+
+		"pactd must reach it: set PACT_JWKS_ALLOW_HOSTS (and PACT_JWKS_CA_FILE for a private CA) on pactd for an internal host")
+	fs.StringVar(&o.jwksCert, "jwks-cert", "", "PEM certificate of the -jwks-listen server")
+	fs.StringVar(&o.jwksKey, "jwks-key", "", "PEM private key of -jwks-cert")
+	fs.StringVar(&o.issuer, "issuer", "", "the PA's issuer (https origin; default https://{-jwks-listen})")
+	fs.StringVar(&o.jwksURI, "jwks-uri", "", "the PA's JWKS URI (default {issuer}/jwks.json); without -jwks-listen, where you host -write-jwks's file")
+	fs.StringVar(&o.writeJWKS, "write-jwks", "", "write the PA's JWKS (keys from -key-file) to this file for you to host, and exit")
+	fs.BoolVar(&o.serveJWKS, "serve-jwks", false, "serve the PA's JWKS on -jwks-listen until interrupted (for ghz runs, or a PA shared by several load generators)")
+	fs.StringVar(&o.register, "register", "auto", "-mix: auto (register the PA and create the Brand with PACT_ADMIN_TOKEN), print (print the\n"+
+		"pactd agent register command an operator runs, and exit), or skip (already registered: give -audience)")
+	fs.StringVar(&o.audience, "audience", "", "with -register skip, or -write-tokens without PACT_ADMIN_TOKEN: the aud pactd expects (PACT_AUDIENCE, or the agent's override)")
+	fs.IntVar(&o.grants, "grants", 8, "-mix with delegated, introspect or refresh: delegation grants to set up through the device flow, in [1, 1000]")
+	fs.IntVar(&o.repeatTokens, "repeat-tokens", 1, "-mix repeat: distinct repeated tokens (minted again every minute), in [1, 65536]")
+	fs.Int64Var(&o.maxErrors, "max-errors", 0, "-mix: errors a valid run may have (exit status 3 beyond)")
+	fs.StringVar(&o.makeCerts, "make-certs", "", "write a throw-away lab CA and certificates for pactd and the PA (127.0.0.1, ::1, localhost) into this directory, and exit")
+	fs.StringVar(&o.writeTokens, "write-tokens", "", "write -tokens fresh VerifyAgentRequest messages as a JSON array (a ghz --data-file) to this file, and exit;\n"+
+		"they live 300 s from now: write them again before each ghz run")
+	fs.IntVar(&o.tokens, "tokens", 10_000, "-write-tokens: distinct tokens, in [1, 1000000]")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -157,7 +231,46 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	check(o.alg == "ES256" || o.alg == "RS256", "-alg must be ES256 or RS256")
 	check(o.workers >= 1 && o.workers <= maxWorkers, "-c must be in [1, %d]", maxWorkers)
 	check(o.conns >= 1 && o.conns <= maxConns, "-conns must be in [1, %d]", maxConns)
-	check(o.duration > 0 && o.duration <= maxDuration, "-d must be in (0, %s]", maxDuration)
+	check(o.duration > 0 && o.duration <= maxSoak, "-d must be in (0, %s]", maxSoak)
+	check(o.mixSpec != "" || o.duration <= maxPoolDuration || o.raw, "-d above %s needs -mix (a -mode run signs all its tokens first and they live 300 s)", maxPoolDuration)
+	check(o.interval >= 100*time.Millisecond && o.interval <= time.Hour, "-interval must be in [100ms, 1h]")
+	check(o.duration/o.interval <= maxIntervals, "-d / -interval must be at most %d intervals: raise -interval", maxIntervals)
+	check(o.timeout >= 100*time.Millisecond && o.timeout <= time.Minute, "-timeout must be in [100ms, 1m]")
+	check(o.register == "auto" || o.register == "print" || o.register == "skip", "-register must be auto, print or skip")
+	check(o.register != "skip" || o.audience != "", "-register skip needs -audience")
+	check(o.grants >= 1 && o.grants <= maxGrants, "-grants must be in [1, %d]", maxGrants)
+	check(o.repeatTokens >= 1 && o.repeatTokens <= maxRepeat, "-repeat-tokens must be in [1, %d]", maxRepeat)
+	check(o.maxErrors >= 0, "-max-errors must not be negative")
+	check(o.tokens >= 1 && o.tokens <= 1_000_000, "-tokens must be in [1, 1000000]")
+	check((o.tls.certFile == "") == (o.tls.keyFile == ""), "-cert and -key go together")
+	check((o.jwksCert == "") == (o.jwksKey == ""), "-jwks-cert and -jwks-key go together")
+	check(o.jwksListen == "" || o.jwksCert != "", "-jwks-listen needs -jwks-cert and -jwks-key (pactd fetches JWKS over https only)")
+	check(!o.serveJWKS || o.jwksListen != "", "-serve-jwks needs -jwks-listen")
+	check(o.writeJWKS == "" || o.keyFile != "", "-write-jwks needs -key-file (the keys must outlive this process)")
+	check(o.mixSpec == "" || o.client == "connect-go", "-mix speaks through connect-go (-protocol grpc reaches the native gRPC port too)")
+	if o.mixSpec != "" {
+		if _, err := parseMix(o.mixSpec); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	check(o.rampSpec == "" || o.stepsSpec == "", "-ramp and -steps exclude each other")
+	check((o.rampSpec == "" && o.stepsSpec == "") || (o.rate == 0 && o.mixSpec != ""), "-ramp and -steps need -mix and no -rate")
+	switch {
+	case o.rampSpec != "":
+		sh, err := parseRamp(o.rampSpec)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		o.shape = sh
+	case o.stepsSpec != "":
+		sh, err := parseSteps(o.stepsSpec)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		o.shape = sh
+	default:
+		o.shape = rateShape{constant: o.rate}
+	}
 	check(o.maxReqs >= 0, "-n must not be negative")
 	check(o.rate >= 0 && o.rate <= maxRate, "-rate must be in [0, %d]", maxRate)
 	check(o.pool >= 1 && o.pool <= maxPool, "-pool must be in [1, %d]", maxPool)
@@ -182,9 +295,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case o.bare != "":
 		err = serveBare(o.bare, stdout)
 	case o.health > 0:
-		err = waitHealthy(ctx, o.addr, o.health)
+		err = waitHealthy(ctx, o.addr, o.tls, o.health)
 	case o.raw:
 		err = rawCmd(o, stdout)
+	case o.makeCerts != "":
+		err = makeCerts(o.makeCerts)
+	case o.writeJWKS != "":
+		err = writeJWKSCmd(o)
+	case o.serveJWKS:
+		err = serveJWKSCmd(ctx, o, stdout)
+	case o.writeTokens != "":
+		err = writeTokensCmd(ctx, o, stderr)
+	case o.mixSpec != "":
+		var valid bool
+		valid, err = stagingCmd(ctx, o, stdout, stderr)
+		if err == nil && !valid {
+			return 3
+		}
 	default:
 		var valid bool
 		valid, err = loadCmd(ctx, o, stdout, stderr)
@@ -334,6 +461,7 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		profDone = fetchProfile(ctx, o.pprofURL, o.duration, o.profOut)
 	}
 	fetches0 := pa.fetches.Load()
+	mem0 := serverMemory(ctx, o.addr, admin, o.serverPID)
 	cpu0 := cpuTime()
 	srv0, srvErr := loadstat.ProcCPU(o.serverPID)
 	res := drive(ctx, loadSpec{workers: o.workers, duration: o.duration, maxReqs: o.maxReqs, rate: o.rate, grace: grace}, fns, pool.authz)
@@ -362,8 +490,8 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 	fmt.Fprintf(stdout, "mode=%s alg=%s protocol=%s http=%s codec=%s client=%s gzip=%v c=%d conns=%d %s for %s (GOMAXPROCS=%d)\n",
 		o.mode, o.alg, o.protocol, o.httpVer, o.codec, o.client, o.gzip && o.client == "connect-go", o.workers, o.conns, loop, o.duration, runtime.GOMAXPROCS(0))
 	fmt.Fprintf(stdout, "  requests %d in %.2fs = %.0f/s, failures %d\n", res.requests, res.wall.Seconds(), res.rps(), res.failures)
-	fmt.Fprintf(stdout, "  latency ms: p50 %s  p90 %s  p99 %s  max %s\n",
-		ms(res.quantile(0.50)), ms(res.quantile(0.90)), ms(res.quantile(0.99)), ms(res.quantile(1)))
+	fmt.Fprintf(stdout, "  latency ms: p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
+		ms(res.quantile(0.50)), ms(res.quantile(0.90)), ms(res.quantile(0.99)), ms(res.quantile(0.999)), ms(res.quantile(1)))
 	if o.rate > 0 {
 		fmt.Fprintf(stdout, "  send lag p99 %s ms; %d requests left > 1 ms late (all workers busy)\n", ms(res.lagP99), res.late)
 	}
@@ -384,6 +512,11 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		fmt.Fprintf(stdout, "  pactd after the run: RSS %.1f MB, Go heap in use %.1f MB, repeat-token cache %d entries\n",
 			float64(mem.rssKB)/1024, float64(mem.heapInuse)/(1<<20), mem.cacheEntries)
 	}
+	gcCycles, gcPause, gcMark := mem.gcCycles-mem0.gcCycles, mem.gcPauseSum-mem0.gcPauseSum, mem.gcMarkCPU-mem0.gcMarkCPU
+	if mem.gcCycles > 0 {
+		fmt.Fprintf(stdout, "  pactd's collector during the run: %d cycles, %.3f ms stop-the-world in all, longest recent pause %.3f ms, mark phase CPU %.0f ms (%.1f ms per cycle)\n",
+			gcCycles, 1e3*gcPause, 1e3*mem.gcPauseMax, 1e3*gcMark, 1e3*gcMark/float64(max(gcCycles, 1)))
+	}
 	if valid {
 		fmt.Fprintln(stdout, "  VALID")
 	} else {
@@ -396,12 +529,14 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		{"requests", fmt.Sprint(res.requests)}, {"failures", fmt.Sprint(res.failures)},
 		{"valid", fmt.Sprint(valid)}, {"rps", fmt.Sprintf("%.0f", res.rps())},
 		{"p50_ms", ms(res.quantile(0.50))}, {"p90_ms", ms(res.quantile(0.90))},
-		{"p99_ms", ms(res.quantile(0.99))}, {"max_ms", ms(res.quantile(1))},
+		{"p99_ms", ms(res.quantile(0.99))}, {"p999_ms", ms(res.quantile(0.999))}, {"max_ms", ms(res.quantile(1))},
 		{"lag_p99_ms", ms(res.lagP99)}, {"late", fmt.Sprint(res.late)},
 		{"client_cpu", fmt.Sprintf("%.2f", clientCPU)}, {"server_cpu", fmt.Sprintf("%.2f", serverCPU)},
 		{"client_us_per_req", fmt.Sprintf("%.1f", clientUS)}, {"server_us_per_req", fmt.Sprintf("%.1f", serverUS)},
 		{"server_rss_kb", fmt.Sprint(mem.rssKB)}, {"server_heap_inuse", fmt.Sprint(mem.heapInuse)},
 		{"server_cache_entries", fmt.Sprint(mem.cacheEntries)},
+		{"server_gc_cycles", fmt.Sprint(gcCycles)}, {"server_gc_pause_ms", fmt.Sprintf("%.3f", 1e3*gcPause)},
+		{"server_gc_pause_max_ms", fmt.Sprintf("%.3f", 1e3*mem.gcPauseMax)}, {"server_gc_mark_cpu_ms", fmt.Sprintf("%.1f", 1e3*gcMark)},
 	})
 	return valid, err
 }

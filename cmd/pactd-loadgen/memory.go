@@ -15,6 +15,15 @@ type memory struct {
 	rssKB        int64 // VmRSS from /proc (0 when unknown)
 	heapInuse    int64 // go_memstats_heap_inuse_bytes from /metrics
 	cacheEntries int64 // pactd_pa_token_cache_entries from /metrics
+	// The collector's figures (Go's runtime/metrics through the Prometheus
+	// Go collector): cycles and total stop-the-world pause so far, and
+	// the longest recent pause (go_gc_duration_seconds quantile 1).
+	gcCycles   int64
+	gcPauseSum float64 // seconds
+	gcPauseMax float64 // seconds
+	// gcMarkCPU is the CPU the collector's mark phase has used so far
+	// (assists, dedicated and idle workers), from runtime/metrics.
+	gcMarkCPU float64 // seconds
 }
 
 // serverMemory reads pactd's resident set from /proc/<pid>/status and its
@@ -63,6 +72,15 @@ func serverMemory(ctx context.Context, base, admin string, pid int) memory {
 			m.heapInuse = int64(f)
 		case "pactd_pa_token_cache_entries":
 			m.cacheEntries = int64(f)
+		case "go_gc_duration_seconds_count":
+			m.gcCycles = int64(f)
+		case "go_gc_duration_seconds_sum":
+			m.gcPauseSum = f
+		case `go_gc_duration_seconds{quantile="1"}`:
+			m.gcPauseMax = f
+		case "go_cpu_classes_gc_mark_assist_cpu_seconds_total", "go_cpu_classes_gc_mark_dedicated_cpu_seconds_total",
+			"go_cpu_classes_gc_mark_idle_cpu_seconds_total":
+			m.gcMarkCPU += f
 		}
 	}
 	return m

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"time"
 
 	"connectrpc.com/connect"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	pactv1 "pactd/gen/pact/v1"
@@ -18,12 +15,9 @@ import (
 
 // waitHealthy polls grpc.health.v1 Check (no credential needed) until pactd
 // answers SERVING or timeout passes.
-func waitHealthy(ctx context.Context, base string, timeout time.Duration) error {
-	u, err := url.Parse(base)
-	if err != nil {
-		return err
-	}
-	conn, err := grpc.NewClient("passthrough:///"+u.Host, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// An https base is reached over TLS with t's roots and client certificate.
+func waitHealthy(ctx context.Context, base string, t tlsOpts, timeout time.Duration) error {
+	conn, err := grpcDial(base, t)
 	if err != nil {
 		return err
 	}

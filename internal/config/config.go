@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"sort"
@@ -48,6 +49,14 @@ type Config struct {
 	PublicURL string
 	// Dev allows plain-HTTP JWKS URIs on loopback hosts. Never in production.
 	Dev bool
+	// JWKSAllowHosts are the hosts (names or IP literals) whose https agent
+	// issuers and JWKS URIs may be loopback, private or internal: PAs the
+	// operator runs inside the network, such as a staging load-test PA. The
+	// SSRF guard keeps refusing every other non-public host.
+	JWKSAllowHosts []string
+	// JWKSCAFile is a PEM file of CA certificates trusted for JWKS fetches
+	// in addition to the system's roots.
+	JWKSCAFile string
 	// TLSCert and TLSKey are PEM file paths; when both are set pactd serves
 	// TLS (HTTP/2 and HTTP/1.1) instead of h2c.
 	TLSCert, TLSKey string
@@ -222,6 +231,24 @@ func options() []option {
 			c.Dev = b
 			return nil
 		}},
+		{"jwks-allow-hosts", "PACT_JWKS_ALLOW_HOSTS", "", "comma-separated host names or IP literals whose https issuers and JWKS URIs may be loopback, private or internal (PAs inside your network; https still required)", func(c *Config, v string) error {
+			c.JWKSAllowHosts = nil
+			for _, h := range strings.Split(v, ",") {
+				h = strings.TrimSpace(h)
+				if h == "" {
+					continue
+				}
+				if len(h) > 253 || strings.ContainsAny(h, "/:@?#[] ") && !isIPv6Literal(h) {
+					return fmt.Errorf("must be host names or IP literals separated by commas (no scheme, port or path), not %q", h)
+				}
+				if len(c.JWKSAllowHosts) == 64 {
+					return fmt.Errorf("must name at most 64 hosts")
+				}
+				c.JWKSAllowHosts = append(c.JWKSAllowHosts, strings.ToLower(h))
+			}
+			return nil
+		}},
+		{"jwks-ca-file", "PACT_JWKS_CA_FILE", "", "PEM file of CA certificates trusted for JWKS fetches besides the system's", str(func(c *Config) *string { return &c.JWKSCAFile })},
 		{"tls-cert", "PACT_TLS_CERT", "", "PEM certificate file; with --tls-key serves TLS", str(func(c *Config) *string { return &c.TLSCert })},
 		{"tls-key", "PACT_TLS_KEY", "", "PEM private key file", str(func(c *Config) *string { return &c.TLSKey })},
 		{"key-encryption-key", "PACT_KEY_ENCRYPTION_KEY", "", "base64 32-byte key that encrypts Provider private keys at rest", secret(func(c *Config) *Secret { return &c.KeyEncryptionKey })},
@@ -301,6 +328,12 @@ func options() []option {
 		}},
 	}
 	return opts
+}
+
+// isIPv6Literal reports whether h is a bare IPv6 address (no brackets).
+func isIPv6Literal(h string) bool {
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.Is6() && a.Zone() == ""
 }
 
 // clientEnv are the PACT_* variables only pactd's admin commands (pactd

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -57,7 +58,7 @@ func TestLoadDefaults(t *testing.T) {
 		GrantCacheSize:     100_000,
 		AuditRetention:     90 * 24 * time.Hour,
 	}
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
 	}
 }
@@ -333,6 +334,14 @@ func TestLoad(t *testing.T) {
 			},
 		},
 		{
+			name: "ok/jwks-allow-hosts",
+			env:  []string{"PACT_JWKS_ALLOW_HOSTS= PA.staging.internal ,127.0.0.1,,::1", "PACT_JWKS_CA_FILE=ca.pem"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "JWKSAllowHosts", strings.Join(c.JWKSAllowHosts, " "), "pa.staging.internal 127.0.0.1 ::1")
+				eq(t, "JWKSCAFile", c.JWKSCAFile, "ca.pem")
+			},
+		},
+		{
 			name: "ok/token-cache-size",
 			env:  []string{"PACT_TOKEN_CACHE_SIZE=1000"},
 			check: func(t *testing.T, c config.Config) {
@@ -389,6 +398,8 @@ func TestLoadRefuses(t *testing.T) {
 		{"fail/unknown-flag", []string{"--listne=x"}, nil, []string{"listne"}},
 		{"fail/extra-argument", []string{"serve"}, nil, []string{"serve"}},
 
+		{"fail/jwks-allow-hosts-url", nil, []string{"PACT_JWKS_ALLOW_HOSTS=https://pa.example"}, []string{"PACT_JWKS_ALLOW_HOSTS", "no scheme, port or path", "https://pa.example"}},
+		{"fail/jwks-allow-hosts-port", nil, []string{"PACT_JWKS_ALLOW_HOSTS=pa.example:443"}, []string{"PACT_JWKS_ALLOW_HOSTS", "pa.example:443"}},
 		{"fail/listen-no-port", []string{"--listen", "127.0.0.1"}, nil, []string{"listen"}},
 		{"fail/listen-empty-env", nil, []string{"PACT_LISTEN="}, []string{"listen"}},
 		{"fail/metrics-listen", nil, []string{"PACT_METRICS_LISTEN=9100"}, []string{"metrics-listen"}},

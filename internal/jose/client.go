@@ -96,8 +96,15 @@ type Config struct {
 	// already checked. Default a net.Dialer whose Control hook re-checks the
 	// address. Tests inject a recorder.
 	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
-	// RootCAs replaces the system roots for TLS (tests). Default nil.
+	// RootCAs replaces the system roots for TLS. Default nil: the system's.
+	// pactd passes the system roots plus PACT_JWKS_CA_FILE.
 	RootCAs *x509.CertPool
+	// AllowHosts names hosts (lower-case names or IP literals, exact match)
+	// exempt from the address rules: their https URIs may be loopback,
+	// private or internal names and addresses, for PAs an operator runs
+	// inside the network (PACT_JWKS_ALLOW_HOSTS). https is still required;
+	// every other host keeps the full policy.
+	AllowHosts []string
 	// OnFetch, when set, is told the outcome of every fetch (nil on
 	// success), for metrics. It must not block.
 	OnFetch func(err error)
@@ -273,7 +280,7 @@ func (c *JWKSClient) entry(uri string) (*entry, error) {
 	if ok {
 		return e, nil
 	}
-	u, err := CheckURI(uri, c.cfg.AllowLoopbackHTTP)
+	u, err := checkURI(uri, c.cfg.AllowLoopbackHTTP, c.allowed)
 	if err != nil {
 		return nil, err
 	}
@@ -519,7 +526,11 @@ func (c *JWKSClient) dialGuarded(ctx context.Context, network, address string) (
 			return nil, fmt.Errorf("%w: %s has no addresses", ErrUnavailable, host)
 		}
 	}
+	exempt := c.allowed(host)
 	for _, a := range addrs {
+		if exempt {
+			break // the operator named this host: any address it resolves to
+		}
 		if err := CheckAddress(a, c.cfg.AllowLoopbackHTTP); err != nil {
 			return nil, fmt.Errorf("dial %s: %w", host, err)
 		}
@@ -527,6 +538,9 @@ func (c *JWKSClient) dialGuarded(ctx context.Context, network, address string) (
 	dial := c.cfg.DialContext
 	if dial == nil {
 		d := &net.Dialer{Timeout: c.cfg.HTTPTimeout, Control: c.controlGuard}
+		if exempt {
+			d.Control = nil
+		}
 		dial = d.DialContext
 	}
 	var firstErr error
@@ -553,6 +567,11 @@ func (c *JWKSClient) resolve(ctx context.Context, host string) ([]netip.Addr, er
 		return c.cfg.Resolver(ctx, host)
 	}
 	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+}
+
+// allowed reports whether host is one of Config.AllowHosts.
+func (c *JWKSClient) allowed(host string) bool {
+	return hostListed(c.cfg.AllowHosts, host)
 }
 
 // controlGuard re-checks the address the socket is about to connect to.

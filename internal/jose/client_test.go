@@ -741,3 +741,49 @@ func TestOnFetchReportsEveryFetch(t *testing.T) {
 		t.Fatalf("OnFetch heard %v; want [nil, the 503 StatusError]", got)
 	}
 }
+
+// TestAllowHostsExemptsOnlyTheNamedHosts runs with the development allowance
+// off: a host named in AllowHosts is fetched over https on loopback (the
+// positive control), while the same loopback server under another name,
+// the named host over plain http, and a loopback literal not named are
+// refused with the reasons the guard gives.
+func TestAllowHostsExemptsOnlyTheNamedHosts(t *testing.T) {
+	k := newECKey(t)
+	doc := jwksDoc(t, ecJWK(t, &k.PublicKey, "k", nil))
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(doc) }))
+	t.Cleanup(srv.Close)
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	c, err := jose.NewJWKSClient(jose.Config{
+		AllowHosts: []string{"PA.Example.COM.", "127.0.0.1"}, RootCAs: pool,
+		Resolver: func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, uri := range []string{
+		fmt.Sprintf("https://pa.example.com:%d/jwks", port),
+		fmt.Sprintf("https://127.0.0.1:%d/jwks", port),
+	} {
+		set, err := c.Keys(t.Context(), uri)
+		if err != nil || !hasKID(set, "k") {
+			t.Fatalf("%s (allowed host): %v", uri, err)
+		}
+	}
+	for uri, want := range map[string]error{
+		fmt.Sprintf("https://other.example.com:%d/jwks", port): jose.ErrForbiddenAddress,
+		fmt.Sprintf("https://127.0.0.2:%d/jwks", port):         jose.ErrInvalidURI,
+		fmt.Sprintf("https://localhost:%d/jwks", port):         jose.ErrInvalidURI,
+		fmt.Sprintf("http://pa.example.com:%d/jwks", port):     jose.ErrInvalidURI,
+	} {
+		if _, err := c.Keys(t.Context(), uri); !errors.Is(err, want) {
+			t.Errorf("%s: err %v, want %v", uri, err, want)
+		}
+	}
+	if _, err := jose.CheckURI(fmt.Sprintf("https://127.0.0.1:%d/jwks", port), false); !errors.Is(err, jose.ErrInvalidURI) {
+		t.Errorf("CheckURI without the exemption: %v", err)
+	}
+}

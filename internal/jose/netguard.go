@@ -21,6 +21,36 @@ const MaxURIBytes = 2048
 // CheckURI involves no network traffic; the dial guard still checks every
 // address the name resolves to at connection time.
 func CheckURI(raw string, allowLoopbackHTTP bool) (*url.URL, error) {
+	return checkURI(raw, allowLoopbackHTTP, func(string) bool { return false })
+}
+
+// hostListed reports whether host (a URL hostname) is in hosts: names
+// compared case-insensitively without a trailing dot, IP literals as
+// addresses.
+func hostListed(hosts []string, host string) bool {
+	if len(hosts) == 0 {
+		return false
+	}
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	ha, hIP := parseHostIP(h)
+	for _, x := range hosts {
+		x = strings.TrimSuffix(strings.ToLower(x), ".")
+		if xa, ok := parseHostIP(x); ok && hIP {
+			if xa.Unmap() == ha.Unmap() {
+				return true
+			}
+			continue
+		}
+		if x == h {
+			return true
+		}
+	}
+	return false
+}
+
+// checkURI is CheckURI with an exemption: for a host exempt reports, an
+// https URI passes the structural rules alone (no name or address rules).
+func checkURI(raw string, allowLoopbackHTTP bool, exempt func(host string) bool) (*url.URL, error) {
 	fail := func(why string) (*url.URL, error) {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidURI, why)
 	}
@@ -56,6 +86,12 @@ func CheckURI(raw string, allowLoopbackHTTP bool) (*url.URL, error) {
 	loopbackHost := strings.EqualFold(host, "localhost") || (isIP && addr.Unmap().IsLoopback())
 	switch strings.ToLower(u.Scheme) {
 	case "https":
+		if exempt(host) {
+			if addr.Zone() != "" {
+				return fail("zoned IPv6 address")
+			}
+			return u, nil
+		}
 	case "http":
 		if !allowLoopbackHTTP || !loopbackHost {
 			return fail("http is allowed only to loopback in development")

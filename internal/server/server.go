@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"sync"
 	"time"
 
@@ -155,7 +157,13 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	}
 	s := &Server{cfg: cfg, log: log, store: store, traced: tracing.Enabled(os.Getenv)}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Besides the default Go metrics, the collector's CPU by phase
+	// (go_cpu_classes_gc_{mark_assist,mark_dedicated,mark_idle,pause}_cpu_seconds_total
+	// from runtime/metrics), so a latency tail can be laid beside the mark
+	// work that caused it.
+	reg.MustRegister(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(
+		collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/cpu/classes/gc/`)})),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerProcessMetrics(reg, store)
 	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	authn := auth.NewAuthenticator(store, cfg.OutageGrace, now)
@@ -166,7 +174,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	}
 	tokenSigner := delegtoken.NewSigner(keyRing, now) // also the delegation service's Minter
 
-	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev, OnFetch: jwksFetches(reg)})
+	jwksRoots, err := jwksRootCAs(cfg.JWKSCAFile)
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, RootCAs: jwksRoots, OnFetch: jwksFetches(reg)})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("jwks client: %w", err)
@@ -224,7 +237,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	}
 	svc := Services{
 		Credential:   credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
-		Agent:        agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, Logger: log, OnChange: agents.Changed}),
+		Agent:        agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, Logger: log, OnChange: agents.Changed}),
 		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: brands.Forget}),
 		Verification: verifier,
 		Conversation: conversation.New(conversation.Deps{Store: store, Now: now, Logger: log}),
@@ -595,4 +608,35 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// maxCAFileBytes bounds PACT_JWKS_CA_FILE.
+const maxCAFileBytes = 1 << 20
+
+// jwksRootCAs returns the roots JWKS fetches trust: nil (the system's) when
+// file is empty, else the system's roots plus the file's certificates.
+func jwksRootCAs(file string) (*x509.CertPool, error) {
+	if file == "" {
+		return nil, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("jwks-ca-file: %w", err)
+	}
+	defer f.Close()
+	pem, err := io.ReadAll(io.LimitReader(f, maxCAFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("jwks-ca-file: %w", err)
+	}
+	if len(pem) > maxCAFileBytes {
+		return nil, fmt.Errorf("jwks-ca-file: %s is larger than %d bytes", file, maxCAFileBytes)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("jwks-ca-file: %s holds no PEM certificate", file)
+	}
+	return pool, nil
 }

@@ -8,6 +8,7 @@ import (
 
 func TestCheck(t *testing.T) {
 	prod, dev := Policy{}, Policy{Dev: true}
+	allow := Policy{AllowHosts: []string{"pa.staging.internal", "127.0.0.1", "::1"}}
 	cases := []struct {
 		name  string
 		p     Policy
@@ -20,6 +21,13 @@ func TestCheck(t *testing.T) {
 		{"ok/dev-http-loopback", dev, "http://127.0.0.1:9999/jwks", false, nil},
 		{"ok/dev-http-localhost", dev, "http://localhost:9999/jwks", false, nil},
 		{"ok/query-allowed", prod, "https://brand.example/login?x=1", true, nil},
+		{"ok/allowed-internal-name", allow, "https://PA.staging.internal./jwks", false, nil},
+		{"ok/allowed-loopback", allow, "https://127.0.0.1:8443/jwks", false, nil},
+		{"ok/allowed-v6-loopback", allow, "https://[::1]:8443/jwks", false, nil},
+		{"fail/allowed-host-http", allow, "http://pa.staging.internal/jwks", false, ErrScheme},
+		{"fail/allowed-host-userinfo", allow, "https://u@pa.staging.internal/jwks", false, ErrUserinfo},
+		{"fail/other-loopback-not-allowed", allow, "https://127.0.0.2/jwks", false, ErrPrivateHost},
+		{"fail/other-internal-not-allowed", allow, "https://db.staging.internal/jwks", false, ErrPrivateHost},
 		{"fail/empty", prod, "", false, ErrEmpty},
 		{"fail/relative", prod, "/jwks.json", false, ErrNotAbsolute},
 		{"fail/no-host", prod, "https:///x", false, ErrNotAbsolute},

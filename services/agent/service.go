@@ -33,6 +33,9 @@ type Deps struct {
 	Audience string
 	// Dev allows http:// JWKS URIs and issuers on loopback hosts.
 	Dev bool
+	// AllowHosts are hosts whose https issuers and JWKS URIs may be
+	// loopback, private or internal (PACT_JWKS_ALLOW_HOSTS).
+	AllowHosts []string
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 	// Logger receives one line per unexpected fault.
@@ -225,13 +228,13 @@ func (s *Service) toProto(a db.Agent) *pactv1.Agent {
 func (s *Service) checkIssuer(v *rpcerr.Violations, field, iss string) {
 	// An issuer is an identifier compared byte for byte, but it must also be
 	// an origin pactd could fetch from, so the JWKS rules apply to it.
-	if _, err := (urlrule.Policy{Dev: s.d.Dev}).Check(iss, false); err != nil {
+	if _, err := (urlrule.Policy{Dev: s.d.Dev, AllowHosts: s.d.AllowHosts}).Check(iss, false); err != nil {
 		v.Add(field, "%v", err)
 	}
 }
 
 func (s *Service) checkJWKSURI(v *rpcerr.Violations, field, u string) {
-	if _, err := (urlrule.Policy{Dev: s.d.Dev}).Check(u, true); err != nil {
+	if _, err := (urlrule.Policy{Dev: s.d.Dev, AllowHosts: s.d.AllowHosts}).Check(u, true); err != nil {
 		v.Add(field, "%v", err)
 	}
 }
