@@ -144,9 +144,11 @@ func TestBrandCommands(t *testing.T) {
 		}
 		sameMessage(t, "brand card -o json", decode(t, p.must(t, "brand", "card", "globex", "-o", "json"), &pactv1.GetAgentCardResponse{}), card)
 		refused(t, p.cli(t, "brand", "card", "nobody"), "not_found", "ERROR_REASON_NOT_FOUND")
-		// A frontend credential may read cards (and nothing else here).
+		// A frontend credential may read cards and list the Brands (the
+		// frontend's root page), and nothing else here.
 		ok(t, run(t, []string{"PACT_ADDR=" + p.url, "PACT_ADMIN_TOKEN=" + frontendToken}, "brand", "card", "acme"))
-		refused(t, run(t, []string{"PACT_ADDR=" + p.url, "PACT_ADMIN_TOKEN=" + frontendToken}, "brand", "list"), "permission_denied", "ERROR_REASON_PERMISSION_DENIED")
+		ok(t, run(t, []string{"PACT_ADDR=" + p.url, "PACT_ADMIN_TOKEN=" + frontendToken}, "brand", "list"))
+		refused(t, run(t, []string{"PACT_ADDR=" + p.url, "PACT_ADMIN_TOKEN=" + frontendToken}, "brand", "get", "acme"), "permission_denied", "ERROR_REASON_PERMISSION_DENIED")
 	})
 }
 
