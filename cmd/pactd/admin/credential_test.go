@@ -43,7 +43,16 @@ func TestCredentialCommands(t *testing.T) {
 		if _, err := p.credentials(tok).ListCredentials(ctx, &pactv1.ListCredentialsRequest{}); connect.CodeOf(err) != connect.CodePermissionDenied {
 			t.Errorf("an admin call with the new frontend token: %v, want PermissionDenied", err)
 		}
-		list := listCreds()
+		// The calls above record the new token's last use in the background
+		// (internal/auth touch); wait for it, so the comparisons below do
+		// not race it.
+		var list *pactv1.ListCredentialsResponse
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			list = listCreds()
+			if n := len(list.GetCredentials()); n > 0 && list.GetCredentials()[n-1].GetLastUseTime() != nil || time.Now().After(deadline) {
+				break
+			}
+		}
 		if len(list.GetCredentials()) != len(start.GetCredentials())+1 {
 			t.Fatalf("credentials after create: %v", list)
 		}
