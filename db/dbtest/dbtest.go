@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore Factory) {
 	runAuthorizationDetails(t, newStore)
 	runFeed(t, newStore)
 	runAudit(t, newStore)
+	runRegistration(t, newStore)
 }
 
 // at is a fixed instant with a sub-second part that the store must drop.
