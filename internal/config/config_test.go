@@ -56,6 +56,7 @@ func TestLoadDefaults(t *testing.T) {
 		DatabasePooler:     "none",
 		GrantCacheSize:     100_000,
 		AuditRetention:     90 * 24 * time.Hour,
+		SelfRegistration:   "off",
 	}
 	if c != want {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
