@@ -165,6 +165,18 @@ type Store interface {
 	UpdateAgent(ctx context.Context, a Agent) (Agent, error)
 	// DeleteAgent removes the agent with the id.
 	DeleteAgent(ctx context.Context, id string) error
+	// SelfRegisterAgent records a verified self-service registration in one
+	// transaction: it consumes the token's (issuer, jti) (ErrReplay when
+	// already used), then returns the existing agent when one with the same
+	// issuer, name and JWKS URI exists (created false), ErrIssuerTaken or
+	// ErrNameTaken when either is taken with other details, or creates the
+	// agent under the name (created true). A refusal stores nothing.
+	SelfRegisterAgent(ctx context.Context, r SelfRegistration) (Agent, bool, error)
+	// CountRegistrationJTIs counts the remembered registration jtis.
+	CountRegistrationJTIs(ctx context.Context) (int64, error)
+	// GetAgentRegistrationName returns the name an agent registered itself
+	// under; ErrNotFound for an agent an operator registered.
+	GetAgentRegistrationName(ctx context.Context, agentID string) (string, error)
 
 	// CreateBrand inserts a Brand; ErrConflict when the id exists.
 	CreateBrand(ctx context.Context, b Brand) (Brand, error)

@@ -31,6 +31,7 @@ func Run(t *testing.T, newStore Factory) {
 	runFeed(t, newStore)
 	runAudit(t, newStore)
 	runBrandAgents(t, newStore)
+	runRegistration(t, newStore)
 }
 
 // at is a fixed instant with a sub-second part that the store must drop.

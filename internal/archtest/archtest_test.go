@@ -182,6 +182,9 @@ var sameRankAllowed = map[string]string{
 	"pactd/internal/pajwt -> pactd/internal/jws":      "PA JWTs are parsed and verified by the one compact-JWS core",
 	"pactd/internal/delegtoken -> pactd/internal/jws": "delegation tokens, receipts and consent sessions are parsed, signed and verified by the one compact-JWS core",
 	"pactd/internal/jose -> pactd/internal/jws":       "JWK documents are read with the core's strict unique-member JSON reader",
+	"pactd/internal/regjwt -> pactd/internal/jose":    "registration JWTs are verified against a JWKS fetched under the onboarding address rules",
+	"pactd/internal/regjwt -> pactd/internal/jws":     "registration JWTs are parsed and verified by the one compact-JWS core",
+	"pactd/internal/regjwt -> pactd/internal/urlrule": "a registration's URLs follow the onboarding URL rules",
 }
 
 // knownExceptions are imports that break the rule today and are to be

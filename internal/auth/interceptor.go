@@ -40,6 +40,7 @@ var frontendProcedures = map[string]bool{
 	pactv1connect.TokenServiceGetJwksProcedure:                        true,
 	pactv1connect.TokenServiceGetAuthorizationServerMetadataProcedure: true,
 	pactv1connect.AuditServiceListBrandAuditEventsProcedure:           true,
+	pactv1connect.AgentServiceSelfRegisterAgentProcedure:              true,
 }
 
 // Allowed reports whether a role may call a procedure.

@@ -106,6 +106,10 @@ type Config struct {
 	// AuditRetention is how long audit events are kept before pruning; 0
 	// keeps them for ever.
 	AuditRetention time.Duration
+	// SelfRegistration is the policy for self-service PA registration
+	// (POST /api/platforms): "off" (default), "pending" (created disabled
+	// until an operator enables it) or "enabled" (accepted at once).
+	SelfRegistration string
 }
 
 // Bounds of the audit-retention setting: the default is 90 days.
@@ -325,6 +329,14 @@ func options() []option {
 			}
 			c.AuditRetention = d
 			return nil
+		}},
+		{"self-registration", "PACT_SELF_REGISTRATION", "off", "self-service PA registration through a frontend's POST /api/platforms: off, pending (an operator enables each PA) or enabled (accepted at once)", func(c *Config, v string) error {
+			switch v {
+			case "off", "pending", "enabled":
+				c.SelfRegistration = v
+				return nil
+			}
+			return fmt.Errorf("must be off, pending or enabled")
 		}},
 	}
 	return opts

@@ -57,6 +57,7 @@ func TestLoadDefaults(t *testing.T) {
 		DatabasePooler:     "none",
 		GrantCacheSize:     100_000,
 		AuditRetention:     90 * 24 * time.Hour,
+		SelfRegistration:   "off",
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)

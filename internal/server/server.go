@@ -236,8 +236,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		return n + m + a, err
 	}
 	svc := Services{
-		Credential:   credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
-		Agent:        agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, Logger: log, OnChange: agents.Changed}),
+		Credential: credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
+		Agent: agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, Logger: log, OnChange: agents.Changed,
+			SelfRegistration: cfg.SelfRegistration, RegistrationKeys: jwks, OnSelfRegistration: selfRegistrations(reg)}),
 		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: brands.Forget}),
 		Verification: verifier,
 		Conversation: conversation.New(conversation.Deps{Store: store, Now: now, Logger: log}),

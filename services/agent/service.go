@@ -17,6 +17,7 @@ import (
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/ids"
 	"pactd/internal/paging"
+	"pactd/internal/regjwt"
 	"pactd/internal/rpcerr"
 	"pactd/internal/urlrule"
 )
@@ -43,6 +44,14 @@ type Deps struct {
 	// OnChange, when set, is called after an agent is created, updated or
 	// deleted, so caches (the verifier's) hold its new state at once.
 	OnChange func(a db.Agent, deleted bool)
+	// SelfRegistration is the self-service policy: SelfRegistrationOff
+	// (also ""), SelfRegistrationPending or SelfRegistrationEnabled.
+	SelfRegistration string
+	// RegistrationKeys fetches a registering PA's JWKS under the onboarding
+	// address rules; self-registration is closed without it.
+	RegistrationKeys regjwt.Keys
+	// OnSelfRegistration, when set, is told every outcome (for metrics).
+	OnSelfRegistration func(pactv1.SelfRegistrationResult)
 }
 
 // Service implements pactv1connect.AgentServiceHandler.

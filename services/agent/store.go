@@ -14,4 +14,5 @@ type Store interface {
 	ListAgents(ctx context.Context, afterID string, limit int) ([]db.Agent, error)
 	UpdateAgent(ctx context.Context, a db.Agent) (db.Agent, error)
 	DeleteAgent(ctx context.Context, id string) error
+	SelfRegisterAgent(ctx context.Context, r db.SelfRegistration) (db.Agent, bool, error)
 }

@@ -9,6 +9,17 @@ import (
 	"context"
 )
 
+const countRegistrationJTIs = `-- name: CountRegistrationJTIs :one
+SELECT COUNT(*) FROM registration_jtis
+`
+
+func (q *Queries) CountRegistrationJTIs(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, countRegistrationJTIs)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const createAgent = `-- name: CreateAgent :one
 INSERT INTO agents (id, issuer, jwks_uri, display_name, audience, enabled, create_time, update_time)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
@@ -103,6 +114,64 @@ func (q *Queries) GetAgentByIssuer(ctx context.Context, issuer string) (Agent, e
 	return i, err
 }
 
+const getAgentRegistrationByAgent = `-- name: GetAgentRegistrationByAgent :one
+SELECT name, agent_id, create_time FROM agent_registrations WHERE agent_id = $1
+`
+
+func (q *Queries) GetAgentRegistrationByAgent(ctx context.Context, agentID string) (AgentRegistration, error) {
+	row := q.db.QueryRow(ctx, getAgentRegistrationByAgent, agentID)
+	var i AgentRegistration
+	err := row.Scan(&i.Name, &i.AgentID, &i.CreateTime)
+	return i, err
+}
+
+const getAgentRegistrationByName = `-- name: GetAgentRegistrationByName :one
+SELECT name, agent_id, create_time FROM agent_registrations WHERE name = $1
+`
+
+func (q *Queries) GetAgentRegistrationByName(ctx context.Context, name string) (AgentRegistration, error) {
+	row := q.db.QueryRow(ctx, getAgentRegistrationByName, name)
+	var i AgentRegistration
+	err := row.Scan(&i.Name, &i.AgentID, &i.CreateTime)
+	return i, err
+}
+
+const insertAgentRegistration = `-- name: InsertAgentRegistration :exec
+INSERT INTO agent_registrations (name, agent_id, create_time)
+VALUES ($1, $2, $3)
+`
+
+type InsertAgentRegistrationParams struct {
+	Name       string
+	AgentID    string
+	CreateTime int64
+}
+
+func (q *Queries) InsertAgentRegistration(ctx context.Context, arg InsertAgentRegistrationParams) error {
+	_, err := q.db.Exec(ctx, insertAgentRegistration, arg.Name, arg.AgentID, arg.CreateTime)
+	return err
+}
+
+const insertRegistrationJTI = `-- name: InsertRegistrationJTI :execrows
+INSERT INTO registration_jtis (issuer, jti, expire_time)
+VALUES ($1, $2, $3)
+ON CONFLICT (issuer, jti) DO NOTHING
+`
+
+type InsertRegistrationJTIParams struct {
+	Issuer     string
+	Jti        string
+	ExpireTime int64
+}
+
+func (q *Queries) InsertRegistrationJTI(ctx context.Context, arg InsertRegistrationJTIParams) (int64, error) {
+	result, err := q.db.Exec(ctx, insertRegistrationJTI, arg.Issuer, arg.Jti, arg.ExpireTime)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const listAgents = `-- name: ListAgents :many
 SELECT id, issuer, jwks_uri, display_name, audience, enabled, create_time, update_time FROM agents WHERE id > $1 ORDER BY id LIMIT $2::bigint
 `
@@ -139,6 +208,18 @@ func (q *Queries) ListAgents(ctx context.Context, arg ListAgentsParams) ([]Agent
 		return nil, err
 	}
 	return items, nil
+}
+
+const pruneRegistrationJTIs = `-- name: PruneRegistrationJTIs :execrows
+DELETE FROM registration_jtis WHERE expire_time < $1
+`
+
+func (q *Queries) PruneRegistrationJTIs(ctx context.Context, before int64) (int64, error) {
+	result, err := q.db.Exec(ctx, pruneRegistrationJTIs, before)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const updateAgent = `-- name: UpdateAgent :one

@@ -15,6 +15,12 @@ type Agent struct {
 	UpdateTime  int64
 }
 
+type AgentRegistration struct {
+	Name       string
+	AgentID    string
+	CreateTime int64
+}
+
 type AuditEvent struct {
 	ID        int64
 	Kind      string
@@ -121,6 +127,12 @@ type RefreshToken struct {
 	ExpiresAt  int64
 	UsedAt     int64
 	CreateTime int64
+}
+
+type RegistrationJti struct {
+	Issuer     string
+	Jti        string
+	ExpireTime int64
 }
 
 type SigningKey struct {

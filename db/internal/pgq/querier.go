@@ -26,6 +26,7 @@ type Querier interface {
 	CountLiveGrants(ctx context.Context, arg CountLiveGrantsParams) (int64, error)
 	// Pending, unexpired device authorizations of an agent: in all, and at one Brand.
 	CountPendingDeviceAuthorizations(ctx context.Context, arg CountPendingDeviceAuthorizationsParams) (CountPendingDeviceAuthorizationsRow, error)
+	CountRegistrationJTIs(ctx context.Context) (int64, error)
 	CreateAgent(ctx context.Context, arg CreateAgentParams) (Agent, error)
 	CreateBrand(ctx context.Context, arg CreateBrandParams) (Brand, error)
 	CreateContext(ctx context.Context, arg CreateContextParams) (Context, error)
@@ -51,6 +52,8 @@ type Querier interface {
 	DenyDeviceAuthorization(ctx context.Context, arg DenyDeviceAuthorizationParams) (DeviceAuthorization, error)
 	GetAgentByID(ctx context.Context, id string) (Agent, error)
 	GetAgentByIssuer(ctx context.Context, issuer string) (Agent, error)
+	GetAgentRegistrationByAgent(ctx context.Context, agentID string) (AgentRegistration, error)
+	GetAgentRegistrationByName(ctx context.Context, name string) (AgentRegistration, error)
 	GetBrand(ctx context.Context, id string) (Brand, error)
 	GetContext(ctx context.Context, id string) (Context, error)
 	GetCredential(ctx context.Context, id string) (Credential, error)
@@ -66,8 +69,10 @@ type Querier interface {
 	GetLiveGrantDetails(ctx context.Context, arg GetLiveGrantDetailsParams) (string, error)
 	GetRefreshToken(ctx context.Context, tokenHash []byte) (RefreshToken, error)
 	GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error)
+	InsertAgentRegistration(ctx context.Context, arg InsertAgentRegistrationParams) error
 	// The audit trail (migration 0012).
 	InsertAuditEvent(ctx context.Context, arg InsertAuditEventParams) (int64, error)
+	InsertRegistrationJTI(ctx context.Context, arg InsertRegistrationJTIParams) (int64, error)
 	ListAgents(ctx context.Context, arg ListAgentsParams) ([]Agent, error)
 	// Oldest first, after after_id; an empty filter value (0 for the times)
 	// matches every row. end_time is exclusive.
@@ -90,6 +95,7 @@ type Querier interface {
 	// Deletes up to batch of the oldest rows with time before before, so one
 	// pass never holds locks for long.
 	PruneAuditEvents(ctx context.Context, arg PruneAuditEventsParams) (int64, error)
+	PruneRegistrationJTIs(ctx context.Context, before int64) (int64, error)
 	// Drops the record of one used assertion if it has expired, so the jti can
 	// be recorded again (an expired record guards nothing: an assertion is
 	// refused after its expire_time anyway). Runs in the transaction of

@@ -21,3 +21,24 @@ RETURNING *;
 
 -- name: DeleteAgent :execrows
 DELETE FROM agents WHERE id = sqlc.arg(id);
+
+-- name: PruneRegistrationJTIs :execrows
+DELETE FROM registration_jtis WHERE expire_time < sqlc.arg(before);
+
+-- name: InsertRegistrationJTI :execrows
+INSERT INTO registration_jtis (issuer, jti, expire_time)
+VALUES (sqlc.arg(issuer), sqlc.arg(jti), sqlc.arg(expire_time))
+ON CONFLICT (issuer, jti) DO NOTHING;
+
+-- name: CountRegistrationJTIs :one
+SELECT COUNT(*) FROM registration_jtis;
+
+-- name: InsertAgentRegistration :exec
+INSERT INTO agent_registrations (name, agent_id, create_time)
+VALUES (sqlc.arg(name), sqlc.arg(agent_id), sqlc.arg(create_time));
+
+-- name: GetAgentRegistrationByName :one
+SELECT * FROM agent_registrations WHERE name = sqlc.arg(name);
+
+-- name: GetAgentRegistrationByAgent :one
+SELECT * FROM agent_registrations WHERE agent_id = sqlc.arg(agent_id);

@@ -23,6 +23,223 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SelfRegistrationResult is the outcome of a self-service registration.
+type SelfRegistrationResult int32
+
+const (
+	// Never sent.
+	SelfRegistrationResult_SELF_REGISTRATION_RESULT_UNSPECIFIED SelfRegistrationResult = 0
+	// The agent was created (enabled, or pending an operator's approval).
+	SelfRegistrationResult_SELF_REGISTRATION_RESULT_CREATED SelfRegistrationResult = 1
+	// An identical registration exists; nothing changed but the jti.
+	SelfRegistrationResult_SELF_REGISTRATION_RESULT_EXISTS SelfRegistrationResult = 2
+	// The name or the issuer is taken with other details.
+	SelfRegistrationResult_SELF_REGISTRATION_RESULT_CONFLICT SelfRegistrationResult = 3
+	// The body or a URL is wrong.
+	SelfRegistrationResult_SELF_REGISTRATION_RESULT_INVALID_REQUEST SelfRegistrationResult = 4
+	// The registration JWT is not acceptable (including a replayed jti).
+	SelfRegistrationResult_SELF_REGISTRATION_RESULT_INVALID_TOKEN SelfRegistrationResult = 5
+	// Self-service registration is off on this Provider.
+	SelfRegistrationResult_SELF_REGISTRATION_RESULT_CLOSED SelfRegistrationResult = 6
+)
+
+// Enum value maps for SelfRegistrationResult.
+var (
+	SelfRegistrationResult_name = map[int32]string{
+		0: "SELF_REGISTRATION_RESULT_UNSPECIFIED",
+		1: "SELF_REGISTRATION_RESULT_CREATED",
+		2: "SELF_REGISTRATION_RESULT_EXISTS",
+		3: "SELF_REGISTRATION_RESULT_CONFLICT",
+		4: "SELF_REGISTRATION_RESULT_INVALID_REQUEST",
+		5: "SELF_REGISTRATION_RESULT_INVALID_TOKEN",
+		6: "SELF_REGISTRATION_RESULT_CLOSED",
+	}
+	SelfRegistrationResult_value = map[string]int32{
+		"SELF_REGISTRATION_RESULT_UNSPECIFIED":     0,
+		"SELF_REGISTRATION_RESULT_CREATED":         1,
+		"SELF_REGISTRATION_RESULT_EXISTS":          2,
+		"SELF_REGISTRATION_RESULT_CONFLICT":        3,
+		"SELF_REGISTRATION_RESULT_INVALID_REQUEST": 4,
+		"SELF_REGISTRATION_RESULT_INVALID_TOKEN":   5,
+		"SELF_REGISTRATION_RESULT_CLOSED":          6,
+	}
+)
+
+func (x SelfRegistrationResult) Enum() *SelfRegistrationResult {
+	p := new(SelfRegistrationResult)
+	*p = x
+	return p
+}
+
+func (x SelfRegistrationResult) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SelfRegistrationResult) Descriptor() protoreflect.EnumDescriptor {
+	return file_pact_v1_agent_proto_enumTypes[0].Descriptor()
+}
+
+func (SelfRegistrationResult) Type() protoreflect.EnumType {
+	return &file_pact_v1_agent_proto_enumTypes[0]
+}
+
+func (x SelfRegistrationResult) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SelfRegistrationResult.Descriptor instead.
+func (SelfRegistrationResult) EnumDescriptor() ([]byte, []int) {
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{0}
+}
+
+// SelfRegisterAgentRequest is one registration as the frontend received it.
+type SelfRegisterAgentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The bearer registration JWT from the Authorization header, unverified.
+	Token string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	// The body's "name": ^[a-z0-9][a-z0-9-]{1,62}$.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The body's "jwksUri".
+	JwksUri string `protobuf:"bytes,3,opt,name=jwks_uri,json=jwksUri,proto3" json:"jwks_uri,omitempty"`
+	// The URL the frontend served the request at (its public base URL +
+	// "/api/platforms"); the token's aud must equal it.
+	EndpointUrl   string `protobuf:"bytes,4,opt,name=endpoint_url,json=endpointUrl,proto3" json:"endpoint_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SelfRegisterAgentRequest) Reset() {
+	*x = SelfRegisterAgentRequest{}
+	mi := &file_pact_v1_agent_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SelfRegisterAgentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SelfRegisterAgentRequest) ProtoMessage() {}
+
+func (x *SelfRegisterAgentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_agent_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SelfRegisterAgentRequest.ProtoReflect.Descriptor instead.
+func (*SelfRegisterAgentRequest) Descriptor() ([]byte, []int) {
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *SelfRegisterAgentRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *SelfRegisterAgentRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SelfRegisterAgentRequest) GetJwksUri() string {
+	if x != nil {
+		return x.JwksUri
+	}
+	return ""
+}
+
+func (x *SelfRegisterAgentRequest) GetEndpointUrl() string {
+	if x != nil {
+		return x.EndpointUrl
+	}
+	return ""
+}
+
+// SelfRegisterAgentResponse is the outcome and, when accepted, the agent.
+type SelfRegisterAgentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The outcome.
+	Result SelfRegistrationResult `protobuf:"varint,1,opt,name=result,proto3,enum=pact.v1.SelfRegistrationResult" json:"result,omitempty"`
+	// The rule a refusal broke (e.g. "jti_replayed", "jwks_uri_cross_origin",
+	// "aud_mismatch"); empty when accepted.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The agent when CREATED or EXISTS.
+	Agent *Agent `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
+	// The name the agent registered under when CREATED or EXISTS.
+	Name          string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SelfRegisterAgentResponse) Reset() {
+	*x = SelfRegisterAgentResponse{}
+	mi := &file_pact_v1_agent_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SelfRegisterAgentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SelfRegisterAgentResponse) ProtoMessage() {}
+
+func (x *SelfRegisterAgentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_agent_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SelfRegisterAgentResponse.ProtoReflect.Descriptor instead.
+func (*SelfRegisterAgentResponse) Descriptor() ([]byte, []int) {
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SelfRegisterAgentResponse) GetResult() SelfRegistrationResult {
+	if x != nil {
+		return x.Result
+	}
+	return SelfRegistrationResult_SELF_REGISTRATION_RESULT_UNSPECIFIED
+}
+
+func (x *SelfRegisterAgentResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *SelfRegisterAgentResponse) GetAgent() *Agent {
+	if x != nil {
+		return x.Agent
+	}
+	return nil
+}
+
+func (x *SelfRegisterAgentResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
 // Agent is a registered personal agent.
 type Agent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -51,7 +268,7 @@ type Agent struct {
 
 func (x *Agent) Reset() {
 	*x = Agent{}
-	mi := &file_pact_v1_agent_proto_msgTypes[0]
+	mi := &file_pact_v1_agent_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -63,7 +280,7 @@ func (x *Agent) String() string {
 func (*Agent) ProtoMessage() {}
 
 func (x *Agent) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_agent_proto_msgTypes[0]
+	mi := &file_pact_v1_agent_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -76,7 +293,7 @@ func (x *Agent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Agent.ProtoReflect.Descriptor instead.
 func (*Agent) Descriptor() ([]byte, []int) {
-	return file_pact_v1_agent_proto_rawDescGZIP(), []int{0}
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Agent) GetId() string {
@@ -152,7 +369,7 @@ type RegisterAgentRequest struct {
 
 func (x *RegisterAgentRequest) Reset() {
 	*x = RegisterAgentRequest{}
-	mi := &file_pact_v1_agent_proto_msgTypes[1]
+	mi := &file_pact_v1_agent_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -164,7 +381,7 @@ func (x *RegisterAgentRequest) String() string {
 func (*RegisterAgentRequest) ProtoMessage() {}
 
 func (x *RegisterAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_agent_proto_msgTypes[1]
+	mi := &file_pact_v1_agent_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -177,7 +394,7 @@ func (x *RegisterAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterAgentRequest.ProtoReflect.Descriptor instead.
 func (*RegisterAgentRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_agent_proto_rawDescGZIP(), []int{1}
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RegisterAgentRequest) GetIssuer() string {
@@ -222,7 +439,7 @@ type RegisterAgentResponse struct {
 
 func (x *RegisterAgentResponse) Reset() {
 	*x = RegisterAgentResponse{}
-	mi := &file_pact_v1_agent_proto_msgTypes[2]
+	mi := &file_pact_v1_agent_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -234,7 +451,7 @@ func (x *RegisterAgentResponse) String() string {
 func (*RegisterAgentResponse) ProtoMessage() {}
 
 func (x *RegisterAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_agent_proto_msgTypes[2]
+	mi := &file_pact_v1_agent_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -247,7 +464,7 @@ func (x *RegisterAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterAgentResponse.ProtoReflect.Descriptor instead.
 func (*RegisterAgentResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_agent_proto_rawDescGZIP(), []int{2}
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RegisterAgentResponse) GetAgent() *Agent {
@@ -280,7 +497,7 @@ type GetAgentRequest struct {
 
 func (x *GetAgentRequest) Reset() {
 	*x = GetAgentRequest{}
-	mi := &file_pact_v1_agent_proto_msgTypes[3]
+	mi := &file_pact_v1_agent_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -292,7 +509,7 @@ func (x *GetAgentRequest) String() string {
 func (*GetAgentRequest) ProtoMessage() {}
 
 func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_agent_proto_msgTypes[3]
+	mi := &file_pact_v1_agent_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -305,7 +522,7 @@ func (x *GetAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentRequest.ProtoReflect.Descriptor instead.
 func (*GetAgentRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_agent_proto_rawDescGZIP(), []int{3}
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetAgentRequest) GetKey() isGetAgentRequest_Key {
@@ -362,7 +579,7 @@ type GetAgentResponse struct {
 
 func (x *GetAgentResponse) Reset() {
 	*x = GetAgentResponse{}
-	mi := &file_pact_v1_agent_proto_msgTypes[4]
+	mi := &file_pact_v1_agent_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -374,7 +591,7 @@ func (x *GetAgentResponse) String() string {
 func (*GetAgentResponse) ProtoMessage() {}
 
 func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_agent_proto_msgTypes[4]
+	mi := &file_pact_v1_agent_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -387,7 +604,7 @@ func (x *GetAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAgentResponse.ProtoReflect.Descriptor instead.
 func (*GetAgentResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_agent_proto_rawDescGZIP(), []int{4}
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetAgentResponse) GetAgent() *Agent {
@@ -408,7 +625,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_pact_v1_agent_proto_msgTypes[5]
+	mi := &file_pact_v1_agent_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -420,7 +637,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_agent_proto_msgTypes[5]
+	mi := &file_pact_v1_agent_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -433,7 +650,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_agent_proto_rawDescGZIP(), []int{5}
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListAgentsRequest) GetPage() *PageRequest {
@@ -456,7 +673,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_pact_v1_agent_proto_msgTypes[6]
+	mi := &file_pact_v1_agent_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -468,7 +685,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_agent_proto_msgTypes[6]
+	mi := &file_pact_v1_agent_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -481,7 +698,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_agent_proto_rawDescGZIP(), []int{6}
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*Agent {
@@ -512,7 +729,7 @@ type UpdateAgentRequest struct {
 
 func (x *UpdateAgentRequest) Reset() {
 	*x = UpdateAgentRequest{}
-	mi := &file_pact_v1_agent_proto_msgTypes[7]
+	mi := &file_pact_v1_agent_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -524,7 +741,7 @@ func (x *UpdateAgentRequest) String() string {
 func (*UpdateAgentRequest) ProtoMessage() {}
 
 func (x *UpdateAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_agent_proto_msgTypes[7]
+	mi := &file_pact_v1_agent_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -537,7 +754,7 @@ func (x *UpdateAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAgentRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAgentRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_agent_proto_rawDescGZIP(), []int{7}
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *UpdateAgentRequest) GetAgent() *Agent {
@@ -565,7 +782,7 @@ type UpdateAgentResponse struct {
 
 func (x *UpdateAgentResponse) Reset() {
 	*x = UpdateAgentResponse{}
-	mi := &file_pact_v1_agent_proto_msgTypes[8]
+	mi := &file_pact_v1_agent_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +794,7 @@ func (x *UpdateAgentResponse) String() string {
 func (*UpdateAgentResponse) ProtoMessage() {}
 
 func (x *UpdateAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_agent_proto_msgTypes[8]
+	mi := &file_pact_v1_agent_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +807,7 @@ func (x *UpdateAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAgentResponse.ProtoReflect.Descriptor instead.
 func (*UpdateAgentResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_agent_proto_rawDescGZIP(), []int{8}
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *UpdateAgentResponse) GetAgent() *Agent {
@@ -611,7 +828,7 @@ type DeleteAgentRequest struct {
 
 func (x *DeleteAgentRequest) Reset() {
 	*x = DeleteAgentRequest{}
-	mi := &file_pact_v1_agent_proto_msgTypes[9]
+	mi := &file_pact_v1_agent_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -623,7 +840,7 @@ func (x *DeleteAgentRequest) String() string {
 func (*DeleteAgentRequest) ProtoMessage() {}
 
 func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_agent_proto_msgTypes[9]
+	mi := &file_pact_v1_agent_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -636,7 +853,7 @@ func (x *DeleteAgentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentRequest.ProtoReflect.Descriptor instead.
 func (*DeleteAgentRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_agent_proto_rawDescGZIP(), []int{9}
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DeleteAgentRequest) GetId() string {
@@ -655,7 +872,7 @@ type DeleteAgentResponse struct {
 
 func (x *DeleteAgentResponse) Reset() {
 	*x = DeleteAgentResponse{}
-	mi := &file_pact_v1_agent_proto_msgTypes[10]
+	mi := &file_pact_v1_agent_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -667,7 +884,7 @@ func (x *DeleteAgentResponse) String() string {
 func (*DeleteAgentResponse) ProtoMessage() {}
 
 func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_agent_proto_msgTypes[10]
+	mi := &file_pact_v1_agent_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -680,14 +897,24 @@ func (x *DeleteAgentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteAgentResponse.ProtoReflect.Descriptor instead.
 func (*DeleteAgentResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_agent_proto_rawDescGZIP(), []int{10}
+	return file_pact_v1_agent_proto_rawDescGZIP(), []int{12}
 }
 
 var File_pact_v1_agent_proto protoreflect.FileDescriptor
 
 const file_pact_v1_agent_proto_rawDesc = "" +
 	"\n" +
-	"\x13pact/v1/agent.proto\x12\apact.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14pact/v1/common.proto\"\x9d\x02\n" +
+	"\x13pact/v1/agent.proto\x12\apact.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14pact/v1/common.proto\"\x82\x01\n" +
+	"\x18SelfRegisterAgentRequest\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n" +
+	"\bjwks_uri\x18\x03 \x01(\tR\ajwksUri\x12!\n" +
+	"\fendpoint_url\x18\x04 \x01(\tR\vendpointUrl\"\xa6\x01\n" +
+	"\x19SelfRegisterAgentResponse\x127\n" +
+	"\x06result\x18\x01 \x01(\x0e2\x1f.pact.v1.SelfRegistrationResultR\x06result\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12$\n" +
+	"\x05agent\x18\x03 \x01(\v2\x0e.pact.v1.AgentR\x05agent\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\"\x9d\x02\n" +
 	"\x05Agent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06issuer\x18\x02 \x01(\tR\x06issuer\x12\x19\n" +
@@ -726,14 +953,23 @@ const file_pact_v1_agent_proto_rawDesc = "" +
 	"\x05agent\x18\x01 \x01(\v2\x0e.pact.v1.AgentR\x05agent\"$\n" +
 	"\x12DeleteAgentRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x15\n" +
-	"\x13DeleteAgentResponse2\x84\x03\n" +
+	"\x13DeleteAgentResponse*\xb3\x02\n" +
+	"\x16SelfRegistrationResult\x12(\n" +
+	"$SELF_REGISTRATION_RESULT_UNSPECIFIED\x10\x00\x12$\n" +
+	" SELF_REGISTRATION_RESULT_CREATED\x10\x01\x12#\n" +
+	"\x1fSELF_REGISTRATION_RESULT_EXISTS\x10\x02\x12%\n" +
+	"!SELF_REGISTRATION_RESULT_CONFLICT\x10\x03\x12,\n" +
+	"(SELF_REGISTRATION_RESULT_INVALID_REQUEST\x10\x04\x12*\n" +
+	"&SELF_REGISTRATION_RESULT_INVALID_TOKEN\x10\x05\x12#\n" +
+	"\x1fSELF_REGISTRATION_RESULT_CLOSED\x10\x062\xe2\x03\n" +
 	"\fAgentService\x12P\n" +
 	"\rRegisterAgent\x12\x1d.pact.v1.RegisterAgentRequest\x1a\x1e.pact.v1.RegisterAgentResponse\"\x00\x12A\n" +
 	"\bGetAgent\x12\x18.pact.v1.GetAgentRequest\x1a\x19.pact.v1.GetAgentResponse\"\x00\x12G\n" +
 	"\n" +
 	"ListAgents\x12\x1a.pact.v1.ListAgentsRequest\x1a\x1b.pact.v1.ListAgentsResponse\"\x00\x12J\n" +
 	"\vUpdateAgent\x12\x1b.pact.v1.UpdateAgentRequest\x1a\x1c.pact.v1.UpdateAgentResponse\"\x00\x12J\n" +
-	"\vDeleteAgent\x12\x1b.pact.v1.DeleteAgentRequest\x1a\x1c.pact.v1.DeleteAgentResponse\"\x00Bp\n" +
+	"\vDeleteAgent\x12\x1b.pact.v1.DeleteAgentRequest\x1a\x1c.pact.v1.DeleteAgentResponse\"\x00\x12\\\n" +
+	"\x11SelfRegisterAgent\x12!.pact.v1.SelfRegisterAgentRequest\x1a\".pact.v1.SelfRegisterAgentResponse\"\x00Bp\n" +
 	"\vcom.pact.v1B\n" +
 	"AgentProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
@@ -749,48 +985,56 @@ func file_pact_v1_agent_proto_rawDescGZIP() []byte {
 	return file_pact_v1_agent_proto_rawDescData
 }
 
-var file_pact_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_pact_v1_agent_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_pact_v1_agent_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_pact_v1_agent_proto_goTypes = []any{
-	(*Agent)(nil),                 // 0: pact.v1.Agent
-	(*RegisterAgentRequest)(nil),  // 1: pact.v1.RegisterAgentRequest
-	(*RegisterAgentResponse)(nil), // 2: pact.v1.RegisterAgentResponse
-	(*GetAgentRequest)(nil),       // 3: pact.v1.GetAgentRequest
-	(*GetAgentResponse)(nil),      // 4: pact.v1.GetAgentResponse
-	(*ListAgentsRequest)(nil),     // 5: pact.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),    // 6: pact.v1.ListAgentsResponse
-	(*UpdateAgentRequest)(nil),    // 7: pact.v1.UpdateAgentRequest
-	(*UpdateAgentResponse)(nil),   // 8: pact.v1.UpdateAgentResponse
-	(*DeleteAgentRequest)(nil),    // 9: pact.v1.DeleteAgentRequest
-	(*DeleteAgentResponse)(nil),   // 10: pact.v1.DeleteAgentResponse
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
-	(*PageRequest)(nil),           // 12: pact.v1.PageRequest
-	(*fieldmaskpb.FieldMask)(nil), // 13: google.protobuf.FieldMask
+	(SelfRegistrationResult)(0),       // 0: pact.v1.SelfRegistrationResult
+	(*SelfRegisterAgentRequest)(nil),  // 1: pact.v1.SelfRegisterAgentRequest
+	(*SelfRegisterAgentResponse)(nil), // 2: pact.v1.SelfRegisterAgentResponse
+	(*Agent)(nil),                     // 3: pact.v1.Agent
+	(*RegisterAgentRequest)(nil),      // 4: pact.v1.RegisterAgentRequest
+	(*RegisterAgentResponse)(nil),     // 5: pact.v1.RegisterAgentResponse
+	(*GetAgentRequest)(nil),           // 6: pact.v1.GetAgentRequest
+	(*GetAgentResponse)(nil),          // 7: pact.v1.GetAgentResponse
+	(*ListAgentsRequest)(nil),         // 8: pact.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),        // 9: pact.v1.ListAgentsResponse
+	(*UpdateAgentRequest)(nil),        // 10: pact.v1.UpdateAgentRequest
+	(*UpdateAgentResponse)(nil),       // 11: pact.v1.UpdateAgentResponse
+	(*DeleteAgentRequest)(nil),        // 12: pact.v1.DeleteAgentRequest
+	(*DeleteAgentResponse)(nil),       // 13: pact.v1.DeleteAgentResponse
+	(*timestamppb.Timestamp)(nil),     // 14: google.protobuf.Timestamp
+	(*PageRequest)(nil),               // 15: pact.v1.PageRequest
+	(*fieldmaskpb.FieldMask)(nil),     // 16: google.protobuf.FieldMask
 }
 var file_pact_v1_agent_proto_depIdxs = []int32{
-	11, // 0: pact.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
-	11, // 1: pact.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
-	0,  // 2: pact.v1.RegisterAgentResponse.agent:type_name -> pact.v1.Agent
-	0,  // 3: pact.v1.GetAgentResponse.agent:type_name -> pact.v1.Agent
-	12, // 4: pact.v1.ListAgentsRequest.page:type_name -> pact.v1.PageRequest
-	0,  // 5: pact.v1.ListAgentsResponse.agents:type_name -> pact.v1.Agent
-	0,  // 6: pact.v1.UpdateAgentRequest.agent:type_name -> pact.v1.Agent
-	13, // 7: pact.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
-	0,  // 8: pact.v1.UpdateAgentResponse.agent:type_name -> pact.v1.Agent
-	1,  // 9: pact.v1.AgentService.RegisterAgent:input_type -> pact.v1.RegisterAgentRequest
-	3,  // 10: pact.v1.AgentService.GetAgent:input_type -> pact.v1.GetAgentRequest
-	5,  // 11: pact.v1.AgentService.ListAgents:input_type -> pact.v1.ListAgentsRequest
-	7,  // 12: pact.v1.AgentService.UpdateAgent:input_type -> pact.v1.UpdateAgentRequest
-	9,  // 13: pact.v1.AgentService.DeleteAgent:input_type -> pact.v1.DeleteAgentRequest
-	2,  // 14: pact.v1.AgentService.RegisterAgent:output_type -> pact.v1.RegisterAgentResponse
-	4,  // 15: pact.v1.AgentService.GetAgent:output_type -> pact.v1.GetAgentResponse
-	6,  // 16: pact.v1.AgentService.ListAgents:output_type -> pact.v1.ListAgentsResponse
-	8,  // 17: pact.v1.AgentService.UpdateAgent:output_type -> pact.v1.UpdateAgentResponse
-	10, // 18: pact.v1.AgentService.DeleteAgent:output_type -> pact.v1.DeleteAgentResponse
-	14, // [14:19] is the sub-list for method output_type
-	9,  // [9:14] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	0,  // 0: pact.v1.SelfRegisterAgentResponse.result:type_name -> pact.v1.SelfRegistrationResult
+	3,  // 1: pact.v1.SelfRegisterAgentResponse.agent:type_name -> pact.v1.Agent
+	14, // 2: pact.v1.Agent.create_time:type_name -> google.protobuf.Timestamp
+	14, // 3: pact.v1.Agent.update_time:type_name -> google.protobuf.Timestamp
+	3,  // 4: pact.v1.RegisterAgentResponse.agent:type_name -> pact.v1.Agent
+	3,  // 5: pact.v1.GetAgentResponse.agent:type_name -> pact.v1.Agent
+	15, // 6: pact.v1.ListAgentsRequest.page:type_name -> pact.v1.PageRequest
+	3,  // 7: pact.v1.ListAgentsResponse.agents:type_name -> pact.v1.Agent
+	3,  // 8: pact.v1.UpdateAgentRequest.agent:type_name -> pact.v1.Agent
+	16, // 9: pact.v1.UpdateAgentRequest.update_mask:type_name -> google.protobuf.FieldMask
+	3,  // 10: pact.v1.UpdateAgentResponse.agent:type_name -> pact.v1.Agent
+	4,  // 11: pact.v1.AgentService.RegisterAgent:input_type -> pact.v1.RegisterAgentRequest
+	6,  // 12: pact.v1.AgentService.GetAgent:input_type -> pact.v1.GetAgentRequest
+	8,  // 13: pact.v1.AgentService.ListAgents:input_type -> pact.v1.ListAgentsRequest
+	10, // 14: pact.v1.AgentService.UpdateAgent:input_type -> pact.v1.UpdateAgentRequest
+	12, // 15: pact.v1.AgentService.DeleteAgent:input_type -> pact.v1.DeleteAgentRequest
+	1,  // 16: pact.v1.AgentService.SelfRegisterAgent:input_type -> pact.v1.SelfRegisterAgentRequest
+	5,  // 17: pact.v1.AgentService.RegisterAgent:output_type -> pact.v1.RegisterAgentResponse
+	7,  // 18: pact.v1.AgentService.GetAgent:output_type -> pact.v1.GetAgentResponse
+	9,  // 19: pact.v1.AgentService.ListAgents:output_type -> pact.v1.ListAgentsResponse
+	11, // 20: pact.v1.AgentService.UpdateAgent:output_type -> pact.v1.UpdateAgentResponse
+	13, // 21: pact.v1.AgentService.DeleteAgent:output_type -> pact.v1.DeleteAgentResponse
+	2,  // 22: pact.v1.AgentService.SelfRegisterAgent:output_type -> pact.v1.SelfRegisterAgentResponse
+	17, // [17:23] is the sub-list for method output_type
+	11, // [11:17] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_agent_proto_init() }
@@ -799,7 +1043,7 @@ func file_pact_v1_agent_proto_init() {
 		return
 	}
 	file_pact_v1_common_proto_init()
-	file_pact_v1_agent_proto_msgTypes[3].OneofWrappers = []any{
+	file_pact_v1_agent_proto_msgTypes[5].OneofWrappers = []any{
 		(*GetAgentRequest_Id)(nil),
 		(*GetAgentRequest_Issuer)(nil),
 	}
@@ -808,13 +1052,14 @@ func file_pact_v1_agent_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pact_v1_agent_proto_rawDesc), len(file_pact_v1_agent_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   11,
+			NumEnums:      1,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_pact_v1_agent_proto_goTypes,
 		DependencyIndexes: file_pact_v1_agent_proto_depIdxs,
+		EnumInfos:         file_pact_v1_agent_proto_enumTypes,
 		MessageInfos:      file_pact_v1_agent_proto_msgTypes,
 	}.Build()
 	File_pact_v1_agent_proto = out.File

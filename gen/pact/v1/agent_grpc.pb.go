@@ -19,11 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AgentService_RegisterAgent_FullMethodName = "/pact.v1.AgentService/RegisterAgent"
-	AgentService_GetAgent_FullMethodName      = "/pact.v1.AgentService/GetAgent"
-	AgentService_ListAgents_FullMethodName    = "/pact.v1.AgentService/ListAgents"
-	AgentService_UpdateAgent_FullMethodName   = "/pact.v1.AgentService/UpdateAgent"
-	AgentService_DeleteAgent_FullMethodName   = "/pact.v1.AgentService/DeleteAgent"
+	AgentService_RegisterAgent_FullMethodName     = "/pact.v1.AgentService/RegisterAgent"
+	AgentService_GetAgent_FullMethodName          = "/pact.v1.AgentService/GetAgent"
+	AgentService_ListAgents_FullMethodName        = "/pact.v1.AgentService/ListAgents"
+	AgentService_UpdateAgent_FullMethodName       = "/pact.v1.AgentService/UpdateAgent"
+	AgentService_DeleteAgent_FullMethodName       = "/pact.v1.AgentService/DeleteAgent"
+	AgentService_SelfRegisterAgent_FullMethodName = "/pact.v1.AgentService/SelfRegisterAgent"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -46,6 +47,13 @@ type AgentServiceClient interface {
 	UpdateAgent(ctx context.Context, in *UpdateAgentRequest, opts ...grpc.CallOption) (*UpdateAgentResponse, error)
 	// DeleteAgent removes an agent; its tokens stop verifying at once.
 	DeleteAgent(ctx context.Context, in *DeleteAgentRequest, opts ...grpc.CallOption) (*DeleteAgentResponse, error)
+	// SelfRegisterAgent records a PA's self-service registration (the
+	// reference's POST /api/platforms) that a frontend received. Frontend
+	// role. The outcome is in the response, not an error, so the frontend
+	// maps it to the reference's status: CREATED 201, EXISTS 200, CONFLICT
+	// 409, INVALID_REQUEST 400, INVALID_TOKEN 401, CLOSED 404. A refusal
+	// stores nothing. Off unless PACT_SELF_REGISTRATION is pending or enabled.
+	SelfRegisterAgent(ctx context.Context, in *SelfRegisterAgentRequest, opts ...grpc.CallOption) (*SelfRegisterAgentResponse, error)
 }
 
 type agentServiceClient struct {
@@ -106,6 +114,16 @@ func (c *agentServiceClient) DeleteAgent(ctx context.Context, in *DeleteAgentReq
 	return out, nil
 }
 
+func (c *agentServiceClient) SelfRegisterAgent(ctx context.Context, in *SelfRegisterAgentRequest, opts ...grpc.CallOption) (*SelfRegisterAgentResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SelfRegisterAgentResponse)
+	err := c.cc.Invoke(ctx, AgentService_SelfRegisterAgent_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -126,6 +144,13 @@ type AgentServiceServer interface {
 	UpdateAgent(context.Context, *UpdateAgentRequest) (*UpdateAgentResponse, error)
 	// DeleteAgent removes an agent; its tokens stop verifying at once.
 	DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error)
+	// SelfRegisterAgent records a PA's self-service registration (the
+	// reference's POST /api/platforms) that a frontend received. Frontend
+	// role. The outcome is in the response, not an error, so the frontend
+	// maps it to the reference's status: CREATED 201, EXISTS 200, CONFLICT
+	// 409, INVALID_REQUEST 400, INVALID_TOKEN 401, CLOSED 404. A refusal
+	// stores nothing. Off unless PACT_SELF_REGISTRATION is pending or enabled.
+	SelfRegisterAgent(context.Context, *SelfRegisterAgentRequest) (*SelfRegisterAgentResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -150,6 +175,9 @@ func (UnimplementedAgentServiceServer) UpdateAgent(context.Context, *UpdateAgent
 }
 func (UnimplementedAgentServiceServer) DeleteAgent(context.Context, *DeleteAgentRequest) (*DeleteAgentResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeleteAgent not implemented")
+}
+func (UnimplementedAgentServiceServer) SelfRegisterAgent(context.Context, *SelfRegisterAgentRequest) (*SelfRegisterAgentResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SelfRegisterAgent not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -262,6 +290,24 @@ func _AgentService_DeleteAgent_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AgentService_SelfRegisterAgent_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SelfRegisterAgentRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).SelfRegisterAgent(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_SelfRegisterAgent_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).SelfRegisterAgent(ctx, req.(*SelfRegisterAgentRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -288,6 +334,10 @@ var AgentService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteAgent",
 			Handler:    _AgentService_DeleteAgent_Handler,
+		},
+		{
+			MethodName: "SelfRegisterAgent",
+			Handler:    _AgentService_SelfRegisterAgent_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -46,6 +46,9 @@ const (
 	// AgentServiceDeleteAgentProcedure is the fully-qualified name of the AgentService's DeleteAgent
 	// RPC.
 	AgentServiceDeleteAgentProcedure = "/pact.v1.AgentService/DeleteAgent"
+	// AgentServiceSelfRegisterAgentProcedure is the fully-qualified name of the AgentService's
+	// SelfRegisterAgent RPC.
+	AgentServiceSelfRegisterAgentProcedure = "/pact.v1.AgentService/SelfRegisterAgent"
 )
 
 // AgentServiceClient is a client for the pact.v1.AgentService service.
@@ -63,6 +66,13 @@ type AgentServiceClient interface {
 	UpdateAgent(context.Context, *v1.UpdateAgentRequest) (*v1.UpdateAgentResponse, error)
 	// DeleteAgent removes an agent; its tokens stop verifying at once.
 	DeleteAgent(context.Context, *v1.DeleteAgentRequest) (*v1.DeleteAgentResponse, error)
+	// SelfRegisterAgent records a PA's self-service registration (the
+	// reference's POST /api/platforms) that a frontend received. Frontend
+	// role. The outcome is in the response, not an error, so the frontend
+	// maps it to the reference's status: CREATED 201, EXISTS 200, CONFLICT
+	// 409, INVALID_REQUEST 400, INVALID_TOKEN 401, CLOSED 404. A refusal
+	// stores nothing. Off unless PACT_SELF_REGISTRATION is pending or enabled.
+	SelfRegisterAgent(context.Context, *v1.SelfRegisterAgentRequest) (*v1.SelfRegisterAgentResponse, error)
 }
 
 // NewAgentServiceClient constructs a client for the pact.v1.AgentService service. By default, it
@@ -106,16 +116,23 @@ func NewAgentServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(agentServiceMethods.ByName("DeleteAgent")),
 			connect.WithClientOptions(opts...),
 		),
+		selfRegisterAgent: connect.NewClient[v1.SelfRegisterAgentRequest, v1.SelfRegisterAgentResponse](
+			httpClient,
+			baseURL+AgentServiceSelfRegisterAgentProcedure,
+			connect.WithSchema(agentServiceMethods.ByName("SelfRegisterAgent")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // agentServiceClient implements AgentServiceClient.
 type agentServiceClient struct {
-	registerAgent *connect.Client[v1.RegisterAgentRequest, v1.RegisterAgentResponse]
-	getAgent      *connect.Client[v1.GetAgentRequest, v1.GetAgentResponse]
-	listAgents    *connect.Client[v1.ListAgentsRequest, v1.ListAgentsResponse]
-	updateAgent   *connect.Client[v1.UpdateAgentRequest, v1.UpdateAgentResponse]
-	deleteAgent   *connect.Client[v1.DeleteAgentRequest, v1.DeleteAgentResponse]
+	registerAgent     *connect.Client[v1.RegisterAgentRequest, v1.RegisterAgentResponse]
+	getAgent          *connect.Client[v1.GetAgentRequest, v1.GetAgentResponse]
+	listAgents        *connect.Client[v1.ListAgentsRequest, v1.ListAgentsResponse]
+	updateAgent       *connect.Client[v1.UpdateAgentRequest, v1.UpdateAgentResponse]
+	deleteAgent       *connect.Client[v1.DeleteAgentRequest, v1.DeleteAgentResponse]
+	selfRegisterAgent *connect.Client[v1.SelfRegisterAgentRequest, v1.SelfRegisterAgentResponse]
 }
 
 // RegisterAgent calls pact.v1.AgentService.RegisterAgent.
@@ -163,6 +180,15 @@ func (c *agentServiceClient) DeleteAgent(ctx context.Context, req *v1.DeleteAgen
 	return nil, err
 }
 
+// SelfRegisterAgent calls pact.v1.AgentService.SelfRegisterAgent.
+func (c *agentServiceClient) SelfRegisterAgent(ctx context.Context, req *v1.SelfRegisterAgentRequest) (*v1.SelfRegisterAgentResponse, error) {
+	response, err := c.selfRegisterAgent.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
 // AgentServiceHandler is an implementation of the pact.v1.AgentService service.
 type AgentServiceHandler interface {
 	// RegisterAgent registers a PA by its exact issuer string and JWKS URI.
@@ -178,6 +204,13 @@ type AgentServiceHandler interface {
 	UpdateAgent(context.Context, *v1.UpdateAgentRequest) (*v1.UpdateAgentResponse, error)
 	// DeleteAgent removes an agent; its tokens stop verifying at once.
 	DeleteAgent(context.Context, *v1.DeleteAgentRequest) (*v1.DeleteAgentResponse, error)
+	// SelfRegisterAgent records a PA's self-service registration (the
+	// reference's POST /api/platforms) that a frontend received. Frontend
+	// role. The outcome is in the response, not an error, so the frontend
+	// maps it to the reference's status: CREATED 201, EXISTS 200, CONFLICT
+	// 409, INVALID_REQUEST 400, INVALID_TOKEN 401, CLOSED 404. A refusal
+	// stores nothing. Off unless PACT_SELF_REGISTRATION is pending or enabled.
+	SelfRegisterAgent(context.Context, *v1.SelfRegisterAgentRequest) (*v1.SelfRegisterAgentResponse, error)
 }
 
 // NewAgentServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -217,6 +250,12 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(agentServiceMethods.ByName("DeleteAgent")),
 		connect.WithHandlerOptions(opts...),
 	)
+	agentServiceSelfRegisterAgentHandler := connect.NewUnaryHandlerSimple(
+		AgentServiceSelfRegisterAgentProcedure,
+		svc.SelfRegisterAgent,
+		connect.WithSchema(agentServiceMethods.ByName("SelfRegisterAgent")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/pact.v1.AgentService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case AgentServiceRegisterAgentProcedure:
@@ -229,6 +268,8 @@ func NewAgentServiceHandler(svc AgentServiceHandler, opts ...connect.HandlerOpti
 			agentServiceUpdateAgentHandler.ServeHTTP(w, r)
 		case AgentServiceDeleteAgentProcedure:
 			agentServiceDeleteAgentHandler.ServeHTTP(w, r)
+		case AgentServiceSelfRegisterAgentProcedure:
+			agentServiceSelfRegisterAgentHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -256,4 +297,8 @@ func (UnimplementedAgentServiceHandler) UpdateAgent(context.Context, *v1.UpdateA
 
 func (UnimplementedAgentServiceHandler) DeleteAgent(context.Context, *v1.DeleteAgentRequest) (*v1.DeleteAgentResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.AgentService.DeleteAgent is not implemented"))
+}
+
+func (UnimplementedAgentServiceHandler) SelfRegisterAgent(context.Context, *v1.SelfRegisterAgentRequest) (*v1.SelfRegisterAgentResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.AgentService.SelfRegisterAgent is not implemented"))
 }

@@ -2,8 +2,8 @@
 // @generated from file pact/v1/agent.proto (package pact.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_field_mask, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { PageRequest } from "./common_pb.js";
@@ -14,7 +14,93 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pact/v1/agent.proto.
  */
 export const file_pact_v1_agent: GenFile = /*@__PURE__*/
-  fileDesc("ChNwYWN0L3YxL2FnZW50LnByb3RvEgdwYWN0LnYxItABCgVBZ2VudBIKCgJpZBgBIAEoCRIOCgZpc3N1ZXIYAiABKAkSEAoIandrc191cmkYAyABKAkSFAoMZGlzcGxheV9uYW1lGAQgASgJEhAKCGF1ZGllbmNlGAUgASgJEg8KB2VuYWJsZWQYBiABKAgSLwoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJgChRSZWdpc3RlckFnZW50UmVxdWVzdBIOCgZpc3N1ZXIYASABKAkSEAoIandrc191cmkYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhAKCGF1ZGllbmNlGAQgASgJIkcKFVJlZ2lzdGVyQWdlbnRSZXNwb25zZRIdCgVhZ2VudBgBIAEoCzIOLnBhY3QudjEuQWdlbnQSDwoHY3JlYXRlZBgCIAEoCCI4Cg9HZXRBZ2VudFJlcXVlc3QSDAoCaWQYASABKAlIABIQCgZpc3N1ZXIYAiABKAlIAEIFCgNrZXkiMQoQR2V0QWdlbnRSZXNwb25zZRIdCgVhZ2VudBgBIAEoCzIOLnBhY3QudjEuQWdlbnQiNwoRTGlzdEFnZW50c1JlcXVlc3QSIgoEcGFnZRgBIAEoCzIULnBhY3QudjEuUGFnZVJlcXVlc3QiTQoSTGlzdEFnZW50c1Jlc3BvbnNlEh4KBmFnZW50cxgBIAMoCzIOLnBhY3QudjEuQWdlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImQKElVwZGF0ZUFnZW50UmVxdWVzdBIdCgVhZ2VudBgBIAEoCzIOLnBhY3QudjEuQWdlbnQSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIjQKE1VwZGF0ZUFnZW50UmVzcG9uc2USHQoFYWdlbnQYASABKAsyDi5wYWN0LnYxLkFnZW50IiAKEkRlbGV0ZUFnZW50UmVxdWVzdBIKCgJpZBgBIAEoCSIVChNEZWxldGVBZ2VudFJlc3BvbnNlMoQDCgxBZ2VudFNlcnZpY2USUAoNUmVnaXN0ZXJBZ2VudBIdLnBhY3QudjEuUmVnaXN0ZXJBZ2VudFJlcXVlc3QaHi5wYWN0LnYxLlJlZ2lzdGVyQWdlbnRSZXNwb25zZSIAEkEKCEdldEFnZW50EhgucGFjdC52MS5HZXRBZ2VudFJlcXVlc3QaGS5wYWN0LnYxLkdldEFnZW50UmVzcG9uc2UiABJHCgpMaXN0QWdlbnRzEhoucGFjdC52MS5MaXN0QWdlbnRzUmVxdWVzdBobLnBhY3QudjEuTGlzdEFnZW50c1Jlc3BvbnNlIgASSgoLVXBkYXRlQWdlbnQSGy5wYWN0LnYxLlVwZGF0ZUFnZW50UmVxdWVzdBocLnBhY3QudjEuVXBkYXRlQWdlbnRSZXNwb25zZSIAEkoKC0RlbGV0ZUFnZW50EhsucGFjdC52MS5EZWxldGVBZ2VudFJlcXVlc3QaHC5wYWN0LnYxLkRlbGV0ZUFnZW50UmVzcG9uc2UiAGIGcHJvdG8z", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_pact_v1_common]);
+  fileDesc("ChNwYWN0L3YxL2FnZW50LnByb3RvEgdwYWN0LnYxIl8KGFNlbGZSZWdpc3RlckFnZW50UmVxdWVzdBINCgV0b2tlbhgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCGp3a3NfdXJpGAMgASgJEhQKDGVuZHBvaW50X3VybBgEIAEoCSKJAQoZU2VsZlJlZ2lzdGVyQWdlbnRSZXNwb25zZRIvCgZyZXN1bHQYASABKA4yHy5wYWN0LnYxLlNlbGZSZWdpc3RyYXRpb25SZXN1bHQSDgoGcmVhc29uGAIgASgJEh0KBWFnZW50GAMgASgLMg4ucGFjdC52MS5BZ2VudBIMCgRuYW1lGAQgASgJItABCgVBZ2VudBIKCgJpZBgBIAEoCRIOCgZpc3N1ZXIYAiABKAkSEAoIandrc191cmkYAyABKAkSFAoMZGlzcGxheV9uYW1lGAQgASgJEhAKCGF1ZGllbmNlGAUgASgJEg8KB2VuYWJsZWQYBiABKAgSLwoLY3JlYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJgChRSZWdpc3RlckFnZW50UmVxdWVzdBIOCgZpc3N1ZXIYASABKAkSEAoIandrc191cmkYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEhAKCGF1ZGllbmNlGAQgASgJIkcKFVJlZ2lzdGVyQWdlbnRSZXNwb25zZRIdCgVhZ2VudBgBIAEoCzIOLnBhY3QudjEuQWdlbnQSDwoHY3JlYXRlZBgCIAEoCCI4Cg9HZXRBZ2VudFJlcXVlc3QSDAoCaWQYASABKAlIABIQCgZpc3N1ZXIYAiABKAlIAEIFCgNrZXkiMQoQR2V0QWdlbnRSZXNwb25zZRIdCgVhZ2VudBgBIAEoCzIOLnBhY3QudjEuQWdlbnQiNwoRTGlzdEFnZW50c1JlcXVlc3QSIgoEcGFnZRgBIAEoCzIULnBhY3QudjEuUGFnZVJlcXVlc3QiTQoSTGlzdEFnZW50c1Jlc3BvbnNlEh4KBmFnZW50cxgBIAMoCzIOLnBhY3QudjEuQWdlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJImQKElVwZGF0ZUFnZW50UmVxdWVzdBIdCgVhZ2VudBgBIAEoCzIOLnBhY3QudjEuQWdlbnQSLwoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrIjQKE1VwZGF0ZUFnZW50UmVzcG9uc2USHQoFYWdlbnQYASABKAsyDi5wYWN0LnYxLkFnZW50IiAKEkRlbGV0ZUFnZW50UmVxdWVzdBIKCgJpZBgBIAEoCSIVChNEZWxldGVBZ2VudFJlc3BvbnNlKrMCChZTZWxmUmVnaXN0cmF0aW9uUmVzdWx0EigKJFNFTEZfUkVHSVNUUkFUSU9OX1JFU1VMVF9VTlNQRUNJRklFRBAAEiQKIFNFTEZfUkVHSVNUUkFUSU9OX1JFU1VMVF9DUkVBVEVEEAESIwofU0VMRl9SRUdJU1RSQVRJT05fUkVTVUxUX0VYSVNUUxACEiUKIVNFTEZfUkVHSVNUUkFUSU9OX1JFU1VMVF9DT05GTElDVBADEiwKKFNFTEZfUkVHSVNUUkFUSU9OX1JFU1VMVF9JTlZBTElEX1JFUVVFU1QQBBIqCiZTRUxGX1JFR0lTVFJBVElPTl9SRVNVTFRfSU5WQUxJRF9UT0tFThAFEiMKH1NFTEZfUkVHSVNUUkFUSU9OX1JFU1VMVF9DTE9TRUQQBjLiAwoMQWdlbnRTZXJ2aWNlElAKDVJlZ2lzdGVyQWdlbnQSHS5wYWN0LnYxLlJlZ2lzdGVyQWdlbnRSZXF1ZXN0Gh4ucGFjdC52MS5SZWdpc3RlckFnZW50UmVzcG9uc2UiABJBCghHZXRBZ2VudBIYLnBhY3QudjEuR2V0QWdlbnRSZXF1ZXN0GhkucGFjdC52MS5HZXRBZ2VudFJlc3BvbnNlIgASRwoKTGlzdEFnZW50cxIaLnBhY3QudjEuTGlzdEFnZW50c1JlcXVlc3QaGy5wYWN0LnYxLkxpc3RBZ2VudHNSZXNwb25zZSIAEkoKC1VwZGF0ZUFnZW50EhsucGFjdC52MS5VcGRhdGVBZ2VudFJlcXVlc3QaHC5wYWN0LnYxLlVwZGF0ZUFnZW50UmVzcG9uc2UiABJKCgtEZWxldGVBZ2VudBIbLnBhY3QudjEuRGVsZXRlQWdlbnRSZXF1ZXN0GhwucGFjdC52MS5EZWxldGVBZ2VudFJlc3BvbnNlIgASXAoRU2VsZlJlZ2lzdGVyQWdlbnQSIS5wYWN0LnYxLlNlbGZSZWdpc3RlckFnZW50UmVxdWVzdBoiLnBhY3QudjEuU2VsZlJlZ2lzdGVyQWdlbnRSZXNwb25zZSIAYgZwcm90bzM", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_pact_v1_common]);
+
+/**
+ * SelfRegisterAgentRequest is one registration as the frontend received it.
+ *
+ * @generated from message pact.v1.SelfRegisterAgentRequest
+ */
+export type SelfRegisterAgentRequest = Message<"pact.v1.SelfRegisterAgentRequest"> & {
+  /**
+   * The bearer registration JWT from the Authorization header, unverified.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * The body's "name": ^[a-z0-9][a-z0-9-]{1,62}$.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * The body's "jwksUri".
+   *
+   * @generated from field: string jwks_uri = 3;
+   */
+  jwksUri: string;
+
+  /**
+   * The URL the frontend served the request at (its public base URL +
+   * "/api/platforms"); the token's aud must equal it.
+   *
+   * @generated from field: string endpoint_url = 4;
+   */
+  endpointUrl: string;
+};
+
+/**
+ * Describes the message pact.v1.SelfRegisterAgentRequest.
+ * Use `create(SelfRegisterAgentRequestSchema)` to create a new message.
+ */
+export const SelfRegisterAgentRequestSchema: GenMessage<SelfRegisterAgentRequest> = /*@__PURE__*/
+  messageDesc(file_pact_v1_agent, 0);
+
+/**
+ * SelfRegisterAgentResponse is the outcome and, when accepted, the agent.
+ *
+ * @generated from message pact.v1.SelfRegisterAgentResponse
+ */
+export type SelfRegisterAgentResponse = Message<"pact.v1.SelfRegisterAgentResponse"> & {
+  /**
+   * The outcome.
+   *
+   * @generated from field: pact.v1.SelfRegistrationResult result = 1;
+   */
+  result: SelfRegistrationResult;
+
+  /**
+   * The rule a refusal broke (e.g. "jti_replayed", "jwks_uri_cross_origin",
+   * "aud_mismatch"); empty when accepted.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * The agent when CREATED or EXISTS.
+   *
+   * @generated from field: pact.v1.Agent agent = 3;
+   */
+  agent?: Agent | undefined;
+
+  /**
+   * The name the agent registered under when CREATED or EXISTS.
+   *
+   * @generated from field: string name = 4;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message pact.v1.SelfRegisterAgentResponse.
+ * Use `create(SelfRegisterAgentResponseSchema)` to create a new message.
+ */
+export const SelfRegisterAgentResponseSchema: GenMessage<SelfRegisterAgentResponse> = /*@__PURE__*/
+  messageDesc(file_pact_v1_agent, 1);
 
 /**
  * Agent is a registered personal agent.
@@ -87,7 +173,7 @@ export type Agent = Message<"pact.v1.Agent"> & {
  * Use `create(AgentSchema)` to create a new message.
  */
 export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
-  messageDesc(file_pact_v1_agent, 0);
+  messageDesc(file_pact_v1_agent, 2);
 
 /**
  * RegisterAgentRequest registers a personal agent.
@@ -129,7 +215,7 @@ export type RegisterAgentRequest = Message<"pact.v1.RegisterAgentRequest"> & {
  * Use `create(RegisterAgentRequestSchema)` to create a new message.
  */
 export const RegisterAgentRequestSchema: GenMessage<RegisterAgentRequest> = /*@__PURE__*/
-  messageDesc(file_pact_v1_agent, 1);
+  messageDesc(file_pact_v1_agent, 3);
 
 /**
  * RegisterAgentResponse returns the registered agent.
@@ -158,7 +244,7 @@ export type RegisterAgentResponse = Message<"pact.v1.RegisterAgentResponse"> & {
  * Use `create(RegisterAgentResponseSchema)` to create a new message.
  */
 export const RegisterAgentResponseSchema: GenMessage<RegisterAgentResponse> = /*@__PURE__*/
-  messageDesc(file_pact_v1_agent, 2);
+  messageDesc(file_pact_v1_agent, 4);
 
 /**
  * GetAgentRequest names one agent.
@@ -195,7 +281,7 @@ export type GetAgentRequest = Message<"pact.v1.GetAgentRequest"> & {
  * Use `create(GetAgentRequestSchema)` to create a new message.
  */
 export const GetAgentRequestSchema: GenMessage<GetAgentRequest> = /*@__PURE__*/
-  messageDesc(file_pact_v1_agent, 3);
+  messageDesc(file_pact_v1_agent, 5);
 
 /**
  * GetAgentResponse returns one agent.
@@ -216,7 +302,7 @@ export type GetAgentResponse = Message<"pact.v1.GetAgentResponse"> & {
  * Use `create(GetAgentResponseSchema)` to create a new message.
  */
 export const GetAgentResponseSchema: GenMessage<GetAgentResponse> = /*@__PURE__*/
-  messageDesc(file_pact_v1_agent, 4);
+  messageDesc(file_pact_v1_agent, 6);
 
 /**
  * ListAgentsRequest asks for a page of agents.
@@ -237,7 +323,7 @@ export type ListAgentsRequest = Message<"pact.v1.ListAgentsRequest"> & {
  * Use `create(ListAgentsRequestSchema)` to create a new message.
  */
 export const ListAgentsRequestSchema: GenMessage<ListAgentsRequest> = /*@__PURE__*/
-  messageDesc(file_pact_v1_agent, 5);
+  messageDesc(file_pact_v1_agent, 7);
 
 /**
  * ListAgentsResponse is one page of agents.
@@ -265,7 +351,7 @@ export type ListAgentsResponse = Message<"pact.v1.ListAgentsResponse"> & {
  * Use `create(ListAgentsResponseSchema)` to create a new message.
  */
 export const ListAgentsResponseSchema: GenMessage<ListAgentsResponse> = /*@__PURE__*/
-  messageDesc(file_pact_v1_agent, 6);
+  messageDesc(file_pact_v1_agent, 8);
 
 /**
  * UpdateAgentRequest changes an agent.
@@ -294,7 +380,7 @@ export type UpdateAgentRequest = Message<"pact.v1.UpdateAgentRequest"> & {
  * Use `create(UpdateAgentRequestSchema)` to create a new message.
  */
 export const UpdateAgentRequestSchema: GenMessage<UpdateAgentRequest> = /*@__PURE__*/
-  messageDesc(file_pact_v1_agent, 7);
+  messageDesc(file_pact_v1_agent, 9);
 
 /**
  * UpdateAgentResponse returns the changed agent.
@@ -315,7 +401,7 @@ export type UpdateAgentResponse = Message<"pact.v1.UpdateAgentResponse"> & {
  * Use `create(UpdateAgentResponseSchema)` to create a new message.
  */
 export const UpdateAgentResponseSchema: GenMessage<UpdateAgentResponse> = /*@__PURE__*/
-  messageDesc(file_pact_v1_agent, 8);
+  messageDesc(file_pact_v1_agent, 10);
 
 /**
  * DeleteAgentRequest names the agent to delete.
@@ -336,7 +422,7 @@ export type DeleteAgentRequest = Message<"pact.v1.DeleteAgentRequest"> & {
  * Use `create(DeleteAgentRequestSchema)` to create a new message.
  */
 export const DeleteAgentRequestSchema: GenMessage<DeleteAgentRequest> = /*@__PURE__*/
-  messageDesc(file_pact_v1_agent, 9);
+  messageDesc(file_pact_v1_agent, 11);
 
 /**
  * DeleteAgentResponse is empty.
@@ -351,7 +437,69 @@ export type DeleteAgentResponse = Message<"pact.v1.DeleteAgentResponse"> & {
  * Use `create(DeleteAgentResponseSchema)` to create a new message.
  */
 export const DeleteAgentResponseSchema: GenMessage<DeleteAgentResponse> = /*@__PURE__*/
-  messageDesc(file_pact_v1_agent, 10);
+  messageDesc(file_pact_v1_agent, 12);
+
+/**
+ * SelfRegistrationResult is the outcome of a self-service registration.
+ *
+ * @generated from enum pact.v1.SelfRegistrationResult
+ */
+export enum SelfRegistrationResult {
+  /**
+   * Never sent.
+   *
+   * @generated from enum value: SELF_REGISTRATION_RESULT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The agent was created (enabled, or pending an operator's approval).
+   *
+   * @generated from enum value: SELF_REGISTRATION_RESULT_CREATED = 1;
+   */
+  CREATED = 1,
+
+  /**
+   * An identical registration exists; nothing changed but the jti.
+   *
+   * @generated from enum value: SELF_REGISTRATION_RESULT_EXISTS = 2;
+   */
+  EXISTS = 2,
+
+  /**
+   * The name or the issuer is taken with other details.
+   *
+   * @generated from enum value: SELF_REGISTRATION_RESULT_CONFLICT = 3;
+   */
+  CONFLICT = 3,
+
+  /**
+   * The body or a URL is wrong.
+   *
+   * @generated from enum value: SELF_REGISTRATION_RESULT_INVALID_REQUEST = 4;
+   */
+  INVALID_REQUEST = 4,
+
+  /**
+   * The registration JWT is not acceptable (including a replayed jti).
+   *
+   * @generated from enum value: SELF_REGISTRATION_RESULT_INVALID_TOKEN = 5;
+   */
+  INVALID_TOKEN = 5,
+
+  /**
+   * Self-service registration is off on this Provider.
+   *
+   * @generated from enum value: SELF_REGISTRATION_RESULT_CLOSED = 6;
+   */
+  CLOSED = 6,
+}
+
+/**
+ * Describes the enum pact.v1.SelfRegistrationResult.
+ */
+export const SelfRegistrationResultSchema: GenEnum<SelfRegistrationResult> = /*@__PURE__*/
+  enumDesc(file_pact_v1_agent, 0);
 
 /**
  * AgentService onboards personal agents (PAs): the issuers whose PACT JWTs
@@ -412,6 +560,21 @@ export const AgentService: GenService<{
     methodKind: "unary";
     input: typeof DeleteAgentRequestSchema;
     output: typeof DeleteAgentResponseSchema;
+  },
+  /**
+   * SelfRegisterAgent records a PA's self-service registration (the
+   * reference's POST /api/platforms) that a frontend received. Frontend
+   * role. The outcome is in the response, not an error, so the frontend
+   * maps it to the reference's status: CREATED 201, EXISTS 200, CONFLICT
+   * 409, INVALID_REQUEST 400, INVALID_TOKEN 401, CLOSED 404. A refusal
+   * stores nothing. Off unless PACT_SELF_REGISTRATION is pending or enabled.
+   *
+   * @generated from rpc pact.v1.AgentService.SelfRegisterAgent
+   */
+  selfRegisterAgent: {
+    methodKind: "unary";
+    input: typeof SelfRegisterAgentRequestSchema;
+    output: typeof SelfRegisterAgentResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_pact_v1_agent, 0);

@@ -16,35 +16,41 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from pact.v1 import common_pb2 as pact_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13pact/v1/agent.proto\x12\x07pact.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14pact/v1/common.proto\"\x9d\x02\n\x05\x41gent\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06issuer\x18\x02 \x01(\tR\x06issuer\x12\x19\n\x08jwks_uri\x18\x03 \x01(\tR\x07jwksUri\x12!\n\x0c\x64isplay_name\x18\x04 \x01(\tR\x0b\x64isplayName\x12\x1a\n\x08\x61udience\x18\x05 \x01(\tR\x08\x61udience\x12\x18\n\x07\x65nabled\x18\x06 \x01(\x08R\x07\x65nabled\x12;\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12;\n\x0bupdate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\x88\x01\n\x14RegisterAgentRequest\x12\x16\n\x06issuer\x18\x01 \x01(\tR\x06issuer\x12\x19\n\x08jwks_uri\x18\x02 \x01(\tR\x07jwksUri\x12!\n\x0c\x64isplay_name\x18\x03 \x01(\tR\x0b\x64isplayName\x12\x1a\n\x08\x61udience\x18\x04 \x01(\tR\x08\x61udience\"W\n\x15RegisterAgentResponse\x12$\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x0e.pact.v1.AgentR\x05\x61gent\x12\x18\n\x07\x63reated\x18\x02 \x01(\x08R\x07\x63reated\"D\n\x0fGetAgentRequest\x12\x10\n\x02id\x18\x01 \x01(\tH\x00R\x02id\x12\x18\n\x06issuer\x18\x02 \x01(\tH\x00R\x06issuerB\x05\n\x03key\"8\n\x10GetAgentResponse\x12$\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x0e.pact.v1.AgentR\x05\x61gent\"=\n\x11ListAgentsRequest\x12(\n\x04page\x18\x01 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"d\n\x12ListAgentsResponse\x12&\n\x06\x61gents\x18\x01 \x03(\x0b\x32\x0e.pact.v1.AgentR\x06\x61gents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"w\n\x12UpdateAgentRequest\x12$\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x0e.pact.v1.AgentR\x05\x61gent\x12;\n\x0bupdate_mask\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskR\nupdateMask\";\n\x13UpdateAgentResponse\x12$\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x0e.pact.v1.AgentR\x05\x61gent\"$\n\x12\x44\x65leteAgentRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\"\x15\n\x13\x44\x65leteAgentResponse2\x84\x03\n\x0c\x41gentService\x12P\n\rRegisterAgent\x12\x1d.pact.v1.RegisterAgentRequest\x1a\x1e.pact.v1.RegisterAgentResponse\"\x00\x12\x41\n\x08GetAgent\x12\x18.pact.v1.GetAgentRequest\x1a\x19.pact.v1.GetAgentResponse\"\x00\x12G\n\nListAgents\x12\x1a.pact.v1.ListAgentsRequest\x1a\x1b.pact.v1.ListAgentsResponse\"\x00\x12J\n\x0bUpdateAgent\x12\x1b.pact.v1.UpdateAgentRequest\x1a\x1c.pact.v1.UpdateAgentResponse\"\x00\x12J\n\x0b\x44\x65leteAgent\x12\x1b.pact.v1.DeleteAgentRequest\x1a\x1c.pact.v1.DeleteAgentResponse\"\x00\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13pact/v1/agent.proto\x12\x07pact.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14pact/v1/common.proto\"\x82\x01\n\x18SelfRegisterAgentRequest\x12\x14\n\x05token\x18\x01 \x01(\tR\x05token\x12\x12\n\x04name\x18\x02 \x01(\tR\x04name\x12\x19\n\x08jwks_uri\x18\x03 \x01(\tR\x07jwksUri\x12!\n\x0c\x65ndpoint_url\x18\x04 \x01(\tR\x0b\x65ndpointUrl\"\xa6\x01\n\x19SelfRegisterAgentResponse\x12\x37\n\x06result\x18\x01 \x01(\x0e\x32\x1f.pact.v1.SelfRegistrationResultR\x06result\x12\x16\n\x06reason\x18\x02 \x01(\tR\x06reason\x12$\n\x05\x61gent\x18\x03 \x01(\x0b\x32\x0e.pact.v1.AgentR\x05\x61gent\x12\x12\n\x04name\x18\x04 \x01(\tR\x04name\"\x9d\x02\n\x05\x41gent\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n\x06issuer\x18\x02 \x01(\tR\x06issuer\x12\x19\n\x08jwks_uri\x18\x03 \x01(\tR\x07jwksUri\x12!\n\x0c\x64isplay_name\x18\x04 \x01(\tR\x0b\x64isplayName\x12\x1a\n\x08\x61udience\x18\x05 \x01(\tR\x08\x61udience\x12\x18\n\x07\x65nabled\x18\x06 \x01(\x08R\x07\x65nabled\x12;\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12;\n\x0bupdate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\"\x88\x01\n\x14RegisterAgentRequest\x12\x16\n\x06issuer\x18\x01 \x01(\tR\x06issuer\x12\x19\n\x08jwks_uri\x18\x02 \x01(\tR\x07jwksUri\x12!\n\x0c\x64isplay_name\x18\x03 \x01(\tR\x0b\x64isplayName\x12\x1a\n\x08\x61udience\x18\x04 \x01(\tR\x08\x61udience\"W\n\x15RegisterAgentResponse\x12$\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x0e.pact.v1.AgentR\x05\x61gent\x12\x18\n\x07\x63reated\x18\x02 \x01(\x08R\x07\x63reated\"D\n\x0fGetAgentRequest\x12\x10\n\x02id\x18\x01 \x01(\tH\x00R\x02id\x12\x18\n\x06issuer\x18\x02 \x01(\tH\x00R\x06issuerB\x05\n\x03key\"8\n\x10GetAgentResponse\x12$\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x0e.pact.v1.AgentR\x05\x61gent\"=\n\x11ListAgentsRequest\x12(\n\x04page\x18\x01 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"d\n\x12ListAgentsResponse\x12&\n\x06\x61gents\x18\x01 \x03(\x0b\x32\x0e.pact.v1.AgentR\x06\x61gents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"w\n\x12UpdateAgentRequest\x12$\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x0e.pact.v1.AgentR\x05\x61gent\x12;\n\x0bupdate_mask\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskR\nupdateMask\";\n\x13UpdateAgentResponse\x12$\n\x05\x61gent\x18\x01 \x01(\x0b\x32\x0e.pact.v1.AgentR\x05\x61gent\"$\n\x12\x44\x65leteAgentRequest\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\"\x15\n\x13\x44\x65leteAgentResponse*\xb3\x02\n\x16SelfRegistrationResult\x12(\n$SELF_REGISTRATION_RESULT_UNSPECIFIED\x10\x00\x12$\n SELF_REGISTRATION_RESULT_CREATED\x10\x01\x12#\n\x1fSELF_REGISTRATION_RESULT_EXISTS\x10\x02\x12%\n!SELF_REGISTRATION_RESULT_CONFLICT\x10\x03\x12,\n(SELF_REGISTRATION_RESULT_INVALID_REQUEST\x10\x04\x12*\n&SELF_REGISTRATION_RESULT_INVALID_TOKEN\x10\x05\x12#\n\x1fSELF_REGISTRATION_RESULT_CLOSED\x10\x06\x32\xe2\x03\n\x0c\x41gentService\x12P\n\rRegisterAgent\x12\x1d.pact.v1.RegisterAgentRequest\x1a\x1e.pact.v1.RegisterAgentResponse\"\x00\x12\x41\n\x08GetAgent\x12\x18.pact.v1.GetAgentRequest\x1a\x19.pact.v1.GetAgentResponse\"\x00\x12G\n\nListAgents\x12\x1a.pact.v1.ListAgentsRequest\x1a\x1b.pact.v1.ListAgentsResponse\"\x00\x12J\n\x0bUpdateAgent\x12\x1b.pact.v1.UpdateAgentRequest\x1a\x1c.pact.v1.UpdateAgentResponse\"\x00\x12J\n\x0b\x44\x65leteAgent\x12\x1b.pact.v1.DeleteAgentRequest\x1a\x1c.pact.v1.DeleteAgentResponse\"\x00\x12\\\n\x11SelfRegisterAgent\x12!.pact.v1.SelfRegisterAgentRequest\x1a\".pact.v1.SelfRegisterAgentResponse\"\x00\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pact.v1.agent_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _AGENT._serialized_start=122
-  _AGENT._serialized_end=407
-  _REGISTERAGENTREQUEST._serialized_start=410
-  _REGISTERAGENTREQUEST._serialized_end=546
-  _REGISTERAGENTRESPONSE._serialized_start=548
-  _REGISTERAGENTRESPONSE._serialized_end=635
-  _GETAGENTREQUEST._serialized_start=637
-  _GETAGENTREQUEST._serialized_end=705
-  _GETAGENTRESPONSE._serialized_start=707
-  _GETAGENTRESPONSE._serialized_end=763
-  _LISTAGENTSREQUEST._serialized_start=765
-  _LISTAGENTSREQUEST._serialized_end=826
-  _LISTAGENTSRESPONSE._serialized_start=828
-  _LISTAGENTSRESPONSE._serialized_end=928
-  _UPDATEAGENTREQUEST._serialized_start=930
-  _UPDATEAGENTREQUEST._serialized_end=1049
-  _UPDATEAGENTRESPONSE._serialized_start=1051
-  _UPDATEAGENTRESPONSE._serialized_end=1110
-  _DELETEAGENTREQUEST._serialized_start=1112
-  _DELETEAGENTREQUEST._serialized_end=1148
-  _DELETEAGENTRESPONSE._serialized_start=1150
-  _DELETEAGENTRESPONSE._serialized_end=1171
-  _AGENTSERVICE._serialized_start=1174
-  _AGENTSERVICE._serialized_end=1562
+  _SELFREGISTRATIONRESULT._serialized_start=1476
+  _SELFREGISTRATIONRESULT._serialized_end=1783
+  _SELFREGISTERAGENTREQUEST._serialized_start=122
+  _SELFREGISTERAGENTREQUEST._serialized_end=252
+  _SELFREGISTERAGENTRESPONSE._serialized_start=255
+  _SELFREGISTERAGENTRESPONSE._serialized_end=421
+  _AGENT._serialized_start=424
+  _AGENT._serialized_end=709
+  _REGISTERAGENTREQUEST._serialized_start=712
+  _REGISTERAGENTREQUEST._serialized_end=848
+  _REGISTERAGENTRESPONSE._serialized_start=850
+  _REGISTERAGENTRESPONSE._serialized_end=937
+  _GETAGENTREQUEST._serialized_start=939
+  _GETAGENTREQUEST._serialized_end=1007
+  _GETAGENTRESPONSE._serialized_start=1009
+  _GETAGENTRESPONSE._serialized_end=1065
+  _LISTAGENTSREQUEST._serialized_start=1067
+  _LISTAGENTSREQUEST._serialized_end=1128
+  _LISTAGENTSRESPONSE._serialized_start=1130
+  _LISTAGENTSRESPONSE._serialized_end=1230
+  _UPDATEAGENTREQUEST._serialized_start=1232
+  _UPDATEAGENTREQUEST._serialized_end=1351
+  _UPDATEAGENTRESPONSE._serialized_start=1353
+  _UPDATEAGENTRESPONSE._serialized_end=1412
+  _DELETEAGENTREQUEST._serialized_start=1414
+  _DELETEAGENTREQUEST._serialized_end=1450
+  _DELETEAGENTRESPONSE._serialized_start=1452
+  _DELETEAGENTRESPONSE._serialized_end=1473
+  _AGENTSERVICE._serialized_start=1786
+  _AGENTSERVICE._serialized_end=2268
 # @@protoc_insertion_point(module_scope)

@@ -2,11 +2,19 @@ from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from pact.v1 import common_pb2 as _common_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+SELF_REGISTRATION_RESULT_CLOSED: SelfRegistrationResult
+SELF_REGISTRATION_RESULT_CONFLICT: SelfRegistrationResult
+SELF_REGISTRATION_RESULT_CREATED: SelfRegistrationResult
+SELF_REGISTRATION_RESULT_EXISTS: SelfRegistrationResult
+SELF_REGISTRATION_RESULT_INVALID_REQUEST: SelfRegistrationResult
+SELF_REGISTRATION_RESULT_INVALID_TOKEN: SelfRegistrationResult
+SELF_REGISTRATION_RESULT_UNSPECIFIED: SelfRegistrationResult
 
 class Agent(_message.Message):
     __slots__ = ["audience", "create_time", "display_name", "enabled", "id", "issuer", "jwks_uri", "update_time"]
@@ -86,6 +94,30 @@ class RegisterAgentResponse(_message.Message):
     created: bool
     def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ..., created: bool = ...) -> None: ...
 
+class SelfRegisterAgentRequest(_message.Message):
+    __slots__ = ["endpoint_url", "jwks_uri", "name", "token"]
+    ENDPOINT_URL_FIELD_NUMBER: _ClassVar[int]
+    JWKS_URI_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    endpoint_url: str
+    jwks_uri: str
+    name: str
+    token: str
+    def __init__(self, token: _Optional[str] = ..., name: _Optional[str] = ..., jwks_uri: _Optional[str] = ..., endpoint_url: _Optional[str] = ...) -> None: ...
+
+class SelfRegisterAgentResponse(_message.Message):
+    __slots__ = ["agent", "name", "reason", "result"]
+    AGENT_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    agent: Agent
+    name: str
+    reason: str
+    result: SelfRegistrationResult
+    def __init__(self, result: _Optional[_Union[SelfRegistrationResult, str]] = ..., reason: _Optional[str] = ..., agent: _Optional[_Union[Agent, _Mapping]] = ..., name: _Optional[str] = ...) -> None: ...
+
 class UpdateAgentRequest(_message.Message):
     __slots__ = ["agent", "update_mask"]
     AGENT_FIELD_NUMBER: _ClassVar[int]
@@ -99,3 +131,6 @@ class UpdateAgentResponse(_message.Message):
     AGENT_FIELD_NUMBER: _ClassVar[int]
     agent: Agent
     def __init__(self, agent: _Optional[_Union[Agent, _Mapping]] = ...) -> None: ...
+
+class SelfRegistrationResult(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []

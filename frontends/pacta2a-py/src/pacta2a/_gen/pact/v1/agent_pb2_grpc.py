@@ -41,6 +41,11 @@ class AgentServiceStub(object):
                 request_serializer=pact_dot_v1_dot_agent__pb2.DeleteAgentRequest.SerializeToString,
                 response_deserializer=pact_dot_v1_dot_agent__pb2.DeleteAgentResponse.FromString,
                 )
+        self.SelfRegisterAgent = channel.unary_unary(
+                '/pact.v1.AgentService/SelfRegisterAgent',
+                request_serializer=pact_dot_v1_dot_agent__pb2.SelfRegisterAgentRequest.SerializeToString,
+                response_deserializer=pact_dot_v1_dot_agent__pb2.SelfRegisterAgentResponse.FromString,
+                )
 
 
 class AgentServiceServicer(object):
@@ -86,6 +91,18 @@ class AgentServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SelfRegisterAgent(self, request, context):
+        """SelfRegisterAgent records a PA's self-service registration (the
+        reference's POST /api/platforms) that a frontend received. Frontend
+        role. The outcome is in the response, not an error, so the frontend
+        maps it to the reference's status: CREATED 201, EXISTS 200, CONFLICT
+        409, INVALID_REQUEST 400, INVALID_TOKEN 401, CLOSED 404. A refusal
+        stores nothing. Off unless PACT_SELF_REGISTRATION is pending or enabled.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AgentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -113,6 +130,11 @@ def add_AgentServiceServicer_to_server(servicer, server):
                     servicer.DeleteAgent,
                     request_deserializer=pact_dot_v1_dot_agent__pb2.DeleteAgentRequest.FromString,
                     response_serializer=pact_dot_v1_dot_agent__pb2.DeleteAgentResponse.SerializeToString,
+            ),
+            'SelfRegisterAgent': grpc.unary_unary_rpc_method_handler(
+                    servicer.SelfRegisterAgent,
+                    request_deserializer=pact_dot_v1_dot_agent__pb2.SelfRegisterAgentRequest.FromString,
+                    response_serializer=pact_dot_v1_dot_agent__pb2.SelfRegisterAgentResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -208,5 +230,22 @@ class AgentService(object):
         return grpc.experimental.unary_unary(request, target, '/pact.v1.AgentService/DeleteAgent',
             pact_dot_v1_dot_agent__pb2.DeleteAgentRequest.SerializeToString,
             pact_dot_v1_dot_agent__pb2.DeleteAgentResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def SelfRegisterAgent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pact.v1.AgentService/SelfRegisterAgent',
+            pact_dot_v1_dot_agent__pb2.SelfRegisterAgentRequest.SerializeToString,
+            pact_dot_v1_dot_agent__pb2.SelfRegisterAgentResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

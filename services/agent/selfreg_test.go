@@ -1,0 +1,133 @@
+package agent_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"pactd/db"
+	pactv1 "pactd/gen/pact/v1"
+	"pactd/internal/jose"
+	"pactd/internal/jws"
+	"pactd/services/agent"
+)
+
+const (
+	endpoint = "https://provider.example/api/platforms"
+	issuer   = "https://pa.example"
+	jwksURI  = "https://pa.example/jwks.json"
+)
+
+type keys struct{ set *jose.KeySet }
+
+func (k keys) Keys(context.Context, string) (*jose.KeySet, error) { return k.set, nil }
+
+func b64(v any) string { b, _ := json.Marshal(v); return base64.RawURLEncoding.EncodeToString(b) }
+
+func TestSelfRegisterAgent(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	priv, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	k, _ := jose.NewECKey("k1", &priv.PublicKey)
+	set, _ := jose.NewKeySet(k)
+	token := func(jti, iss string) string {
+		in := b64(map[string]any{"alg": "ES256", "kid": "k1"}) + "." +
+			b64(map[string]any{"iss": iss, "sub": iss, "aud": endpoint, "iat": now.Unix(), "exp": now.Add(time.Minute).Unix(), "jti": jti})
+		sig, err := jws.SignES256(priv, []byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in + "." + base64.RawURLEncoding.EncodeToString(sig)
+	}
+	newSvc := func(t *testing.T, policy string) (*agent.Service, db.Store) {
+		st, err := db.Open(t.Context(), "", t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		return agent.New(agent.Deps{Store: st, Audience: "https://provider.example", Now: func() time.Time { return now },
+			SelfRegistration: policy, RegistrationKeys: keys{set}}), st
+	}
+	call := func(t *testing.T, s *agent.Service, tok, name, uri string) *pactv1.SelfRegisterAgentResponse {
+		t.Helper()
+		r, err := s.SelfRegisterAgent(t.Context(), &pactv1.SelfRegisterAgentRequest{Token: tok, Name: name, JwksUri: uri, EndpointUrl: endpoint})
+		if err != nil {
+			t.Fatalf("SelfRegisterAgent: %v", err)
+		}
+		return r
+	}
+	snapshot := func(t *testing.T, st db.Store) (int, int64) {
+		t.Helper()
+		l, err := st.ListAgents(t.Context(), "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := st.CountRegistrationJTIs(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(l), n
+	}
+	const (
+		created  = pactv1.SelfRegistrationResult_SELF_REGISTRATION_RESULT_CREATED
+		exists   = pactv1.SelfRegistrationResult_SELF_REGISTRATION_RESULT_EXISTS
+		badTok   = pactv1.SelfRegistrationResult_SELF_REGISTRATION_RESULT_INVALID_TOKEN
+		badReq   = pactv1.SelfRegistrationResult_SELF_REGISTRATION_RESULT_INVALID_REQUEST
+		conflict = pactv1.SelfRegistrationResult_SELF_REGISTRATION_RESULT_CONFLICT
+		closed   = pactv1.SelfRegistrationResult_SELF_REGISTRATION_RESULT_CLOSED
+	)
+
+	t.Run("enabled", func(t *testing.T) {
+		s, st := newSvc(t, agent.SelfRegistrationEnabled)
+		r := call(t, s, token("j1", issuer), "my-pa", jwksURI)
+		if r.GetResult() != created || !r.GetAgent().GetEnabled() || r.GetAgent().GetIssuer() != issuer || r.GetAgent().GetAudience() != "https://provider.example" {
+			t.Fatalf("first registration = %v; want CREATED, enabled, issuer %s, Provider audience", r, issuer)
+		}
+		n0, j0 := snapshot(t, st)
+		refusals := []struct {
+			name, tok, pa, uri string
+			result             pactv1.SelfRegistrationResult
+			reason             string
+		}{
+			{"replayed jti", token("j1", issuer), "my-pa", jwksURI, badTok, "jti_replayed"},
+			{"cross-origin jwks", token("j2", issuer), "my-pa", "https://evil.example/jwks.json", badReq, "jwks_uri_cross_origin"},
+			{"name taken", token("j3", "https://other.example"), "my-pa", "https://other.example/jwks.json", conflict, "name_taken"},
+			{"issuer taken", token("j4", issuer), "another-pa", jwksURI, conflict, "issuer_taken"},
+			{"bad name", token("j5", issuer), "-x", jwksURI, badReq, "name_invalid"},
+		}
+		for _, tc := range refusals {
+			r := call(t, s, tc.tok, tc.pa, tc.uri)
+			if r.GetResult() != tc.result || r.GetReason() != tc.reason || r.GetAgent() != nil {
+				t.Fatalf("%s: %v; want %v %s", tc.name, r, tc.result, tc.reason)
+			}
+			if n, j := snapshot(t, st); n != n0 || j != j0 {
+				t.Fatalf("%s: refusal stored something: %d agents, %d jtis; want %d, %d", tc.name, n, j, n0, j0)
+			}
+		}
+		// Idempotent: the same registration with a fresh jti.
+		if r2 := call(t, s, token("j6", issuer), "my-pa", jwksURI); r2.GetResult() != exists || r2.GetAgent().GetId() != r.GetAgent().GetId() {
+			t.Fatalf("identical registration = %v; want EXISTS %s", r2, r.GetAgent().GetId())
+		}
+	})
+	t.Run("pending", func(t *testing.T) {
+		s, _ := newSvc(t, agent.SelfRegistrationPending)
+		r := call(t, s, token("j1", issuer), "my-pa", jwksURI)
+		if r.GetResult() != created || r.GetAgent().GetEnabled() {
+			t.Fatalf("pending registration = %v; want CREATED and not enabled", r)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		s, st := newSvc(t, agent.SelfRegistrationOff)
+		r := call(t, s, token("j1", issuer), "my-pa", jwksURI)
+		if r.GetResult() != closed || r.GetReason() != "self_registration_off" {
+			t.Fatalf("off: %v; want CLOSED self_registration_off", r)
+		}
+		if n, j := snapshot(t, st); n != 0 || j != 0 {
+			t.Fatalf("off stored %d agents, %d jtis", n, j)
+		}
+	})
+}
