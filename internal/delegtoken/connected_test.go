@@ -2,6 +2,7 @@ package delegtoken_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -101,4 +102,44 @@ func TestConnectedAndConsentSessionsDoNotCross(t *testing.T) {
 	if _, err := s.SignConnectedSession(t.Context(), c); err == nil {
 		t.Fatal("a connected session with a user code was signed")
 	}
+}
+
+// FuzzVerifyConnectedSession feeds arbitrary strings, and one-byte
+// mutations of a genuine connected session, to VerifyConnectedSession.
+// Properties: no panic; a refusal is an *Error with a reason; only the
+// genuine session verifies; a genuine consent session never does.
+func FuzzVerifyConnectedSession(f *testing.F) {
+	ks := newKeySet(f)
+	v := delegtoken.NewVerifier(ks, clock)
+	s := delegtoken.NewSigner(ks, clock)
+	valid, err := s.SignConnectedSession(f.Context(), connected())
+	if err != nil {
+		f.Fatal(err)
+	}
+	consentTok, err := s.SignConsentSession(f.Context(), session())
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{valid, consentTok, "", "..", "a.b.c", strings.Repeat("A", delegtoken.MaxSessionBytes+1)} {
+		f.Add(seed, uint16(0), byte('A'))
+	}
+	f.Fuzz(func(t *testing.T, tok string, pos uint16, b byte) {
+		check := func(tok string) {
+			_, err := v.VerifyConnectedSession(t.Context(), tok, wantConnectedA)
+			if err == nil {
+				if tok != valid {
+					t.Fatalf("a connected session that is not the genuine one verified: %q", tok)
+				}
+				return
+			}
+			var re *delegtoken.Error
+			if !errors.As(err, &re) || re.Reason == "" {
+				t.Fatalf("refusal is not an *Error with a reason: %v", err)
+			}
+		}
+		check(tok)
+		mutated := []byte(valid)
+		mutated[int(pos)%len(mutated)] = b
+		check(string(mutated))
+	})
 }
