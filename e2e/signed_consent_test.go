@@ -37,8 +37,11 @@ type brandSite struct {
 	key     *ecdsa.PrivateKey
 	kid     string
 	url     string // the Brand URL: iss of its assertions
-	consent string // the Provider's consent URL of mart: aud, the only return_to
-	seq     atomic.Int64
+	consent string // the Provider's consent URL of mart: aud and return_to of consent
+	// connected is mart's connected page at the Provider: aud and
+	// return_to of the assertions that open the User's list.
+	connected string
+	seq       atomic.Int64
 }
 
 func newBrandSite(t *testing.T) *brandSite {
@@ -75,6 +78,7 @@ func newBrandSite(t *testing.T) *brandSite {
 // brandRequest is mart: the demo Brand with this login.
 func (b *brandSite) brandRequest(feURL string) *pactv1.CreateBrandRequest {
 	b.consent = feURL + "/a2a/" + mart + "/oauth/consent"
+	b.connected = feURL + "/a2a/" + mart + "/oauth/connected"
 	req := demo.BrandRequest(mart, "Mart Inc.", feURL)
 	req.Delegation.LoginUrl = b.url
 	req.Delegation.LoginMode = pactv1.BrandLoginMode_BRAND_LOGIN_MODE_SIGNED_ASSERTION
@@ -99,15 +103,22 @@ func (b *brandSite) login(t *testing.T, w *world, returnTo, sub, email string) s
 }
 
 // sign checks return_to and signs an assertion: iss the Brand URL, aud the
-// consent URL, sub, jti, iat, exp (120 s), user_code, email.
+// consent URL, sub, jti, iat, exp (120 s), user_code, email. A return_to
+// of exactly the connected URL gets aud the connected URL and no
+// user_code.
 func (b *brandSite) sign(returnTo, sub, email string) (string, error) {
 	u, err := url.Parse(returnTo)
-	if err != nil || u.Scheme+"://"+u.Host+u.Path != b.consent {
+	connected := err == nil && returnTo == b.connected
+	if !connected && (err != nil || u.Scheme+"://"+u.Host+u.Path != b.consent) {
 		return "", fmt.Errorf("return_to %q is not this Brand's consent URL", returnTo)
 	}
 	now := time.Now().Unix()
 	claims := map[string]any{"iss": b.url, "aud": b.consent, "sub": sub, "jti": fmt.Sprintf("mart-%d", b.seq.Add(1)),
 		"iat": now, "exp": now + 120, "user_code": u.Query().Get("user_code"), "email": email}
+	if connected {
+		claims["aud"] = b.connected
+		delete(claims, "user_code")
+	}
 	h, _ := json.Marshal(map[string]any{"alg": "ES256", "kid": b.kid, "typ": "JWT"})
 	c, _ := json.Marshal(claims)
 	input := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)

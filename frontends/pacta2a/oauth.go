@@ -51,12 +51,15 @@ func (h *Handler) oauthRoutes(p string) map[string]endpoint {
 	case "consent/decision":
 		return map[string]endpoint{http.MethodPost: open(h.decide)}
 	case "connected":
-		return map[string]endpoint{http.MethodGet: open(h.connectedPage)}
+		// POST: a signed-assertion Brand's login returns the User here
+		// (signedconnected.go).
+		return map[string]endpoint{http.MethodGet: open(h.connectedPage), http.MethodPost: open(h.beginConnected)}
 	case "connected/revoke":
 		if h.cfg.Sessions != nil {
 			// GET: the confirmation that names what will be revoked.
-			return map[string]endpoint{http.MethodGet: open(h.confirmRevoke), http.MethodPost: open(h.revoke)}
+			return map[string]endpoint{http.MethodGet: open(h.confirmRevoke), http.MethodPost: open(h.revokeAny)}
 		}
+		return map[string]endpoint{http.MethodPost: open(h.revokeAny)}
 	}
 	return nil
 }
@@ -266,6 +269,12 @@ func (h *Handler) connectedPage(w http.ResponseWriter, r *http.Request, c *call)
 		return
 	}
 	if b.signed() {
+		if r.URL.Query().Get("status") == "" {
+			// Nobody is signed in here: the Brand's login signs the User
+			// in and posts its assertion back (beginConnected).
+			http.Redirect(w, r, b.connectedLoginLink(), http.StatusSeeOther)
+			return
+		}
 		h.connectedSigned(w, r, b)
 		return
 	}
@@ -408,6 +417,11 @@ var statusText = map[string]string{
 func (h *Handler) confirmRevoke(w http.ResponseWriter, r *http.Request, c *call) {
 	b, ok := h.brandPages(w, r, c.brandID)
 	if !ok {
+		return
+	}
+	if b.signed() {
+		// The signed-assertion confirmation is a POST carrying the session.
+		http.Redirect(w, r, b.interfaceURL+"/oauth/connected", http.StatusSeeOther)
 		return
 	}
 	user, ok := h.signedIn(w, r, c.brandID)

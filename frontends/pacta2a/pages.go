@@ -86,8 +86,10 @@ type view struct {
 	Agent, Origin, Brand, Code, Expires, CSRF string
 	Scopes                                    []scopeView
 	// Session is the consent session of a signed-assertion Brand's consent
-	// page (its form's only state and anti-forgery token); Email is the
-	// User's, from the Brand's assertion.
+	// page (its form's only state and anti-forgery token), or the
+	// connected session of its connected and revoke pages (the revoke
+	// forms' only state and anti-forgery token); Email is the User's, from
+	// the Brand's assertion.
 	Session, Email string
 	// The connected-apps page: the grants of a signed-in User grouped by
 	// PA, or (Signed, no sign-in at the Provider) only the decision's
@@ -96,7 +98,8 @@ type view struct {
 	Signed  bool
 	Granted []scopeView
 	// Revoke is the PA the revoke confirmation page names; Back is the
-	// connected page.
+	// connected page (also linked from a signed-assertion Brand's outcome
+	// page).
 	Revoke *agentView
 	Back   string
 	// Brands are the root page's Brands.

@@ -195,12 +195,14 @@ func (h *Handler) decideSigned(w http.ResponseWriter, r *http.Request, b brandPa
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-// connectedSigned answers the connected page of a signed-assertion Brand:
-// the outcome the decision redirected with (nobody is signed in here to
-// list grants; the Brand's own pages are where a User manages them).
+// connectedSigned answers the connected page of a signed-assertion Brand
+// after a decision: the outcome the decision redirected with, and a link
+// to the User's list (which needs the Brand's login: see
+// signedconnected.go).
 func (h *Handler) connectedSigned(w http.ResponseWriter, r *http.Request, b brandPages) {
 	q := r.URL.Query()
-	v := view{Title: "Connected assistants at " + b.name, Brand: b.name, Signed: true, Status: statusText[q.Get("status")]}
+	v := view{Title: "Connected assistants at " + b.name, Brand: b.name, Signed: true, Status: statusText[q.Get("status")],
+		Back: b.connectedURL()}
 	if sc := q.Get("scope"); q.Get("status") == "approved" && len(sc) <= 2048 && b.scopeList(sc) {
 		// Only when it lists the Brand's scopes: no free text on our page.
 		v.Granted = b.scopeViews(strings.Split(sc, " "), nil)

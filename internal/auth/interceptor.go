@@ -35,6 +35,8 @@ var frontendProcedures = map[string]bool{
 	pactv1connect.DelegationServiceListGrantsProcedure:                true,
 	pactv1connect.DelegationServiceStartStepUpProcedure:               true,
 	pactv1connect.DelegationServiceCheckGrantProcedure:                true,
+	pactv1connect.DelegationServiceBeginConnectedProcedure:            true,
+	pactv1connect.DelegationServiceRevokeConnectedProcedure:           true,
 	pactv1connect.TokenServiceIntrospectTokenProcedure:                true,
 	pactv1connect.TokenServiceSignReceiptProcedure:                    true,
 	pactv1connect.TokenServiceGetJwksProcedure:                        true,

@@ -17,8 +17,14 @@ const (
 	// MaxSessionBytes bounds a consent session; longer input is refused
 	// before anything is decoded.
 	MaxSessionBytes = 8 << 10
-	// SessionLifetime is the longest lifetime of a consent session.
+	// SessionLifetime is the longest lifetime of a consent session, and of
+	// a connected session.
 	SessionLifetime = 600 * time.Second
+	// ConnectedSessionType is the typ header of a connected session: what
+	// the connected page of a signed-assertion Brand carries from the
+	// verified Brand assertion to its revoke forms. It has no user_code,
+	// and neither kind verifies as the other.
+	ConnectedSessionType = "pact-connected+jwt"
 )
 
 // SessionClaims are the claims of a consent session.
@@ -57,7 +63,7 @@ type wireSession struct {
 	Iss      string `json:"iss"`
 	Sub      string `json:"sub"`
 	Aud      string `json:"aud"`
-	UserCode string `json:"user_code"`
+	UserCode string `json:"user_code,omitempty"`
 	Email    string `json:"email,omitempty"`
 	JTI      string `json:"jti"`
 	Iat      int64  `json:"iat"`
@@ -69,6 +75,23 @@ type wireSession struct {
 // non-URL iss or aud, empty sub, user_code or jti, a lifetime not in
 // (0, SessionLifetime].
 func (s *Signer) SignConsentSession(ctx context.Context, c SessionClaims) (string, error) {
+	return s.signSession(ctx, SessionType, c)
+}
+
+// SignConnectedSession signs c as a connected session (typ
+// pact-connected+jwt): the rules of SignConsentSession, except that
+// user_code must be empty.
+func (s *Signer) SignConnectedSession(ctx context.Context, c SessionClaims) (string, error) {
+	return s.signSession(ctx, ConnectedSessionType, c)
+}
+
+// signSession signs a session of type typ; only a consent session has a
+// user code.
+func (s *Signer) signSession(ctx context.Context, typ string, c SessionClaims) (string, error) {
+	consent := typ == SessionType
+	if !consent && c.UserCode != "" {
+		return "", &FieldError{"user_code", "must be empty in a connected session"}
+	}
 	if c.IssuedAt.IsZero() {
 		c.IssuedAt = s.now()
 	}
@@ -83,6 +106,9 @@ func (s *Signer) SignConsentSession(ctx context.Context, c SessionClaims) (strin
 		}
 	}
 	for _, f := range []struct{ name, v string }{{"sub", c.Subject}, {"user_code", c.UserCode}, {"jti", c.JTI}} {
+		if f.name == "user_code" && !consent {
+			continue
+		}
 		if f.v == "" || len(f.v) > 512 {
 			return "", &FieldError{f.name, "must be 1 to 512 bytes"}
 		}
@@ -95,11 +121,11 @@ func (s *Signer) SignConsentSession(ctx context.Context, c SessionClaims) (strin
 		Iat: c.IssuedAt.Unix(), Exp: c.ExpiresAt.Unix(),
 	})
 	if err != nil {
-		return "", fmt.Errorf("delegtoken: encode consent session: %w", err)
+		return "", fmt.Errorf("delegtoken: encode %s session: %w", typ, err)
 	}
-	tok, err := s.keys.Sign(ctx, SessionType, payload)
+	tok, err := s.keys.Sign(ctx, typ, payload)
 	if err != nil {
-		return "", fmt.Errorf("delegtoken: sign consent session: %w", err)
+		return "", fmt.Errorf("delegtoken: sign %s session: %w", typ, err)
 	}
 	return tok, nil
 }
@@ -113,7 +139,21 @@ func (s *Signer) SignConsentSession(ctx context.Context, c SessionClaims) (strin
 // refusal is an *Error; any other error means the keys could not be
 // loaded.
 func (v *Verifier) VerifyConsentSession(ctx context.Context, token string, want SessionExpect) (SessionClaims, error) {
-	jws, err := verifyJWS(ctx, v.keys, token, SessionType, MaxSessionBytes)
+	return v.verifySession(ctx, SessionType, token, want)
+}
+
+// VerifyConnectedSession checks a connected session and returns its
+// claims: the rules of VerifyConsentSession with typ pact-connected+jwt
+// (so a consent session is ReasonType), except that a user_code member is
+// ReasonClaims (a connected session has none).
+func (v *Verifier) VerifyConnectedSession(ctx context.Context, token string, want SessionExpect) (SessionClaims, error) {
+	return v.verifySession(ctx, ConnectedSessionType, token, want)
+}
+
+// verifySession checks a session of type typ.
+func (v *Verifier) verifySession(ctx context.Context, typ, token string, want SessionExpect) (SessionClaims, error) {
+	consent := typ == SessionType
+	jws, err := verifyJWS(ctx, v.keys, token, typ, MaxSessionBytes)
 	if err != nil {
 		return SessionClaims{}, err
 	}
@@ -152,6 +192,12 @@ func (v *Verifier) VerifyConsentSession(ctx context.Context, token string, want 
 		name string
 		dst  *string
 	}{{"sub", &c.Subject}, {"user_code", &c.UserCode}, {"jti", &c.JTI}} {
+		if f.name == "user_code" && !consent {
+			if _, present := m["user_code"]; present {
+				return SessionClaims{}, refuse(ReasonClaims)
+			}
+			continue
+		}
 		if *f.dst, ok = stringMember(m, f.name); !ok || *f.dst == "" {
 			return SessionClaims{}, refuse(ReasonClaims)
 		}
@@ -164,8 +210,8 @@ func (v *Verifier) VerifyConsentSession(ctx context.Context, token string, want 
 	return c, nil
 }
 
-// ConsentSessions signs consent sessions with the Provider's active key
-// and verifies them against its published keys.
+// ConsentSessions signs consent and connected sessions with the
+// Provider's active key and verifies them against its published keys.
 type ConsentSessions struct {
 	// Signer signs.
 	Signer *Signer
@@ -181,4 +227,15 @@ func (c ConsentSessions) Sign(ctx context.Context, s SessionClaims) (string, err
 // Verify verifies a session (see Verifier.VerifyConsentSession).
 func (c ConsentSessions) Verify(ctx context.Context, token string, want SessionExpect) (SessionClaims, error) {
 	return c.Verifier.VerifyConsentSession(ctx, token, want)
+}
+
+// SignConnected signs c (see Signer.SignConnectedSession).
+func (c ConsentSessions) SignConnected(ctx context.Context, s SessionClaims) (string, error) {
+	return c.Signer.SignConnectedSession(ctx, s)
+}
+
+// VerifyConnected verifies a connected session (see
+// Verifier.VerifyConnectedSession).
+func (c ConsentSessions) VerifyConnected(ctx context.Context, token string, want SessionExpect) (SessionClaims, error) {
+	return c.Verifier.VerifyConnectedSession(ctx, token, want)
 }

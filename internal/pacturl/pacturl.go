@@ -31,6 +31,14 @@ func ConsentDecision(publicURL, brandID string) string {
 	return Consent(publicURL, brandID) + "/decision"
 }
 
+// Connected is the Provider's connected page of a Brand:
+// {oauthIssuer}/connected. A signed-assertion Brand's login returns the
+// User there with an assertion whose aud it is, and it is the aud of
+// connected sessions.
+func Connected(publicURL, brandID string) string {
+	return OAuthIssuer(publicURL, brandID) + "/connected"
+}
+
 // Verification is the Brand login link without a user code,
 // {loginURL}/login?return_to={consentURL} (the return target
 // query-escaped); loginURL's trailing slashes are dropped.

@@ -98,6 +98,8 @@ const (
 	reasonReplayed         = pactv1.BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_REPLAYED
 	reasonNotPending       = pactv1.BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_NOT_PENDING
 	reasonKeysUnavailable  = pactv1.BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE
+	// reasonUserCodeUnexpected: a consent assertion at the connected page.
+	reasonUserCodeUnexpected = pactv1.BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_USER_CODE_UNEXPECTED
 )
 
 // compactJWS is what the parser front end makes of an assertion: the
@@ -178,6 +180,23 @@ type brandAssertion struct {
 // or an infrastructure fault (for the caller to log). The assertion itself
 // never appears in an error.
 func (s *Service) verifyAssertion(ctx context.Context, b db.Brand, tok, userCode string) (brandAssertion, error) {
+	return s.verifyAssertionFor(ctx, b, tok, assertionPurpose{aud: s.consentURL(b.ID), userCode: userCode})
+}
+
+// assertionPurpose is what an assertion is for: consent (aud the consent
+// URL, a user_code claim) or the connected page (aud the connected URL,
+// no user_code claim).
+type assertionPurpose struct {
+	aud string
+	// userCode is the request's user code for consent ("" when the claim
+	// names the authorization).
+	userCode string
+	// connected is set for the connected page.
+	connected bool
+}
+
+// verifyAssertionFor verifies a Brand login assertion for purpose p.
+func (s *Service) verifyAssertionFor(ctx context.Context, b db.Brand, tok string, p assertionPurpose) (brandAssertion, error) {
 	issuer, jwksURI := b.Delegation.AssertionIssuer, b.Delegation.AssertionJWKSURI
 	if issuer == "" || jwksURI == "" {
 		return brandAssertion{}, refuse(reasonKeysUnavailable, "the Brand's signed login is not configured (assertion_issuer, assertion_jwks_uri)")
@@ -199,7 +218,7 @@ func (s *Service) verifyAssertion(ctx context.Context, b db.Brand, tok, userCode
 	if !verifySignature(key, a.alg, a.signingInput, a.sig) {
 		return brandAssertion{}, refuse(reasonSignature, "the assertion's signature does not verify with the Brand's key")
 	}
-	return checkAssertionClaims(a, issuer, s.consentURL(b.ID), userCode, b.ID, s.now())
+	return checkAssertionClaims(a, issuer, p, b.ID, s.now())
 }
 
 // assertionKey returns the Brand's key with kid, refetching the key set
@@ -271,14 +290,17 @@ func verifySignature(k *jose.Key, alg, signingInput string, sig []byte) bool {
 }
 
 // checkAssertionClaims judges the claims of a signature-verified assertion
-// against the Brand's issuer, its consent URL, the request's user code and
-// the clock, in the documented order.
-func checkAssertionClaims(a compactJWS, issuer, consentURL, userCode, brandID string, now time.Time) (brandAssertion, error) {
+// against the Brand's issuer, the purpose's aud (consent or connected URL)
+// and user code, and the clock, in the documented order.
+func checkAssertionClaims(a compactJWS, issuer string, p assertionPurpose, brandID string, now time.Time) (brandAssertion, error) {
 	c := a.claims
 	if iss, _, ok := jws.StringMember(c, "iss"); !ok || iss != issuer {
 		return brandAssertion{}, refuse(reasonIssuer, "the assertion's iss is not the Brand's assertion issuer")
 	}
-	if aud, _, ok := jws.StringMember(c, "aud"); !ok || aud != consentURL {
+	if aud, _, ok := jws.StringMember(c, "aud"); !ok || aud != p.aud {
+		if p.connected {
+			return brandAssertion{}, refuse(reasonAudience, "the assertion's aud is not this Brand's connected URL (one string)")
+		}
 		return brandAssertion{}, refuse(reasonAudience, "the assertion's aud is not this Brand's consent URL (one string)")
 	}
 	sub, _, ok := jws.StringMember(c, "sub")
@@ -321,14 +343,21 @@ func checkAssertionClaims(a compactJWS, issuer, consentURL, userCode, brandID st
 	if present && (!ok || len(email) > maxEmail || hasControl(email)) {
 		return brandAssertion{}, refuse(reasonClaims, "the assertion's email must be a string of at most 320 bytes")
 	}
+	use := db.BrandAssertionUse{BrandID: brandID, JTI: jti, ExpireTime: numericTime(exp).Add(AssertionSkew)}
+	if p.connected {
+		if _, present := c["user_code"]; present {
+			return brandAssertion{}, refuse(reasonUserCodeUnexpected, "the assertion names a user_code: it was made for the consent page, not the connected page")
+		}
+		return brandAssertion{subject: sub, jti: jti, kid: a.kid, email: email, use: use}, nil
+	}
 	code, _, ok := jws.StringMember(c, "user_code")
 	if !ok || code == "" {
 		return brandAssertion{}, refuse(reasonUserCodeMissing, "the assertion has no user_code")
 	}
 	got, okGot := NormalizeUserCode(code)
 	want, okWant := got, okGot
-	if userCode != "" { // else the claim names the authorization (BeginConsent)
-		want, okWant = NormalizeUserCode(userCode)
+	if p.userCode != "" { // else the claim names the authorization (BeginConsent)
+		want, okWant = NormalizeUserCode(p.userCode)
 	}
 	if !okWant || !okGot || got != want {
 		return brandAssertion{}, refuse(reasonUserCodeMismatch, "the assertion's user_code is not the user code of this request")
@@ -337,7 +366,7 @@ func checkAssertionClaims(a compactJWS, issuer, consentURL, userCode, brandID st
 		subject: sub, jti: jti, kid: a.kid, email: email, userCode: got,
 		// The record must outlive every instant the assertion passes the exp
 		// check; the store rounds it up to whole seconds.
-		use: db.BrandAssertionUse{BrandID: brandID, JTI: jti, ExpireTime: numericTime(exp).Add(AssertionSkew)},
+		use: use,
 	}, nil
 }
 

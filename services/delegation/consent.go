@@ -393,7 +393,12 @@ func (s *Service) DenyConsent(ctx context.Context, req *pactv1.DenyConsentReques
 // code) and returned as its RPC error; a keys fault is logged once and
 // returned as KEYS_UNAVAILABLE; the end of ctx is returned as it is.
 func (s *Service) assertion(ctx context.Context, op string, b db.Brand, tok, userCode, source string) (brandAssertion, error) {
-	a, err := s.verifyAssertion(ctx, b, tok, userCode)
+	return s.assertionFor(ctx, op, b, tok, assertionPurpose{aud: s.consentURL(b.ID), userCode: userCode}, source)
+}
+
+// assertionFor is assertion for purpose p (consent or the connected page).
+func (s *Service) assertionFor(ctx context.Context, op string, b db.Brand, tok string, p assertionPurpose, source string) (brandAssertion, error) {
+	a, err := s.verifyAssertionFor(ctx, b, tok, p)
 	if err == nil {
 		return a, nil
 	}

@@ -24,6 +24,10 @@ import (
 type ConsentSessions interface {
 	Sign(ctx context.Context, c delegtoken.SessionClaims) (string, error)
 	Verify(ctx context.Context, token string, want delegtoken.SessionExpect) (delegtoken.SessionClaims, error)
+	// SignConnected and VerifyConnected are the same for connected
+	// sessions (typ pact-connected+jwt, BeginConnected).
+	SignConnected(ctx context.Context, c delegtoken.SessionClaims) (string, error)
+	VerifyConnected(ctx context.Context, token string, want delegtoken.SessionExpect) (delegtoken.SessionClaims, error)
 }
 
 // decisionURL is the Brand's consent decision URL, the aud of its consent

@@ -187,6 +187,9 @@ const (
 	// (no assertion_issuer or assertion_jwks_uri) or pactd's fetch policy
 	// refuses its assertion_jwks_uri (a retry will not help).
 	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE BrandAssertionRefusal = 18
+	// FAILED_PRECONDITION: an assertion for the connected page (aud the
+	// connected URL) carries a user_code claim: it was made for consent.
+	BrandAssertionRefusal_BRAND_ASSERTION_REFUSAL_USER_CODE_UNEXPECTED BrandAssertionRefusal = 19
 )
 
 // Enum value maps for BrandAssertionRefusal.
@@ -211,27 +214,29 @@ var (
 		16: "BRAND_ASSERTION_REFUSAL_REPLAYED",
 		17: "BRAND_ASSERTION_REFUSAL_NOT_PENDING",
 		18: "BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE",
+		19: "BRAND_ASSERTION_REFUSAL_USER_CODE_UNEXPECTED",
 	}
 	BrandAssertionRefusal_value = map[string]int32{
-		"BRAND_ASSERTION_REFUSAL_UNSPECIFIED":        0,
-		"BRAND_ASSERTION_REFUSAL_MALFORMED":          1,
-		"BRAND_ASSERTION_REFUSAL_ALGORITHM":          2,
-		"BRAND_ASSERTION_REFUSAL_FORBIDDEN_HEADER":   3,
-		"BRAND_ASSERTION_REFUSAL_UNKNOWN_KEY":        4,
-		"BRAND_ASSERTION_REFUSAL_SIGNATURE":          5,
-		"BRAND_ASSERTION_REFUSAL_ISSUER":             6,
-		"BRAND_ASSERTION_REFUSAL_AUDIENCE":           7,
-		"BRAND_ASSERTION_REFUSAL_SUBJECT":            8,
-		"BRAND_ASSERTION_REFUSAL_NOT_YET_VALID":      9,
-		"BRAND_ASSERTION_REFUSAL_EXPIRED":            10,
-		"BRAND_ASSERTION_REFUSAL_LIFETIME":           11,
-		"BRAND_ASSERTION_REFUSAL_TOO_OLD":            12,
-		"BRAND_ASSERTION_REFUSAL_CLAIMS":             13,
-		"BRAND_ASSERTION_REFUSAL_USER_CODE_MISSING":  14,
-		"BRAND_ASSERTION_REFUSAL_USER_CODE_MISMATCH": 15,
-		"BRAND_ASSERTION_REFUSAL_REPLAYED":           16,
-		"BRAND_ASSERTION_REFUSAL_NOT_PENDING":        17,
-		"BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE":   18,
+		"BRAND_ASSERTION_REFUSAL_UNSPECIFIED":          0,
+		"BRAND_ASSERTION_REFUSAL_MALFORMED":            1,
+		"BRAND_ASSERTION_REFUSAL_ALGORITHM":            2,
+		"BRAND_ASSERTION_REFUSAL_FORBIDDEN_HEADER":     3,
+		"BRAND_ASSERTION_REFUSAL_UNKNOWN_KEY":          4,
+		"BRAND_ASSERTION_REFUSAL_SIGNATURE":            5,
+		"BRAND_ASSERTION_REFUSAL_ISSUER":               6,
+		"BRAND_ASSERTION_REFUSAL_AUDIENCE":             7,
+		"BRAND_ASSERTION_REFUSAL_SUBJECT":              8,
+		"BRAND_ASSERTION_REFUSAL_NOT_YET_VALID":        9,
+		"BRAND_ASSERTION_REFUSAL_EXPIRED":              10,
+		"BRAND_ASSERTION_REFUSAL_LIFETIME":             11,
+		"BRAND_ASSERTION_REFUSAL_TOO_OLD":              12,
+		"BRAND_ASSERTION_REFUSAL_CLAIMS":               13,
+		"BRAND_ASSERTION_REFUSAL_USER_CODE_MISSING":    14,
+		"BRAND_ASSERTION_REFUSAL_USER_CODE_MISMATCH":   15,
+		"BRAND_ASSERTION_REFUSAL_REPLAYED":             16,
+		"BRAND_ASSERTION_REFUSAL_NOT_PENDING":          17,
+		"BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE":     18,
+		"BRAND_ASSERTION_REFUSAL_USER_CODE_UNEXPECTED": 19,
 	}
 )
 
@@ -2313,6 +2318,331 @@ func (x *CheckGrantResponse) GetExpireTime() *timestamppb.Timestamp {
 	return nil
 }
 
+// BeginConnectedRequest opens the connected page of a signed-assertion
+// Brand. Exactly one of brand_assertion and connected_session.
+type BeginConnectedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Brand id from the connected URL's path.
+	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
+	// The Brand's signed login assertion, exactly as the Brand posted it to
+	// the connected URL: the rules of ApproveConsentRequest.brand_assertion
+	// with aud {interfaceUrl}/oauth/connected and no user_code claim. Single
+	// use: BeginConnected uses it up.
+	BrandAssertion string `protobuf:"bytes,2,opt,name=brand_assertion,json=brandAssertion,proto3" json:"brand_assertion,omitempty"`
+	// A connected session from an earlier BeginConnected (the revoke
+	// confirmation page); it is answered again, not renewed.
+	ConnectedSession string `protobuf:"bytes,3,opt,name=connected_session,json=connectedSession,proto3" json:"connected_session,omitempty"`
+	// Optional: the client the frontend serves, as in DescribeConsentRequest
+	// (for the log).
+	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeginConnectedRequest) Reset() {
+	*x = BeginConnectedRequest{}
+	mi := &file_pact_v1_delegation_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeginConnectedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeginConnectedRequest) ProtoMessage() {}
+
+func (x *BeginConnectedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_delegation_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeginConnectedRequest.ProtoReflect.Descriptor instead.
+func (*BeginConnectedRequest) Descriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *BeginConnectedRequest) GetBrandId() string {
+	if x != nil {
+		return x.BrandId
+	}
+	return ""
+}
+
+func (x *BeginConnectedRequest) GetBrandAssertion() string {
+	if x != nil {
+		return x.BrandAssertion
+	}
+	return ""
+}
+
+func (x *BeginConnectedRequest) GetConnectedSession() string {
+	if x != nil {
+		return x.ConnectedSession
+	}
+	return ""
+}
+
+func (x *BeginConnectedRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+// BeginConnectedResponse is what the connected page shows, and the session
+// its revoke forms carry.
+type BeginConnectedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The User's id at the Brand (the assertion's or session's sub).
+	BrandUser string `protobuf:"bytes,1,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`
+	// The User's grants at the Brand, newest first (live, revoked and
+	// expired alike, with the authorization_details in words), at most 1000.
+	Grants []*Grant `protobuf:"bytes,2,rep,name=grants,proto3" json:"grants,omitempty"`
+	// True when the User has more than the 1000 grants listed.
+	Truncated bool `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// The connected session: a Provider-signed JWT (ES256, typ
+	// pact-connected+jwt) with iss {interfaceUrl}/oauth, aud the connected
+	// URL, sub the Brand user, jti, iat and exp (600 s). The page puts it in
+	// a hidden field of its revoke forms (it is also their anti-forgery
+	// token). It is neither a consent session nor a delegation token and
+	// never verifies as one.
+	ConnectedSession string `protobuf:"bytes,4,opt,name=connected_session,json=connectedSession,proto3" json:"connected_session,omitempty"`
+	// When connected_session expires.
+	SessionExpiresAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=session_expires_at,json=sessionExpiresAt,proto3" json:"session_expires_at,omitempty"`
+	// The connected URL, {interfaceUrl}/oauth/connected (the session's aud);
+	// the revoke forms post to {connected_url}/revoke.
+	ConnectedUrl  string `protobuf:"bytes,6,opt,name=connected_url,json=connectedUrl,proto3" json:"connected_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BeginConnectedResponse) Reset() {
+	*x = BeginConnectedResponse{}
+	mi := &file_pact_v1_delegation_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BeginConnectedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BeginConnectedResponse) ProtoMessage() {}
+
+func (x *BeginConnectedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_delegation_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BeginConnectedResponse.ProtoReflect.Descriptor instead.
+func (*BeginConnectedResponse) Descriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *BeginConnectedResponse) GetBrandUser() string {
+	if x != nil {
+		return x.BrandUser
+	}
+	return ""
+}
+
+func (x *BeginConnectedResponse) GetGrants() []*Grant {
+	if x != nil {
+		return x.Grants
+	}
+	return nil
+}
+
+func (x *BeginConnectedResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *BeginConnectedResponse) GetConnectedSession() string {
+	if x != nil {
+		return x.ConnectedSession
+	}
+	return ""
+}
+
+func (x *BeginConnectedResponse) GetSessionExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SessionExpiresAt
+	}
+	return nil
+}
+
+func (x *BeginConnectedResponse) GetConnectedUrl() string {
+	if x != nil {
+		return x.ConnectedUrl
+	}
+	return ""
+}
+
+// RevokeConnectedRequest revokes one PA's access for the User of a
+// connected session.
+type RevokeConnectedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The Brand id.
+	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
+	// The connected session from BeginConnected.
+	ConnectedSession string `protobuf:"bytes,2,opt,name=connected_session,json=connectedSession,proto3" json:"connected_session,omitempty"`
+	// The PA whose live grants to the User are revoked.
+	AgentId string `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Optional: the client the frontend serves (for the log).
+	Source        string `protobuf:"bytes,4,opt,name=source,proto3" json:"source,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeConnectedRequest) Reset() {
+	*x = RevokeConnectedRequest{}
+	mi := &file_pact_v1_delegation_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeConnectedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeConnectedRequest) ProtoMessage() {}
+
+func (x *RevokeConnectedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_delegation_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeConnectedRequest.ProtoReflect.Descriptor instead.
+func (*RevokeConnectedRequest) Descriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *RevokeConnectedRequest) GetBrandId() string {
+	if x != nil {
+		return x.BrandId
+	}
+	return ""
+}
+
+func (x *RevokeConnectedRequest) GetConnectedSession() string {
+	if x != nil {
+		return x.ConnectedSession
+	}
+	return ""
+}
+
+func (x *RevokeConnectedRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *RevokeConnectedRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+// RevokeConnectedResponse is the outcome and the page after it.
+type RevokeConnectedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The grants revoked by this call (none when the PA had no live grant).
+	RevokedGrantIds []string `protobuf:"bytes,1,rep,name=revoked_grant_ids,json=revokedGrantIds,proto3" json:"revoked_grant_ids,omitempty"`
+	// The User's grants after the revocation, as BeginConnected lists them.
+	Grants []*Grant `protobuf:"bytes,2,rep,name=grants,proto3" json:"grants,omitempty"`
+	// As BeginConnectedResponse.truncated.
+	Truncated bool `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// The User's id at the Brand (the session's sub).
+	BrandUser     string `protobuf:"bytes,4,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RevokeConnectedResponse) Reset() {
+	*x = RevokeConnectedResponse{}
+	mi := &file_pact_v1_delegation_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RevokeConnectedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RevokeConnectedResponse) ProtoMessage() {}
+
+func (x *RevokeConnectedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_delegation_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RevokeConnectedResponse.ProtoReflect.Descriptor instead.
+func (*RevokeConnectedResponse) Descriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *RevokeConnectedResponse) GetRevokedGrantIds() []string {
+	if x != nil {
+		return x.RevokedGrantIds
+	}
+	return nil
+}
+
+func (x *RevokeConnectedResponse) GetGrants() []*Grant {
+	if x != nil {
+		return x.Grants
+	}
+	return nil
+}
+
+func (x *RevokeConnectedResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *RevokeConnectedResponse) GetBrandUser() string {
+	if x != nil {
+		return x.BrandUser
+	}
+	return ""
+}
+
 var File_pact_v1_delegation_proto protoreflect.FileDescriptor
 
 const file_pact_v1_delegation_proto_rawDesc = "" +
@@ -2472,7 +2802,31 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\x0e2\x19.pact.v1.GrantCheckReasonR\x06reason\x12%\n" +
 	"\x0emissing_scopes\x18\x03 \x03(\tR\rmissingScopes\x12;\n" +
 	"\vexpire_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"expireTime*\x9c\x03\n" +
+	"expireTime\"\xa0\x01\n" +
+	"\x15BeginConnectedRequest\x12\x19\n" +
+	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12'\n" +
+	"\x0fbrand_assertion\x18\x02 \x01(\tR\x0ebrandAssertion\x12+\n" +
+	"\x11connected_session\x18\x03 \x01(\tR\x10connectedSession\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\"\x99\x02\n" +
+	"\x16BeginConnectedResponse\x12\x1d\n" +
+	"\n" +
+	"brand_user\x18\x01 \x01(\tR\tbrandUser\x12&\n" +
+	"\x06grants\x18\x02 \x03(\v2\x0e.pact.v1.GrantR\x06grants\x12\x1c\n" +
+	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12+\n" +
+	"\x11connected_session\x18\x04 \x01(\tR\x10connectedSession\x12H\n" +
+	"\x12session_expires_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x10sessionExpiresAt\x12#\n" +
+	"\rconnected_url\x18\x06 \x01(\tR\fconnectedUrl\"\x93\x01\n" +
+	"\x16RevokeConnectedRequest\x12\x19\n" +
+	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12+\n" +
+	"\x11connected_session\x18\x02 \x01(\tR\x10connectedSession\x12\x19\n" +
+	"\bagent_id\x18\x03 \x01(\tR\aagentId\x12\x16\n" +
+	"\x06source\x18\x04 \x01(\tR\x06source\"\xaa\x01\n" +
+	"\x17RevokeConnectedResponse\x12*\n" +
+	"\x11revoked_grant_ids\x18\x01 \x03(\tR\x0frevokedGrantIds\x12&\n" +
+	"\x06grants\x18\x02 \x03(\v2\x0e.pact.v1.GrantR\x06grants\x12\x1c\n" +
+	"\ttruncated\x18\x03 \x01(\bR\ttruncated\x12\x1d\n" +
+	"\n" +
+	"brand_user\x18\x04 \x01(\tR\tbrandUser*\x9c\x03\n" +
 	"\x15ConsentSessionRefusal\x12'\n" +
 	"#CONSENT_SESSION_REFUSAL_UNSPECIFIED\x10\x00\x12%\n" +
 	"!CONSENT_SESSION_REFUSAL_MALFORMED\x10\x01\x12 \n" +
@@ -2483,7 +2837,7 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x1fCONSENT_SESSION_REFUSAL_EXPIRED\x10\x06\x12\"\n" +
 	"\x1eCONSENT_SESSION_REFUSAL_CLAIMS\x10\a\x12.\n" +
 	"*CONSENT_SESSION_REFUSAL_USER_CODE_MISMATCH\x10\b\x12'\n" +
-	"#CONSENT_SESSION_REFUSAL_NOT_PENDING\x10\t*\x96\x06\n" +
+	"#CONSENT_SESSION_REFUSAL_NOT_PENDING\x10\t*\xc8\x06\n" +
 	"\x15BrandAssertionRefusal\x12'\n" +
 	"#BRAND_ASSERTION_REFUSAL_UNSPECIFIED\x10\x00\x12%\n" +
 	"!BRAND_ASSERTION_REFUSAL_MALFORMED\x10\x01\x12%\n" +
@@ -2504,7 +2858,8 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"*BRAND_ASSERTION_REFUSAL_USER_CODE_MISMATCH\x10\x0f\x12$\n" +
 	" BRAND_ASSERTION_REFUSAL_REPLAYED\x10\x10\x12'\n" +
 	"#BRAND_ASSERTION_REFUSAL_NOT_PENDING\x10\x11\x12,\n" +
-	"(BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE\x10\x12*\xbf\x02\n" +
+	"(BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE\x10\x12\x120\n" +
+	",BRAND_ASSERTION_REFUSAL_USER_CODE_UNEXPECTED\x10\x13*\xbf\x02\n" +
 	"\x10GrantCheckReason\x12\"\n" +
 	"\x1eGRANT_CHECK_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aGRANT_CHECK_REASON_UNKNOWN\x10\x01\x12\x1e\n" +
@@ -2513,7 +2868,7 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"$GRANT_CHECK_REASON_SCOPE_NOT_GRANTED\x10\x04\x12*\n" +
 	"&GRANT_CHECK_REASON_DETAILS_NOT_COVERED\x10\x05\x12'\n" +
 	"#GRANT_CHECK_REASON_SCOPE_RESTRICTED\x10\x06\x12(\n" +
-	"$GRANT_CHECK_REASON_AGENT_NOT_ALLOWED\x10\a2\x9c\a\n" +
+	"$GRANT_CHECK_REASON_AGENT_NOT_ALLOWED\x10\a2\xc9\b\n" +
 	"\x11DelegationService\x12q\n" +
 	"\x18StartDeviceAuthorization\x12(.pact.v1.StartDeviceAuthorizationRequest\x1a).pact.v1.StartDeviceAuthorizationResponse\"\x00\x12V\n" +
 	"\x0fDescribeConsent\x12\x1f.pact.v1.DescribeConsentRequest\x1a .pact.v1.DescribeConsentResponse\"\x00\x12M\n" +
@@ -2524,7 +2879,9 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\vRevokeGrant\x12\x1b.pact.v1.RevokeGrantRequest\x1a\x1c.pact.v1.RevokeGrantResponse\"\x00\x12J\n" +
 	"\vRevokeToken\x12\x1b.pact.v1.RevokeTokenRequest\x1a\x1c.pact.v1.RevokeTokenResponse\"\x00\x12G\n" +
 	"\n" +
-	"ListGrants\x12\x1a.pact.v1.ListGrantsRequest\x1a\x1b.pact.v1.ListGrantsResponse\"\x00\x12J\n" +
+	"ListGrants\x12\x1a.pact.v1.ListGrantsRequest\x1a\x1b.pact.v1.ListGrantsResponse\"\x00\x12S\n" +
+	"\x0eBeginConnected\x12\x1e.pact.v1.BeginConnectedRequest\x1a\x1f.pact.v1.BeginConnectedResponse\"\x00\x12V\n" +
+	"\x0fRevokeConnected\x12\x1f.pact.v1.RevokeConnectedRequest\x1a .pact.v1.RevokeConnectedResponse\"\x00\x12J\n" +
 	"\vStartStepUp\x12\x1b.pact.v1.StartStepUpRequest\x1a\x1c.pact.v1.StartStepUpResponse\"\x00\x12G\n" +
 	"\n" +
 	"CheckGrant\x12\x1a.pact.v1.CheckGrantRequest\x1a\x1b.pact.v1.CheckGrantResponse\"\x00Bu\n" +
@@ -2543,7 +2900,7 @@ func file_pact_v1_delegation_proto_rawDescGZIP() []byte {
 }
 
 var file_pact_v1_delegation_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_pact_v1_delegation_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_pact_v1_delegation_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_pact_v1_delegation_proto_goTypes = []any{
 	(ConsentSessionRefusal)(0),               // 0: pact.v1.ConsentSessionRefusal
 	(BrandAssertionRefusal)(0),               // 1: pact.v1.BrandAssertionRefusal
@@ -2571,57 +2928,68 @@ var file_pact_v1_delegation_proto_goTypes = []any{
 	(*StartStepUpResponse)(nil),              // 23: pact.v1.StartStepUpResponse
 	(*CheckGrantRequest)(nil),                // 24: pact.v1.CheckGrantRequest
 	(*CheckGrantResponse)(nil),               // 25: pact.v1.CheckGrantResponse
-	(*OAuthError)(nil),                       // 26: pact.v1.OAuthError
-	(*Scope)(nil),                            // 27: pact.v1.Scope
-	(*timestamppb.Timestamp)(nil),            // 28: google.protobuf.Timestamp
-	(*ConsentAuthorizationDetail)(nil),       // 29: pact.v1.ConsentAuthorizationDetail
-	(*PageRequest)(nil),                      // 30: pact.v1.PageRequest
+	(*BeginConnectedRequest)(nil),            // 26: pact.v1.BeginConnectedRequest
+	(*BeginConnectedResponse)(nil),           // 27: pact.v1.BeginConnectedResponse
+	(*RevokeConnectedRequest)(nil),           // 28: pact.v1.RevokeConnectedRequest
+	(*RevokeConnectedResponse)(nil),          // 29: pact.v1.RevokeConnectedResponse
+	(*OAuthError)(nil),                       // 30: pact.v1.OAuthError
+	(*Scope)(nil),                            // 31: pact.v1.Scope
+	(*timestamppb.Timestamp)(nil),            // 32: google.protobuf.Timestamp
+	(*ConsentAuthorizationDetail)(nil),       // 33: pact.v1.ConsentAuthorizationDetail
+	(*PageRequest)(nil),                      // 34: pact.v1.PageRequest
 }
 var file_pact_v1_delegation_proto_depIdxs = []int32{
-	26, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
-	27, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
-	28, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
-	29, // 3: pact.v1.DescribeConsentResponse.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
+	30, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
+	31, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
+	32, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
+	33, // 3: pact.v1.DescribeConsentResponse.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
 	6,  // 4: pact.v1.BeginConsentResponse.consent:type_name -> pact.v1.DescribeConsentResponse
-	28, // 5: pact.v1.BeginConsentResponse.session_expires_at:type_name -> google.protobuf.Timestamp
-	26, // 6: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
-	28, // 7: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
-	28, // 8: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
-	28, // 9: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
-	29, // 10: pact.v1.Grant.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
-	26, // 11: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
-	30, // 12: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
+	32, // 5: pact.v1.BeginConsentResponse.session_expires_at:type_name -> google.protobuf.Timestamp
+	30, // 6: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
+	32, // 7: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
+	32, // 8: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
+	32, // 9: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
+	33, // 10: pact.v1.Grant.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
+	30, // 11: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
+	34, // 12: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
 	15, // 13: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
-	27, // 14: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
+	31, // 14: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
 	2,  // 15: pact.v1.CheckGrantResponse.reason:type_name -> pact.v1.GrantCheckReason
-	28, // 16: pact.v1.CheckGrantResponse.expire_time:type_name -> google.protobuf.Timestamp
-	3,  // 17: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
-	5,  // 18: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
-	7,  // 19: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
-	9,  // 20: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
-	11, // 21: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
-	13, // 22: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
-	16, // 23: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
-	18, // 24: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
-	20, // 25: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
-	22, // 26: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
-	24, // 27: pact.v1.DelegationService.CheckGrant:input_type -> pact.v1.CheckGrantRequest
-	4,  // 28: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
-	6,  // 29: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
-	8,  // 30: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
-	10, // 31: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
-	12, // 32: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
-	14, // 33: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
-	17, // 34: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
-	19, // 35: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
-	21, // 36: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
-	23, // 37: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
-	25, // 38: pact.v1.DelegationService.CheckGrant:output_type -> pact.v1.CheckGrantResponse
-	28, // [28:39] is the sub-list for method output_type
-	17, // [17:28] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	32, // 16: pact.v1.CheckGrantResponse.expire_time:type_name -> google.protobuf.Timestamp
+	15, // 17: pact.v1.BeginConnectedResponse.grants:type_name -> pact.v1.Grant
+	32, // 18: pact.v1.BeginConnectedResponse.session_expires_at:type_name -> google.protobuf.Timestamp
+	15, // 19: pact.v1.RevokeConnectedResponse.grants:type_name -> pact.v1.Grant
+	3,  // 20: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
+	5,  // 21: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
+	7,  // 22: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
+	9,  // 23: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
+	11, // 24: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
+	13, // 25: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
+	16, // 26: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
+	18, // 27: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
+	20, // 28: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
+	26, // 29: pact.v1.DelegationService.BeginConnected:input_type -> pact.v1.BeginConnectedRequest
+	28, // 30: pact.v1.DelegationService.RevokeConnected:input_type -> pact.v1.RevokeConnectedRequest
+	22, // 31: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
+	24, // 32: pact.v1.DelegationService.CheckGrant:input_type -> pact.v1.CheckGrantRequest
+	4,  // 33: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
+	6,  // 34: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
+	8,  // 35: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
+	10, // 36: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
+	12, // 37: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
+	14, // 38: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
+	17, // 39: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
+	19, // 40: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
+	21, // 41: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
+	27, // 42: pact.v1.DelegationService.BeginConnected:output_type -> pact.v1.BeginConnectedResponse
+	29, // 43: pact.v1.DelegationService.RevokeConnected:output_type -> pact.v1.RevokeConnectedResponse
+	23, // 44: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
+	25, // 45: pact.v1.DelegationService.CheckGrant:output_type -> pact.v1.CheckGrantResponse
+	33, // [33:46] is the sub-list for method output_type
+	20, // [20:33] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_delegation_proto_init() }
@@ -2639,7 +3007,7 @@ func file_pact_v1_delegation_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pact_v1_delegation_proto_rawDesc), len(file_pact_v1_delegation_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   23,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

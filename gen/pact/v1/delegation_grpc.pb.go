@@ -28,6 +28,8 @@ const (
 	DelegationService_RevokeGrant_FullMethodName              = "/pact.v1.DelegationService/RevokeGrant"
 	DelegationService_RevokeToken_FullMethodName              = "/pact.v1.DelegationService/RevokeToken"
 	DelegationService_ListGrants_FullMethodName               = "/pact.v1.DelegationService/ListGrants"
+	DelegationService_BeginConnected_FullMethodName           = "/pact.v1.DelegationService/BeginConnected"
+	DelegationService_RevokeConnected_FullMethodName          = "/pact.v1.DelegationService/RevokeConnected"
 	DelegationService_StartStepUp_FullMethodName              = "/pact.v1.DelegationService/StartStepUp"
 	DelegationService_CheckGrant_FullMethodName               = "/pact.v1.DelegationService/CheckGrant"
 )
@@ -119,6 +121,26 @@ type DelegationServiceClient interface {
 	// ListGrants lists a Brand user's grants, newest first, live, revoked and
 	// expired alike, for a "connected apps" page.
 	ListGrants(ctx context.Context, in *ListGrantsRequest, opts ...grpc.CallOption) (*ListGrantsResponse, error)
+	// BeginConnected opens the connected page of a Brand in
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION, where nobody is signed in at the
+	// Provider: the frontend passes the brand_assertion the Brand's login
+	// posted to the connected URL ({interfaceUrl}/oauth/connected, its aud;
+	// no user_code claim), or the connected_session of a page already open.
+	// An assertion is verified with the rules of BeginConsent (the same
+	// BrandAssertionRefusal reasons; an assertion for the consent page has
+	// the wrong aud, AUDIENCE, and one naming a user code is
+	// USER_CODE_UNEXPECTED) and used up (REPLAYED when it was used already).
+	// A session is refused with a ConsentSessionRefusal reason (a consent
+	// session is TYPE). The answer is the User's grants and a
+	// connected_session. A Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND is
+	// FAILED_PRECONDITION (its frontend signs the User in and uses
+	// ListGrants).
+	BeginConnected(ctx context.Context, in *BeginConnectedRequest, opts ...grpc.CallOption) (*BeginConnectedResponse, error)
+	// RevokeConnected revokes every live grant of one PA to the User of a
+	// connected_session (from BeginConnected), and answers the User's grants
+	// after it. Session refusals and the Brand's mode are those of
+	// BeginConnected; a PA with no live grant of the User revokes nothing.
+	RevokeConnected(ctx context.Context, in *RevokeConnectedRequest, opts ...grpc.CallOption) (*RevokeConnectedResponse, error)
 	// StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 	// the caller lacks (§5.5).
 	StartStepUp(ctx context.Context, in *StartStepUpRequest, opts ...grpc.CallOption) (*StartStepUpResponse, error)
@@ -236,6 +258,26 @@ func (c *delegationServiceClient) ListGrants(ctx context.Context, in *ListGrants
 	return out, nil
 }
 
+func (c *delegationServiceClient) BeginConnected(ctx context.Context, in *BeginConnectedRequest, opts ...grpc.CallOption) (*BeginConnectedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BeginConnectedResponse)
+	err := c.cc.Invoke(ctx, DelegationService_BeginConnected_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *delegationServiceClient) RevokeConnected(ctx context.Context, in *RevokeConnectedRequest, opts ...grpc.CallOption) (*RevokeConnectedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RevokeConnectedResponse)
+	err := c.cc.Invoke(ctx, DelegationService_RevokeConnected_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *delegationServiceClient) StartStepUp(ctx context.Context, in *StartStepUpRequest, opts ...grpc.CallOption) (*StartStepUpResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StartStepUpResponse)
@@ -343,6 +385,26 @@ type DelegationServiceServer interface {
 	// ListGrants lists a Brand user's grants, newest first, live, revoked and
 	// expired alike, for a "connected apps" page.
 	ListGrants(context.Context, *ListGrantsRequest) (*ListGrantsResponse, error)
+	// BeginConnected opens the connected page of a Brand in
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION, where nobody is signed in at the
+	// Provider: the frontend passes the brand_assertion the Brand's login
+	// posted to the connected URL ({interfaceUrl}/oauth/connected, its aud;
+	// no user_code claim), or the connected_session of a page already open.
+	// An assertion is verified with the rules of BeginConsent (the same
+	// BrandAssertionRefusal reasons; an assertion for the consent page has
+	// the wrong aud, AUDIENCE, and one naming a user code is
+	// USER_CODE_UNEXPECTED) and used up (REPLAYED when it was used already).
+	// A session is refused with a ConsentSessionRefusal reason (a consent
+	// session is TYPE). The answer is the User's grants and a
+	// connected_session. A Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND is
+	// FAILED_PRECONDITION (its frontend signs the User in and uses
+	// ListGrants).
+	BeginConnected(context.Context, *BeginConnectedRequest) (*BeginConnectedResponse, error)
+	// RevokeConnected revokes every live grant of one PA to the User of a
+	// connected_session (from BeginConnected), and answers the User's grants
+	// after it. Session refusals and the Brand's mode are those of
+	// BeginConnected; a PA with no live grant of the User revokes nothing.
+	RevokeConnected(context.Context, *RevokeConnectedRequest) (*RevokeConnectedResponse, error)
 	// StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 	// the caller lacks (§5.5).
 	StartStepUp(context.Context, *StartStepUpRequest) (*StartStepUpResponse, error)
@@ -396,6 +458,12 @@ func (UnimplementedDelegationServiceServer) RevokeToken(context.Context, *Revoke
 }
 func (UnimplementedDelegationServiceServer) ListGrants(context.Context, *ListGrantsRequest) (*ListGrantsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListGrants not implemented")
+}
+func (UnimplementedDelegationServiceServer) BeginConnected(context.Context, *BeginConnectedRequest) (*BeginConnectedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method BeginConnected not implemented")
+}
+func (UnimplementedDelegationServiceServer) RevokeConnected(context.Context, *RevokeConnectedRequest) (*RevokeConnectedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RevokeConnected not implemented")
 }
 func (UnimplementedDelegationServiceServer) StartStepUp(context.Context, *StartStepUpRequest) (*StartStepUpResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method StartStepUp not implemented")
@@ -586,6 +654,42 @@ func _DelegationService_ListGrants_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DelegationService_BeginConnected_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BeginConnectedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DelegationServiceServer).BeginConnected(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DelegationService_BeginConnected_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DelegationServiceServer).BeginConnected(ctx, req.(*BeginConnectedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _DelegationService_RevokeConnected_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RevokeConnectedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DelegationServiceServer).RevokeConnected(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DelegationService_RevokeConnected_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DelegationServiceServer).RevokeConnected(ctx, req.(*RevokeConnectedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _DelegationService_StartStepUp_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StartStepUpRequest)
 	if err := dec(in); err != nil {
@@ -664,6 +768,14 @@ var DelegationService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListGrants",
 			Handler:    _DelegationService_ListGrants_Handler,
+		},
+		{
+			MethodName: "BeginConnected",
+			Handler:    _DelegationService_BeginConnected_Handler,
+		},
+		{
+			MethodName: "RevokeConnected",
+			Handler:    _DelegationService_RevokeConnected_Handler,
 		},
 		{
 			MethodName: "StartStepUp",

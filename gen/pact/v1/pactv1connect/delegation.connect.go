@@ -60,6 +60,12 @@ const (
 	// DelegationServiceListGrantsProcedure is the fully-qualified name of the DelegationService's
 	// ListGrants RPC.
 	DelegationServiceListGrantsProcedure = "/pact.v1.DelegationService/ListGrants"
+	// DelegationServiceBeginConnectedProcedure is the fully-qualified name of the DelegationService's
+	// BeginConnected RPC.
+	DelegationServiceBeginConnectedProcedure = "/pact.v1.DelegationService/BeginConnected"
+	// DelegationServiceRevokeConnectedProcedure is the fully-qualified name of the DelegationService's
+	// RevokeConnected RPC.
+	DelegationServiceRevokeConnectedProcedure = "/pact.v1.DelegationService/RevokeConnected"
 	// DelegationServiceStartStepUpProcedure is the fully-qualified name of the DelegationService's
 	// StartStepUp RPC.
 	DelegationServiceStartStepUpProcedure = "/pact.v1.DelegationService/StartStepUp"
@@ -138,6 +144,26 @@ type DelegationServiceClient interface {
 	// ListGrants lists a Brand user's grants, newest first, live, revoked and
 	// expired alike, for a "connected apps" page.
 	ListGrants(context.Context, *v1.ListGrantsRequest) (*v1.ListGrantsResponse, error)
+	// BeginConnected opens the connected page of a Brand in
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION, where nobody is signed in at the
+	// Provider: the frontend passes the brand_assertion the Brand's login
+	// posted to the connected URL ({interfaceUrl}/oauth/connected, its aud;
+	// no user_code claim), or the connected_session of a page already open.
+	// An assertion is verified with the rules of BeginConsent (the same
+	// BrandAssertionRefusal reasons; an assertion for the consent page has
+	// the wrong aud, AUDIENCE, and one naming a user code is
+	// USER_CODE_UNEXPECTED) and used up (REPLAYED when it was used already).
+	// A session is refused with a ConsentSessionRefusal reason (a consent
+	// session is TYPE). The answer is the User's grants and a
+	// connected_session. A Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND is
+	// FAILED_PRECONDITION (its frontend signs the User in and uses
+	// ListGrants).
+	BeginConnected(context.Context, *v1.BeginConnectedRequest) (*v1.BeginConnectedResponse, error)
+	// RevokeConnected revokes every live grant of one PA to the User of a
+	// connected_session (from BeginConnected), and answers the User's grants
+	// after it. Session refusals and the Brand's mode are those of
+	// BeginConnected; a PA with no live grant of the User revokes nothing.
+	RevokeConnected(context.Context, *v1.RevokeConnectedRequest) (*v1.RevokeConnectedResponse, error)
 	// StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 	// the caller lacks (§5.5).
 	StartStepUp(context.Context, *v1.StartStepUpRequest) (*v1.StartStepUpResponse, error)
@@ -222,6 +248,18 @@ func NewDelegationServiceClient(httpClient connect.HTTPClient, baseURL string, o
 			connect.WithSchema(delegationServiceMethods.ByName("ListGrants")),
 			connect.WithClientOptions(opts...),
 		),
+		beginConnected: connect.NewClient[v1.BeginConnectedRequest, v1.BeginConnectedResponse](
+			httpClient,
+			baseURL+DelegationServiceBeginConnectedProcedure,
+			connect.WithSchema(delegationServiceMethods.ByName("BeginConnected")),
+			connect.WithClientOptions(opts...),
+		),
+		revokeConnected: connect.NewClient[v1.RevokeConnectedRequest, v1.RevokeConnectedResponse](
+			httpClient,
+			baseURL+DelegationServiceRevokeConnectedProcedure,
+			connect.WithSchema(delegationServiceMethods.ByName("RevokeConnected")),
+			connect.WithClientOptions(opts...),
+		),
 		startStepUp: connect.NewClient[v1.StartStepUpRequest, v1.StartStepUpResponse](
 			httpClient,
 			baseURL+DelegationServiceStartStepUpProcedure,
@@ -248,6 +286,8 @@ type delegationServiceClient struct {
 	revokeGrant              *connect.Client[v1.RevokeGrantRequest, v1.RevokeGrantResponse]
 	revokeToken              *connect.Client[v1.RevokeTokenRequest, v1.RevokeTokenResponse]
 	listGrants               *connect.Client[v1.ListGrantsRequest, v1.ListGrantsResponse]
+	beginConnected           *connect.Client[v1.BeginConnectedRequest, v1.BeginConnectedResponse]
+	revokeConnected          *connect.Client[v1.RevokeConnectedRequest, v1.RevokeConnectedResponse]
 	startStepUp              *connect.Client[v1.StartStepUpRequest, v1.StartStepUpResponse]
 	checkGrant               *connect.Client[v1.CheckGrantRequest, v1.CheckGrantResponse]
 }
@@ -327,6 +367,24 @@ func (c *delegationServiceClient) RevokeToken(ctx context.Context, req *v1.Revok
 // ListGrants calls pact.v1.DelegationService.ListGrants.
 func (c *delegationServiceClient) ListGrants(ctx context.Context, req *v1.ListGrantsRequest) (*v1.ListGrantsResponse, error) {
 	response, err := c.listGrants.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// BeginConnected calls pact.v1.DelegationService.BeginConnected.
+func (c *delegationServiceClient) BeginConnected(ctx context.Context, req *v1.BeginConnectedRequest) (*v1.BeginConnectedResponse, error) {
+	response, err := c.beginConnected.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// RevokeConnected calls pact.v1.DelegationService.RevokeConnected.
+func (c *delegationServiceClient) RevokeConnected(ctx context.Context, req *v1.RevokeConnectedRequest) (*v1.RevokeConnectedResponse, error) {
+	response, err := c.revokeConnected.CallUnary(ctx, connect.NewRequest(req))
 	if response != nil {
 		return response.Msg, err
 	}
@@ -421,6 +479,26 @@ type DelegationServiceHandler interface {
 	// ListGrants lists a Brand user's grants, newest first, live, revoked and
 	// expired alike, for a "connected apps" page.
 	ListGrants(context.Context, *v1.ListGrantsRequest) (*v1.ListGrantsResponse, error)
+	// BeginConnected opens the connected page of a Brand in
+	// BRAND_LOGIN_MODE_SIGNED_ASSERTION, where nobody is signed in at the
+	// Provider: the frontend passes the brand_assertion the Brand's login
+	// posted to the connected URL ({interfaceUrl}/oauth/connected, its aud;
+	// no user_code claim), or the connected_session of a page already open.
+	// An assertion is verified with the rules of BeginConsent (the same
+	// BrandAssertionRefusal reasons; an assertion for the consent page has
+	// the wrong aud, AUDIENCE, and one naming a user code is
+	// USER_CODE_UNEXPECTED) and used up (REPLAYED when it was used already).
+	// A session is refused with a ConsentSessionRefusal reason (a consent
+	// session is TYPE). The answer is the User's grants and a
+	// connected_session. A Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND is
+	// FAILED_PRECONDITION (its frontend signs the User in and uses
+	// ListGrants).
+	BeginConnected(context.Context, *v1.BeginConnectedRequest) (*v1.BeginConnectedResponse, error)
+	// RevokeConnected revokes every live grant of one PA to the User of a
+	// connected_session (from BeginConnected), and answers the User's grants
+	// after it. Session refusals and the Brand's mode are those of
+	// BeginConnected; a PA with no live grant of the User revokes nothing.
+	RevokeConnected(context.Context, *v1.RevokeConnectedRequest) (*v1.RevokeConnectedResponse, error)
 	// StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 	// the caller lacks (§5.5).
 	StartStepUp(context.Context, *v1.StartStepUpRequest) (*v1.StartStepUpResponse, error)
@@ -501,6 +579,18 @@ func NewDelegationServiceHandler(svc DelegationServiceHandler, opts ...connect.H
 		connect.WithSchema(delegationServiceMethods.ByName("ListGrants")),
 		connect.WithHandlerOptions(opts...),
 	)
+	delegationServiceBeginConnectedHandler := connect.NewUnaryHandlerSimple(
+		DelegationServiceBeginConnectedProcedure,
+		svc.BeginConnected,
+		connect.WithSchema(delegationServiceMethods.ByName("BeginConnected")),
+		connect.WithHandlerOptions(opts...),
+	)
+	delegationServiceRevokeConnectedHandler := connect.NewUnaryHandlerSimple(
+		DelegationServiceRevokeConnectedProcedure,
+		svc.RevokeConnected,
+		connect.WithSchema(delegationServiceMethods.ByName("RevokeConnected")),
+		connect.WithHandlerOptions(opts...),
+	)
 	delegationServiceStartStepUpHandler := connect.NewUnaryHandlerSimple(
 		DelegationServiceStartStepUpProcedure,
 		svc.StartStepUp,
@@ -533,6 +623,10 @@ func NewDelegationServiceHandler(svc DelegationServiceHandler, opts ...connect.H
 			delegationServiceRevokeTokenHandler.ServeHTTP(w, r)
 		case DelegationServiceListGrantsProcedure:
 			delegationServiceListGrantsHandler.ServeHTTP(w, r)
+		case DelegationServiceBeginConnectedProcedure:
+			delegationServiceBeginConnectedHandler.ServeHTTP(w, r)
+		case DelegationServiceRevokeConnectedProcedure:
+			delegationServiceRevokeConnectedHandler.ServeHTTP(w, r)
 		case DelegationServiceStartStepUpProcedure:
 			delegationServiceStartStepUpHandler.ServeHTTP(w, r)
 		case DelegationServiceCheckGrantProcedure:
@@ -580,6 +674,14 @@ func (UnimplementedDelegationServiceHandler) RevokeToken(context.Context, *v1.Re
 
 func (UnimplementedDelegationServiceHandler) ListGrants(context.Context, *v1.ListGrantsRequest) (*v1.ListGrantsResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.DelegationService.ListGrants is not implemented"))
+}
+
+func (UnimplementedDelegationServiceHandler) BeginConnected(context.Context, *v1.BeginConnectedRequest) (*v1.BeginConnectedResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.DelegationService.BeginConnected is not implemented"))
+}
+
+func (UnimplementedDelegationServiceHandler) RevokeConnected(context.Context, *v1.RevokeConnectedRequest) (*v1.RevokeConnectedResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.DelegationService.RevokeConnected is not implemented"))
 }
 
 func (UnimplementedDelegationServiceHandler) StartStepUp(context.Context, *v1.StartStepUpRequest) (*v1.StartStepUpResponse, error) {

@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pact/v1/delegation.proto.
  */
 export const file_pact_v1_delegation: GenFile = /*@__PURE__*/
-  fileDesc("ChhwYWN0L3YxL2RlbGVnYXRpb24ucHJvdG8SB3BhY3QudjEiqgEKH1N0YXJ0RGV2aWNlQXV0aG9yaXphdGlvblJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFQoNYXV0aG9yaXphdGlvbhgCIAEoCRIRCgljbGllbnRfaWQYAyABKAkSDQoFc2NvcGUYBCABKAkSIgoVYXV0aG9yaXphdGlvbl9kZXRhaWxzGAUgASgJSACIAQFCGAoWX2F1dGhvcml6YXRpb25fZGV0YWlscyLkAQogU3RhcnREZXZpY2VBdXRob3JpemF0aW9uUmVzcG9uc2USEwoLZGV2aWNlX2NvZGUYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhgKEHZlcmlmaWNhdGlvbl91cmkYAyABKAkSIQoZdmVyaWZpY2F0aW9uX3VyaV9jb21wbGV0ZRgEIAEoCRISCgpleHBpcmVzX2luGAUgASgFEhAKCGludGVydmFsGAYgASgFEiIKBWVycm9yGAcgASgLMhMucGFjdC52MS5PQXV0aEVycm9yEhEKCWJvZHlfanNvbhgIIAEoCSJhChZEZXNjcmliZUNvbnNlbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhEKCXVzZXJfY29kZRgCIAEoCRIOCgZzb3VyY2UYAyABKAkSEgoKYnJhbmRfdXNlchgEIAEoCSKoAgoXRGVzY3JpYmVDb25zZW50UmVzcG9uc2USGgoSYWdlbnRfZGlzcGxheV9uYW1lGAEgASgJEhQKDGFnZW50X29yaWdpbhgCIAEoCRIaChJicmFuZF9kaXNwbGF5X25hbWUYAyABKAkSHgoGc2NvcGVzGAQgAygLMg4ucGFjdC52MS5TY29wZRIRCgl1c2VyX2NvZGUYBSABKAkSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASQgoVYXV0aG9yaXphdGlvbl9kZXRhaWxzGAcgAygLMiMucGFjdC52MS5Db25zZW50QXV0aG9yaXphdGlvbkRldGFpbBIYChBjb3ZlcmVkX2J5X2dyYW50GAggASgIIlAKE0JlZ2luQ29uc2VudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFwoPYnJhbmRfYXNzZXJ0aW9uGAIgASgJEg4KBnNvdXJjZRgDIAEoCSKYAgoUQmVnaW5Db25zZW50UmVzcG9uc2USMQoHY29uc2VudBgBIAEoCzIgLnBhY3QudjEuRGVzY3JpYmVDb25zZW50UmVzcG9uc2USEgoKYnJhbmRfdXNlchgCIAEoCRINCgVlbWFpbBgDIAEoCRIXCg9jb25zZW50X3Nlc3Npb24YBCABKAkSNgoSc2Vzc2lvbl9leHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxkZWNpc2lvbl91cmwYBiABKAkSEQoJY2xpZW50X2lkGAcgASgJEhgKEHNraXBwZWRfZ3JhbnRfaWQYCCABKAkSFgoOZ3JhbnRlZF9zY29wZXMYCSADKAkiuAEKFUFwcHJvdmVDb25zZW50UmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIRCgl1c2VyX2NvZGUYAiABKAkSEgoKYnJhbmRfdXNlchgDIAEoCRIXCg9icmFuZF9hc3NlcnRpb24YBCABKAkSDgoGc2NvcGVzGAUgAygJEg4KBnNvdXJjZRgGIAEoCRIXCg9jb25zZW50X3Nlc3Npb24YByABKAkSFAoMc2tpcF9jb25zZW50GAggASgIInEKFkFwcHJvdmVDb25zZW50UmVzcG9uc2USEAoIZ3JhbnRfaWQYASABKAkSDgoGc2NvcGVzGAIgAygJEhEKCWNsaWVudF9pZBgDIAEoCRIiChphdXRob3JpemF0aW9uX2RldGFpbHNfanNvbhgEIAEoCSJ7ChJEZW55Q29uc2VudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhcKD2JyYW5kX2Fzc2VydGlvbhgDIAEoCRIOCgZzb3VyY2UYBCABKAkSFwoPY29uc2VudF9zZXNzaW9uGAUgASgJIigKE0RlbnlDb25zZW50UmVzcG9uc2USEQoJY2xpZW50X2lkGAEgASgJIpQBChZJc3N1ZURlbGVnYXRpb25SZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhUKDWF1dGhvcml6YXRpb24YAiABKAkSEgoKZ3JhbnRfdHlwZRgDIAEoCRITCgtkZXZpY2VfY29kZRgEIAEoCRIVCg1yZWZyZXNoX3Rva2VuGAUgASgJEhEKCWNsaWVudF9pZBgGIAEoCSLYAQoXSXNzdWVEZWxlZ2F0aW9uUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhIKCnRva2VuX3R5cGUYAiABKAkSFQoNcmVmcmVzaF90b2tlbhgDIAEoCRISCgpleHBpcmVzX2luGAQgASgFEg0KBXNjb3BlGAUgASgJEiIKBWVycm9yGAYgASgLMhMucGFjdC52MS5PQXV0aEVycm9yEhEKCWJvZHlfanNvbhgHIAEoCRIiChphdXRob3JpemF0aW9uX2RldGFpbHNfanNvbhgIIAEoCSLUAgoFR3JhbnQSEAoIZ3JhbnRfaWQYASABKAkSEAoIYnJhbmRfaWQYAiABKAkSEAoIYWdlbnRfaWQYAyABKAkSGgoSYWdlbnRfZGlzcGxheV9uYW1lGAQgASgJEhIKCmJyYW5kX3VzZXIYBSABKAkSDgoGc2NvcGVzGAYgAygJEi8KC2NyZWF0ZV90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLcmV2b2tlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEkIKFWF1dGhvcml6YXRpb25fZGV0YWlscxgKIAMoCzIjLnBhY3QudjEuQ29uc2VudEF1dGhvcml6YXRpb25EZXRhaWwiTAoSUmV2b2tlR3JhbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhAKCGdyYW50X2lkGAIgASgJEhIKCmJyYW5kX3VzZXIYAyABKAkiFQoTUmV2b2tlR3JhbnRSZXNwb25zZSJ4ChJSZXZva2VUb2tlblJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFQoNYXV0aG9yaXphdGlvbhgCIAEoCRIRCgljbGllbnRfaWQYAyABKAkSDQoFdG9rZW4YBCABKAkSFwoPdG9rZW5fdHlwZV9oaW50GAUgASgJIjkKE1Jldm9rZVRva2VuUmVzcG9uc2USIgoFZXJyb3IYASABKAsyEy5wYWN0LnYxLk9BdXRoRXJyb3IiXQoRTGlzdEdyYW50c1JlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSEgoKYnJhbmRfdXNlchgCIAEoCRIiCgRwYWdlGAMgASgLMhQucGFjdC52MS5QYWdlUmVxdWVzdCJNChJMaXN0R3JhbnRzUmVzcG9uc2USHgoGZ3JhbnRzGAEgAygLMg4ucGFjdC52MS5HcmFudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiZAoSU3RhcnRTdGVwVXBSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhIKCmNvbnRleHRfaWQYAyABKAkSFgoObWlzc2luZ19zY29wZXMYBCADKAkigQEKE1N0YXJ0U3RlcFVwUmVzcG9uc2USDwoHdGFza19pZBgBIAEoCRIWCg5taXNzaW5nX3Njb3BlcxgCIAMoCRIhChl2ZXJpZmljYXRpb25fdXJpX2NvbXBsZXRlGAMgASgJEh4KBnNjb3BlcxgEIAMoCzIOLnBhY3QudjEuU2NvcGUikQEKEUNoZWNrR3JhbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhAKCGdyYW50X2lkGAIgASgJEg4KBnNjb3BlcxgDIAMoCRIiChphdXRob3JpemF0aW9uX2RldGFpbHNfanNvbhgEIAEoCRISCgpicmFuZF91c2VyGAUgASgJEhAKCGFnZW50X2lkGAYgASgJIpgBChJDaGVja0dyYW50UmVzcG9uc2USDgoGYWN0aXZlGAEgASgIEikKBnJlYXNvbhgCIAEoDjIZLnBhY3QudjEuR3JhbnRDaGVja1JlYXNvbhIWCg5taXNzaW5nX3Njb3BlcxgDIAMoCRIvCgtleHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqnAMKFUNvbnNlbnRTZXNzaW9uUmVmdXNhbBInCiNDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9VTlNQRUNJRklFRBAAEiUKIUNPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX01BTEZPUk1FRBABEiAKHENPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX1RZUEUQAhIlCiFDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9TSUdOQVRVUkUQAxIkCiBDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9BVURJRU5DRRAEEiIKHkNPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX0lTU1VFUhAFEiMKH0NPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX0VYUElSRUQQBhIiCh5DT05TRU5UX1NFU1NJT05fUkVGVVNBTF9DTEFJTVMQBxIuCipDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9VU0VSX0NPREVfTUlTTUFUQ0gQCBInCiNDT05TRU5UX1NFU1NJT05fUkVGVVNBTF9OT1RfUEVORElORxAJKpYGChVCcmFuZEFzc2VydGlvblJlZnVzYWwSJwojQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVU5TUEVDSUZJRUQQABIlCiFCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9NQUxGT1JNRUQQARIlCiFCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9BTEdPUklUSE0QAhIsCihCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9GT1JCSURERU5fSEVBREVSEAMSJwojQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVU5LTk9XTl9LRVkQBBIlCiFCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9TSUdOQVRVUkUQBRIiCh5CUkFORF9BU1NFUlRJT05fUkVGVVNBTF9JU1NVRVIQBhIkCiBCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9BVURJRU5DRRAHEiMKH0JSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1NVQkpFQ1QQCBIpCiVCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9OT1RfWUVUX1ZBTElEEAkSIwofQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfRVhQSVJFRBAKEiQKIEJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0xJRkVUSU1FEAsSIwofQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVE9PX09MRBAMEiIKHkJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0NMQUlNUxANEi0KKUJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1VTRVJfQ09ERV9NSVNTSU5HEA4SLgoqQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVVNFUl9DT0RFX01JU01BVENIEA8SJAogQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfUkVQTEFZRUQQEBInCiNCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9OT1RfUEVORElORxAREiwKKEJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0tFWVNfVU5BVkFJTEFCTEUQEiq/AgoQR3JhbnRDaGVja1JlYXNvbhIiCh5HUkFOVF9DSEVDS19SRUFTT05fVU5TUEVDSUZJRUQQABIeChpHUkFOVF9DSEVDS19SRUFTT05fVU5LTk9XThABEh4KGkdSQU5UX0NIRUNLX1JFQVNPTl9SRVZPS0VEEAISHgoaR1JBTlRfQ0hFQ0tfUkVBU09OX0VYUElSRUQQAxIoCiRHUkFOVF9DSEVDS19SRUFTT05fU0NPUEVfTk9UX0dSQU5URUQQBBIqCiZHUkFOVF9DSEVDS19SRUFTT05fREVUQUlMU19OT1RfQ09WRVJFRBAFEicKI0dSQU5UX0NIRUNLX1JFQVNPTl9TQ09QRV9SRVNUUklDVEVEEAYSKAokR1JBTlRfQ0hFQ0tfUkVBU09OX0FHRU5UX05PVF9BTExPV0VEEAcynAcKEURlbGVnYXRpb25TZXJ2aWNlEnEKGFN0YXJ0RGV2aWNlQXV0aG9yaXphdGlvbhIoLnBhY3QudjEuU3RhcnREZXZpY2VBdXRob3JpemF0aW9uUmVxdWVzdBopLnBhY3QudjEuU3RhcnREZXZpY2VBdXRob3JpemF0aW9uUmVzcG9uc2UiABJWCg9EZXNjcmliZUNvbnNlbnQSHy5wYWN0LnYxLkRlc2NyaWJlQ29uc2VudFJlcXVlc3QaIC5wYWN0LnYxLkRlc2NyaWJlQ29uc2VudFJlc3BvbnNlIgASTQoMQmVnaW5Db25zZW50EhwucGFjdC52MS5CZWdpbkNvbnNlbnRSZXF1ZXN0Gh0ucGFjdC52MS5CZWdpbkNvbnNlbnRSZXNwb25zZSIAElMKDkFwcHJvdmVDb25zZW50Eh4ucGFjdC52MS5BcHByb3ZlQ29uc2VudFJlcXVlc3QaHy5wYWN0LnYxLkFwcHJvdmVDb25zZW50UmVzcG9uc2UiABJKCgtEZW55Q29uc2VudBIbLnBhY3QudjEuRGVueUNvbnNlbnRSZXF1ZXN0GhwucGFjdC52MS5EZW55Q29uc2VudFJlc3BvbnNlIgASVgoPSXNzdWVEZWxlZ2F0aW9uEh8ucGFjdC52MS5Jc3N1ZURlbGVnYXRpb25SZXF1ZXN0GiAucGFjdC52MS5Jc3N1ZURlbGVnYXRpb25SZXNwb25zZSIAEkoKC1Jldm9rZUdyYW50EhsucGFjdC52MS5SZXZva2VHcmFudFJlcXVlc3QaHC5wYWN0LnYxLlJldm9rZUdyYW50UmVzcG9uc2UiABJKCgtSZXZva2VUb2tlbhIbLnBhY3QudjEuUmV2b2tlVG9rZW5SZXF1ZXN0GhwucGFjdC52MS5SZXZva2VUb2tlblJlc3BvbnNlIgASRwoKTGlzdEdyYW50cxIaLnBhY3QudjEuTGlzdEdyYW50c1JlcXVlc3QaGy5wYWN0LnYxLkxpc3RHcmFudHNSZXNwb25zZSIAEkoKC1N0YXJ0U3RlcFVwEhsucGFjdC52MS5TdGFydFN0ZXBVcFJlcXVlc3QaHC5wYWN0LnYxLlN0YXJ0U3RlcFVwUmVzcG9uc2UiABJHCgpDaGVja0dyYW50EhoucGFjdC52MS5DaGVja0dyYW50UmVxdWVzdBobLnBhY3QudjEuQ2hlY2tHcmFudFJlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_timestamp, file_pact_v1_authorization_details, file_pact_v1_brand, file_pact_v1_common]);
+  fileDesc("ChhwYWN0L3YxL2RlbGVnYXRpb24ucHJvdG8SB3BhY3QudjEiqgEKH1N0YXJ0RGV2aWNlQXV0aG9yaXphdGlvblJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFQoNYXV0aG9yaXphdGlvbhgCIAEoCRIRCgljbGllbnRfaWQYAyABKAkSDQoFc2NvcGUYBCABKAkSIgoVYXV0aG9yaXphdGlvbl9kZXRhaWxzGAUgASgJSACIAQFCGAoWX2F1dGhvcml6YXRpb25fZGV0YWlscyLkAQogU3RhcnREZXZpY2VBdXRob3JpemF0aW9uUmVzcG9uc2USEwoLZGV2aWNlX2NvZGUYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhgKEHZlcmlmaWNhdGlvbl91cmkYAyABKAkSIQoZdmVyaWZpY2F0aW9uX3VyaV9jb21wbGV0ZRgEIAEoCRISCgpleHBpcmVzX2luGAUgASgFEhAKCGludGVydmFsGAYgASgFEiIKBWVycm9yGAcgASgLMhMucGFjdC52MS5PQXV0aEVycm9yEhEKCWJvZHlfanNvbhgIIAEoCSJhChZEZXNjcmliZUNvbnNlbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhEKCXVzZXJfY29kZRgCIAEoCRIOCgZzb3VyY2UYAyABKAkSEgoKYnJhbmRfdXNlchgEIAEoCSKoAgoXRGVzY3JpYmVDb25zZW50UmVzcG9uc2USGgoSYWdlbnRfZGlzcGxheV9uYW1lGAEgASgJEhQKDGFnZW50X29yaWdpbhgCIAEoCRIaChJicmFuZF9kaXNwbGF5X25hbWUYAyABKAkSHgoGc2NvcGVzGAQgAygLMg4ucGFjdC52MS5TY29wZRIRCgl1c2VyX2NvZGUYBSABKAkSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASQgoVYXV0aG9yaXphdGlvbl9kZXRhaWxzGAcgAygLMiMucGFjdC52MS5Db25zZW50QXV0aG9yaXphdGlvbkRldGFpbBIYChBjb3ZlcmVkX2J5X2dyYW50GAggASgIIlAKE0JlZ2luQ29uc2VudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFwoPYnJhbmRfYXNzZXJ0aW9uGAIgASgJEg4KBnNvdXJjZRgDIAEoCSKYAgoUQmVnaW5Db25zZW50UmVzcG9uc2USMQoHY29uc2VudBgBIAEoCzIgLnBhY3QudjEuRGVzY3JpYmVDb25zZW50UmVzcG9uc2USEgoKYnJhbmRfdXNlchgCIAEoCRINCgVlbWFpbBgDIAEoCRIXCg9jb25zZW50X3Nlc3Npb24YBCABKAkSNgoSc2Vzc2lvbl9leHBpcmVzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxkZWNpc2lvbl91cmwYBiABKAkSEQoJY2xpZW50X2lkGAcgASgJEhgKEHNraXBwZWRfZ3JhbnRfaWQYCCABKAkSFgoOZ3JhbnRlZF9zY29wZXMYCSADKAkiuAEKFUFwcHJvdmVDb25zZW50UmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIRCgl1c2VyX2NvZGUYAiABKAkSEgoKYnJhbmRfdXNlchgDIAEoCRIXCg9icmFuZF9hc3NlcnRpb24YBCABKAkSDgoGc2NvcGVzGAUgAygJEg4KBnNvdXJjZRgGIAEoCRIXCg9jb25zZW50X3Nlc3Npb24YByABKAkSFAoMc2tpcF9jb25zZW50GAggASgIInEKFkFwcHJvdmVDb25zZW50UmVzcG9uc2USEAoIZ3JhbnRfaWQYASABKAkSDgoGc2NvcGVzGAIgAygJEhEKCWNsaWVudF9pZBgDIAEoCRIiChphdXRob3JpemF0aW9uX2RldGFpbHNfanNvbhgEIAEoCSJ7ChJEZW55Q29uc2VudFJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSEQoJdXNlcl9jb2RlGAIgASgJEhcKD2JyYW5kX2Fzc2VydGlvbhgDIAEoCRIOCgZzb3VyY2UYBCABKAkSFwoPY29uc2VudF9zZXNzaW9uGAUgASgJIigKE0RlbnlDb25zZW50UmVzcG9uc2USEQoJY2xpZW50X2lkGAEgASgJIpQBChZJc3N1ZURlbGVnYXRpb25SZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhUKDWF1dGhvcml6YXRpb24YAiABKAkSEgoKZ3JhbnRfdHlwZRgDIAEoCRITCgtkZXZpY2VfY29kZRgEIAEoCRIVCg1yZWZyZXNoX3Rva2VuGAUgASgJEhEKCWNsaWVudF9pZBgGIAEoCSLYAQoXSXNzdWVEZWxlZ2F0aW9uUmVzcG9uc2USFAoMYWNjZXNzX3Rva2VuGAEgASgJEhIKCnRva2VuX3R5cGUYAiABKAkSFQoNcmVmcmVzaF90b2tlbhgDIAEoCRISCgpleHBpcmVzX2luGAQgASgFEg0KBXNjb3BlGAUgASgJEiIKBWVycm9yGAYgASgLMhMucGFjdC52MS5PQXV0aEVycm9yEhEKCWJvZHlfanNvbhgHIAEoCRIiChphdXRob3JpemF0aW9uX2RldGFpbHNfanNvbhgIIAEoCSLUAgoFR3JhbnQSEAoIZ3JhbnRfaWQYASABKAkSEAoIYnJhbmRfaWQYAiABKAkSEAoIYWdlbnRfaWQYAyABKAkSGgoSYWdlbnRfZGlzcGxheV9uYW1lGAQgASgJEhIKCmJyYW5kX3VzZXIYBSABKAkSDgoGc2NvcGVzGAYgAygJEi8KC2NyZWF0ZV90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtleHBpcmVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLcmV2b2tlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEkIKFWF1dGhvcml6YXRpb25fZGV0YWlscxgKIAMoCzIjLnBhY3QudjEuQ29uc2VudEF1dGhvcml6YXRpb25EZXRhaWwiTAoSUmV2b2tlR3JhbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhAKCGdyYW50X2lkGAIgASgJEhIKCmJyYW5kX3VzZXIYAyABKAkiFQoTUmV2b2tlR3JhbnRSZXNwb25zZSJ4ChJSZXZva2VUb2tlblJlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSFQoNYXV0aG9yaXphdGlvbhgCIAEoCRIRCgljbGllbnRfaWQYAyABKAkSDQoFdG9rZW4YBCABKAkSFwoPdG9rZW5fdHlwZV9oaW50GAUgASgJIjkKE1Jldm9rZVRva2VuUmVzcG9uc2USIgoFZXJyb3IYASABKAsyEy5wYWN0LnYxLk9BdXRoRXJyb3IiXQoRTGlzdEdyYW50c1JlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSEgoKYnJhbmRfdXNlchgCIAEoCRIiCgRwYWdlGAMgASgLMhQucGFjdC52MS5QYWdlUmVxdWVzdCJNChJMaXN0R3JhbnRzUmVzcG9uc2USHgoGZ3JhbnRzGAEgAygLMg4ucGFjdC52MS5HcmFudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiZAoSU3RhcnRTdGVwVXBSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhIKCmNvbnRleHRfaWQYAyABKAkSFgoObWlzc2luZ19zY29wZXMYBCADKAkigQEKE1N0YXJ0U3RlcFVwUmVzcG9uc2USDwoHdGFza19pZBgBIAEoCRIWCg5taXNzaW5nX3Njb3BlcxgCIAMoCRIhChl2ZXJpZmljYXRpb25fdXJpX2NvbXBsZXRlGAMgASgJEh4KBnNjb3BlcxgEIAMoCzIOLnBhY3QudjEuU2NvcGUikQEKEUNoZWNrR3JhbnRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhAKCGdyYW50X2lkGAIgASgJEg4KBnNjb3BlcxgDIAMoCRIiChphdXRob3JpemF0aW9uX2RldGFpbHNfanNvbhgEIAEoCRISCgpicmFuZF91c2VyGAUgASgJEhAKCGFnZW50X2lkGAYgASgJIpgBChJDaGVja0dyYW50UmVzcG9uc2USDgoGYWN0aXZlGAEgASgIEikKBnJlYXNvbhgCIAEoDjIZLnBhY3QudjEuR3JhbnRDaGVja1JlYXNvbhIWCg5taXNzaW5nX3Njb3BlcxgDIAMoCRIvCgtleHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibQoVQmVnaW5Db25uZWN0ZWRSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEhcKD2JyYW5kX2Fzc2VydGlvbhgCIAEoCRIZChFjb25uZWN0ZWRfc2Vzc2lvbhgDIAEoCRIOCgZzb3VyY2UYBCABKAkiyQEKFkJlZ2luQ29ubmVjdGVkUmVzcG9uc2USEgoKYnJhbmRfdXNlchgBIAEoCRIeCgZncmFudHMYAiADKAsyDi5wYWN0LnYxLkdyYW50EhEKCXRydW5jYXRlZBgDIAEoCBIZChFjb25uZWN0ZWRfc2Vzc2lvbhgEIAEoCRI2ChJzZXNzaW9uX2V4cGlyZXNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDWNvbm5lY3RlZF91cmwYBiABKAkiZwoWUmV2b2tlQ29ubmVjdGVkUmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIZChFjb25uZWN0ZWRfc2Vzc2lvbhgCIAEoCRIQCghhZ2VudF9pZBgDIAEoCRIOCgZzb3VyY2UYBCABKAkiewoXUmV2b2tlQ29ubmVjdGVkUmVzcG9uc2USGQoRcmV2b2tlZF9ncmFudF9pZHMYASADKAkSHgoGZ3JhbnRzGAIgAygLMg4ucGFjdC52MS5HcmFudBIRCgl0cnVuY2F0ZWQYAyABKAgSEgoKYnJhbmRfdXNlchgEIAEoCSqcAwoVQ29uc2VudFNlc3Npb25SZWZ1c2FsEicKI0NPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX1VOU1BFQ0lGSUVEEAASJQohQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfTUFMRk9STUVEEAESIAocQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfVFlQRRACEiUKIUNPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX1NJR05BVFVSRRADEiQKIENPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX0FVRElFTkNFEAQSIgoeQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfSVNTVUVSEAUSIwofQ09OU0VOVF9TRVNTSU9OX1JFRlVTQUxfRVhQSVJFRBAGEiIKHkNPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX0NMQUlNUxAHEi4KKkNPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX1VTRVJfQ09ERV9NSVNNQVRDSBAIEicKI0NPTlNFTlRfU0VTU0lPTl9SRUZVU0FMX05PVF9QRU5ESU5HEAkqyAYKFUJyYW5kQXNzZXJ0aW9uUmVmdXNhbBInCiNCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9VTlNQRUNJRklFRBAAEiUKIUJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX01BTEZPUk1FRBABEiUKIUJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0FMR09SSVRITRACEiwKKEJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0ZPUkJJRERFTl9IRUFERVIQAxInCiNCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9VTktOT1dOX0tFWRAEEiUKIUJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1NJR05BVFVSRRAFEiIKHkJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0lTU1VFUhAGEiQKIEJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX0FVRElFTkNFEAcSIwofQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfU1VCSkVDVBAIEikKJUJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX05PVF9ZRVRfVkFMSUQQCRIjCh9CUkFORF9BU1NFUlRJT05fUkVGVVNBTF9FWFBJUkVEEAoSJAogQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfTElGRVRJTUUQCxIjCh9CUkFORF9BU1NFUlRJT05fUkVGVVNBTF9UT09fT0xEEAwSIgoeQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfQ0xBSU1TEA0SLQopQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfVVNFUl9DT0RFX01JU1NJTkcQDhIuCipCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9VU0VSX0NPREVfTUlTTUFUQ0gQDxIkCiBCUkFORF9BU1NFUlRJT05fUkVGVVNBTF9SRVBMQVlFRBAQEicKI0JSQU5EX0FTU0VSVElPTl9SRUZVU0FMX05PVF9QRU5ESU5HEBESLAooQlJBTkRfQVNTRVJUSU9OX1JFRlVTQUxfS0VZU19VTkFWQUlMQUJMRRASEjAKLEJSQU5EX0FTU0VSVElPTl9SRUZVU0FMX1VTRVJfQ09ERV9VTkVYUEVDVEVEEBMqvwIKEEdyYW50Q2hlY2tSZWFzb24SIgoeR1JBTlRfQ0hFQ0tfUkVBU09OX1VOU1BFQ0lGSUVEEAASHgoaR1JBTlRfQ0hFQ0tfUkVBU09OX1VOS05PV04QARIeChpHUkFOVF9DSEVDS19SRUFTT05fUkVWT0tFRBACEh4KGkdSQU5UX0NIRUNLX1JFQVNPTl9FWFBJUkVEEAMSKAokR1JBTlRfQ0hFQ0tfUkVBU09OX1NDT1BFX05PVF9HUkFOVEVEEAQSKgomR1JBTlRfQ0hFQ0tfUkVBU09OX0RFVEFJTFNfTk9UX0NPVkVSRUQQBRInCiNHUkFOVF9DSEVDS19SRUFTT05fU0NPUEVfUkVTVFJJQ1RFRBAGEigKJEdSQU5UX0NIRUNLX1JFQVNPTl9BR0VOVF9OT1RfQUxMT1dFRBAHMskIChFEZWxlZ2F0aW9uU2VydmljZRJxChhTdGFydERldmljZUF1dGhvcml6YXRpb24SKC5wYWN0LnYxLlN0YXJ0RGV2aWNlQXV0aG9yaXphdGlvblJlcXVlc3QaKS5wYWN0LnYxLlN0YXJ0RGV2aWNlQXV0aG9yaXphdGlvblJlc3BvbnNlIgASVgoPRGVzY3JpYmVDb25zZW50Eh8ucGFjdC52MS5EZXNjcmliZUNvbnNlbnRSZXF1ZXN0GiAucGFjdC52MS5EZXNjcmliZUNvbnNlbnRSZXNwb25zZSIAEk0KDEJlZ2luQ29uc2VudBIcLnBhY3QudjEuQmVnaW5Db25zZW50UmVxdWVzdBodLnBhY3QudjEuQmVnaW5Db25zZW50UmVzcG9uc2UiABJTCg5BcHByb3ZlQ29uc2VudBIeLnBhY3QudjEuQXBwcm92ZUNvbnNlbnRSZXF1ZXN0Gh8ucGFjdC52MS5BcHByb3ZlQ29uc2VudFJlc3BvbnNlIgASSgoLRGVueUNvbnNlbnQSGy5wYWN0LnYxLkRlbnlDb25zZW50UmVxdWVzdBocLnBhY3QudjEuRGVueUNvbnNlbnRSZXNwb25zZSIAElYKD0lzc3VlRGVsZWdhdGlvbhIfLnBhY3QudjEuSXNzdWVEZWxlZ2F0aW9uUmVxdWVzdBogLnBhY3QudjEuSXNzdWVEZWxlZ2F0aW9uUmVzcG9uc2UiABJKCgtSZXZva2VHcmFudBIbLnBhY3QudjEuUmV2b2tlR3JhbnRSZXF1ZXN0GhwucGFjdC52MS5SZXZva2VHcmFudFJlc3BvbnNlIgASSgoLUmV2b2tlVG9rZW4SGy5wYWN0LnYxLlJldm9rZVRva2VuUmVxdWVzdBocLnBhY3QudjEuUmV2b2tlVG9rZW5SZXNwb25zZSIAEkcKCkxpc3RHcmFudHMSGi5wYWN0LnYxLkxpc3RHcmFudHNSZXF1ZXN0GhsucGFjdC52MS5MaXN0R3JhbnRzUmVzcG9uc2UiABJTCg5CZWdpbkNvbm5lY3RlZBIeLnBhY3QudjEuQmVnaW5Db25uZWN0ZWRSZXF1ZXN0Gh8ucGFjdC52MS5CZWdpbkNvbm5lY3RlZFJlc3BvbnNlIgASVgoPUmV2b2tlQ29ubmVjdGVkEh8ucGFjdC52MS5SZXZva2VDb25uZWN0ZWRSZXF1ZXN0GiAucGFjdC52MS5SZXZva2VDb25uZWN0ZWRSZXNwb25zZSIAEkoKC1N0YXJ0U3RlcFVwEhsucGFjdC52MS5TdGFydFN0ZXBVcFJlcXVlc3QaHC5wYWN0LnYxLlN0YXJ0U3RlcFVwUmVzcG9uc2UiABJHCgpDaGVja0dyYW50EhoucGFjdC52MS5DaGVja0dyYW50UmVxdWVzdBobLnBhY3QudjEuQ2hlY2tHcmFudFJlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_timestamp, file_pact_v1_authorization_details, file_pact_v1_brand, file_pact_v1_common]);
 
 /**
  * StartDeviceAuthorizationRequest is a device authorization request.
@@ -1243,6 +1243,203 @@ export const CheckGrantResponseSchema: GenMessage<CheckGrantResponse> = /*@__PUR
   messageDesc(file_pact_v1_delegation, 22);
 
 /**
+ * BeginConnectedRequest opens the connected page of a signed-assertion
+ * Brand. Exactly one of brand_assertion and connected_session.
+ *
+ * @generated from message pact.v1.BeginConnectedRequest
+ */
+export type BeginConnectedRequest = Message<"pact.v1.BeginConnectedRequest"> & {
+  /**
+   * The Brand id from the connected URL's path.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The Brand's signed login assertion, exactly as the Brand posted it to
+   * the connected URL: the rules of ApproveConsentRequest.brand_assertion
+   * with aud {interfaceUrl}/oauth/connected and no user_code claim. Single
+   * use: BeginConnected uses it up.
+   *
+   * @generated from field: string brand_assertion = 2;
+   */
+  brandAssertion: string;
+
+  /**
+   * A connected session from an earlier BeginConnected (the revoke
+   * confirmation page); it is answered again, not renewed.
+   *
+   * @generated from field: string connected_session = 3;
+   */
+  connectedSession: string;
+
+  /**
+   * Optional: the client the frontend serves, as in DescribeConsentRequest
+   * (for the log).
+   *
+   * @generated from field: string source = 4;
+   */
+  source: string;
+};
+
+/**
+ * Describes the message pact.v1.BeginConnectedRequest.
+ * Use `create(BeginConnectedRequestSchema)` to create a new message.
+ */
+export const BeginConnectedRequestSchema: GenMessage<BeginConnectedRequest> = /*@__PURE__*/
+  messageDesc(file_pact_v1_delegation, 23);
+
+/**
+ * BeginConnectedResponse is what the connected page shows, and the session
+ * its revoke forms carry.
+ *
+ * @generated from message pact.v1.BeginConnectedResponse
+ */
+export type BeginConnectedResponse = Message<"pact.v1.BeginConnectedResponse"> & {
+  /**
+   * The User's id at the Brand (the assertion's or session's sub).
+   *
+   * @generated from field: string brand_user = 1;
+   */
+  brandUser: string;
+
+  /**
+   * The User's grants at the Brand, newest first (live, revoked and
+   * expired alike, with the authorization_details in words), at most 1000.
+   *
+   * @generated from field: repeated pact.v1.Grant grants = 2;
+   */
+  grants: Grant[];
+
+  /**
+   * True when the User has more than the 1000 grants listed.
+   *
+   * @generated from field: bool truncated = 3;
+   */
+  truncated: boolean;
+
+  /**
+   * The connected session: a Provider-signed JWT (ES256, typ
+   * pact-connected+jwt) with iss {interfaceUrl}/oauth, aud the connected
+   * URL, sub the Brand user, jti, iat and exp (600 s). The page puts it in
+   * a hidden field of its revoke forms (it is also their anti-forgery
+   * token). It is neither a consent session nor a delegation token and
+   * never verifies as one.
+   *
+   * @generated from field: string connected_session = 4;
+   */
+  connectedSession: string;
+
+  /**
+   * When connected_session expires.
+   *
+   * @generated from field: google.protobuf.Timestamp session_expires_at = 5;
+   */
+  sessionExpiresAt?: Timestamp | undefined;
+
+  /**
+   * The connected URL, {interfaceUrl}/oauth/connected (the session's aud);
+   * the revoke forms post to {connected_url}/revoke.
+   *
+   * @generated from field: string connected_url = 6;
+   */
+  connectedUrl: string;
+};
+
+/**
+ * Describes the message pact.v1.BeginConnectedResponse.
+ * Use `create(BeginConnectedResponseSchema)` to create a new message.
+ */
+export const BeginConnectedResponseSchema: GenMessage<BeginConnectedResponse> = /*@__PURE__*/
+  messageDesc(file_pact_v1_delegation, 24);
+
+/**
+ * RevokeConnectedRequest revokes one PA's access for the User of a
+ * connected session.
+ *
+ * @generated from message pact.v1.RevokeConnectedRequest
+ */
+export type RevokeConnectedRequest = Message<"pact.v1.RevokeConnectedRequest"> & {
+  /**
+   * The Brand id.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The connected session from BeginConnected.
+   *
+   * @generated from field: string connected_session = 2;
+   */
+  connectedSession: string;
+
+  /**
+   * The PA whose live grants to the User are revoked.
+   *
+   * @generated from field: string agent_id = 3;
+   */
+  agentId: string;
+
+  /**
+   * Optional: the client the frontend serves (for the log).
+   *
+   * @generated from field: string source = 4;
+   */
+  source: string;
+};
+
+/**
+ * Describes the message pact.v1.RevokeConnectedRequest.
+ * Use `create(RevokeConnectedRequestSchema)` to create a new message.
+ */
+export const RevokeConnectedRequestSchema: GenMessage<RevokeConnectedRequest> = /*@__PURE__*/
+  messageDesc(file_pact_v1_delegation, 25);
+
+/**
+ * RevokeConnectedResponse is the outcome and the page after it.
+ *
+ * @generated from message pact.v1.RevokeConnectedResponse
+ */
+export type RevokeConnectedResponse = Message<"pact.v1.RevokeConnectedResponse"> & {
+  /**
+   * The grants revoked by this call (none when the PA had no live grant).
+   *
+   * @generated from field: repeated string revoked_grant_ids = 1;
+   */
+  revokedGrantIds: string[];
+
+  /**
+   * The User's grants after the revocation, as BeginConnected lists them.
+   *
+   * @generated from field: repeated pact.v1.Grant grants = 2;
+   */
+  grants: Grant[];
+
+  /**
+   * As BeginConnectedResponse.truncated.
+   *
+   * @generated from field: bool truncated = 3;
+   */
+  truncated: boolean;
+
+  /**
+   * The User's id at the Brand (the session's sub).
+   *
+   * @generated from field: string brand_user = 4;
+   */
+  brandUser: string;
+};
+
+/**
+ * Describes the message pact.v1.RevokeConnectedResponse.
+ * Use `create(RevokeConnectedResponseSchema)` to create a new message.
+ */
+export const RevokeConnectedResponseSchema: GenMessage<RevokeConnectedResponse> = /*@__PURE__*/
+  messageDesc(file_pact_v1_delegation, 26);
+
+/**
  * ConsentSessionRefusal names why ApproveConsent or DenyConsent refused a
  * consent_session. The value's name is the google.rpc.ErrorInfo reason of
  * the error (domain "pactd"); the message never repeats the session.
@@ -1505,6 +1702,14 @@ export enum BrandAssertionRefusal {
    * @generated from enum value: BRAND_ASSERTION_REFUSAL_KEYS_UNAVAILABLE = 18;
    */
   KEYS_UNAVAILABLE = 18,
+
+  /**
+   * FAILED_PRECONDITION: an assertion for the connected page (aud the
+   * connected URL) carries a user_code claim: it was made for consent.
+   *
+   * @generated from enum value: BRAND_ASSERTION_REFUSAL_USER_CODE_UNEXPECTED = 19;
+   */
+  USER_CODE_UNEXPECTED = 19,
 }
 
 /**
@@ -1746,6 +1951,42 @@ export const DelegationService: GenService<{
     methodKind: "unary";
     input: typeof ListGrantsRequestSchema;
     output: typeof ListGrantsResponseSchema;
+  },
+  /**
+   * BeginConnected opens the connected page of a Brand in
+   * BRAND_LOGIN_MODE_SIGNED_ASSERTION, where nobody is signed in at the
+   * Provider: the frontend passes the brand_assertion the Brand's login
+   * posted to the connected URL ({interfaceUrl}/oauth/connected, its aud;
+   * no user_code claim), or the connected_session of a page already open.
+   * An assertion is verified with the rules of BeginConsent (the same
+   * BrandAssertionRefusal reasons; an assertion for the consent page has
+   * the wrong aud, AUDIENCE, and one naming a user code is
+   * USER_CODE_UNEXPECTED) and used up (REPLAYED when it was used already).
+   * A session is refused with a ConsentSessionRefusal reason (a consent
+   * session is TYPE). The answer is the User's grants and a
+   * connected_session. A Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND is
+   * FAILED_PRECONDITION (its frontend signs the User in and uses
+   * ListGrants).
+   *
+   * @generated from rpc pact.v1.DelegationService.BeginConnected
+   */
+  beginConnected: {
+    methodKind: "unary";
+    input: typeof BeginConnectedRequestSchema;
+    output: typeof BeginConnectedResponseSchema;
+  },
+  /**
+   * RevokeConnected revokes every live grant of one PA to the User of a
+   * connected_session (from BeginConnected), and answers the User's grants
+   * after it. Session refusals and the Brand's mode are those of
+   * BeginConnected; a PA with no live grant of the User revokes nothing.
+   *
+   * @generated from rpc pact.v1.DelegationService.RevokeConnected
+   */
+  revokeConnected: {
+    methodKind: "unary";
+    input: typeof RevokeConnectedRequestSchema;
+    output: typeof RevokeConnectedResponseSchema;
   },
   /**
    * StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes

@@ -27,6 +27,7 @@ BRAND_ASSERTION_REFUSAL_UNKNOWN_KEY: BrandAssertionRefusal
 BRAND_ASSERTION_REFUSAL_UNSPECIFIED: BrandAssertionRefusal
 BRAND_ASSERTION_REFUSAL_USER_CODE_MISMATCH: BrandAssertionRefusal
 BRAND_ASSERTION_REFUSAL_USER_CODE_MISSING: BrandAssertionRefusal
+BRAND_ASSERTION_REFUSAL_USER_CODE_UNEXPECTED: BrandAssertionRefusal
 CONSENT_SESSION_REFUSAL_AUDIENCE: ConsentSessionRefusal
 CONSENT_SESSION_REFUSAL_CLAIMS: ConsentSessionRefusal
 CONSENT_SESSION_REFUSAL_EXPIRED: ConsentSessionRefusal
@@ -78,6 +79,34 @@ class ApproveConsentResponse(_message.Message):
     grant_id: str
     scopes: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, grant_id: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., client_id: _Optional[str] = ..., authorization_details_json: _Optional[str] = ...) -> None: ...
+
+class BeginConnectedRequest(_message.Message):
+    __slots__ = ["brand_assertion", "brand_id", "connected_session", "source"]
+    BRAND_ASSERTION_FIELD_NUMBER: _ClassVar[int]
+    BRAND_ID_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_SESSION_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    brand_assertion: str
+    brand_id: str
+    connected_session: str
+    source: str
+    def __init__(self, brand_id: _Optional[str] = ..., brand_assertion: _Optional[str] = ..., connected_session: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+
+class BeginConnectedResponse(_message.Message):
+    __slots__ = ["brand_user", "connected_session", "connected_url", "grants", "session_expires_at", "truncated"]
+    BRAND_USER_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_SESSION_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_URL_FIELD_NUMBER: _ClassVar[int]
+    GRANTS_FIELD_NUMBER: _ClassVar[int]
+    SESSION_EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    brand_user: str
+    connected_session: str
+    connected_url: str
+    grants: _containers.RepeatedCompositeFieldContainer[Grant]
+    session_expires_at: _timestamp_pb2.Timestamp
+    truncated: bool
+    def __init__(self, brand_user: _Optional[str] = ..., grants: _Optional[_Iterable[_Union[Grant, _Mapping]]] = ..., truncated: bool = ..., connected_session: _Optional[str] = ..., session_expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., connected_url: _Optional[str] = ...) -> None: ...
 
 class BeginConsentRequest(_message.Message):
     __slots__ = ["brand_assertion", "brand_id", "source"]
@@ -268,6 +297,30 @@ class ListGrantsResponse(_message.Message):
     grants: _containers.RepeatedCompositeFieldContainer[Grant]
     next_page_token: str
     def __init__(self, grants: _Optional[_Iterable[_Union[Grant, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class RevokeConnectedRequest(_message.Message):
+    __slots__ = ["agent_id", "brand_id", "connected_session", "source"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    BRAND_ID_FIELD_NUMBER: _ClassVar[int]
+    CONNECTED_SESSION_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    brand_id: str
+    connected_session: str
+    source: str
+    def __init__(self, brand_id: _Optional[str] = ..., connected_session: _Optional[str] = ..., agent_id: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+
+class RevokeConnectedResponse(_message.Message):
+    __slots__ = ["brand_user", "grants", "revoked_grant_ids", "truncated"]
+    BRAND_USER_FIELD_NUMBER: _ClassVar[int]
+    GRANTS_FIELD_NUMBER: _ClassVar[int]
+    REVOKED_GRANT_IDS_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    brand_user: str
+    grants: _containers.RepeatedCompositeFieldContainer[Grant]
+    revoked_grant_ids: _containers.RepeatedScalarFieldContainer[str]
+    truncated: bool
+    def __init__(self, revoked_grant_ids: _Optional[_Iterable[str]] = ..., grants: _Optional[_Iterable[_Union[Grant, _Mapping]]] = ..., truncated: bool = ..., brand_user: _Optional[str] = ...) -> None: ...
 
 class RevokeGrantRequest(_message.Message):
     __slots__ = ["brand_id", "brand_user", "grant_id"]

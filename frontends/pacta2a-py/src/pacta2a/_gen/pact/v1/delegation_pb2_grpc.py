@@ -73,6 +73,16 @@ class DelegationServiceStub(object):
                 request_serializer=pact_dot_v1_dot_delegation__pb2.ListGrantsRequest.SerializeToString,
                 response_deserializer=pact_dot_v1_dot_delegation__pb2.ListGrantsResponse.FromString,
                 )
+        self.BeginConnected = channel.unary_unary(
+                '/pact.v1.DelegationService/BeginConnected',
+                request_serializer=pact_dot_v1_dot_delegation__pb2.BeginConnectedRequest.SerializeToString,
+                response_deserializer=pact_dot_v1_dot_delegation__pb2.BeginConnectedResponse.FromString,
+                )
+        self.RevokeConnected = channel.unary_unary(
+                '/pact.v1.DelegationService/RevokeConnected',
+                request_serializer=pact_dot_v1_dot_delegation__pb2.RevokeConnectedRequest.SerializeToString,
+                response_deserializer=pact_dot_v1_dot_delegation__pb2.RevokeConnectedResponse.FromString,
+                )
         self.StartStepUp = channel.unary_unary(
                 '/pact.v1.DelegationService/StartStepUp',
                 request_serializer=pact_dot_v1_dot_delegation__pb2.StartStepUpRequest.SerializeToString,
@@ -215,6 +225,36 @@ class DelegationServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BeginConnected(self, request, context):
+        """BeginConnected opens the connected page of a Brand in
+        BRAND_LOGIN_MODE_SIGNED_ASSERTION, where nobody is signed in at the
+        Provider: the frontend passes the brand_assertion the Brand's login
+        posted to the connected URL ({interfaceUrl}/oauth/connected, its aud;
+        no user_code claim), or the connected_session of a page already open.
+        An assertion is verified with the rules of BeginConsent (the same
+        BrandAssertionRefusal reasons; an assertion for the consent page has
+        the wrong aud, AUDIENCE, and one naming a user code is
+        USER_CODE_UNEXPECTED) and used up (REPLAYED when it was used already).
+        A session is refused with a ConsentSessionRefusal reason (a consent
+        session is TYPE). The answer is the User's grants and a
+        connected_session. A Brand in BRAND_LOGIN_MODE_TRUSTED_FRONTEND is
+        FAILED_PRECONDITION (its frontend signs the User in and uses
+        ListGrants).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeConnected(self, request, context):
+        """RevokeConnected revokes every live grant of one PA to the User of a
+        connected_session (from BeginConnected), and answers the User's grants
+        after it. Session refusals and the Brand's mode are those of
+        BeginConnected; a PA with no live grant of the User revokes nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def StartStepUp(self, request, context):
         """StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
         the caller lacks (§5.5).
@@ -289,6 +329,16 @@ def add_DelegationServiceServicer_to_server(servicer, server):
                     servicer.ListGrants,
                     request_deserializer=pact_dot_v1_dot_delegation__pb2.ListGrantsRequest.FromString,
                     response_serializer=pact_dot_v1_dot_delegation__pb2.ListGrantsResponse.SerializeToString,
+            ),
+            'BeginConnected': grpc.unary_unary_rpc_method_handler(
+                    servicer.BeginConnected,
+                    request_deserializer=pact_dot_v1_dot_delegation__pb2.BeginConnectedRequest.FromString,
+                    response_serializer=pact_dot_v1_dot_delegation__pb2.BeginConnectedResponse.SerializeToString,
+            ),
+            'RevokeConnected': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeConnected,
+                    request_deserializer=pact_dot_v1_dot_delegation__pb2.RevokeConnectedRequest.FromString,
+                    response_serializer=pact_dot_v1_dot_delegation__pb2.RevokeConnectedResponse.SerializeToString,
             ),
             'StartStepUp': grpc.unary_unary_rpc_method_handler(
                     servicer.StartStepUp,
@@ -474,6 +524,40 @@ class DelegationService(object):
         return grpc.experimental.unary_unary(request, target, '/pact.v1.DelegationService/ListGrants',
             pact_dot_v1_dot_delegation__pb2.ListGrantsRequest.SerializeToString,
             pact_dot_v1_dot_delegation__pb2.ListGrantsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def BeginConnected(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pact.v1.DelegationService/BeginConnected',
+            pact_dot_v1_dot_delegation__pb2.BeginConnectedRequest.SerializeToString,
+            pact_dot_v1_dot_delegation__pb2.BeginConnectedResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def RevokeConnected(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pact.v1.DelegationService/RevokeConnected',
+            pact_dot_v1_dot_delegation__pb2.RevokeConnectedRequest.SerializeToString,
+            pact_dot_v1_dot_delegation__pb2.RevokeConnectedResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
