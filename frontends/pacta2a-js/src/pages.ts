@@ -204,7 +204,9 @@ ${
   v.signed
     ? `${v.granted && v.granted.length > 0 ? `<p>You shared:</p>\n${scopeList(v.granted)}` : ""}
 <p>You can close this page and go back to your assistant.</p>
-${v.back ? `<p><a href="${esc(v.back)}">See all your connected assistants</a></p>\n` : ""}`
+${v.back ? `<p><a href="${esc(v.back)}">See all your connected assistants</a></p>` : ""}
+
+`
     : v.agents && v.agents.length > 0
       ? `<p>Personal agents you allowed to act for you at ${esc(v.brand)}:</p>
 <ul class="pas">
@@ -233,6 +235,7 @@ ${
 `,
   )
   .join("")}</ul>
+
 `
       : `<p>At ${esc(v.brand)}, no personal agent is connected to your account.</p>
 `
