@@ -125,7 +125,7 @@ test("signed connected page: login, the list with the session, confirm, revoke; 
     assert.deepEqual([go.status, go.headers.location], [303, "https://brand.example/login?return_to=" + encodeURIComponent(connected)]);
     // The outcome page links to the list.
     const outcome = await send(e.url + "/a2a/mart/oauth/connected?status=denied", "GET");
-    assert.match(outcome.body, /<p>You can close this page and go back to your assistant.<\/p>\n<p><a href="https:\/\/provider\.example\/a2a\/mart\/oauth\/connected">See all your connected assistants<\/a><\/p>\n<\/main>/);
+    assert.match(outcome.body, /<p>You can close this page and go back to your assistant.<\/p>\n<p><a href="https:\/\/provider\.example\/a2a\/mart\/oauth\/connected">See all your connected assistants<\/a><\/p>\n\n<\/main>/);
     // Half forms: neither or both of assertion and session; nothing asked of pactd.
     const before = e.connectedOpened;
     for (const body of ["x=1", "assertion=assert-alice&session=sess-alice", "assertion=%zz"]) {
