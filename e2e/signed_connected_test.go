@@ -20,10 +20,6 @@ import (
 // stops introspecting); a forged session changes nothing.
 func TestSignedConnectedWithoutCookies(t *testing.T) {
 	engines(t, func(t *testing.T, dbURL string) {
-		if fe := frontendFor(t).name; fe == "py" {
-			// Built in the Go and TypeScript frontends only, so far (docs/frontends.md).
-			t.Skipf("the %s frontend does not serve the signed-assertion connected page yet", fe)
-		}
 		w := newWorld(t, dbURL)
 		ctx := t.Context()
 		b := newStateless()
