@@ -20,11 +20,6 @@ import (
 // stops introspecting); a forged session changes nothing.
 func TestSignedConnectedWithoutCookies(t *testing.T) {
 	engines(t, func(t *testing.T, dbURL string) {
-		switch fe := frontendFor(t).name; fe {
-		case "ts", "js-sdk", "py":
-			// Built in the Go frontend only, so far (docs/frontends.md).
-			t.Skipf("the %s frontend does not serve the signed-assertion connected page yet", fe)
-		}
 		w := newWorld(t, dbURL)
 		ctx := t.Context()
 		b := newStateless()

@@ -13,7 +13,7 @@ import type { AgentView, GrantView, ScopeView, View } from "./pages.js";
 import type { Grant } from "./gen/pact/v1/delegation_pb.js";
 import { notFound } from "./root.js";
 import type { DescribeConsentResponse } from "./gen/pact/v1/delegation_pb.js";
-import { beginConsent, brandPages, connectedSigned, decideSigned, type BrandPages } from "./signed.js";
+import { beginConnected, beginConsent, brandPages, connectedSigned, decideSigned, revokeSigned, type BrandPages } from "./signed.js";
 
 /**
  * Sessions tells the consent and connected-apps pages who the User is at a
@@ -49,10 +49,12 @@ export function oauthRoutes(fe: Frontend, p: string): Methods | undefined {
     case "consent/decision":
       return { POST: open((q, r, u, c) => decide(fe, q, r, c)) };
     case "connected":
-      return { GET: open((q, r, u, c) => connectedPage(fe, q, r, u, c)) };
+      // POST: a signed-assertion Brand's login returns the User here (signed.ts).
+      return { GET: open((q, r, u, c) => connectedPage(fe, q, r, u, c)), POST: open((q, r, u, c) => beginConnected(fe, q, r, c)) };
     case "connected/revoke":
       // GET: the confirmation that names what will be revoked.
-      if (fe.sessions) return { GET: open((q, r, u, c) => confirmRevoke(fe, q, r, u, c)), POST: open((q, r, u, c) => revoke(fe, q, r, c)) };
+      if (fe.sessions) return { GET: open((q, r, u, c) => confirmRevoke(fe, q, r, u, c)), POST: open((q, r, u, c) => revokeAny(fe, q, r, c)) };
+      return { POST: open((q, r, u, c) => revokeAny(fe, q, r, c)) };
   }
   return undefined;
 }
@@ -354,7 +356,12 @@ export const statusText: Record<string, string> = {
 async function connectedPage(fe: Frontend, req: IncomingMessage, res: ServerResponse, url: URL, c: Call): Promise<void> {
   const b = await brandPages(fe, req, res, c.brandId);
   if (!b) return;
-  if (b.signed) return connectedSigned(fe, res, url, b);
+  if (b.signed) {
+    // Nobody is signed in here: the Brand's login signs the User in and
+    // posts its assertion back (beginConnected).
+    if ((url.searchParams.get("status") ?? "") === "") return redirect(req, res, b.connectedLoginLink());
+    return connectedSigned(fe, res, url, b);
+  }
   if (!fe.sessions) return notFound(fe, req, res);
   const user = signedIn(fe, req, res, c.brandId);
   if (!user) return;
@@ -455,6 +462,8 @@ export function groupGrants(b: BrandPages, grants: Grant[], now: number): AgentV
 async function confirmRevoke(fe: Frontend, req: IncomingMessage, res: ServerResponse, url: URL, c: Call): Promise<void> {
   const b = await brandPages(fe, req, res, c.brandId);
   if (!b) return;
+  // The signed-assertion confirmation is a POST carrying the session.
+  if (b.signed) return redirect(req, res, b.connectedURL);
   const user = signedIn(fe, req, res, c.brandId);
   if (!user) return;
   const agents = await userAgents(fe, res, b, user);
@@ -470,6 +479,15 @@ async function confirmRevoke(fe: Frontend, req: IncomingMessage, res: ServerResp
     title: "Revoke " + a.name + "?", brand: b.name, user, revoke: a, action: b.interfaceUrl + "/oauth/connected/revoke",
     back: b.interfaceUrl + "/oauth/connected", csrf: fe.pages.csrf(c.brandId, user, "revoke " + id),
   });
+}
+
+/** revokeAny serves POST connected/revoke for either login mode. */
+async function revokeAny(fe: Frontend, req: IncomingMessage, res: ServerResponse, c: Call): Promise<void> {
+  const b = await brandPages(fe, req, res, c.brandId);
+  if (!b) return;
+  if (b.signed) return revokeSigned(fe, req, res, b);
+  if (!fe.sessions) return notFound(fe, req, res);
+  return revoke(fe, req, res, c);
 }
 
 /** revoke serves POST connected/revoke: it revokes every live grant of one PA to the User, then the connected page names what was revoked. */

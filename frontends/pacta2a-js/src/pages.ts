@@ -54,7 +54,11 @@ export interface View {
   csrf?: string;
   /** scopes are the requested scopes; details, the words of the authorization_details entries that need each (PACT §5.7). */
   scopes?: ScopeView[];
-  /** session is a signed-assertion Brand's consent session (its form's only state and anti-forgery token). */
+  /**
+   * session is a signed-assertion Brand's consent session (its form's only
+   * state and anti-forgery token), or the connected session of its connected
+   * and revoke pages (the revoke forms' only state and anti-forgery token).
+   */
   session?: string;
   email?: string;
   /** agents are the connected page's PAs, each with its grants grouped. */
@@ -62,7 +66,7 @@ export interface View {
   /** signed: the connected page of a signed-assertion Brand shows only the decision's outcome, granted (the scopes in words). */
   signed?: boolean;
   granted?: ScopeView[];
-  /** revoke is the PA the revoke confirmation names; back is the connected page. */
+  /** revoke is the PA the revoke confirmation names; back is the connected page (also linked from a signed-assertion Brand's outcome page). */
   revoke?: AgentView;
   back?: string;
   /** brands are the root page's Brands. */
@@ -200,6 +204,8 @@ ${
   v.signed
     ? `${v.granted && v.granted.length > 0 ? `<p>You shared:</p>\n${scopeList(v.granted)}` : ""}
 <p>You can close this page and go back to your assistant.</p>
+${v.back ? `<p><a href="${esc(v.back)}">See all your connected assistants</a></p>` : ""}
+
 `
     : v.agents && v.agents.length > 0
       ? `<p>Personal agents you allowed to act for you at ${esc(v.brand)}:</p>
@@ -217,7 +223,11 @@ ${a.grants
 <span class="when">Since <time>${esc(g.since)}</time> · expires <time>${esc(g.expires)}</time></span></li>
 `)
   .join("")}</ul>
-<form method="get" action="${esc(v.action)}"><input type="hidden" name="agent_id" value="${esc(a.id)}"><button type="submit" class="secondary" aria-label="Revoke access of ${esc(a.name)}">Revoke…</button></form>
+${
+  v.session
+    ? `<form method="post" action="${esc(v.action)}"><input type="hidden" name="session" value="${esc(v.session)}">`
+    : `<form method="get" action="${esc(v.action)}">`
+}<input type="hidden" name="agent_id" value="${esc(a.id)}"><button type="submit" class="secondary" aria-label="Revoke access of ${esc(a.name)}">Revoke…</button></form>
 `
     : `<p class="when">${esc(a.state)} <time>${esc(a.ended)}</time></p>`
 }
@@ -225,6 +235,7 @@ ${a.grants
 `,
   )
   .join("")}</ul>
+
 `
       : `<p>At ${esc(v.brand)}, no personal agent is connected to your account.</p>
 `
@@ -237,10 +248,19 @@ ${
 ${v.revoke.grants.filter((g) => g.live).map((g) => scopeList(g.scopes)).join("")}
 <p class="hint">Your assistant has to ask again, and you to allow it, before it can act for you here.</p>
 <form method="post" action="${esc(v.action)}">
-<input type="hidden" name="csrf" value="${esc(v.csrf)}">
+${
+  v.session
+    ? `<input type="hidden" name="session" value="${esc(v.session)}">
+<input type="hidden" name="confirm" value="1">`
+    : `<input type="hidden" name="csrf" value="${esc(v.csrf)}">`
+}
 <input type="hidden" name="agent_id" value="${esc(v.revoke.id)}">
 <div class="buttons"><button type="submit" class="danger">Revoke ${esc(v.revoke.name)}</button>
-<a class="button secondary" href="${esc(v.back)}">Keep it</a></div>
+${
+  v.session
+    ? `<button type="submit" class="secondary" formaction="${esc(v.back)}">Keep it</button>`
+    : `<a class="button secondary" href="${esc(v.back)}">Keep it</a>`
+}</div>
 </form>`
     : ""
 }

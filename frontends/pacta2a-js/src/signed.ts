@@ -11,7 +11,8 @@ import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { BrandLoginMode } from "./gen/pact/v1/brand_pb.js";
 import { bare } from "./errors.js";
 import type { Call, Frontend } from "./handler.js";
-import { field, forbidden, formTooLarge, hhmm, readForm, redirect, scopeViews, statusText, tooLarge } from "./oauth.js";
+import { field, forbidden, formTooLarge, groupGrants, hhmm, readForm, redirect, scopeViews, statusText, tooLarge } from "./oauth.js";
+import type { Grant } from "./gen/pact/v1/delegation_pb.js";
 import type { ScopeView, View } from "./pages.js";
 import { notFound } from "./root.js";
 
@@ -45,6 +46,23 @@ export class BrandPages {
   }
   get decisionURL(): string {
     return this.interfaceUrl + "/oauth/consent/decision";
+  }
+  /** connectedURL is the Brand's connected page. */
+  get connectedURL(): string {
+    return this.interfaceUrl + "/oauth/connected";
+  }
+
+  /** connectedLoginLink is the Brand login link that returns to the connected page. */
+  connectedLoginLink(): string {
+    let u: URL;
+    try {
+      u = new URL(this.verification);
+    } catch {
+      return this.verification;
+    }
+    u.searchParams.set("return_to", this.connectedURL);
+    u.searchParams.sort();
+    return u.toString();
   }
 
   /** loginLink is the Brand login link; with a user code it returns to the consent URL with that code. */
@@ -174,17 +192,110 @@ export const queryEscape = (s: string): string =>
   encodeURIComponent(s).replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase()).replace(/%20/g, "+");
 
 /**
- * connectedSigned answers the connected page of a signed-assertion Brand:
- * the outcome the decision redirected with (nobody is signed in here to list
- * grants; the Brand's own pages are where a User manages them).
+ * connectedSigned answers the connected page of a signed-assertion Brand
+ * after a decision: the outcome the decision redirected with, and a link to
+ * the User's list (which needs the Brand's login: see beginConnected).
  */
 export function connectedSigned(fe: Frontend, res: ServerResponse, url: URL, b: BrandPages): void {
   const q = url.searchParams;
-  const v: View = { title: "Connected assistants at " + b.name, brand: b.name, signed: true, status: statusText[q.get("status") ?? ""] ?? "" };
+  const v: View = {
+    title: "Connected assistants at " + b.name, brand: b.name, signed: true, status: statusText[q.get("status") ?? ""] ?? "",
+    back: b.connectedURL,
+  };
   const sc = q.get("scope") ?? "";
   // Only when it lists the Brand's scopes: no free text on our page.
   if (q.get("status") === "approved" && Buffer.byteLength(sc) <= 2048 && scopeList(sc, b.scopes)) v.granted = b.scopeViews(sc.split(" "), []);
   fe.pages.render(res, 200, "connected", v);
+}
+
+// The connected page of a signed-assertion Brand works as its consent page
+// does, with no cookie: GET connected sends the User to the Brand's login
+// with return_to the connected URL; the login posts its signed assertion
+// (aud the connected URL, no user_code) to the connected URL; pactd
+// verifies and uses it up (BeginConnected) and answers the User's grants and
+// a connected session, which the page's revoke forms carry in a hidden field
+// (their only state and their anti-forgery token). Revoking confirms first
+// (pactd relists the grants for the session), then calls RevokeConnected.
+
+/**
+ * beginConnected serves POST connected: from the Brand's login, one form
+ * field, assertion (cross-site by design: the assertion is its credential);
+ * or, from the revoke confirmation's "Keep it", the session.
+ */
+export async function beginConnected(fe: Frontend, req: IncomingMessage, res: ServerResponse, c: Call): Promise<void> {
+  const b = await brandPages(fe, req, res, c.brandId);
+  if (!b) return;
+  if (!b.signed) {
+    return fe.pages.render(res, 400, "message", {
+      title: "Connected assistants", error: "This Brand's sign-in does not post here. Open your connected assistants again.",
+    });
+  }
+  const f = await readForm(req, res);
+  const assertion = f && f !== tooLarge ? field(f, "assertion") : "";
+  const session = f && f !== tooLarge ? field(f, "session") : "";
+  if (!f || f === tooLarge || (assertion === "") === (session === "")) {
+    return fe.pages.render(res, f === tooLarge ? 413 : 400, "message", {
+      title: "Connected assistants", error: "The sign-in could not be read. Open your connected assistants again.",
+    });
+  }
+  let r;
+  try {
+    r = await fe.deleg.beginConnected(assertion !== ""
+      ? { brandId: c.brandId, brandAssertion: assertion, source: clientSource(req) }
+      : { brandId: c.brandId, connectedSession: session, source: clientSource(req) });
+  } catch (err) {
+    return signedError(fe, res, err);
+  }
+  renderSignedConnected(fe, res, b, r.brandUser, r.connectedSession, r.grants, "");
+}
+
+/** renderSignedConnected renders the connected page of a signed-assertion Brand's User: the shared template, the revoke forms carrying session. */
+function renderSignedConnected(fe: Frontend, res: ServerResponse, b: BrandPages, user: string, session: string, grants: Grant[], status: string): void {
+  fe.pages.render(res, 200, "connected", {
+    title: "Connected assistants at " + b.name, brand: b.name, user, action: b.connectedURL + "/revoke",
+    agents: groupGrants(b, grants, Date.now()), session, status,
+  });
+}
+
+/**
+ * revokeSigned serves a signed-assertion Brand's revoke form: without
+ * confirm, the confirmation naming what the PA loses (pactd lists the grants
+ * for the session); with confirm, RevokeConnected and the page after it,
+ * naming what was revoked.
+ */
+export async function revokeSigned(fe: Frontend, req: IncomingMessage, res: ServerResponse, b: BrandPages): Promise<void> {
+  const f = await readForm(req, res);
+  if (f === tooLarge) return formTooLarge(fe, res, "");
+  if (!f || field(f, "session") === "" || field(f, "agent_id") === "") return forbidden(fe, res, "");
+  const session = field(f, "session");
+  const id = field(f, "agent_id");
+  if (field(f, "confirm") === "") {
+    let r;
+    try {
+      r = await fe.deleg.beginConnected({ brandId: b.id, connectedSession: session, source: clientSource(req) });
+    } catch (err) {
+      return signedError(fe, res, err);
+    }
+    const a = groupGrants(b, r.grants, Date.now()).find((x) => x.id === id && x.live);
+    if (!a) {
+      return fe.pages.render(res, 404, "message", {
+        title: "Connected assistants", user: r.brandUser, error: "This assistant has no access to revoke. Go back to your connected assistants.",
+      });
+    }
+    return fe.pages.render(res, 200, "revoke", {
+      title: "Revoke " + a.name + "?", brand: b.name, user: r.brandUser, revoke: a, action: b.connectedURL + "/revoke",
+      back: b.connectedURL, session,
+    });
+  }
+  let r;
+  try {
+    r = await fe.deleg.revokeConnected({ brandId: b.id, connectedSession: session, agentId: id, source: clientSource(req) });
+  } catch (err) {
+    return signedError(fe, res, err);
+  }
+  let msg = "Access was revoked.";
+  for (const a of groupGrants(b, r.grants, Date.now())) if (a.id === id && !a.live) msg = "Revoked: " + a.name + " can no longer act for you here.";
+  renderSignedConnected(fe, res, b, r.brandUser, session, r.grants, msg);
 }
 
 /** signedError renders why pactd refused an assertion or a consent session (the ErrorInfo reason names it) and changes nothing. */

@@ -73,7 +73,9 @@ export interface Env {
   abandoned: number;
   oauth: { method: string; path: string; headers: IncomingHttpHeaders; body: string }[];
   agent: CountingAgent;
-  /** revoked are the RevokeGrant calls' grant ids. */
+  /** connectedOpened counts BeginConnected calls with mart's assertion (the second is a replay). */
+  connectedOpened: number;
+  /** revoked are the RevokeGrant calls' grant ids (and those RevokeConnected revoked). */
   revoked: string[];
   /** approvals are the ApproveConsent calls: [user code, Brand user, scopes, and "skip" when skip_consent]. */
   approvals: ([string, string, string[]] | [string, string, string[], "skip"])[];
@@ -95,9 +97,29 @@ function listen(s: Server): Promise<string> {
 export async function newEnv(cfg: Partial<Config> = {}, kind: TransportKind = "connect"): Promise<Env> {
   const agent = new CountingAgent();
   const ctxs = new Map<string, Ctx>();
-  const e = { rpcs: 0, approvals: [], revoked: [], verifyCalls: [], verifyTrace: [], abandoned: 0, oauth: [], agent } as unknown as Env;
+  const e = { rpcs: 0, connectedOpened: 0, approvals: [], revoked: [], verifyCalls: [], verifyTrace: [], abandoned: 0, oauth: [], agent } as unknown as Env;
   const auth = (hc: HandlerContext) => {
     if (hc.requestHeader.get("Authorization") !== "Bearer " + frontendToken) throw new ConnectError("no frontend token", Code.Unauthenticated);
+  };
+  // aliceGrants: two live grants of agt_1 (until revoked) and a revoked one of agt_2.
+  const aliceGrants = () => {
+    const ts = (s: number) => ({ seconds: BigInt(s), nanos: 0 });
+    const live = (id: string) => (e.revoked.includes(id) ? { revokeTime: ts(1767225600) } : {});
+    return [
+      { grantId: "g_3", agentId: "agt_1", agentDisplayName: "Example PA", brandUser: "alice", scopes: ["orders:cancel"],
+        createTime: ts(1764633600), expireTime: ts(4102444800), authorizationDetails: [{ scope: "orders:cancel", words: "order 1002 <only>" }], ...live("g_3") },
+      { grantId: "g_2", agentId: "agt_2", agentDisplayName: "Old PA", brandUser: "alice", scopes: ["orders:read"],
+        createTime: ts(1764547200), expireTime: ts(4102444800), revokeTime: ts(1764590400) },
+      { grantId: "g_1", agentId: "agt_1", agentDisplayName: "Example PA", brandUser: "alice", scopes: ["orders:read", "gone:scope"],
+        createTime: ts(1764547200), expireTime: ts(4070908800), ...live("g_1") },
+    ];
+  };
+  const replayed = () => {
+    // ErrorInfo{reason: "BRAND_ASSERTION_REPLAYED"} on the wire.
+    const reason = new TextEncoder().encode("BRAND_ASSERTION_REPLAYED");
+    const ce = new ConnectError("replayed", Code.FailedPrecondition);
+    ce.details.push({ type: "google.rpc.ErrorInfo", value: new Uint8Array([0x0a, reason.length, ...reason]) });
+    return ce;
   };
   const routes = (r: ConnectRouter) => {
     r.service(VerificationService, {
@@ -193,21 +215,30 @@ export async function newEnv(cfg: Partial<Config> = {}, kind: TransportKind = "c
       listGrants(req, hc) {
         auth(hc);
         if (req.brandUser !== "alice") return { grants: [] };
-        const ts = (s: number) => ({ seconds: BigInt(s), nanos: 0 });
-        const live = (id: string) => (e.revoked.includes(id) ? { revokeTime: ts(1767225600) } : {});
-        return { grants: [
-          { grantId: "g_3", agentId: "agt_1", agentDisplayName: "Example PA", brandUser: "alice", scopes: ["orders:cancel"],
-            createTime: ts(1764633600), expireTime: ts(4102444800), authorizationDetails: [{ scope: "orders:cancel", words: "order 1002 <only>" }], ...live("g_3") },
-          { grantId: "g_2", agentId: "agt_2", agentDisplayName: "Old PA", brandUser: "alice", scopes: ["orders:read"],
-            createTime: ts(1764547200), expireTime: ts(4102444800), revokeTime: ts(1764590400) },
-          { grantId: "g_1", agentId: "agt_1", agentDisplayName: "Example PA", brandUser: "alice", scopes: ["orders:read", "gone:scope"],
-            createTime: ts(1764547200), expireTime: ts(4070908800), ...live("g_1") },
-        ] };
+        return { grants: aliceGrants() };
       },
       revokeGrant(req, hc) {
         auth(hc);
         e.revoked.push(req.grantId);
         return {};
+      },
+      // Mart's login assertion "assert-alice" opens alice's grants once, with
+      // connected session "sess-alice"; any other session is refused.
+      beginConnected(req, hc) {
+        auth(hc);
+        if (req.brandId !== "mart") throw new ConnectError("not signed", Code.FailedPrecondition);
+        if (req.brandAssertion !== "") {
+          if (req.brandAssertion !== "assert-alice") throw new ConnectError("bad assertion", Code.FailedPrecondition);
+          if (e.connectedOpened++ > 0) throw replayed();
+        } else if (req.connectedSession !== "sess-alice") throw new ConnectError("bad session", Code.FailedPrecondition);
+        return { brandUser: "alice", connectedSession: "sess-alice", grants: aliceGrants() };
+      },
+      revokeConnected(req, hc) {
+        auth(hc);
+        if (req.brandId !== "mart" || req.connectedSession !== "sess-alice") throw new ConnectError("bad session", Code.FailedPrecondition);
+        const ids = aliceGrants().filter((g) => g.agentId === req.agentId && !g.revokeTime).map((g) => g.grantId);
+        e.revoked.push(...ids);
+        return { brandUser: "alice", revokedGrantIds: ids, grants: aliceGrants() };
       },
       approveConsent(req, hc) {
         auth(hc);

@@ -109,6 +109,87 @@ test("consent pages: headers, cross-site and forged forms refused, signed mode w
   }
 });
 
+test("the Brand login link of the connected page returns to exactly the connected URL", () => {
+  const b = new BrandPages("mart", "https://p.example/a2a/mart", BrandLoginMode.SIGNED_ASSERTION, "https://mart.example/login?z=1");
+  assert.equal(b.connectedLoginLink(), "https://mart.example/login?return_to=https%3A%2F%2Fp.example%2Fa2a%2Fmart%2Foauth%2Fconnected&z=1");
+  assert.equal(new BrandPages("mart", "x", BrandLoginMode.SIGNED_ASSERTION, "not a URL").connectedLoginLink(), "not a URL");
+});
+
+test("signed connected page: login, the list with the session, confirm, revoke; replayed, forged and half forms refused", async () => {
+  const e = await newEnv();
+  const form = "Content-Type: application/x-www-form-urlencoded";
+  const connected = "https://provider.example/a2a/mart/oauth/connected";
+  try {
+    // No status: to the Brand's login, returning to the connected URL.
+    const go = await send(e.url + "/a2a/mart/oauth/connected", "GET");
+    assert.deepEqual([go.status, go.headers.location], [303, "https://brand.example/login?return_to=" + encodeURIComponent(connected)]);
+    // The outcome page links to the list.
+    const outcome = await send(e.url + "/a2a/mart/oauth/connected?status=denied", "GET");
+    assert.match(outcome.body, /<p>You can close this page and go back to your assistant.<\/p>\n<p><a href="https:\/\/provider\.example\/a2a\/mart\/oauth\/connected">See all your connected assistants<\/a><\/p>\n\n<\/main>/);
+    // Half forms: neither or both of assertion and session; nothing asked of pactd.
+    const before = e.connectedOpened;
+    for (const body of ["x=1", "assertion=assert-alice&session=sess-alice", "assertion=%zz"]) {
+      const r = await send(e.url + "/a2a/mart/oauth/connected", "POST", body, form);
+      assert.deepEqual([r.status, /The sign-in could not be read\./.test(r.body)], [400, true], body);
+    }
+    assert.equal(e.connectedOpened, before);
+    // A Brand whose login does not post assertions.
+    const trusted = await send(e.url + "/a2a/acme/oauth/connected", "POST", "assertion=assert-alice", form);
+    assert.deepEqual([trusted.status, /does not post here/.test(trusted.body)], [400, true]);
+    // Positive control: the assertion opens alice's list, the revoke form carrying the session.
+    const page = await send(e.url + "/a2a/mart/oauth/connected", "POST", "assertion=assert-alice", form);
+    assert.equal(page.status, 200);
+    assert.equal(page.headers["cache-control"], "no-store");
+    assert.match(String(page.headers["content-security-policy"]), /form-action 'self' https:\/\/provider\.example;/);
+    assert.match(page.body, /<title>Connected assistants at MART<\/title>/);
+    assert.match(page.body, /<span class="who">Signed in as <strong>alice<\/strong><\/span>/);
+    assert.ok(page.body.includes(`<form method="post" action="${connected}/revoke"><input type="hidden" name="session" value="sess-alice">` +
+      `<input type="hidden" name="agent_id" value="agt_1"><button type="submit" class="secondary" aria-label="Revoke access of Example PA">Revoke…</button></form>\n`), page.body);
+    assert.match(page.body, /<h2>Old PA<\/h2><span class="state off">Revoked<\/span>/);
+    // The same assertion again: used up, and the page shows no session.
+    const again = await send(e.url + "/a2a/mart/oauth/connected", "POST", "assertion=assert-alice", form);
+    assert.deepEqual([again.status, /used already/.test(again.body), /name="session"/.test(again.body)], [400, true, false]);
+    const bad = await send(e.url + "/a2a/mart/oauth/connected", "POST", "assertion=assert-mallory", form);
+    assert.deepEqual([bad.status, /could not be verified/.test(bad.body)], [403, true]);
+    // The GET confirmation is the trusted Brands' only: back to the list.
+    const get = await send(e.url + "/a2a/mart/oauth/connected/revoke?agent_id=agt_1", "GET");
+    assert.equal(get.status, 405, "no sessions: connected/revoke takes POST only");
+    // Revoke forms without a session or agent, or with a forged session: refused, nothing revoked.
+    for (const [body, status] of [["agent_id=agt_1", 403], ["session=sess-alice", 403], ["session=forged&agent_id=agt_1&confirm=1", 403],
+      ["session=forged&agent_id=agt_1", 403]] as const) {
+      const r = await send(e.url + "/a2a/mart/oauth/connected/revoke", "POST", body, form);
+      assert.equal(r.status, status, body);
+    }
+    // An agent with nothing live to revoke.
+    const none = await send(e.url + "/a2a/mart/oauth/connected/revoke", "POST", "session=sess-alice&agent_id=agt_2", form);
+    assert.deepEqual([none.status, /no access to revoke/.test(none.body)], [404, true]);
+    assert.deepEqual(e.revoked, []);
+    // The confirmation names what goes and revokes nothing.
+    const confirm = await send(e.url + "/a2a/mart/oauth/connected/revoke", "POST", "session=sess-alice&agent_id=agt_1", form);
+    assert.equal(confirm.status, 200);
+    assert.match(confirm.body, /<h1>Revoke Example PA\?<\/h1>/);
+    assert.ok(confirm.body.includes(`<form method="post" action="${connected}/revoke">
+<input type="hidden" name="session" value="sess-alice">
+<input type="hidden" name="confirm" value="1">
+<input type="hidden" name="agent_id" value="agt_1">
+<div class="buttons"><button type="submit" class="danger">Revoke Example PA</button>
+<button type="submit" class="secondary" formaction="${connected}">Keep it</button></div>
+</form>`), confirm.body);
+    assert.deepEqual(e.revoked, []);
+    // "Keep it" posts the session back to the list.
+    const keep = await send(e.url + "/a2a/mart/oauth/connected", "POST", "session=sess-alice&confirm=1&agent_id=agt_1", form);
+    assert.deepEqual([keep.status, keep.body.includes('name="session" value="sess-alice"')], [200, true]);
+    // Confirmed: RevokeConnected, and the page names what was revoked from pactd's list.
+    const done = await send(e.url + "/a2a/mart/oauth/connected/revoke", "POST", "session=sess-alice&agent_id=agt_1&confirm=1", form);
+    assert.equal(done.status, 200);
+    assert.match(done.body, /<p class="status" role="status">Revoked: Example PA can no longer act for you here\.<\/p>/);
+    assert.deepEqual(e.revoked.sort(), ["g_1", "g_3"]);
+    assert.doesNotMatch(done.body, /Revoke access of/);
+  } finally {
+    await e.close();
+  }
+});
+
 test("trusted consent page: each scope with its authorization_details in words; a request a grant covers is approved without the page", async () => {
   const e = await newEnv({ sessions: { brandUser: (req) => (req.headers.cookie === "u=alice" ? "alice" : ""), loginURL: () => "/login" } });
   try {
@@ -210,7 +291,9 @@ test("root page lists the Brands by display name with their cards; a browser get
     const browser = "Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
     for (const [path, words, post] of [
       ["/a2a/nope/.well-known/agent-card.json", "This Provider serves no Brand named “nope”.", 405],
-      ["/a2a/nope/oauth/connected", "This Provider serves no Brand named “nope”.", 405],
+      // connected takes POST too (a signed-assertion Brand's login posts
+      // there), so an unknown Brand's POST is 404, as consent's.
+      ["/a2a/nope/oauth/connected", "This Provider serves no Brand named “nope”.", 404],
       ["/a2a/nope%3Cb%3E/oauth/consent", "This Provider serves no such Brand.", 404],
       ["/a2a/acme/unknown", "There is no page at this address.", 404],
       ["/elsewhere", "There is no page at this address.", 404],

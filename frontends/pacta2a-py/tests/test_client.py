@@ -168,7 +168,7 @@ def test_retries_only_safe_rpcs() -> None:
     assert "pact.v1.BrandService/GetAgentCard" in RETRYABLE
     for unsafe in ["BeginTurn", "AbandonTurn"]:
         assert f"pact.v1.ConversationService/{unsafe}" not in RETRYABLE
-    for unsafe in ["BeginConsent", "ApproveConsent", "DenyConsent", "StartDeviceAuthorization", "IssueDelegation"]:
+    for unsafe in ["BeginConsent", "ApproveConsent", "DenyConsent", "StartDeviceAuthorization", "IssueDelegation", "BeginConnected", "RevokeConnected"]:
         assert f"pact.v1.DelegationService/{unsafe}" not in RETRYABLE
 
 

@@ -525,7 +525,9 @@ def test_root_and_not_found_pages(srv: Server) -> None:
             browser = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
             for path, words, post in [
                 ("/a2a/nope/.well-known/agent-card.json", "This Provider serves no Brand named “nope”.", 405),
-                ("/a2a/nope/oauth/connected", "This Provider serves no Brand named “nope”.", 405),
+                # connected takes POST too (a signed-assertion Brand's login
+                # posts there), so an unknown Brand's POST is 404, as consent's.
+                ("/a2a/nope/oauth/connected", "This Provider serves no Brand named “nope”.", 404),
                 ("/a2a/nope%3Cb%3E/oauth/consent", "This Provider serves no such Brand.", 404),
                 ("/a2a/acme/unknown", "There is no page at this address.", 404),
             ]:

@@ -415,6 +415,15 @@ class PactdClient:
         """Verifies a signed-assertion Brand's login assertion and opens its consent page."""
         return await self._call("DelegationService", "BeginConsent", delegation_pb2_grpc.DelegationServiceStub, req)
 
+    async def begin_connected(self, req: delegation_pb2.BeginConnectedRequest) -> delegation_pb2.BeginConnectedResponse:
+        """Verifies a signed-assertion Brand's connected-page assertion (or its
+        connected session) and lists the User's grants with a connected session."""
+        return await self._call("DelegationService", "BeginConnected", delegation_pb2_grpc.DelegationServiceStub, req)
+
+    async def revoke_connected(self, req: delegation_pb2.RevokeConnectedRequest) -> delegation_pb2.RevokeConnectedResponse:
+        """Revokes one PA's live grants to the User a connected session names."""
+        return await self._call("DelegationService", "RevokeConnected", delegation_pb2_grpc.DelegationServiceStub, req)
+
     async def approve_consent(self, req: delegation_pb2.ApproveConsentRequest) -> delegation_pb2.ApproveConsentResponse:
         """Records the User's approval (granted = requested ∩ chosen)."""
         return await self._call("DelegationService", "ApproveConsent", delegation_pb2_grpc.DelegationServiceStub, req)

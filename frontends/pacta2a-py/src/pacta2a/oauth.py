@@ -18,7 +18,7 @@ from .call import Call, Endpoint
 from .client import PactdError
 from .http import MAX_FORM_BYTES, Exchange, FormTooLarge, Scope, Values, first, parse_query, path_escape, query_escape, read_form
 from .pages import STATUS_TEXT, AgentView, GrantView, View, day, hhmm, scope_views
-from .signed import BrandPages, begin_consent, brand_pages, connected_signed, decide_signed
+from .signed import BrandPages, begin_connected, begin_consent, brand_pages, connected_signed, decide_signed, revoke_signed
 
 if TYPE_CHECKING:
     from .middleware import PactMiddleware
@@ -100,13 +100,17 @@ def oauth_routes(mw: PactMiddleware, p: str) -> dict[str, Endpoint] | None:
     if p == "consent/decision":
         return {"POST": Endpoint(lambda ex, c: decide(mw, ex, c), public=True)}
     if p == "connected":
-        return {"GET": Endpoint(lambda ex, c: connected_page(mw, ex, c), public=True)}
-    if p == "connected/revoke" and mw.sessions is not None:
-        # GET: the confirmation that names what will be revoked.
+        # POST: a signed-assertion Brand's login returns the User here (signed.py).
         return {
-            "GET": Endpoint(lambda ex, c: confirm_revoke(mw, ex, c), public=True),
-            "POST": Endpoint(lambda ex, c: revoke(mw, ex, c), public=True),
+            "GET": Endpoint(lambda ex, c: connected_page(mw, ex, c), public=True),
+            "POST": Endpoint(lambda ex, c: begin_connected(mw, ex, c), public=True),
         }
+    if p == "connected/revoke":
+        post = {"POST": Endpoint(lambda ex, c: revoke_any(mw, ex, c), public=True)}
+        if mw.sessions is None:
+            return post
+        # GET: the confirmation that names what will be revoked.
+        return {"GET": Endpoint(lambda ex, c: confirm_revoke(mw, ex, c), public=True), **post}
     return None
 
 
@@ -295,6 +299,11 @@ async def connected_page(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
     if b is None:
         return
     if b.signed:
+        if first(parse_query(ex.query) or {}, "status") == "":
+            # Nobody is signed in here: the Brand's login signs the User in
+            # and posts its assertion back (begin_connected).
+            await ex.redirect(b.connected_login_link())
+            return
         await connected_signed(mw, ex, b)
         return
     if mw.sessions is None:
@@ -408,6 +417,10 @@ async def confirm_revoke(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
     b = await brand_pages(mw, ex, c.brand_id)
     if b is None:
         return
+    if b.signed:
+        # The signed-assertion confirmation is a POST carrying the session.
+        await ex.redirect(b.connected_url)
+        return
     user = await _signed_in(mw, ex, c.brand_id)
     if not user:
         return
@@ -434,6 +447,19 @@ async def confirm_revoke(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
         "message",
         View(title="Connected assistants", user=user, error="This assistant has no access to revoke. Go back to your connected assistants."),
     )
+
+
+async def revoke_any(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
+    """Serves POST connected/revoke for either login mode."""
+    b = await brand_pages(mw, ex, c.brand_id)
+    if b is None:
+        return
+    if b.signed:
+        await revoke_signed(mw, ex, b)
+    elif mw.sessions is None:
+        await mw.not_found(ex)
+    else:
+        await revoke(mw, ex, c)
 
 
 async def revoke(mw: PactMiddleware, ex: Exchange, c: Call) -> None:

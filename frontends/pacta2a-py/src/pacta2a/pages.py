@@ -145,7 +145,9 @@ class View:
     csrf: str = ""
     scopes: list[ScopeView] = field(default_factory=list)
     #: A signed-assertion Brand's consent session (its form's only state and
-    #: anti-forgery token); email is the User's, from the Brand's assertion.
+    #: anti-forgery token), or the connected session of its connected and
+    #: revoke pages (the revoke forms' only state and anti-forgery token);
+    #: email is the User's, from the Brand's assertion.
     session: str = ""
     email: str = ""
     #: The connected page's PAs, each with its grants grouped.
@@ -154,7 +156,8 @@ class View:
     #: outcome, granted (the scopes in the Brand's words).
     signed: bool = False
     granted: list[ScopeView] = field(default_factory=list)
-    #: The PA the revoke confirmation names; back is the connected page.
+    #: The PA the revoke confirmation names; back is the connected page
+    #: (also linked from a signed-assertion Brand's outcome page).
     revoke: AgentView | None = None
     back: str = ""
     #: The root page's Brands.
@@ -244,7 +247,8 @@ def _connected(v: View) -> str:
     status = f'<p class="status" role="status">{esc(v.status)}</p>' if v.status else ""
     if v.signed:
         granted = f"<p>You shared:</p>\n{_scope_list(v.granted)}" if v.granted else ""
-        body = f"{granted}\n<p>You can close this page and go back to your assistant.</p>\n"
+        back = f'<p><a href="{esc_url(v.back)}">See all your connected assistants</a></p>' if v.back else ""
+        body = f"{granted}\n<p>You can close this page and go back to your assistant.</p>\n{back}\n"
     elif v.agents:
         entries = ""
         for a in v.agents:
@@ -260,9 +264,16 @@ def _connected(v: View) -> str:
                     for g in a.grants
                     if g.live
                 )
+                if v.session:
+                    form = (
+                        f'<form method="post" action="{esc_url(v.action)}">'
+                        f'<input type="hidden" name="session" value="{esc(v.session)}">'
+                    )
+                else:
+                    form = f'<form method="get" action="{esc_url(v.action)}">'
                 entries += (
                     f'<ul class="grants">\n{grants}</ul>\n'
-                    f'<form method="get" action="{esc_url(v.action)}"><input type="hidden" name="agent_id" value="{esc(a.id)}">'
+                    f'{form}<input type="hidden" name="agent_id" value="{esc(a.id)}">'
                     f'<button type="submit" class="secondary" aria-label="Revoke access of {esc(a.name)}">Revoke…</button></form>\n'
                 )
             else:
@@ -279,15 +290,24 @@ def _revoke(v: View) -> str:
     a = v.revoke
     if a is not None:
         lost = "".join(_scope_list(g.scopes) for g in a.grants if g.live)
+        if v.session:
+            state = (
+                f'<input type="hidden" name="session" value="{esc(v.session)}">\n'
+                '<input type="hidden" name="confirm" value="1">'
+            )
+            keep = f'<button type="submit" class="secondary" formaction="{esc_url(v.back)}">Keep it</button>'
+        else:
+            state = f'<input type="hidden" name="csrf" value="{esc(v.csrf)}">'
+            keep = f'<a class="button secondary" href="{esc_url(v.back)}">Keep it</a>'
         body = (
             f"<p>At {esc(v.brand)}, <strong>{esc(a.name)}</strong> will no longer be able to act for you. It loses:</p>\n"
             f"{lost}\n"
             '<p class="hint">Your assistant has to ask again, and you to allow it, before it can act for you here.</p>\n'
             f'<form method="post" action="{esc_url(v.action)}">\n'
-            f'<input type="hidden" name="csrf" value="{esc(v.csrf)}">\n'
+            f"{state}\n"
             f'<input type="hidden" name="agent_id" value="{esc(a.id)}">\n'
             f'<div class="buttons"><button type="submit" class="danger">Revoke {esc(a.name)}</button>\n'
-            f'<a class="button secondary" href="{esc_url(v.back)}">Keep it</a></div>\n'
+            f"{keep}</div>\n"
             "</form>"
         )
     return f"{_top(v)}\n<h1>{esc(v.title)}</h1>\n{body}\n{_BOTTOM}"

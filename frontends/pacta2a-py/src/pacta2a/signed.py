@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from dataclasses import dataclass, field
 from collections.abc import Container, Iterable
 from typing import TYPE_CHECKING, Any
@@ -62,6 +63,23 @@ class BrandPages:
     def decision_url(self) -> str:
         """Is the Brand's consent decision URL."""
         return self.interface_url + "/oauth/consent/decision"
+
+    @property
+    def connected_url(self) -> str:
+        """Is the Brand's connected page."""
+        return self.interface_url + "/oauth/connected"
+
+    def connected_login_link(self) -> str:
+        """Is the Brand login link that returns to the connected page (Go's
+        url.Values.Encode: keys sorted)."""
+        try:
+            u = urlsplit(self.verification)
+        except ValueError:
+            return self.verification
+        q = parse_query(u.query.encode("utf-8")) or {}
+        q["return_to"] = [self.connected_url]
+        query = "&".join(query_escape(k) + "=" + query_escape(v) for k in sorted(q) for v in q[k])
+        return urlunsplit((u.scheme, u.netloc, u.path, query, u.fragment))
 
     def login_link(self, code: str) -> str:
         """Is the Brand login link; with a user code it returns to the consent
@@ -247,18 +265,157 @@ def scope_list(s: str, scopes: Container[str]) -> bool:
 
 
 async def connected_signed(mw: PactMiddleware, ex: Exchange, b: BrandPages) -> None:
-    """Answers the connected page of a signed-assertion Brand: the outcome
-    the decision redirected with (nobody is signed in here to list grants;
-    the Brand's own pages are where a User manages them)."""
+    """Answers the connected page of a signed-assertion Brand after a
+    decision: the outcome the decision redirected with, and a link to the
+    User's list (which needs the Brand's login: see begin_connected)."""
     q = parse_query(ex.query) or {}
     v = View(
-        title="Connected assistants at " + b.name, brand=b.name, signed=True, status=STATUS_TEXT.get(first(q, "status"), "")
+        title="Connected assistants at " + b.name,
+        brand=b.name,
+        signed=True,
+        status=STATUS_TEXT.get(first(q, "status"), ""),
+        back=b.connected_url,
     )
     sc = first(q, "scope")
     # Only when it lists the Brand's scopes: no free text on our page.
     if first(q, "status") == "approved" and len(sc.encode("utf-8")) <= 2048 and scope_list(sc, b.scopes):
         v.granted = b.scope_views(sc.split(" "), [])
     await mw.pages.render(ex, 200, "connected", v)
+
+
+# The connected page of a signed-assertion Brand works as its consent page
+# does, with no cookie: GET connected sends the User to the Brand's login
+# with return_to the connected URL; the login posts its signed assertion (aud
+# the connected URL, no user_code) to the connected URL; pactd verifies and
+# uses it up (BeginConnected) and answers the User's grants and a connected
+# session, which the page's revoke forms carry in a hidden field (their only
+# state and their anti-forgery token). Revoking confirms first (pactd
+# relists the grants for the session), then calls RevokeConnected.
+
+
+async def begin_connected(mw: PactMiddleware, ex: Exchange, c: Call) -> None:
+    """Serves POST connected: from the Brand's login, one form field,
+    assertion (cross-site by design: the assertion is its credential); or,
+    from the revoke confirmation's "Keep it", the session."""
+    b = await brand_pages(mw, ex, c.brand_id)
+    if b is None:
+        return
+    if not b.signed:
+        await mw.pages.render(
+            ex,
+            400,
+            "message",
+            View(title="Connected assistants", error="This Brand's sign-in does not post here. Open your connected assistants again."),
+        )
+        return
+    status = 0
+    try:
+        f = await read_form(ex)
+    except FormTooLarge:
+        f, status = None, 413
+    assertion = first(f, "assertion") if f is not None else ""
+    session = first(f, "session") if f is not None else ""
+    if f is None or (assertion == "") == (session == ""):
+        await mw.pages.render(
+            ex,
+            status or 400,
+            "message",
+            View(title="Connected assistants", error="The sign-in could not be read. Open your connected assistants again."),
+        )
+        return
+    req = delegation_pb2.BeginConnectedRequest(brand_id=c.brand_id, source=client_source(ex))
+    if assertion:
+        req.brand_assertion = assertion
+    else:
+        req.connected_session = session
+    try:
+        res = await mw.pactd.begin_connected(req)
+    except PactdError as err:
+        await _signed_error(mw, ex, err)
+        return
+    await _render_signed_connected(mw, ex, b, res.brand_user, res.connected_session, list(res.grants), "")
+
+
+async def _render_signed_connected(
+    mw: PactMiddleware, ex: Exchange, b: BrandPages, user: str, session: str, grants: list[Any], status: str
+) -> None:
+    """Renders the connected page of a signed-assertion Brand's User: the
+    shared template, the revoke forms carrying session."""
+    from .oauth import group_grants
+
+    v = View(
+        title="Connected assistants at " + b.name,
+        brand=b.name,
+        user=user,
+        action=b.connected_url + "/revoke",
+        agents=group_grants(b, grants, time.time()),
+        session=session,
+        status=status,
+    )
+    await mw.pages.render(ex, 200, "connected", v)
+
+
+async def revoke_signed(mw: PactMiddleware, ex: Exchange, b: BrandPages) -> None:
+    """Serves a signed-assertion Brand's revoke form: without confirm, the
+    confirmation naming what the PA loses (pactd lists the grants for the
+    session); with confirm, RevokeConnected and the page after it, naming
+    what was revoked."""
+    from .oauth import group_grants
+
+    try:
+        f = await read_form(ex)
+    except FormTooLarge:
+        await mw.pages.too_large(ex, "")
+        return
+    session = first(f, "session") if f is not None else ""
+    agent_id = first(f, "agent_id") if f is not None else ""
+    if f is None or session == "" or agent_id == "":
+        await mw.pages.forbidden(ex, "")
+        return
+    if first(f, "confirm") == "":
+        try:
+            res = await mw.pactd.begin_connected(
+                delegation_pb2.BeginConnectedRequest(brand_id=b.id, connected_session=session, source=client_source(ex))
+            )
+        except PactdError as err:
+            await _signed_error(mw, ex, err)
+            return
+        for a in group_grants(b, list(res.grants), time.time()):
+            if a.id == agent_id and a.live:
+                v = View(
+                    title="Revoke " + a.name + "?",
+                    brand=b.name,
+                    user=res.brand_user,
+                    revoke=a,
+                    action=b.connected_url + "/revoke",
+                    back=b.connected_url,
+                    session=session,
+                )
+                await mw.pages.render(ex, 200, "revoke", v)
+                return
+        await mw.pages.render(
+            ex,
+            404,
+            "message",
+            View(
+                title="Connected assistants",
+                user=res.brand_user,
+                error="This assistant has no access to revoke. Go back to your connected assistants.",
+            ),
+        )
+        return
+    try:
+        rres = await mw.pactd.revoke_connected(
+            delegation_pb2.RevokeConnectedRequest(brand_id=b.id, connected_session=session, agent_id=agent_id, source=client_source(ex))
+        )
+    except PactdError as err:
+        await _signed_error(mw, ex, err)
+        return
+    msg = "Access was revoked."
+    for a in group_grants(b, list(rres.grants), time.time()):
+        if a.id == agent_id and not a.live:
+            msg = "Revoked: " + a.name + " can no longer act for you here."
+    await _render_signed_connected(mw, ex, b, rres.brand_user, session, list(rres.grants), msg)
 
 
 async def _signed_error(mw: PactMiddleware, ex: Exchange, err: PactdError) -> None:
