@@ -14,8 +14,8 @@ import (
 )
 
 // selfRegistering are the frontends that mount POST /api/platforms (with
-// their public URL set, as e2e does): the Go frontend and the TypeScript one.
-var selfRegistering = []string{"go", "ts"}
+// their public URL set, as e2e does): the Go, TypeScript and Python frontends.
+var selfRegistering = []string{"go", "ts", "py"}
 
 // TestSelfRegistration: a PA registers itself through the frontend's
 // POST /api/platforms (reference section 4.3) with an ES256 registration
