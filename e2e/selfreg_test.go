@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,6 +109,34 @@ func TestSelfRegistration(t *testing.T) {
 		r = register(regJWT(other, other.jwks.URL), "e2e-cross-origin", jwksURI)
 		if r.status != 400 || r.header.Get("WWW-Authenticate") != "" || r.body != `{"error":"jwks_uri_cross_origin"}`+"\n" {
 			t.Fatalf("cross-origin: %d %v %s", r.status, r.header, r.body)
+		}
+		// The frontend's own refusals, the same bytes from every frontend (the Go handler's).
+		big := `{"name":"` + strings.Repeat("a", pacta2a.MaxRegistrationBody) + `"}`
+		for _, c := range []struct {
+			name, method, body, auth string
+			status                   int
+			want, realm              string
+		}{
+			{"no token", "POST", `{"name":"e2e-x","jwksUri":"` + jwksURI + `"}`, "", 401, `{"error":"token_missing"}` + "\n", `Bearer realm="platforms"`},
+			{"not JSON", "POST", "nope", "Bearer " + regJWT(self, iss), 400, `{"error":"body_invalid"}` + "\n", ""},
+			{"a number for name", "POST", `{"name":5}`, "Bearer " + regJWT(self, iss), 400, `{"error":"body_invalid"}` + "\n", ""},
+			{"over 8 KiB", "POST", big, "Bearer " + regJWT(self, iss), 413, `{"error":"body_too_large"}` + "\n", ""},
+			{"GET", "GET", "", "", 405, "", ""},
+		} {
+			var h []string
+			if c.auth != "" {
+				h = append(h, "Authorization: "+c.auth)
+			}
+			r := w.do(t, c.method, pacta2a.RegistrationPath, c.body, h...)
+			if r.status != c.status || r.body != c.want || r.header.Get("WWW-Authenticate") != c.realm {
+				t.Errorf("%s: %d %q %v, want %d %q realm %q", c.name, r.status, r.body, r.header, c.status, c.want, c.realm)
+			}
+			if c.status == 405 && r.header.Get("Allow") != "POST" {
+				t.Errorf("%s: Allow %q, want POST", c.name, r.header.Get("Allow"))
+			}
+			if c.want != "" && (r.header.Get("Content-Type") != "application/json" || r.header.Get("Cache-Control") != "no-store") {
+				t.Errorf("%s: Content-Type %q, Cache-Control %q", c.name, r.header.Get("Content-Type"), r.header.Get("Cache-Control"))
+			}
 		}
 		if now := agents(); !slices.Equal(now, after) {
 			t.Fatalf("a refusal changed the agents: %v, want %v", now, after)

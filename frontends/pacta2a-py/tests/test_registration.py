@@ -14,9 +14,9 @@ import grpc
 import grpc.aio
 from pactworld import FRONTEND_TOKEN, run
 
-from pacta2a import PactdClient
+from pacta2a import MAX_REGISTRATION_BODY, PactdClient, RegistrationApp
 from pacta2a._pb import agent_pb2, agent_pb2_grpc
-from pacta2a.registration import MAX_REGISTRATION_BODY, RegistrationApp, parse_registration
+from pacta2a.registration import parse_registration
 
 EP = "https://frontend.example/api/platforms"
 REALM = 'Bearer realm="platforms"'

@@ -13,9 +13,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pacta2a import Agent, EchoAgent, PactdClient, PactMiddleware
+from pacta2a import REGISTRATION_PATH, Agent, EchoAgent, PactdClient, PactMiddleware, RegistrationApp
 from pacta2a.http import ASGIApp, Receive, Scope, Send
-from pacta2a.registration import REGISTRATION_PATH, RegistrationApp
 
 from .demo_agent import DemoAgent
 from .demo_login import DemoLogin
