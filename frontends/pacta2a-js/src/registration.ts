@@ -100,21 +100,25 @@ function authorizations(req: IncomingMessage): string[] {
 /**
  * parseRegistration reads {"name", "jwksUri"} as Go's encoding/json reads it
  * into a struct: an object (or null), keys matched without regard to case
- * (Go's folding, which also takes U+017F for s and U+212A for k), a null
- * value leaving the field empty, any other non-string value refusing the
- * body, other keys ignored. It is undefined for a body that is refused.
+ * (Go's folding, which also takes U+017F for s and U+212A for k), members
+ * in order with the last of a key winning, a null value leaving the field
+ * empty, any non-string value (even one a later member replaces) refusing
+ * the body, other keys ignored. It is undefined for a body that is refused.
  */
 export function parseRegistration(body: Buffer): { name: string; jwksUri: string } | undefined {
+  const text = body.toString("utf8");
   let v: unknown;
   try {
-    v = JSON.parse(body.toString("utf8"));
+    v = JSON.parse(text);
   } catch {
     return undefined;
   }
   const out = { name: "", jwksUri: "" };
   if (v === null) return out;
   if (typeof v !== "object" || Array.isArray(v)) return undefined;
-  for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
+  // Every member in order, repeats kept (JSON.parse keeps only a key's last value, where Go
+  // also refuses an earlier one of the wrong type).
+  for (const [k, val] of members(text)) {
     const f = k.replace(/\u017f/g, "s").replace(/\u212a/g, "k").toLowerCase();
     const field = f === "name" ? "name" : f === "jwksuri" ? "jwksUri" : undefined;
     if (!field || val === null) continue;
@@ -122,6 +126,49 @@ export function parseRegistration(body: Buffer): { name: string; jwksUri: string
     out[field] = val;
   }
   return out;
+}
+
+/**
+ * members are a JSON object's members in order, repeated keys kept; text
+ * must be one valid JSON object (JSON.parse accepted it), so the scan only
+ * finds where each key and value ends.
+ */
+function members(text: string): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  const ws = (i: number) => {
+    while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
+    return i;
+  };
+  const endOfString = (i: number) => {
+    // i is at the opening quote; the result is just past the closing one.
+    for (i++; text[i] !== '"'; i++) if (text[i] === "\\") i++;
+    return i + 1;
+  };
+  let i = ws(0) + 1; // past "{"
+  for (;;) {
+    i = ws(i);
+    if (text[i] === "}") return out;
+    const k = endOfString(i);
+    const key = JSON.parse(text.slice(i, k)) as string;
+    const start = ws(ws(k) + 1); // past ":"
+    let j = start;
+    if (text[j] === '"') j = endOfString(j);
+    else if (text[j] === "{" || text[j] === "[") {
+      let depth = 0;
+      do {
+        if (text[j] === '"') {
+          j = endOfString(j);
+          continue;
+        }
+        if (text[j] === "{" || text[j] === "[") depth++;
+        else if (text[j] === "}" || text[j] === "]") depth--;
+        j++;
+      } while (depth > 0);
+    } else while (j < text.length && !",} \t\n\r".includes(text[j]!)) j++;
+    out.push([key, JSON.parse(text.slice(start, j))]);
+    i = ws(j);
+    if (text[i] === ",") i++;
+  }
 }
 
 /** registrationError answers a refusal with its reason; a 401 names the realm. */

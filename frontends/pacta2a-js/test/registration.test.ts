@@ -12,7 +12,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { AgentService, SelfRegistrationResult, type SelfRegisterAgentRequest, type SelfRegisterAgentResponse } from "../src/gen/pact/v1/agent_pb.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { SelfRegisterAgentResponseSchema } from "../src/gen/pact/v1/agent_pb.js";
-import { registrationHandler, maxRegistrationBody } from "../src/registration.js";
+import { registrationHandler, maxRegistrationBody, parseRegistration } from "../src/registration.js";
 import { pactdTransport } from "../src/transport.js";
 import { frontendToken, send } from "./helpers.js";
 
@@ -138,6 +138,7 @@ test("registration: the frontend's own refusals never reach pactd", async () => 
       ["an array", "POST", "[]", ["Authorization: Bearer tok"], 400, refusal("body_invalid"), undefined],
       ["a number for name", "POST", '{"name":5}', ["Authorization: Bearer tok"], 400, refusal("body_invalid"), undefined],
       ["an object for jwksUri", "POST", '{"jwksUri":{}}', ["Authorization: Bearer tok"], 400, refusal("body_invalid"), undefined],
+      ["a number, then a string for name", "POST", '{"name":5,"name":"my-pa"}', ["Authorization: Bearer tok"], 400, refusal("body_invalid"), undefined],
       ["GET", "GET", "", ["Authorization: Bearer tok"], 405, "", undefined],
     ];
     for (const [name, method, b, headers, status, want, auth] of cases) {
@@ -152,4 +153,17 @@ test("registration: the frontend's own refusals never reach pactd", async () => 
   } finally {
     await f.close();
   }
+});
+
+test("parseRegistration reads a body as Go's encoding/json reads it into the struct", () => {
+  const p = (s: string) => parseRegistration(Buffer.from(s));
+  assert.deepEqual(p('{"name":"a","Name":"b","NAME":"c"}'), { name: "c", jwksUri: "" }); // in order, the last wins
+  assert.deepEqual(p('{"name":"a","x":{"name":5,"y":["}",{"z":"\\\\"}]},"name":"b"}'), { name: "b", jwksUri: "" }); // nested members are not fields
+  assert.deepEqual(p(' { "jwk\u017fUri" : "u" , "name" : null } '), { name: "", jwksUri: "u" }); // U+017F folds to s, as in Go
+  assert.deepEqual(p('{"jwksUri":"u","jwksUri":null}'), { name: "", jwksUri: "u" }); // a later null changes nothing (found by the fuzzer)
+  assert.deepEqual(p("null"), { name: "", jwksUri: "" });
+  assert.equal(p('{"name":"a","name":[]}'), undefined);
+  assert.equal(p('{"name":true,"name":"a"}'), undefined);
+  assert.equal(p('"a"'), undefined);
+  assert.equal(p("\ufeff{}"), undefined); // a byte order mark is not JSON to Go
 });

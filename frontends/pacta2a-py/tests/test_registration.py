@@ -162,6 +162,9 @@ def test_the_frontends_own_refusals_never_reach_pactd() -> None:
 def test_parse_registration_reads_as_go_encoding_json() -> None:
     assert parse_registration(b'{"NAME":"x","JwksUri":null,"other":[1]}') == ("x", "")
     assert parse_registration(b'{"name":"a","Name":"b"}') == ("b", "")
+    assert parse_registration(b'{"jwksUri":"u","jwksUri":null}') == ("", "u")  # a later null changes nothing
+    assert parse_registration(b'{"name":"a","x":{"name":5,"y":["}",{"z":"\\\\"}]},"name":"b"}') == ("b", "")
+    assert parse_registration('{"jwk\u017fUri":"u"}'.encode()) == ("", "u")
     assert parse_registration(b"null") == ("", "")
     assert parse_registration(b'"x"') is None
     assert parse_registration(b"\xef\xbb\xbf{}") is None  # a BOM is not JSON to Go
