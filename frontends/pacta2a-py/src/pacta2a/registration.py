@@ -22,6 +22,7 @@ MAX_REGISTRATION_BODY = 8 << 10
 REGISTRATION_PATH = "/api/platforms"
 
 _REALM = 'Bearer realm="platforms"'
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _R = agent_pb2.SelfRegistrationResult
 
 
@@ -61,7 +62,9 @@ def parse_registration(body: bytes) -> tuple[str, str] | None:
             continue
         if not isinstance(val, str):
             return None
-        out[field] = val
+        # A lone surrogate escape ("\ud800") is U+FFFD, as Go's decoder makes it (protobuf
+        # could not carry it); pairs were joined by json already.
+        out[field] = _LONE_SURROGATE.sub("\ufffd", val)
     return out["name"], out["jwksUri"]
 
 
