@@ -21,6 +21,7 @@ import (
 	"pactd/frontends/demo"
 	"pactd/frontends/pacta2a"
 	pactv1 "pactd/gen/pact/v1"
+	"pactd/gen/pact/v1/pactv1connect"
 )
 
 // One end-to-end suite, five frontends: every test that runs through
@@ -147,6 +148,9 @@ func startGoFrontend(t *testing.T, w *world, feLn net.Listener) {
 	mux := http.NewServeMux() // as cmd/pact-a2a -demo mounts them
 	mux.Handle("/demo/", login)
 	mux.Handle("/", h)
+	// As cmd/pact-a2a -public-url mounts it: self-service PA registration, aud = the public URL + /api/platforms.
+	agents := pactv1connect.NewAgentServiceClient(http.DefaultClient, w.pactdURL, bearer(frontendToken))
+	mux.Handle(pacta2a.RegistrationPath, pacta2a.RegistrationHandler(agents, w.feURL+pacta2a.RegistrationPath))
 	fe := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = fe.Serve(feLn) }()
 	t.Cleanup(func() { _ = fe.Close() })
@@ -226,7 +230,7 @@ func startCommandFrontend(t *testing.T, w *world, feLn net.Listener, name string
 
 	cmd := exec.Command(cmdline[0], cmdline[1:]...)
 	cmd.Env = append(os.Environ(), "A2A_LISTEN="+addr, "PACTD_URL="+w.pactdURL, "PACT_FRONTEND_TOKEN="+frontendToken,
-		"A2A_DEMO=true", "A2A_AGENT_URL="+agentSrv.URL)
+		"A2A_DEMO=true", "A2A_AGENT_URL="+agentSrv.URL, "A2A_PUBLIC_URL="+w.feURL)
 	cmd.Env = append(cmd.Env, extraEnv...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

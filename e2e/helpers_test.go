@@ -167,6 +167,7 @@ func newWorld(t *testing.T, dbURL string) *world {
 		"PACT_ADMIN_TOKEN=" + adminToken, "PACT_FRONTEND_TOKEN=" + frontendToken,
 		"PACT_DATA_DIR=" + t.TempDir(), "PACT_DATABASE_URL=" + dbURL, "PACT_LISTEN=127.0.0.1:0",
 		"PACT_PUBLIC_URL=" + w.feURL, "PACT_DEV=true", "PACT_GRPC_LISTEN=off", // pactd is served through Handler only
+		"PACT_SELF_REGISTRATION=enabled", // POST /api/platforms (TestSelfRegistration); PACT_DEV lets the PA's JWKS be http on loopback
 	}, io.Discard)
 	if err != nil {
 		t.Fatalf("config: %v", err)

@@ -4,11 +4,12 @@
  * Frontend and asks pactd about everything else. Its settings are those of
  * every PACT frontend program (@pactd/a2a's settings.ts, as cmd/pact-a2a):
  * -listen/A2A_LISTEN, -pactd/PACTD_URL, -demo/A2A_DEMO=true,
- * -transport/A2A_TRANSPORT, -agent-url/A2A_AGENT_URL, PACT_FRONTEND_TOKEN.
+ * -transport/A2A_TRANSPORT, -agent-url/A2A_AGENT_URL, -public-url/A2A_PUBLIC_URL
+ * (self-service PA registration at POST /api/platforms), PACT_FRONTEND_TOKEN.
  */
 import { createServer, type Server } from "node:http";
 import { pathToFileURL } from "node:url";
-import { Frontend, guard, listen, logLine, parseOptions, pactdTransport, stopOnSignal, fatal, type Agent, type Config, type Options } from "@pactd/a2a";
+import { Frontend, guard, registrationHandler, registrationPath, listen, logLine, parseOptions, pactdTransport, stopOnSignal, fatal, type Agent, type Config, type Options } from "@pactd/a2a";
 import { DemoAgent, DemoLogin, RemoteAgent } from "@pactd/a2a/demo";
 
 export { parseOptions, type Options };
@@ -27,7 +28,10 @@ export async function start(o: Options, agent?: Agent): Promise<Server> {
   if (agent) cfg.agent = agent;
   const fe = new Frontend(cfg);
   if (login) login.brandName = (id) => fe.brandName(id); // the sign-in names the Brand by its display name
+  // As cmd/pact-a2a: the registration endpoint only with a public URL, whose aud it checks.
+  const register = o.publicUrl ? registrationHandler(cfg.transport, o.publicUrl.replace(/\/$/, "") + registrationPath) : undefined;
   const server = createServer({ maxHeaderSize: 64 << 10 }, guard(async (req, res) => {
+    if (register && (req.url ?? "").split("?")[0] === registrationPath) return register(req, res);
     if (login && req.url?.startsWith("/demo/") && (await login.handle(req, res))) return;
     await fe.handle(req, res);
   }, log));

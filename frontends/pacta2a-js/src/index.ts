@@ -21,6 +21,7 @@ export { guard, type RequestHandler } from "./guard.js";
 export { checkGrant, GrantInactiveError, NotDelegatedError, type Need } from "./actionguard.js";
 export { pactdTransport, transportKinds, type TransportKind } from "./transport.js";
 export { parseOptions, listen, logLine, splitHostPort, stopOnSignal, fatal, type Options } from "./settings.js";
+export { registrationHandler, registrationPath, maxRegistrationBody, parseRegistration } from "./registration.js";
 export { Pact, type PactConfig, type Middleware } from "./express.js";
 export { PactUser, pactUser } from "./sdk/user.js";
 export { stepUpTask, withReceipt, type TurnIds } from "./sdk/events.js";

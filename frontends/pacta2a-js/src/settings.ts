@@ -10,6 +10,9 @@
  *                                    connect-h2 (HTTP/2) or grpc
  *   -agent-url  A2A_AGENT_URL        run each turn by an agent in another process over
  *                                    HTTP (RemoteAgent); wins over -demo's agent
+ *   -public-url A2A_PUBLIC_URL       this frontend's public base URL; when set,
+ *                                    POST /api/platforms (self-service PA registration,
+ *                                    registration.ts) is served with aud = it + /api/platforms
  *               PACT_FRONTEND_TOKEN  the frontend credential pactd knows (required)
  */
 import type { Server } from "node:http";
@@ -24,6 +27,8 @@ export interface Options {
   transport: TransportKind;
   token: string;
   agentUrl: string;
+  /** publicUrl is the frontend's public base URL; empty: no self-service registration. */
+  publicUrl: string;
 }
 
 /** parseOptions reads flags (-name value, -name=value, --name …) over the environment. */
@@ -35,6 +40,7 @@ export function parseOptions(args: string[], env: Record<string, string | undefi
     transport: (env["A2A_TRANSPORT"] || "connect") as TransportKind,
     token: env["PACT_FRONTEND_TOKEN"] ?? "",
     agentUrl: env["A2A_AGENT_URL"] ?? "",
+    publicUrl: env["A2A_PUBLIC_URL"] ?? "",
   };
   for (let i = 0; i < args.length; i++) {
     const m = /^--?([a-z-]+)(?:=(.*))?$/.exec(args[i]!);
@@ -50,6 +56,7 @@ export function parseOptions(args: string[], env: Record<string, string | undefi
     else if (name === "pactd") o.pactd = value;
     else if (name === "transport") o.transport = value as TransportKind;
     else if (name === "agent-url") o.agentUrl = value;
+    else if (name === "public-url") o.publicUrl = value;
     else throw new Error("flag provided but not defined: -" + name);
   }
   if (!transportKinds.includes(o.transport)) throw new Error("-transport must be one of " + transportKinds.join(", "));

@@ -77,10 +77,10 @@ test("remote agent answers are checked", () => {
 
 test("settings: flags win over the environment, as cmd/pact-a2a's", () => {
   const env = { A2A_LISTEN: "127.0.0.1:1", PACTD_URL: "http://p:1", A2A_DEMO: "true", A2A_TRANSPORT: "grpc", PACT_FRONTEND_TOKEN: "t" };
-  assert.deepEqual(parseOptions([], env), { listen: "127.0.0.1:1", pactd: "http://p:1", demo: true, transport: "grpc", token: "t", agentUrl: "" });
+  assert.deepEqual(parseOptions([], env), { listen: "127.0.0.1:1", pactd: "http://p:1", demo: true, transport: "grpc", token: "t", agentUrl: "", publicUrl: "" });
   assert.deepEqual(parseOptions(["-listen", "0.0.0.0:2", "--pactd=http://q:2", "-demo=false", "-transport", "connect-h2"], env),
-    { listen: "0.0.0.0:2", pactd: "http://q:2", demo: false, transport: "connect-h2", token: "t", agentUrl: "" });
-  assert.deepEqual(parseOptions([], {}), { listen: "127.0.0.1:3000", pactd: "http://127.0.0.1:7070", demo: false, transport: "connect", token: "", agentUrl: "" });
+    { listen: "0.0.0.0:2", pactd: "http://q:2", demo: false, transport: "connect-h2", token: "t", agentUrl: "", publicUrl: "" });
+  assert.deepEqual(parseOptions([], {}), { listen: "127.0.0.1:3000", pactd: "http://127.0.0.1:7070", demo: false, transport: "connect", token: "", agentUrl: "", publicUrl: "" });
   assert.throws(() => parseOptions(["-nope", "x"], {}), /flag provided but not defined: -nope/);
   assert.throws(() => parseOptions(["-transport", "grpc-web"], {}), /-transport must be one of connect, connect-h2, grpc/);
   assert.throws(() => parseOptions(["-listen"], {}), /flag needs a value: -listen/);

@@ -19,6 +19,7 @@ from pacta2a.a2a import A2AError, loads
 from pacta2a.asgi_agent import parse_answer
 from pacta2a.client import error_info_reason
 from pacta2a.http import cookie, parse_query, path_escape, query_escape, redirect_location, split_path
+from pacta2a.registration import parse_registration
 from pacta2a.send import AgentRefusal, UserMessage, parse_send
 
 N = int(os.environ.get("PACT_PY_FUZZ_N", "3000"))
@@ -179,3 +180,33 @@ def test_loads_refuses_what_go_refuses() -> None:
     assert loads(b'"\xff"') == "\ufffd" and loads(b"[1e999]") == [float("inf")]
 
 
+REGISTRATION_SEEDS = [
+    b'{"name":"my-pa","jwksUri":"https://pa.example/jwks.json"}',
+    b'{"NAME":"a","jwk\xc5\xbfUri":null}',
+    b'{"name":5,"name":"a"}',
+    b'{"name":"a","x":{"name":[1,"}"]},"jwksUri":"\\ud800"}',
+    b"null",
+]
+
+
+def check_registration(body: bytes) -> None:
+    out = parse_registration(body)
+    assert out == parse_registration(body)
+    if out is None:
+        return
+    name, jwks = out
+    assert isinstance(name, str) and isinstance(jwks, str)
+    name.encode("utf-8"), jwks.encode("utf-8")  # strict: no lone surrogate reaches pactd
+
+
+def test_parse_registration_mutated_and_random() -> None:
+    rng = random.Random(31)
+    for _ in range(N):
+        check_registration(mutate(rng, rng.choice(REGISTRATION_SEEDS)))
+        check_registration(json.dumps(random_json(rng)).encode())
+        check_registration(json.dumps({rng.choice(["name", "NAME", "jwksUri", "jwksuri"]): random_json(rng)}).encode())
+    # Well-formed bodies come back as they were.
+    for _ in range(200):
+        name = "".join(rng.choice(string.printable + "é\u2028") for _ in range(rng.randint(0, 20)))
+        assert parse_registration(json.dumps({"name": name, "jwksUri": "u"}).encode()) == (name, "u")
+    assert parse_registration(b'{"name":"\\ud800x"}') == ("\ufffdx", "")

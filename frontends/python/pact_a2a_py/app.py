@@ -13,7 +13,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from pacta2a import Agent, EchoAgent, PactdClient, PactMiddleware
+from pacta2a import REGISTRATION_PATH, Agent, EchoAgent, PactdClient, PactMiddleware, RegistrationApp
+from pacta2a.http import ASGIApp, Receive, Scope, Send
 
 from .demo_agent import DemoAgent
 from .demo_login import DemoLogin
@@ -41,6 +42,18 @@ class Frontend:
             await self.remote.aclose()
 
 
+def _with_registration(site: ASGIApp, register: RegistrationApp) -> ASGIApp:
+    """Serves REGISTRATION_PATH (that path only, as Go's mux) with register, the rest with site."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("path") == REGISTRATION_PATH:
+            await register(scope, receive, send)
+        else:
+            await site(scope, receive, send)
+
+    return app
+
+
 def build(s: Settings, logger: logging.Logger | None = None) -> Frontend:
     """Composes the frontend for the settings."""
     if s.transport == "grpc-native":
@@ -57,7 +70,10 @@ def build(s: Settings, logger: logging.Logger | None = None) -> Frontend:
     remote = None
     if s.agent_url:
         agent = remote = RemoteAgent(s.agent_url)
-    site = Starlette(routes=routes, exception_handlers={404: _not_found})
+    site: ASGIApp = Starlette(routes=routes, exception_handlers={404: _not_found})
+    if s.public_url:
+        # As cmd/pact-a2a -public-url: self-service PA registration, aud = the public URL + /api/platforms.
+        site = _with_registration(site, RegistrationApp(pactd, s.public_url.removesuffix("/") + REGISTRATION_PATH))
     app = PactMiddleware(site, pactd=pactd, pactd_url=s.pactd, agent=agent, sessions=login, logger=logger, root_page=True)
     if login is not None:
         login.brand_name = app.brand_name  # the sign-in names the Brand by its display name

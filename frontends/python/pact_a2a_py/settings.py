@@ -15,6 +15,10 @@ win over the environment, which wins over the defaults.
                                        consent pages
     -agent-url    A2A_AGENT_URL        run each turn by an agent in another process over HTTP
                                        (remote.py); wins over -demo's agent
+    -public-url   A2A_PUBLIC_URL       this frontend's public base URL; when set, POST
+                                       /api/platforms (self-service PA registration,
+                                       pacta2a.registration) is served with aud = it +
+                                       /api/platforms
                   PACT_FRONTEND_TOKEN  the frontend credential pactd knows (required)
 
 Its own settings avoid the PACT_ prefix, which pactd reserves.
@@ -44,6 +48,8 @@ class Settings:
     demo: bool
     agent_url: str
     token: str
+    #: The public base URL; empty: no self-service registration.
+    public_url: str = ""
 
 
 def parse(args: Sequence[str], env: Mapping[str, str]) -> Settings:
@@ -54,6 +60,7 @@ def parse(args: Sequence[str], env: Mapping[str, str]) -> Settings:
         "transport": env.get("A2A_TRANSPORT") or "grpc",
         "pactd-grpc": env.get("A2A_PACTD_GRPC") or "127.0.0.1:7071",
         "agent-url": env.get("A2A_AGENT_URL") or "",
+        "public-url": env.get("A2A_PUBLIC_URL") or "",
     }
     demo = env.get("A2A_DEMO") == "true"
     i = 0
@@ -80,7 +87,7 @@ def parse(args: Sequence[str], env: Mapping[str, str]) -> Settings:
     if not token:
         raise SettingsError("a2a: need pactd's URL and a frontend token (set PACT_FRONTEND_TOKEN)")
     split_host_port(o["listen"])
-    return Settings(o["listen"], o["pactd"], o["transport"], o["pactd-grpc"], demo, o["agent-url"], token)
+    return Settings(o["listen"], o["pactd"], o["transport"], o["pactd-grpc"], demo, o["agent-url"], token, o["public-url"])
 
 
 def split_host_port(s: str) -> tuple[str, int]:

@@ -21,6 +21,7 @@ import { Frontend, parsePageSize, splitPath, unescapeSegment } from "../../src/h
 import { parseForm } from "../../src/oauth.js";
 import { cookieValue } from "../../src/demo/login.js";
 import { decodeAnswer } from "../../src/sdk/answer.js";
+import { parseRegistration } from "../../src/registration.js";
 import { pactdTransport } from "../../src/transport.js";
 
 /** Input is one fuzz input: a list of strings (most targets take one). */
@@ -187,6 +188,51 @@ export const targets: Target[] = [
       if (r.actions) must(r.actions.every((x) => typeof x.tool === "string" && x.tool !== "" && x.args !== null), "bad actions");
       if (r.metadata) must(Object.keys(r.metadata).every((k) => !k.startsWith("pact.")) && Object.keys(r.metadata).length > 0, "bad metadata");
       return (r.needScopes ? "step-up" : "reply") + (r.metadata ? " meta" : "") + (r.actions ? " actions" : "");
+    },
+  },
+  {
+    // parseRegistration: a POST /api/platforms body read as Go's encoding/json reads it.
+    name: "registration",
+    check([body = ""]) {
+      const r = parseRegistration(Buffer.from(body));
+      must(same(r, parseRegistration(Buffer.from(body))), "not deterministic");
+      let v: unknown;
+      try {
+        v = JSON.parse(Buffer.from(body).toString("utf8"));
+      } catch {
+        must(r === undefined, "accepted a body that is not JSON");
+        return "not JSON";
+      }
+      if (v === null) {
+        must(same(r, { name: "", jwksUri: "" }), "null is not the empty registration");
+        return "null";
+      }
+      if (typeof v !== "object" || Array.isArray(v)) {
+        must(r === undefined, "accepted JSON that is not an object");
+        return "not an object";
+      }
+      // The reading of the object as JSON.parse left it (repeats collapsed), key by key.
+      const fold = (k: string) => k.replace(/\u017f/g, "s").replace(/\u212a/g, "k").toLowerCase();
+      const naive = { name: "", jwksUri: "" };
+      const seen = new Map<string, number>();
+      let ok = true;
+      for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
+        const f = fold(k) === "name" ? "name" : fold(k) === "jwksuri" ? "jwksUri" : undefined;
+        if (!f) continue;
+        seen.set(f, (seen.get(f) ?? 0) + 1);
+        if (val === null) continue;
+        if (typeof val !== "string") ok = false;
+        else naive[f] = val;
+      }
+      if (r !== undefined) must(ok, "accepted a non-string field");
+      // Re-serialised, the object has no repeated keys; without two spellings of one field,
+      // order cannot matter either, so its reading is the key-by-key one. (The raw body may
+      // repeat a key, which JSON.parse collapsed: there the key-by-key reading is not Go's.)
+      if ([...seen.values()].every((n) => n === 1)) {
+        const again = parseRegistration(Buffer.from(JSON.stringify(v)));
+        must(same(again, ok ? naive : undefined), "differs from the key-by-key reading");
+      }
+      return r === undefined ? "refused" : "accepted";
     },
   },
 ];

@@ -6,6 +6,8 @@
   ASGI, in front of any ASGI app (docs/frontends.md is the contract).
 - Agent, Turn, Reply, Action: what a Brand writes itself; AsgiAgent runs an
   ASGI A2A app as the agent, with the verified Turn in scope["pact"].
+- RegistrationApp: self-service PA registration, POST /api/platforms (the
+  ASGI app a host mounts at REGISTRATION_PATH; registration.py).
 """
 
 from .a2a import A2AError
@@ -25,6 +27,7 @@ from .client import (
 )
 from .middleware import PactMiddleware
 from .oauth import Sessions
+from .registration import MAX_REGISTRATION_BODY, REGISTRATION_PATH, RegistrationApp
 from .send import AgentRefusal
 
 __version__ = "0.1.0"
@@ -38,6 +41,7 @@ __all__ = [
     "AuthorizationDetail",
     "AuthorizationDetailMember",
     "Caller",
+    "MAX_REGISTRATION_BODY",
     "Delegation",
     "EchoAgent",
     "GrantInactive",
@@ -45,7 +49,9 @@ __all__ = [
     "PactMiddleware",
     "PactdClient",
     "PactdError",
+    "REGISTRATION_PATH",
     "RETRYABLE",
+    "RegistrationApp",
     "Reply",
     "SCOPE_KEY",
     "Sessions",

@@ -39,6 +39,8 @@ import grpc.aio
 
 from . import trace
 from ._pb import (
+    agent_pb2,
+    agent_pb2_grpc,
     brand_pb2,
     brand_pb2_grpc,
     conversation_pb2,
@@ -480,3 +482,10 @@ class PactdClient:
     async def introspect_token(self, req: token_pb2.IntrospectTokenRequest) -> token_pb2.IntrospectTokenResponse:
         """Introspects a delegation token (RFC 7662)."""
         return await self._call("TokenService", "IntrospectToken", token_pb2_grpc.TokenServiceStub, req)
+
+    # --- AgentService
+
+    async def self_register_agent(self, req: agent_pb2.SelfRegisterAgentRequest) -> agent_pb2.SelfRegisterAgentResponse:
+        """Asks pactd to check and record a PA's self-service registration
+        (POST /api/platforms, registration.py); not retried: it consumes a jti."""
+        return await self._call("AgentService", "SelfRegisterAgent", agent_pb2_grpc.AgentServiceStub, req)
