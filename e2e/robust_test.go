@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,6 +33,17 @@ func TestNoInputStopsTheFrontend(t *testing.T) {
 			{"POST", "/a2a/%C3%A9t%C3%A9/oauth/consent", "assertion=x"},
 			{"GET", "/a2a/" + shop + "/oauth/connected?status=%FF", ""},
 			{"POST", "/a2a/" + shop + "/oauth/consent/decision", "csrf=%zz&decision=allow"},
+			// This stop's handlers: the root page, the 404 page, the connected
+			// pages of both login modes, self-registration.
+			{"GET", "/?%C3%A9=%0D%0A", ""},
+			{"GET", "/a2a/%0D%0ASet-Cookie:%20x=1/", ""},
+			{"GET", "/a2a/%E2%80%AE%00/.well-known/agent-card.json", ""},
+			{"POST", "/a2a/" + mart + "/oauth/connected", "assertion=%FF%FE%0D%0A&session=%zz"},
+			{"POST", "/a2a/" + mart + "/oauth/connected", "session=a.b.c&session=%00"},
+			{"POST", "/a2a/" + mart + "/oauth/connected/revoke", "session=%E2%80%AE&agent_id=%0D%0A&confirm=1"},
+			{"POST", "/a2a/" + shop + "/oauth/connected/revoke", "agent_id=%C3%A9&csrf=%0A"},
+			{"POST", "/api/platforms", `{"name":"\ud800\u00e9\r\n","jwksUri":"https://%E2%80%AE.example/jwks"}`},
+			{"POST", "/api/platforms", `{"name":[],"jwksUri":{},"name":"x"}`},
 		} {
 			req, err := http.NewRequestWithContext(t.Context(), c.method, w.feURL+c.path, strings.NewReader(c.body))
 			if err != nil {
@@ -41,6 +53,11 @@ func TestNoInputStopsTheFrontend(t *testing.T) {
 				k, v, _ := strings.Cut(form, ": ")
 				req.Header.Set(k, v)
 			}
+			if c.path == "/api/platforms" {
+				req.Header.Set("Authorization", "Bearer e30. e30.x\t") // whitespace inside and after a token
+				req.Header.Set("Content-Type", "application/json")
+			}
+			req.Header.Set("Accept", "text/html") // the 404 page's branch
 			res, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatalf("%s %s: no answer: %v", c.method, c.path, err)
@@ -84,9 +101,24 @@ func TestOversizedBodyNeverHangsTheConnection(t *testing.T) {
 			// mart's decision form is read before anything else (its session is in it).
 			{"fail/form-20KiB", "POST /a2a/" + mart + "/oauth/consent/decision HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
 				strconv.Itoa(20<<10) + "\r\n\r\n", big(20 << 10), 413, ""},
+			// The connected page of a signed-assertion Brand reads its form first too.
+			{"fail/connected-form-20KiB", "POST /a2a/" + mart + "/oauth/connected HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
+				strconv.Itoa(20<<10) + "\r\n\r\n", big(20 << 10), 413, ""},
 			{"ok/small-refused-body", "POST /a2a/acme/message:send HTTP/1.1\r\nHost: x\r\n" + auth + "Content-Length: 1\r\n\r\n", "{", 400,
 				errBody(a2aerr.InvalidParams, `The body must be JSON: {"message": Message}`)},
 		}
+		// POST /api/platforms bounds its body at 8 KiB where it is mounted
+		// (the SDK examples answer 404 without reading it).
+		regStatus := 404
+		if slices.Contains(selfRegistering, frontendFor(t).name) {
+			regStatus = 413
+		}
+		cases = append(cases, struct {
+			name, head, body string
+			status           int
+			a2a              string
+		}{"fail/registration-64KiB", "POST /api/platforms HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer e30.e30.x\r\nContent-Type: application/json\r\nContent-Length: " +
+			strconv.Itoa(64<<10) + "\r\n\r\n", `{"name":"` + strings.Repeat("a", 64<<10-11) + `"}`, regStatus, ""})
 		for _, c := range cases {
 			conn, err := net.Dial("tcp", strings.TrimPrefix(w.feURL, "http://"))
 			if err != nil {
