@@ -20,7 +20,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"pactd/internal/config"
-	"pactd/internal/server"
+	"pactd/server"
 )
 
 // manifest is the part of a Kubernetes object the test reads.

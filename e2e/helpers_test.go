@@ -34,7 +34,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/config"
-	"pactd/internal/server"
+	"pactd/server"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m, removeGoSDKBuild) }

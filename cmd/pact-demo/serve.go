@@ -26,7 +26,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/config"
-	"pactd/internal/server"
+	"pactd/server"
 )
 
 // brandID is the demo Brand.

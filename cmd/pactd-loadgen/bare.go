@@ -153,7 +153,7 @@ func startBare(mainAddr, grpcAddr string) (*bareServer, error) {
 			b.Close()
 			return nil, err
 		}
-		// As pactd's native port (internal/server/grpcnative.go).
+		// As pactd's native port (server/grpcnative.go).
 		gs := grpc.NewServer(grpc.NumStreamWorkers(bareStreamWorkers))
 		pactv1.RegisterVerificationServiceServer(gs, bareGRPC{})
 		go func() { b.errc <- gs.Serve(ln) }()
@@ -164,5 +164,5 @@ func startBare(mainAddr, grpcAddr string) (*bareServer, error) {
 }
 
 // bareStreamWorkers is pactd's native-port stream worker pool size
-// (internal/server.streamWorkers).
+// (server.streamWorkers).
 const bareStreamWorkers = 256

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"pactd/internal/config"
-	"pactd/internal/server"
+	"pactd/server"
 )
 
 const (

@@ -19,10 +19,10 @@ import (
 
 	"pactd/cmd/pactd/admin"
 	"pactd/db"
-	"pactd/internal/auth"
+	"pactd/core/auth"
 	"pactd/internal/buildinfo"
 	"pactd/internal/config"
-	"pactd/internal/server"
+	"pactd/server"
 	"pactd/internal/tracing"
 )
 

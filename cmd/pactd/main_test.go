@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"pactd/db"
-	"pactd/internal/auth"
+	"pactd/core/auth"
 	"pactd/internal/config"
-	"pactd/internal/server"
+	"pactd/server"
 )
 
 // TestHelp: pactd -h lists every subcommand, and every subcommand answers -h

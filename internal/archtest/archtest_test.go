@@ -111,11 +111,14 @@ func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/"
 // imports are free (one service, one leaf helper, gen/, ...). ok is false
 // for a package the rank table does not know.
 //
+// Each rank is one top-level folder (rank 0 is gen/, db's sqlc output and
+// internal/, which holds leaf helpers only):
+//
 //	0  pactd/gen/..., pactd/db/internal/..., pactd/internal/<leaf>/...
 //	1  pactd/db, pactd/db/dbtest
-//	2  pactd/internal/<store helper>/... (listed in storeHelpers)
-//	3  pactd/services/<name>/...
-//	4  pactd/internal/server/...
+//	2  pactd/core/<name>/...      (the store-using core)
+//	3  pactd/services/<name>/...  (one package per API service)
+//	4  pactd/server/...           (the composition root)
 //	4  pactd/frontends/<name>/... (they see pactd only through gen/; see edgeProblem)
 //	5  pactd/cmd/<name>/...
 func classify(importPath string) (rank int, tree string, ok bool) {
@@ -135,9 +138,9 @@ func classify(importPath string) (rank int, tree string, ok bool) {
 		return 0, "gen", true
 	case under(rel, "db/internal"):
 		return 0, "db/internal", true
-	case under(rel, "internal/server"):
-		return 4, "internal/server", true
-	case storeHelpers[first2()] != "":
+	case under(rel, "server"):
+		return 4, "server", true
+	case strings.HasPrefix(rel, "core/"):
 		return 2, first2(), true
 	case strings.HasPrefix(rel, "internal/"):
 		return 0, first2(), true
@@ -153,18 +156,6 @@ func classify(importPath string) (rank int, tree string, ok bool) {
 		return 5, first2(), true
 	}
 	return 0, "", false
-}
-
-// storeHelpers are the internal helpers that consume the store (their
-// narrow store interfaces are written in db records), so they rank above db
-// and below the services that use them; each entry says why it needs db.
-var storeHelpers = map[string]string{
-	"internal/auth":       "caller credentials are db.Credential rows with a db.Role",
-	"internal/agentdir":   "the agent directory reads db.Agent rows by issuer",
-	"internal/brandcache": "the Brand cache reads db.Brand rows by id",
-	"internal/changefeed": "the change-feed poller reads db.Change rows through the store",
-	"internal/grantcache": "the grant cache reads db.Grant rows by id",
-	"internal/provkeys":   "the key ring keeps its sealed keys through db.KeyStore",
 }
 
 // sameRankAllowed are the imports between two trees of the same rank that
@@ -226,7 +217,9 @@ func edgeProblem(from, to string) string {
 	case from == module+"/db" && (under(relTo, "gen") || strings.HasPrefix(relTo, "services/")):
 		return edge + ": pactd/db stays free of protobuf and of services"
 	case strings.HasPrefix(relFrom, "services/") && strings.HasPrefix(relTo, "services/"):
-		return edge + ": a service never imports another service; move what they share into internal/"
+		return edge + ": a service never imports another service; move what they share into core/ or internal/"
+	case strings.HasPrefix(relTo, "services/") && !under(relFrom, "server"):
+		return edge + ": only server/ (the composition root) imports services/"
 	case tr < fr:
 		return ""
 	case fr == 0 && ttree == "gen":
@@ -288,8 +281,8 @@ func TestImportsPointDownTheRanks(t *testing.T) {
 	if files < 20 || len(graph) < 10 || edges < 15 {
 		t.Fatalf("read %d files in %d packages with %d pactd imports; the repository has more, so the walk is broken", files, len(graph), edges)
 	}
-	if _, ok := graph[module+"/cmd/pactd"][module+"/internal/server"]; !ok {
-		t.Fatalf("did not see cmd/pactd import internal/server; the import reader is broken")
+	if _, ok := graph[module+"/cmd/pactd"][module+"/server"]; !ok {
+		t.Fatalf("did not see cmd/pactd import server; the import reader is broken")
 	}
 	// The frontends are read too: the rule for them judges real edges.
 	for _, e := range [][2]string{{"cmd/pact-a2a", "frontends/pacta2a"}, {"frontends/demo", "frontends/pacta2a"},
@@ -353,9 +346,9 @@ func TestEdgeProblem(t *testing.T) {
 		name, from, to string
 		ok             bool
 	}{
-		{"ok/server-service", "pactd/internal/server", "pactd/services/agent", true},
-		{"ok/server-db", "pactd/internal/server", "pactd/db", true},
-		{"ok/cmd-server", "pactd/cmd/pactd", "pactd/internal/server", true},
+		{"ok/server-service", "pactd/server", "pactd/services/agent", true},
+		{"ok/server-db", "pactd/server", "pactd/db", true},
+		{"ok/cmd-server", "pactd/cmd/pactd", "pactd/server", true},
 		{"ok/cmd-config", "pactd/cmd/pactd", "pactd/internal/config", true},
 		{"ok/service-db", "pactd/services/brand", "pactd/db", true},
 		{"ok/service-gen", "pactd/services/brand", "pactd/gen/pact/v1/pactv1connect", true},
@@ -376,37 +369,49 @@ func TestEdgeProblem(t *testing.T) {
 		{"ok/example-demo", "pactd/frontends/a2a-go-example", "pactd/frontends/demo", true},
 		{"ok/pact-demo-demo", "pactd/cmd/pact-demo", "pactd/frontends/demo", true},
 
+		{"ok/core-db", "pactd/core/agentdir", "pactd/db", true},
+		{"ok/core-leaf", "pactd/core/agentdir", "pactd/internal/ttlcache", true},
+		{"ok/service-core", "pactd/services/verification", "pactd/core/agentdir", true},
+		{"ok/server-core", "pactd/server", "pactd/core/provkeys", true},
+		{"ok/cmd-core", "pactd/cmd/pactd", "pactd/core/provkeys", true},
+
+		{"fail/db-core", "pactd/db", "pactd/core/auth", false},
+		{"fail/leaf-core", "pactd/internal/pajwt", "pactd/core/agentdir", false},
+		{"fail/core-core-unlisted", "pactd/core/auth", "pactd/core/agentdir", false},
+		{"fail/core-service", "pactd/core/auth", "pactd/services/agent", false},
+		{"fail/core-server", "pactd/core/provkeys", "pactd/server", false},
+		{"fail/cmd-service", "pactd/cmd/pactd", "pactd/services/agent", false},
 		{"fail/db-gen", "pactd/db", "pactd/gen/pact/v1", false},
 		{"fail/db-service", "pactd/db", "pactd/services/agent", false},
-		{"fail/db-server", "pactd/db", "pactd/internal/server", false},
+		{"fail/db-server", "pactd/db", "pactd/server", false},
 		{"fail/service-service", "pactd/services/verification", "pactd/services/agent", false},
-		{"fail/service-server", "pactd/services/agent", "pactd/internal/server", false},
+		{"fail/service-server", "pactd/services/agent", "pactd/server", false},
 		{"fail/service-db-internal", "pactd/services/agent", "pactd/db/internal/pgq", false},
-		{"fail/server-db-internal", "pactd/internal/server", "pactd/db/internal/liteq", false},
+		{"fail/server-db-internal", "pactd/server", "pactd/db/internal/liteq", false},
 		{"fail/dbtest-db-internal", "pactd/db/dbtest", "pactd/db/internal/pgq", false},
 		{"fail/leaf-db", "pactd/internal/rpcerr", "pactd/db", false},
 		{"fail/leaf-service", "pactd/internal/jose", "pactd/services/agent", false},
-		{"fail/leaf-server", "pactd/internal/config", "pactd/internal/server", false},
+		{"fail/leaf-server", "pactd/internal/config", "pactd/server", false},
 		{"fail/leaf-leaf-unlisted", "pactd/internal/ids", "pactd/internal/jose", false},
 		{"fail/leaf-db-internal", "pactd/internal/jose", "pactd/db/internal/pgq", false},
-		{"fail/server-cmd", "pactd/internal/server", "pactd/cmd/pactd", false},
+		{"fail/server-cmd", "pactd/server", "pactd/cmd/pactd", false},
 		{"fail/cmd-cmd", "pactd/cmd/pact-a2a", "pactd/cmd/pactd", false},
-		{"fail/a2a-server", "pactd/cmd/pact-a2a", "pactd/internal/server", false},
+		{"fail/a2a-server", "pactd/cmd/pact-a2a", "pactd/server", false},
 		{"fail/a2a-leaf", "pactd/cmd/pact-a2a", "pactd/internal/rpcerr", false},
 		{"fail/a2a-db", "pactd/cmd/pact-a2a", "pactd/db", false},
 		{"fail/pacta2a-demo", "pactd/frontends/pacta2a", "pactd/frontends/demo", false},
 		{"fail/pacta2a-leaf", "pactd/frontends/pacta2a", "pactd/internal/a2aerr", false},
 		{"fail/pacta2a-db", "pactd/frontends/pacta2a", "pactd/db", false},
 		{"fail/demo-leaf", "pactd/frontends/demo", "pactd/internal/rpcerr", false},
-		{"fail/example-server", "pactd/frontends/a2a-go-example", "pactd/internal/server", false},
+		{"fail/example-server", "pactd/frontends/a2a-go-example", "pactd/server", false},
 		{"fail/example-service", "pactd/frontends/a2a-go-example", "pactd/services/brand", false},
 		{"fail/example-cmd", "pactd/frontends/a2a-go-example", "pactd/cmd/pact-a2a", false},
-		{"fail/server-frontend", "pactd/internal/server", "pactd/frontends/pacta2a", false},
+		{"fail/server-frontend", "pactd/server", "pactd/frontends/pacta2a", false},
 		{"fail/service-frontend", "pactd/services/brand", "pactd/frontends/demo", false},
 		{"fail/leaf-frontend", "pactd/internal/a2aerr", "pactd/frontends/pacta2a", false},
 		{"fail/unranked-importer", "pactd/tools/x", "pactd/db", false},
 		{"fail/unranked-imported", "pactd/services/agent", "pactd/misc", false},
-		{"fail/root-package", "pactd/internal/server", "pactd", false},
+		{"fail/root-package", "pactd/server", "pactd", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

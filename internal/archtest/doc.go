@@ -1,6 +1,6 @@
 // Package archtest holds the repository's guard tests and nothing else: the
 // dependency rule between package ranks (gen and leaf helpers, db, services,
-// internal/server, cmd), no SQL and no database driver outside db/, and every
+// server, cmd), no SQL and no database driver outside db/, and every
 // fuzz target in the fuzz run of scripts/test.sh. Each guard also checks that
 // it read enough files, so a broken walk cannot pass by checking nothing.
 //

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"pactd/internal/config"
-	"pactd/internal/grantcache"
+	"pactd/core/grantcache"
 	"pactd/internal/pajwt"
 )
 

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"pactd/internal/delegtoken"
-	"pactd/internal/provkeys"
+	"pactd/core/provkeys"
 )
 
 // now is the fixed instant of the tests.

@@ -14,7 +14,7 @@ import (
 
 	"pactd/db"
 	"pactd/internal/delegtoken"
-	"pactd/internal/provkeys"
+	"pactd/core/provkeys"
 )
 
 func TestMintProducesTheSpecShape(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/auth"
+	"pactd/core/auth"
 	"pactd/internal/paging"
 	"pactd/internal/rpcerr"
 )

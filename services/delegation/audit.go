@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"pactd/db"
-	"pactd/internal/auth"
+	"pactd/core/auth"
 )
 
 // auditGrant returns ctx carrying the audit event of a change to grant g

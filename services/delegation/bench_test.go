@@ -39,13 +39,13 @@ import (
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/brandcache"
-	"pactd/internal/changefeed"
+	"pactd/core/brandcache"
+	"pactd/core/changefeed"
 	"pactd/internal/delegtoken"
-	"pactd/internal/grantcache"
+	"pactd/core/grantcache"
 	"pactd/internal/loadstat"
 	"pactd/internal/pajwt"
-	"pactd/internal/provkeys"
+	"pactd/core/provkeys"
 	"pactd/services/delegation"
 )
 
@@ -71,7 +71,7 @@ func (benchPA) VerifyPA(_ context.Context, authorization string) (pajwt.Result, 
 	return pajwt.Result{Agent: pajwt.Agent{ID: "agt_1", Issuer: benchPAIssuer, Enabled: true}, Subject: "pa-user-1"}, nil
 }
 
-// refreshEnv is a delegation service built as internal/server builds it
+// refreshEnv is a delegation service built as server builds it
 // (real store, delegation tokens minted by a provkeys.Ring on that store,
 // wall clock, JSON logs at Info discarded), except for the PA verifier.
 type refreshEnv struct {
@@ -83,7 +83,7 @@ func newRefreshEnv(b *testing.B, engine string) *refreshEnv { return newBenchSer
 
 // newBenchService is newRefreshEnv; withGrantCache also answers CheckGrant
 // from a grant cache that follows the store's change feed, polled in the
-// background as pactd polls it (internal/server's wiring).
+// background as pactd polls it (server's wiring).
 func newBenchService(b *testing.B, engine string, withGrantCache bool) *refreshEnv {
 	b.Helper()
 	ctx := b.Context()
@@ -116,7 +116,7 @@ func newBenchService(b *testing.B, engine string, withGrantCache bool) *refreshE
 			Scopes:    []db.Scope{{ID: "orders:read", Description: "See your orders"}, {ID: "orders:write", Description: "Change your orders"}}}}); err != nil {
 		b.Fatal(err)
 	}
-	// Brands come from the cache, as internal/server wires them.
+	// Brands come from the cache, as server wires them.
 	deps := delegation.Deps{Store: cachedBrands{Store: s, brands: brandcache.New(s, time.Minute, 0, nil, nil)}, PA: benchPA{}, Minter: delegtoken.NewSigner(ring, nil),
 		PublicURL: benchPublicURL, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	if withGrantCache {
@@ -267,7 +267,7 @@ func serveH2C(b *testing.B, h http.Handler) (string, *http.Client) {
 	return "http://" + ln.Addr().String(), client
 }
 
-// cachedBrands serves Brand reads from the cache, like internal/server.
+// cachedBrands serves Brand reads from the cache, like server.
 type cachedBrands struct {
 	db.Store
 	brands *brandcache.Cache

@@ -40,10 +40,10 @@ import (
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/brandcache"
+	"pactd/core/brandcache"
 	"pactd/internal/delegtoken"
 	"pactd/internal/loadstat"
-	"pactd/internal/provkeys"
+	"pactd/core/provkeys"
 	"pactd/services/token"
 )
 
@@ -66,7 +66,7 @@ type introspectEnv struct {
 	dbName string // PostgreSQL database; "" for SQLite
 }
 
-// newIntrospectEnv builds the service as internal/server does: the store
+// newIntrospectEnv builds the service as server does: the store
 // is both BrandStore and GrantChecker (every call checks the grant in the
 // store), and the Verifier reads keys from a provkeys.Ring on that store.
 // Wall time is the clock: the store's GrantLive uses it too.
@@ -126,7 +126,7 @@ func newIntrospectEnv(b *testing.B, engine string) *introspectEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// Brands come from the cache, as internal/server wires them.
+	// Brands come from the cache, as server wires them.
 	svc := token.New(token.Deps{Brands: brandcache.New(s, time.Minute, 0, nil, nil), Grants: s, Keys: ring, Verifier: delegtoken.NewVerifier(ring, nil),
 		Signer: delegtoken.NewSigner(ring, nil), Audit: s, PublicURL: benchPublicURL,
 		Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))}) // Info, as pactd logs

@@ -22,10 +22,10 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/auth"
+	"pactd/core/auth"
 	"pactd/internal/authzdetails"
 	"pactd/internal/delegtoken"
-	"pactd/internal/provkeys"
+	"pactd/core/provkeys"
 	"pactd/internal/rpcerr"
 )
 

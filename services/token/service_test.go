@@ -28,7 +28,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/delegtoken"
-	"pactd/internal/provkeys"
+	"pactd/core/provkeys"
 	"pactd/internal/rpcerr"
 	"pactd/services/token"
 )

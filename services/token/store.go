@@ -6,7 +6,7 @@ import (
 
 	"pactd/db"
 	"pactd/internal/delegtoken"
-	"pactd/internal/provkeys"
+	"pactd/core/provkeys"
 )
 
 // BrandStore finds Brands.

@@ -1,6 +1,6 @@
 package verification_test
 
-// Benchmarks of VerifyAgentRequest in process, wired as internal/server
+// Benchmarks of VerifyAgentRequest in process, wired as server
 // wires it: the real PA-JWT verifier on a warm JWKS client, the agent
 // directory and Brand cache over a real store, delegation tokens signed by
 // the store's key ring. Run on one core and compare runs with benchstat:
@@ -29,15 +29,15 @@ import (
 	"pactd/db"
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/agentdir"
-	"pactd/internal/brandcache"
-	"pactd/internal/changefeed"
+	"pactd/core/agentdir"
+	"pactd/core/brandcache"
+	"pactd/core/changefeed"
 	"pactd/internal/delegtoken"
-	"pactd/internal/grantcache"
+	"pactd/core/grantcache"
 	"pactd/internal/jose"
 	"pactd/internal/loadstat"
 	"pactd/internal/pajwt"
-	"pactd/internal/provkeys"
+	"pactd/core/provkeys"
 	"pactd/services/verification"
 )
 

@@ -27,7 +27,7 @@ type GrantStore interface {
 // DelegationTokens checks X-A2A-User-Delegation values (PACT §5.5): a
 // Bearer delegation token whose signature, typ, iss, aud (this Brand), exp
 // and client_id (the PA's issuer) verify, and whose grant is live per
-// Grants. pactd passes its grant cache (internal/grantcache), so a
+// Grants. pactd passes its grant cache (core/grantcache), so a
 // revocation takes effect within the change feed's revocation bound on
 // every replica, and a delegated call reads nothing while nothing changed.
 //

@@ -51,7 +51,7 @@ type Delegation struct {
 type Deps struct {
 	// PA verifies PA JWTs.
 	PA PAVerifier
-	// Brands holds the Brands; pass a cache (internal/brandcache): it is
+	// Brands holds the Brands; pass a cache (core/brandcache): it is
 	// read on every call.
 	Brands BrandStore
 	// Delegation checks delegation tokens; nil until delegation is built,

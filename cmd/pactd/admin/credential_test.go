@@ -44,7 +44,7 @@ func TestCredentialCommands(t *testing.T) {
 			t.Errorf("an admin call with the new frontend token: %v, want PermissionDenied", err)
 		}
 		// The calls above record the new token's last use in the background
-		// (internal/auth touch); wait for it, so the comparisons below do
+		// (core/auth touch); wait for it, so the comparisons below do
 		// not race it.
 		var list *pactv1.ListCredentialsResponse
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {

@@ -23,7 +23,7 @@ import (
 	"pactd/db/dbtest"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/config"
-	"pactd/internal/server"
+	"pactd/server"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

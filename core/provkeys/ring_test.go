@@ -19,7 +19,7 @@ import (
 
 	"pactd/db"
 	"pactd/db/dbtest"
-	"pactd/internal/provkeys"
+	"pactd/core/provkeys"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

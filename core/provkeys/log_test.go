@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"pactd/db"
-	"pactd/internal/provkeys"
+	"pactd/core/provkeys"
 )
 
 // TestNoSecretsInLogs logs every secret-holding value and runs a rotation

@@ -23,7 +23,7 @@ import (
 
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/auth"
+	"pactd/core/auth"
 	"pactd/internal/reqlog"
 	"pactd/internal/workpool"
 )

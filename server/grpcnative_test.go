@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/server"
+	"pactd/server"
 )
 
 // TestNativeGRPCPort runs the API on PACT_GRPC_LISTEN (grpc-go's transport)

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	"pactd/internal/server"
+	"pactd/server"
 )
 
 // TestReflectionCarriesTheProtoComments asks both ports' reflection, over

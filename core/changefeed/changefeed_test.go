@@ -15,7 +15,7 @@ import (
 
 	"pactd/db"
 	"pactd/db/dbtest"
-	"pactd/internal/changefeed"
+	"pactd/core/changefeed"
 	"pactd/internal/loadstat"
 )
 

@@ -18,8 +18,8 @@ import (
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/provkeys"
-	"pactd/internal/server"
+	"pactd/core/provkeys"
+	"pactd/server"
 )
 
 func tokens(inst *instance, tok string, opts ...connect.ClientOption) pactv1connect.TokenServiceClient {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"pactd/db"
-	"pactd/internal/grantcache"
+	"pactd/core/grantcache"
 )
 
 // countingStore is a real SQLite store that counts grant reads and can

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"pactd/internal/provkeys"
+	"pactd/core/provkeys"
 )
 
 func TestLoadKEK(t *testing.T) {

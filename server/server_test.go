@@ -28,7 +28,7 @@ import (
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/config"
 	"pactd/internal/rpcerr"
-	"pactd/internal/server"
+	"pactd/server"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"pactd/db"
-	"pactd/internal/changefeed"
+	"pactd/core/changefeed"
 	"pactd/internal/pajwt"
 )
 

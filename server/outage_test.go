@@ -20,7 +20,7 @@ import (
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/server"
+	"pactd/server"
 )
 
 // cutProxy forwards TCP to a PostgreSQL server until it is cut: then it

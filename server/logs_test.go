@@ -12,7 +12,7 @@ import (
 
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/server"
+	"pactd/server"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's concurrent writes.
