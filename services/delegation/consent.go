@@ -39,7 +39,7 @@ func (s *Service) consentBrand(ctx context.Context, op, brandID, userCode, sourc
 // lookup finds the authorization a user code names at Brand b. Every
 // lookup of a well-formed code that matches nothing counts against the
 // Brand's guessing limit and, when the call names a source, against the
-// (Brand, source) limit too (reserveGuess: counted in the store, before
+// (Brand, source) limit too (guesslimit: counted in the store, before
 // the lookup), and is audited with the source (never the code).
 func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, source string) (db.DeviceAuthorization, error) {
 	norm, ok := NormalizeUserCode(userCode)
@@ -47,7 +47,7 @@ func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, s
 		// No code has this form; nothing to guess, nothing to look up.
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
-	r, err := s.reserveGuess(ctx, op, b.ID, source, s.now())
+	r, err := s.guesses.Reserve(ctx, op, b.ID, source, s.now())
 	if err != nil {
 		return db.DeviceAuthorization{}, err
 	}
@@ -59,7 +59,7 @@ func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, s
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
 	// Found (or the store failed): not a guess.
-	s.releaseGuess(ctx, r)
+	s.guesses.Release(ctx, r)
 	if err != nil {
 		return db.DeviceAuthorization{}, s.fault(ctx, op+": load authorization", err)
 	}
@@ -410,14 +410,14 @@ func (s *Service) assertionFor(ctx context.Context, op string, b db.Brand, tok s
 		return brandAssertion{}, ctx.Err()
 	case errors.As(err, &kf):
 		s.d.Logger.WarnContext(ctx, op+": brand assertion keys", slog.String("brand_id", b.ID), slog.String("error", kf.Error()))
-		r = kf.refusal()
+		r = kf.Refusal()
 	default:
 		s.d.Logger.ErrorContext(ctx, op+": verify brand assertion", slog.String("brand_id", b.ID), slog.String("error", err.Error()))
-		r = (&keysFault{err: err}).refusal()
+		r = (&keysFault{Err: err}).Refusal()
 	}
 	s.d.Logger.InfoContext(ctx, "brand assertion refused", slog.String("op", op), slog.String("brand_id", b.ID),
-		slog.String("reason", r.reason.String()), slog.String("source", source))
-	return brandAssertion{}, r.rpcError(b.ID)
+		slog.String("reason", r.Reason.String()), slog.String("source", source))
+	return brandAssertion{}, r.RPCError(b.ID)
 }
 
 // assertionDecisionErr maps a failed decision of the signed mode: the
@@ -442,7 +442,7 @@ func (s *Service) assertionDecisionErr(ctx context.Context, op string, b db.Bran
 	default:
 		return s.fault(ctx, op+": store", err)
 	}
-	return r.rpcError(b.ID)
+	return r.RPCError(b.ID)
 }
 
 // decisionErr maps a failed guarded decision: another decision won the race
