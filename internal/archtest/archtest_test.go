@@ -176,6 +176,8 @@ var sameRankAllowed = map[string]string{
 	"pactd/internal/regjwt -> pactd/internal/jose":    "registration JWTs are verified against a JWKS fetched under the onboarding address rules",
 	"pactd/internal/regjwt -> pactd/internal/jws":     "registration JWTs are parsed and verified by the one compact-JWS core",
 	"pactd/internal/regjwt -> pactd/internal/urlrule": "a registration's URLs follow the onboarding URL rules",
+
+	"pactd/internal/delegtoken -> pactd/internal/scopeid": "a delegation token's and a receipt's scopes follow the one scope-id rule",
 }
 
 // knownExceptions are imports that break the rule today and are to be
