@@ -39,7 +39,7 @@ func (s *Service) consentBrand(ctx context.Context, op, brandID, userCode, sourc
 // lookup finds the authorization a user code names at Brand b. Every
 // lookup of a well-formed code that matches nothing counts against the
 // Brand's guessing limit and, when the call names a source, against the
-// (Brand, source) limit too (reserveGuess: counted in the store, before
+// (Brand, source) limit too (guesslimit: counted in the store, before
 // the lookup), and is audited with the source (never the code).
 func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, source string) (db.DeviceAuthorization, error) {
 	norm, ok := NormalizeUserCode(userCode)
@@ -47,7 +47,7 @@ func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, s
 		// No code has this form; nothing to guess, nothing to look up.
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
-	r, err := s.reserveGuess(ctx, op, b.ID, source, s.now())
+	r, err := s.guesses.Reserve(ctx, op, b.ID, source, s.now())
 	if err != nil {
 		return db.DeviceAuthorization{}, err
 	}
@@ -59,7 +59,7 @@ func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, s
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
 	// Found (or the store failed): not a guess.
-	s.releaseGuess(ctx, r)
+	s.guesses.Release(ctx, r)
 	if err != nil {
 		return db.DeviceAuthorization{}, s.fault(ctx, op+": load authorization", err)
 	}

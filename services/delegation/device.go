@@ -45,7 +45,7 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 	}
 
 	now := s.now()
-	if refused, err := s.checkPending(ctx, c.pa.Agent.ID, c.brand.ID, now); err != nil || refused {
+	if refused, err := s.guesses.PendingOver(ctx, c.pa.Agent.ID, c.brand.ID, now); err != nil || refused {
 		if err != nil {
 			return nil, err
 		}

@@ -91,24 +91,26 @@
 // # Guessing user codes
 //
 // User codes (8 of 20 consonants, ≈34.6 bits, 10 minutes) are guarded
-// against guessing per Brand, counted in the store so every replica counts
-// against the same limit: at most DefaultGuessLimit failed lookups per
-// DefaultGuessWindow (20 a minute). A call that names its source (the
-// client the frontend saw) is also limited per (Brand, source):
-// DefaultSourceGuessLimit failures per window. A lookup is counted before
-// the store is asked for the code (so concurrent guesses cannot all pass)
-// and given back when the code is found. While a limit is exhausted the
-// lookup is ResourceExhausted with RetryInfo — except that a source which
-// has not failed in the window is never stopped by the Brand's limit, so
-// other clients' guesses cannot lock a User with the right code out. Each
-// failed lookup is logged (Brand, operation, source) without the code.
+// against guessing per Brand by core/guesslimit, counted in the store so
+// every replica counts against the same limit: at most
+// guesslimit.DefaultGuessLimit failed lookups per
+// guesslimit.DefaultGuessWindow (20 a minute). A call that names its
+// source (the client the frontend saw) is also limited per (Brand,
+// source): guesslimit.DefaultSourceGuessLimit failures per window. A
+// lookup is counted before the store is asked for the code (so concurrent
+// guesses cannot all pass) and given back when the code is found. While a
+// limit is exhausted the lookup is ResourceExhausted with RetryInfo —
+// except that a source which has not failed in the window is never stopped
+// by the Brand's limit, so other clients' guesses cannot lock a User with
+// the right code out. Each failed lookup is logged (Brand, operation,
+// source) without the code.
 //
 // # Pending authorizations
 //
-// A PA may hold at most DefaultMaxPendingPerAgentBrand pending, unexpired
-// device authorizations at one Brand and DefaultMaxPendingPerAgent in all;
-// over a bound the device authorization endpoint answers 400
-// invalid_request and stores nothing.
+// A PA may hold at most guesslimit.DefaultMaxPendingPerAgentBrand pending,
+// unexpired device authorizations at one Brand and
+// guesslimit.DefaultMaxPendingPerAgent in all; over a bound the device
+// authorization endpoint answers 400 invalid_request and stores nothing.
 //
 // # Secrets
 //

@@ -11,9 +11,8 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/prometheus/client_golang/prometheus"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/protobuf/types/known/durationpb"
 
+	"pactd/core/guesslimit"
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
@@ -42,6 +41,8 @@ const (
 	maxIDLen = 128
 	// createAttempts bounds retries when fresh codes clash with stored ones.
 	createAttempts = 5
+	// maxSource bounds the source a frontend passes.
+	maxSource = 128
 )
 
 // Deps are the service's collaborators.
@@ -64,16 +65,17 @@ type Deps struct {
 	// Logger receives audit lines and faults; never codes or tokens.
 	Logger *slog.Logger
 	// GuessLimit bounds failed user-code lookups per Brand and
-	// GuessWindow, over all replicas (default DefaultGuessLimit).
+	// GuessWindow, over all replicas (default guesslimit.DefaultGuessLimit).
 	GuessLimit int
 	// SourceGuessLimit bounds them per (Brand, source) for calls that name
-	// a source (default DefaultSourceGuessLimit).
+	// a source (default guesslimit.DefaultSourceGuessLimit).
 	SourceGuessLimit int
-	// GuessWindow is the fixed window of both (default DefaultGuessWindow).
+	// GuessWindow is the fixed window of both (default guesslimit.DefaultGuessWindow).
 	GuessWindow time.Duration
 	// MaxPendingPerAgent and MaxPendingPerAgentBrand bound a PA's pending
 	// device authorizations in all and at one Brand (defaults
-	// DefaultMaxPendingPerAgent, DefaultMaxPendingPerAgentBrand).
+	// guesslimit.DefaultMaxPendingPerAgent and
+	// guesslimit.DefaultMaxPendingPerAgentBrand).
 	MaxPendingPerAgent, MaxPendingPerAgentBrand int
 	// BrandKeys yields the keys Brands publish at their assertion_jwks_uri,
 	// for BRAND_LOGIN_MODE_SIGNED_ASSERTION (*jose.JWKSClient satisfies
@@ -97,8 +99,9 @@ type Deps struct {
 // Service implements pactv1connect.DelegationServiceHandler.
 type Service struct {
 	pactv1connect.UnimplementedDelegationServiceHandler
-	d       Deps
-	guesses guessLimits
+	d Deps
+	// guesses bounds user-code guessing and pending authorizations.
+	guesses *guesslimit.Limiter
 	// checks counts CheckGrant answers by result.
 	checks *prometheus.CounterVec
 }
@@ -115,7 +118,10 @@ func New(d Deps) *Service {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	d.PublicURL = strings.TrimRight(d.PublicURL, "/")
-	s := &Service{d: d, guesses: newGuessLimits(d)}
+	s := &Service{d: d, guesses: guesslimit.New(d.Store, d.Logger, guesslimit.Limits{
+		Window: d.GuessWindow, Brand: d.GuessLimit, Source: d.SourceGuessLimit,
+		MaxPendingPerAgent: d.MaxPendingPerAgent, MaxPendingPerAgentBrand: d.MaxPendingPerAgentBrand,
+	})}
 	s.checks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pactd_check_grant_total",
 		Help: "CheckGrant answers, by result: active, or the reason it is not (unknown, revoked, expired, scope_not_granted, details_not_covered, scope_restricted, agent_not_allowed)."},
 		[]string{"result"})
@@ -244,17 +250,6 @@ func brandScopes(b db.Brand) map[string]string {
 
 func failedPrecondition(msg string) error {
 	return rpcerr.New(connect.CodeFailedPrecondition, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION, msg)
-}
-
-// tooManyGuesses is ResourceExhausted with a RetryInfo detail. The
-// ErrorInfo reason is UNAVAILABLE ("retry with backoff"): common.proto has
-// no rate-limit reason yet. msg says whose limit it is.
-func tooManyGuesses(wait time.Duration, msg string) error {
-	err := rpcerr.New(connect.CodeResourceExhausted, pactv1.ErrorReason_ERROR_REASON_UNAVAILABLE, msg)
-	if d, derr := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(wait.Round(time.Second) + time.Second)}); derr == nil {
-		err.AddDetail(d)
-	}
-	return err
 }
 
 func (s *Service) fault(ctx context.Context, op string, err error) error {
