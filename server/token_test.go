@@ -15,10 +15,10 @@ import (
 
 	"connectrpc.com/connect"
 
+	"pactd/core/provkeys"
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/core/provkeys"
 	"pactd/server"
 )
 

@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"pactd/cmd/pactd/admin"
-	"pactd/db"
 	"pactd/core/auth"
+	"pactd/db"
 	"pactd/internal/buildinfo"
 	"pactd/internal/config"
-	"pactd/server"
 	"pactd/internal/tracing"
+	"pactd/server"
 )
 
 func main() {

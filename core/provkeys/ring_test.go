@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"pactd/core/provkeys"
 	"pactd/db"
 	"pactd/db/dbtest"
-	"pactd/core/provkeys"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

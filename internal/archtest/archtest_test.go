@@ -170,12 +170,15 @@ var sameRankAllowed = map[string]string{
 	"pactd/internal/rpcerr -> pactd/internal/reqlog": "Fault marks the request's fault as logged, so the RPC boundary does not log it twice",
 	"pactd/internal/pajwt -> pactd/internal/jose":    "PA-JWT verification runs on the jose key set and JWKS client",
 
-	"pactd/internal/pajwt -> pactd/internal/jws":      "PA JWTs are parsed and verified by the one compact-JWS core",
-	"pactd/internal/delegtoken -> pactd/internal/jws": "delegation tokens, receipts and consent sessions are parsed, signed and verified by the one compact-JWS core",
-	"pactd/internal/jose -> pactd/internal/jws":       "JWK documents are read with the core's strict unique-member JSON reader",
-	"pactd/internal/regjwt -> pactd/internal/jose":    "registration JWTs are verified against a JWKS fetched under the onboarding address rules",
-	"pactd/internal/regjwt -> pactd/internal/jws":     "registration JWTs are parsed and verified by the one compact-JWS core",
-	"pactd/internal/regjwt -> pactd/internal/urlrule": "a registration's URLs follow the onboarding URL rules",
+	"pactd/internal/pajwt -> pactd/internal/jws":          "PA JWTs are parsed and verified by the one compact-JWS core",
+	"pactd/internal/delegtoken -> pactd/internal/jws":     "delegation tokens, receipts and consent sessions are parsed, signed and verified by the one compact-JWS core",
+	"pactd/internal/jose -> pactd/internal/jws":           "JWK documents are read with the core's strict unique-member JSON reader",
+	"pactd/internal/brandassert -> pactd/internal/jose":   "Brand login assertions are verified against the Brand's JWKS through the jose key set",
+	"pactd/internal/brandassert -> pactd/internal/jws":    "Brand login assertions are parsed and verified by the one compact-JWS core",
+	"pactd/internal/brandassert -> pactd/internal/rpcerr": "an assertion refusal is an RPC error in pactd's ErrorInfo domain",
+	"pactd/internal/regjwt -> pactd/internal/jose":        "registration JWTs are verified against a JWKS fetched under the onboarding address rules",
+	"pactd/internal/regjwt -> pactd/internal/jws":         "registration JWTs are parsed and verified by the one compact-JWS core",
+	"pactd/internal/regjwt -> pactd/internal/urlrule":     "a registration's URLs follow the onboarding URL rules",
 
 	"pactd/internal/delegtoken -> pactd/internal/scopeid": "a delegation token's and a receipt's scopes follow the one scope-id rule",
 }

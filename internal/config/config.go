@@ -491,6 +491,7 @@ func (c *Config) validate() error {
 		c.DataDir = filepath.Clean(c.DataDir)
 	}
 	if c.DatabaseURL != "" && !IsPostgresURL(c.DatabaseURL) && !strings.HasPrefix(c.DatabaseURL, "sqlite:") {
+		//lint:ignore ST1005 the message ends in the scheme "sqlite:" it names, and stays as it is
 		errs = append(errs, errors.New("database-url: must start with postgres://, postgresql:// or sqlite:"))
 	}
 	if c.DatabasePooler == PoolerTransaction && !IsPostgresURL(c.DatabaseURL) {

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/config"
 	"pactd/core/grantcache"
+	"pactd/internal/config"
 	"pactd/internal/pajwt"
 )
 

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/delegtoken"
 	"pactd/core/provkeys"
+	"pactd/internal/delegtoken"
 )
 
 // now is the fixed instant of the tests.

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"pactd/core/provkeys"
 	"pactd/db"
 	"pactd/internal/delegtoken"
-	"pactd/core/provkeys"
 )
 
 func TestMintProducesTheSpecShape(t *testing.T) {

@@ -3,7 +3,8 @@
 // reader, ES256 and RS256 verification and ES256 signing, and the
 // NumericDate helpers. Every token pactd reads goes through it: PA JWTs
 // (internal/pajwt), delegation tokens, receipts and consent sessions
-// (internal/delegtoken) and Brand login assertions (services/delegation).
+// (internal/delegtoken), registration JWTs (internal/regjwt) and Brand login
+// assertions (internal/brandassert).
 // Each caller keeps its own header and claim rules and its own refusal
 // reasons; this package only answers "is this well-formed" and "does this
 // signature verify".

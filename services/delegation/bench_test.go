@@ -35,17 +35,17 @@ import (
 
 	"connectrpc.com/connect"
 
+	"pactd/core/brandcache"
+	"pactd/core/changefeed"
+	"pactd/core/grantcache"
+	"pactd/core/provkeys"
 	"pactd/db"
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/core/brandcache"
-	"pactd/core/changefeed"
 	"pactd/internal/delegtoken"
-	"pactd/core/grantcache"
 	"pactd/internal/loadstat"
 	"pactd/internal/pajwt"
-	"pactd/core/provkeys"
 	"pactd/services/delegation"
 )
 

@@ -65,7 +65,7 @@ func (s *Service) BeginConnected(ctx context.Context, req *pactv1.BeginConnected
 			if errors.Is(err, db.ErrAssertionReplayed) {
 				s.d.Logger.WarnContext(ctx, "brand assertion replayed", slog.String("op", op), slog.String("brand_id", b.ID),
 					slog.String("jti", a.jti), slog.String("source", req.GetSource()))
-				return nil, refuse(reasonReplayed, "the assertion was used already").rpcError(b.ID)
+				return nil, refuse(reasonReplayed, "the assertion was used already").RPCError(b.ID)
 			}
 			return nil, s.fault(ctx, op+": use assertion", err)
 		}

@@ -410,14 +410,14 @@ func (s *Service) assertionFor(ctx context.Context, op string, b db.Brand, tok s
 		return brandAssertion{}, ctx.Err()
 	case errors.As(err, &kf):
 		s.d.Logger.WarnContext(ctx, op+": brand assertion keys", slog.String("brand_id", b.ID), slog.String("error", kf.Error()))
-		r = kf.refusal()
+		r = kf.Refusal()
 	default:
 		s.d.Logger.ErrorContext(ctx, op+": verify brand assertion", slog.String("brand_id", b.ID), slog.String("error", err.Error()))
-		r = (&keysFault{err: err}).refusal()
+		r = (&keysFault{Err: err}).Refusal()
 	}
 	s.d.Logger.InfoContext(ctx, "brand assertion refused", slog.String("op", op), slog.String("brand_id", b.ID),
-		slog.String("reason", r.reason.String()), slog.String("source", source))
-	return brandAssertion{}, r.rpcError(b.ID)
+		slog.String("reason", r.Reason.String()), slog.String("source", source))
+	return brandAssertion{}, r.RPCError(b.ID)
 }
 
 // assertionDecisionErr maps a failed decision of the signed mode: the
@@ -442,7 +442,7 @@ func (s *Service) assertionDecisionErr(ctx context.Context, op string, b db.Bran
 	default:
 		return s.fault(ctx, op+": store", err)
 	}
-	return r.rpcError(b.ID)
+	return r.RPCError(b.ID)
 }
 
 // decisionErr maps a failed guarded decision: another decision won the race

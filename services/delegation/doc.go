@@ -37,10 +37,10 @@
 // ApproveConsent and DenyConsent need brand_assertion, the single-use JWT
 // the Brand's login posted (spec §2.5), and refuse brand_user: the User is
 // the assertion's sub. Verification runs before the user code is looked
-// up, in this order (the first failure is reported as a
+// up, by package brandassert, in this order (the first failure is reported as a
 // pact.v1.BrandAssertionRefusal, the ErrorInfo reason of the error):
 //
-//   - at most MaxBrandAssertionBytes (8 KiB) before anything is decoded;
+//   - at most brandassert.MaxBytes (8 KiB) before anything is decoded;
 //     three segments of strict base64url; header and claims JSON objects of
 //     unique members [MALFORMED, InvalidArgument];
 //   - alg ES256 or RS256, judged before any key is touched [ALGORITHM,
@@ -54,10 +54,10 @@
 //   - iss == the Brand's assertion_issuer exactly [ISSUER]; aud == the
 //     consent URL {PublicURL}/a2a/{brandId}/oauth/consent as one string
 //     [AUDIENCE]; sub 1 to 256 bytes without control characters [SUBJECT];
-//   - iat present and at most AssertionSkew (30 s) ahead, nbf likewise
+//   - iat present and at most brandassert.Skew (30 s) ahead, nbf likewise
 //     [NOT_YET_VALID]; exp present and at most 30 s past [EXPIRED];
 //     exp - iat in (0, 300 s] [LIFETIME]; now - iat at most
-//     AssertionMaxAge (300 s) [TOO_OLD];
+//     brandassert.MaxAge (300 s) [TOO_OLD];
 //   - jti 1 to 256 bytes, email (optional) a string [CLAIMS];
 //   - user_code present [USER_CODE_MISSING] and, normalized, equal to the
 //     request's [USER_CODE_MISMATCH].

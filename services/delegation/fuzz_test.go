@@ -59,7 +59,7 @@ func FuzzParseScope(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		ids, ok := delegation.ParseScope(in)
 		if !ok {
-			if ids != nil && len(ids) > 0 && len(ids) <= delegation.MaxScopes {
+			if len(ids) > 0 && len(ids) <= delegation.MaxScopes {
 				// A refusal may carry a partial list only when it is too long.
 				for _, id := range ids {
 					if !scopeid.Valid(id) {

@@ -113,7 +113,7 @@ func grantToProto(g db.Grant) *pactv1.Grant {
 // with their grant, so reuse detection is not weakened). Expired user
 // codes otherwise keep occupying the user-code space. It also drops the
 // records of used Brand login assertions once the assertions could no
-// longer be accepted anyway (exp + AssertionSkew). Run it periodically; it
+// longer be accepted anyway (exp + brandassert.Skew). Run it periodically; it
 // returns how many rows went.
 func (s *Service) PurgeExpired(ctx context.Context) (int64, error) {
 	n, err := s.d.Store.PurgeExpiredDelegation(ctx, s.now())

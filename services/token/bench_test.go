@@ -36,14 +36,14 @@ import (
 
 	"connectrpc.com/connect"
 
+	"pactd/core/brandcache"
+	"pactd/core/provkeys"
 	"pactd/db"
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/core/brandcache"
 	"pactd/internal/delegtoken"
 	"pactd/internal/loadstat"
-	"pactd/core/provkeys"
 	"pactd/services/token"
 )
 

@@ -23,12 +23,12 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd/core/provkeys"
 	"pactd/db"
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/delegtoken"
-	"pactd/core/provkeys"
 	"pactd/internal/rpcerr"
 	"pactd/services/token"
 )

@@ -1,4 +1,4 @@
-package delegation
+package brandassert
 
 import (
 	"crypto/ecdsa"
@@ -8,15 +8,17 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
 	"pactd/internal/jose"
 )
 
-// assertionFixture is a service with one signed-login Brand and its key,
-// the claims of a valid assertion for code, and the code.
+// assertionFixture is a verifier with one signed-login Brand and its key,
+// the purpose and clock, the claims of a valid assertion for code, and the
+// code.
 type assertionFixture struct {
-	svc    *Service
-	b      db.Brand
+	v      Verifier
+	b      Brand
+	p      Purpose
+	now    time.Time
 	key    *ecdsa.PrivateKey
 	claims string
 	code   string
@@ -38,10 +40,10 @@ func newAssertionFixture(t *testing.T) assertionFixture {
 	}
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	const publicURL, issuer, code = "https://provider.example", "https://login.acme.example", "BCDF-GHJK"
-	svc := New(Deps{BrandKeys: fixedKeys{ks}, PublicURL: publicURL, Now: func() time.Time { return now }})
-	b := db.Brand{ID: "signed", Delegation: db.Delegation{Enabled: true, AssertionIssuer: issuer, AssertionJWKSURI: issuer + "/jwks.json"}}
+	b := Brand{ID: "signed", Issuer: issuer, JWKSURI: issuer + "/jwks.json"}
+	p := Purpose{Aud: publicURL + "/a2a/signed/oauth/consent", UserCode: code}
 	claims := `{"iss":"` + issuer + `","aud":"` + publicURL + `/a2a/signed/oauth/consent","sub":"user-42","jti":"j1","iat":1796032800,"exp":1796032920,"user_code":"` + code + `"}`
-	return assertionFixture{svc: svc, b: b, key: key, claims: claims, code: code}
+	return assertionFixture{v: testVerifier(fixedKeys{ks}), b: b, p: p, now: now, key: key, claims: claims, code: code}
 }
 
 // TestAssertionLineBreakAnywhereIsRefused inserts CR, LF and CRLF at every
@@ -51,16 +53,16 @@ func newAssertionFixture(t *testing.T) assertionFixture {
 // positive control.
 func TestAssertionLineBreakAnywhereIsRefused(t *testing.T) {
 	f := newAssertionFixture(t)
-	svc, b, code := f.svc, f.b, f.code
+	v, b, p, now := f.v, f.b, f.p, f.now
 	valid := fuzzSign(t, f.key, `{"alg":"ES256","kid":"k1"}`, f.claims)
-	if _, err := svc.verifyAssertion(t.Context(), b, valid, code); err != nil {
+	if _, err := v.Verify(t.Context(), b, valid, p, now); err != nil {
 		t.Fatalf("ok/control: the genuine assertion is refused: %v", err)
 	}
 	for i := 0; i <= len(valid); i++ {
 		for _, br := range []string{"\n", "\r", "\r\n"} {
-			_, err := svc.verifyAssertion(t.Context(), b, valid[:i]+br+valid[i:], code)
-			var r *assertionRefusal
-			if !errors.As(err, &r) || r.reason != reasonMalformed {
+			_, err := v.Verify(t.Context(), b, valid[:i]+br+valid[i:], p, now)
+			var r *Refusal
+			if !errors.As(err, &r) || r.Reason != reasonMalformed {
 				t.Fatalf("fail/%q-at-%d: %v, want refusal %v", br, i, err, reasonMalformed)
 			}
 		}

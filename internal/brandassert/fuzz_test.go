@@ -1,4 +1,4 @@
-package delegation
+package brandassert
 
 import (
 	"context"
@@ -11,14 +11,30 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"connectrpc.com/connect"
 
-	"pactd/db"
 	"pactd/internal/jose"
 )
 
-// fixedKeys is a BrandKeys that always serves one key set.
+// testVerifier is a Verifier on keys with the delegation rules' shape: a
+// sub of 1 to 256 bytes of UTF-8 without control characters, and user
+// codes compared upper-cased without dashes.
+func testVerifier(keys KeySource) Verifier {
+	return Verifier{
+		Keys: keys,
+		ValidSubject: func(u string) bool {
+			return u != "" && len(u) <= 256 && utf8.ValidString(u) && !HasControl(u)
+		},
+		NormalizeUserCode: func(c string) (string, bool) {
+			c = strings.ToUpper(strings.ReplaceAll(c, "-", ""))
+			return c, len(c) == 8
+		},
+	}
+}
+
+// fixedKeys is a KeySource that always serves one key set.
 type fixedKeys struct{ ks *jose.KeySet }
 
 func (f fixedKeys) Keys(context.Context, string) (*jose.KeySet, error)    { return f.ks, nil }
@@ -60,15 +76,16 @@ func FuzzBrandAssertion(f *testing.F) {
 	}
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	const publicURL, issuer, code = "https://provider.example", "https://login.acme.example", "BCDF-GHJK"
-	svc := New(Deps{BrandKeys: fixedKeys{ks}, PublicURL: publicURL, Now: func() time.Time { return now }})
-	b := db.Brand{ID: "signed", Delegation: db.Delegation{Enabled: true, AssertionIssuer: issuer, AssertionJWKSURI: issuer + "/jwks.json"}}
+	v := testVerifier(fixedKeys{ks})
+	b := Brand{ID: "signed", Issuer: issuer, JWKSURI: issuer + "/jwks.json"}
+	p := Purpose{Aud: publicURL + "/a2a/signed/oauth/consent", UserCode: code}
 	claims := `{"iss":"` + issuer + `","aud":"` + publicURL + `/a2a/signed/oauth/consent","sub":"user-42","jti":"j1","iat":` +
 		"1796032800" + `,"exp":1796032920,"user_code":"` + code + `","email":"u@acme.example"}`
 	if got := now.Unix(); got != 1796032800 {
 		f.Fatalf("fixture clock %d", got)
 	}
 	valid := fuzzSign(f, key, `{"alg":"ES256","kid":"k1","typ":"JWT"}`, claims)
-	if _, err := svc.verifyAssertion(f.Context(), b, valid, code); err != nil {
+	if _, err := v.Verify(f.Context(), b, valid, p, now); err != nil {
 		f.Fatalf("control: the valid seed is refused: %v", err)
 	}
 	b64 := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
@@ -86,26 +103,26 @@ func FuzzBrandAssertion(f *testing.F) {
 		b64(`{"\u0061lg":"ES256","kid":"k1"}`) + "." + parts[1] + "." + parts[2],
 		b64("{\"alg\":\"ES256\",\"kid\":\"k1\xff\"}") + "." + parts[1] + "." + parts[2],
 		valid + "=", valid + ".x", " " + valid, parts[0] + "\n." + parts[1] + "." + parts[2],
-		"", ".", "..", "...", "a.b.c", strings.Repeat("A", MaxBrandAssertionBytes+1), "eyJ.eyJ.",
+		"", ".", "..", "...", "a.b.c", strings.Repeat("A", MaxBytes+1), "eyJ.eyJ.",
 	} {
 		f.Add(s)
 	}
 	frontEnd := map[string]bool{reasonMalformed.String(): true, reasonAlgorithm.String(): true, reasonForbiddenHeader.String(): true}
 	f.Fuzz(func(t *testing.T, tok string) {
-		jws, r := parseAssertion(tok)
-		jws2, r2 := parseAssertion(tok)
-		if (r == nil) != (r2 == nil) || (r != nil && r.reason != r2.reason) || jws.signingInput != jws2.signingInput {
+		jws, r := parse(tok)
+		jws2, r2 := parse(tok)
+		if (r == nil) != (r2 == nil) || (r != nil && r.Reason != r2.Reason) || jws.signingInput != jws2.signingInput {
 			t.Fatalf("not deterministic for %q", tok)
 		}
 		if r != nil {
-			if !frontEnd[r.reason.String()] || r.code != connect.CodeInvalidArgument {
-				t.Fatalf("front-end refusal %v with code %v", r.reason, r.code)
+			if !frontEnd[r.Reason.String()] || r.Code != connect.CodeInvalidArgument {
+				t.Fatalf("front-end refusal %v with code %v", r.Reason, r.Code)
 			}
-			if len(tok) >= 8 && strings.Contains(r.msg, tok) {
+			if len(tok) >= 8 && strings.Contains(r.Msg, tok) {
 				t.Fatalf("the refusal repeats the input")
 			}
 		} else {
-			if len(tok) > MaxBrandAssertionBytes {
+			if len(tok) > MaxBytes {
 				t.Fatalf("accepted %d bytes", len(tok))
 			}
 			if jws.alg != jose.AlgES256 && jws.alg != jose.AlgRS256 {
@@ -128,7 +145,7 @@ func FuzzBrandAssertion(f *testing.F) {
 				t.Fatal("accepted without claims")
 			}
 		}
-		if _, err := svc.verifyAssertion(t.Context(), b, tok, code); err == nil && tok != valid {
+		if _, err := v.Verify(t.Context(), b, tok, p, now); err == nil && tok != valid {
 			t.Fatalf("accepted a token other than the valid seed: %q", tok)
 		}
 	})
