@@ -180,6 +180,8 @@ var sameRankAllowed = map[string]string{
 	"pactd/internal/regjwt -> pactd/internal/jws":         "registration JWTs are parsed and verified by the one compact-JWS core",
 	"pactd/internal/regjwt -> pactd/internal/urlrule":     "a registration's URLs follow the onboarding URL rules",
 
+	"pactd/internal/delegtoken -> pactd/internal/scopeid": "a delegation token's and a receipt's scopes follow the one scope-id rule",
+
 	"pactd/internal/oauthhttp -> pactd/internal/oauthwire": "the OAuth endpoints read forms and write errors in the one OAuth wire form the services decide in",
 }
 
