@@ -12,6 +12,7 @@ import (
 	"pactd/db"
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
+	"pactd/internal/oauthwire"
 	"pactd/services/delegation"
 )
 
@@ -49,14 +50,14 @@ func TestAuditTrail(t *testing.T) {
 		code := e.approvedCode("orders:read orders:write", "orders:read")
 		tok := e.redeem(code)
 		// Redeeming again is refused and records nothing more.
-		wantOAuthError(t, e.post("acme", "token", paAuth, deviceGrant(code, paIssuer)), http.StatusBadRequest, delegation.ErrInvalidGrant)
+		wantOAuthError(t, e.post("acme", "token", paAuth, deviceGrant(code, paIssuer)), http.StatusBadRequest, oauthwire.ErrInvalidGrant)
 		e.clk.Advance(time.Minute)
 		r := e.post("acme", "token", paAuth, refreshGrant(tok["refresh_token"].(string), paIssuer))
 		if r.status != http.StatusOK {
 			t.Fatalf("refresh: %d %s", r.status, r.body)
 		}
 		// The rotated token again: the grant is revoked for reuse.
-		wantOAuthError(t, e.post("acme", "token", paAuth, refreshGrant(tok["refresh_token"].(string), paIssuer)), http.StatusBadRequest, delegation.ErrInvalidGrant)
+		wantOAuthError(t, e.post("acme", "token", paAuth, refreshGrant(tok["refresh_token"].(string), paIssuer)), http.StatusBadRequest, oauthwire.ErrInvalidGrant)
 		first := auditEvents(t, s)
 		if len(first) != 4 {
 			t.Fatalf("events = %+v, want created, redeemed, refreshed, reuse-revoked", first)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"pactd/internal/scopeid"
 )
 
 // Code formats (PACT §5.3, reference values).
@@ -29,7 +31,7 @@ const (
 	// maxUserCodeInput bounds the user code a caller may present.
 	maxUserCodeInput = 64
 	// MaxScopeID is the longest scope id a Brand may define.
-	MaxScopeID = 128
+	MaxScopeID = scopeid.MaxLen
 	// MaxScopes is the most scopes a request may name (and a Brand define).
 	MaxScopes = 50
 	// maxScopeParam bounds the raw scope parameter.
@@ -138,22 +140,6 @@ func userCodeHash(brandID, normalized string) []byte {
 	return h.Sum(nil)
 }
 
-// ValidScopeID reports whether s is a scope id pactd accepts: 1 to 128
-// printable ASCII characters other than space, '"' and '\' (PACT §5.1,
-// RFC 6749 §3.3).
-func ValidScopeID(s string) bool {
-	if len(s) == 0 || len(s) > MaxScopeID {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
-
 // ParseScope splits an OAuth scope parameter into ids, in order and without
 // duplicates. Ids are separated by one or more spaces (RFC 6749 §3.3 says
 // one; extra spaces are tolerated); any other whitespace or character
@@ -168,7 +154,7 @@ func ParseScope(s string) (ids []string, ok bool) {
 		if id == "" {
 			continue
 		}
-		if !ValidScopeID(id) {
+		if !scopeid.Valid(id) {
 			return nil, false
 		}
 		if seen[id] {

@@ -11,6 +11,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/ids"
+	"pactd/internal/oauthwire"
 )
 
 // StartDeviceAuthorization is the device authorization endpoint (RFC 8628
@@ -29,12 +30,12 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 	}
 	scopes, ok := ParseScope(req.GetScope())
 	if !ok {
-		return refuseDevice(ErrInvalidScope, "scope must name 1 to 50 scope ids separated by spaces"), nil
+		return refuseDevice(oauthwire.ErrInvalidScope, "scope must name 1 to 50 scope ids separated by spaces"), nil
 	}
 	defined := brandScopes(c.brand)
 	for _, sc := range scopes {
 		if _, ok := defined[sc]; !ok {
-			return refuseDevice(ErrInvalidScope, "scope names an id this Brand does not define"), nil
+			return refuseDevice(oauthwire.ErrInvalidScope, "scope names an id this Brand does not define"), nil
 		}
 	}
 	details, detailScopes, why, detailsRefusal := requestDetails(c.brand, req.AuthorizationDetails, scopes)
@@ -49,7 +50,7 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 		if err != nil {
 			return nil, err
 		}
-		return refuseDevice(ErrInvalidRequest, "this client has too many pending device authorizations; "+
+		return refuseDevice(oauthwire.ErrInvalidRequest, "this client has too many pending device authorizations; "+
 			"complete one or wait until one expires (at most 10 minutes)"), nil
 	}
 	var deviceCode, userCode string
@@ -75,7 +76,7 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 		}
 	}
 	verify, complete := s.verificationURIs(c.brand, userCode)
-	body := deviceBody{
+	body := oauthwire.DeviceAuthorizationBody{
 		DeviceCode: deviceCode, UserCode: userCode, VerificationURI: verify, VerificationURIComplete: complete,
 		ExpiresIn: int32(DeviceCodeTTL.Seconds()), Interval: int32(PollInterval.Seconds()),
 	}
@@ -93,7 +94,7 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 }
 
 func refuseDevice(code, description string) *pactv1.StartDeviceAuthorizationResponse {
-	return &pactv1.StartDeviceAuthorizationResponse{Error: oauthError(code, description)}
+	return &pactv1.StartDeviceAuthorizationResponse{Error: oauthwire.Refusal(code, description)}
 }
 
 // verificationURIs builds {login_url}/login?return_to=<consent URL>, and the

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"pactd/internal/scopeid"
 	"pactd/services/delegation"
 )
 
@@ -61,7 +62,7 @@ func FuzzParseScope(f *testing.F) {
 			if len(ids) > 0 && len(ids) <= delegation.MaxScopes {
 				// A refusal may carry a partial list only when it is too long.
 				for _, id := range ids {
-					if !delegation.ValidScopeID(id) {
+					if !scopeid.Valid(id) {
 						t.Fatalf("refused %q with an invalid id %q", in, id)
 					}
 				}
@@ -73,7 +74,7 @@ func FuzzParseScope(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, id := range ids {
-			if !delegation.ValidScopeID(id) || seen[id] || !strings.Contains(in, id) {
+			if !scopeid.Valid(id) || seen[id] || !strings.Contains(in, id) {
 				t.Fatalf("%q gave a bad, repeated or invented id %q", in, id)
 			}
 			seen[id] = true

@@ -24,6 +24,7 @@ import (
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/delegtoken"
 	"pactd/internal/oauthhttp"
+	"pactd/internal/oauthwire"
 	"pactd/internal/pajwt"
 	"pactd/internal/testclock"
 	"pactd/internal/testsigner"
@@ -235,11 +236,11 @@ func (e *env) startDevice(brand, auth, clientID, scope string) map[string]any {
 }
 
 func deviceGrant(code, clientID string) url.Values {
-	return url.Values{"grant_type": {delegation.GrantTypeDeviceCode}, "device_code": {code}, "client_id": {clientID}}
+	return url.Values{"grant_type": {oauthwire.GrantTypeDeviceCode}, "device_code": {code}, "client_id": {clientID}}
 }
 
 func refreshGrant(token, clientID string) url.Values {
-	return url.Values{"grant_type": {delegation.GrantTypeRefreshToken}, "refresh_token": {token}, "client_id": {clientID}}
+	return url.Values{"grant_type": {oauthwire.GrantTypeRefreshToken}, "refresh_token": {token}, "client_id": {clientID}}
 }
 
 // approve approves a user code as brand user u, choosing scopes.

@@ -11,6 +11,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/delegtoken"
+	"pactd/internal/oauthwire"
 	"pactd/internal/pajwt"
 	"pactd/internal/testsigner"
 	"pactd/services/verification"
@@ -96,7 +97,7 @@ func TestVerifyReturnsTheGrantsDetails(t *testing.T) {
 		"fail/claim-on-scope-only-grant": mint("g-plain", grantDetails),
 	} {
 		r := verify(tok)
-		if r.GetAllowed() || r.GetHttpStatus() != 401 || r.GetWwwAuthenticate() != verification.WWWAuthenticateInvalidToken ||
+		if r.GetAllowed() || r.GetHttpStatus() != 401 || r.GetWwwAuthenticate() != oauthwire.ChallengeInvalidToken ||
 			r.GetReason() != pactv1.DenyReason_DENY_REASON_DELEGATION_INVALID || r.GetDelegation() != nil {
 			t.Fatalf("%s = %v; want 401 invalid_token, DELEGATION_INVALID", name, r)
 		}
