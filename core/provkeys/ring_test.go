@@ -32,9 +32,9 @@ func newClock() *testclock.Clock { return testclock.New(time.Date(2026, 12, 1, 9
 // within a test, so several rings can act as replicas.
 type engine func(t *testing.T) db.Store
 
-// engines runs f once per store engine (dbtest.Engines), open opening
+// sharedStores runs f once per store engine (dbtest.Engines), open opening
 // stores on the engine's one database.
-func engines(t *testing.T, f func(t *testing.T, open engine)) {
+func sharedStores(t *testing.T, f func(t *testing.T, open engine)) {
 	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		dir := t.TempDir()
 		f(t, func(t *testing.T) db.Store { return dbtest.Open(t, dbURL, dir) })
@@ -148,7 +148,7 @@ func TestThumbprintIsRFC7638(t *testing.T) {
 }
 
 func TestSignPublishAndKeysAtRest(t *testing.T) {
-	engines(t, func(t *testing.T, open engine) {
+	sharedStores(t, func(t *testing.T, open engine) {
 		ctx := t.Context()
 		c := newClock()
 		s := open(t)
@@ -266,7 +266,7 @@ func privateKeyOf(t *testing.T, s db.Store, c *testclock.Clock, kid string) *ecd
 }
 
 func TestRotation(t *testing.T) {
-	engines(t, func(t *testing.T, open engine) {
+	sharedStores(t, func(t *testing.T, open engine) {
 		ctx := t.Context()
 		c := newClock()
 		r := openRing(t, open(t), c)
@@ -363,7 +363,7 @@ func TestRotation(t *testing.T) {
 }
 
 func TestConcurrentFirstStartAgreesOnOneKey(t *testing.T) {
-	engines(t, func(t *testing.T, open engine) {
+	sharedStores(t, func(t *testing.T, open engine) {
 		c := newClock()
 		const n = 4
 		stores := make([]db.Store, n)
