@@ -27,6 +27,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/jose"
 	"pactd/internal/rpcerr"
@@ -281,7 +282,7 @@ const (
 // assertion (reusing the jti of the refused ones, which a refusal does not
 // use up) approves, and the grant exists with the granted scopes.
 func TestSignedAssertionRefusals(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		now := e.clk.Now()
 		type refusal struct {
@@ -526,7 +527,7 @@ func TestSignedAssertionRefusals(t *testing.T) {
 // Spec §6 item 33 and §2.5: single use, the user code binding and the
 // pending state, each with a positive control.
 func TestSignedAssertionSingleUseAndBinding(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		ctx := t.Context()
 		t.Run("replayed-jti", func(t *testing.T) {
@@ -690,7 +691,7 @@ func TestSignedAssertionNotConfigured(t *testing.T) {
 // The same assertion posted concurrently approves exactly once; every
 // other attempt is REPLAYED, and exactly one grant exists.
 func TestSignedAssertionConcurrentReplay(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		for _, n := range []int{2, 10} {
 			code, _ := e.pendingCode()
@@ -770,7 +771,7 @@ func TestSignedAssertionWithJWKSClient(t *testing.T) {
 // one source cannot use up the Brand's budget, other sources and calls
 // without a source go on, and the Brand limit still holds for all.
 func TestUserCodeGuessingPerSource(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t), func(d *delegation.Deps) {
 			d.GuessLimit, d.SourceGuessLimit, d.GuessWindow = 8, 3, time.Minute
 		})

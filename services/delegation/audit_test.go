@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/oauthwire"
 	"pactd/services/delegation"
@@ -30,7 +31,7 @@ func auditEvents(t *testing.T, s db.Store) []db.AuditEvent {
 // each change left exactly its event, with the grant's parties, and that
 // each refused change left none.
 func TestAuditTrail(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		var mu sync.Mutex
 		counted := map[db.AuditKind]int{}
