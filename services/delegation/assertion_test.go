@@ -32,6 +32,7 @@ import (
 	"pactd/internal/jose"
 	"pactd/internal/rpcerr"
 	"pactd/services/delegation"
+	"pactd/services/delegation/codes"
 )
 
 // The signed-login Brands of these tests: "signed" (seeded by newEnv) and
@@ -777,7 +778,7 @@ func TestUserCodeGuessingPerSource(t *testing.T) {
 		ctx := t.Context()
 		real := e.startDevice("acme", paAuth, paIssuer, "orders:read")["user_code"].(string)
 		guess := func(i int) string {
-			return fmt.Sprintf("BBBB-BB%c%c", delegation.UserCodeAlphabet[i/20], delegation.UserCodeAlphabet[i%20])
+			return fmt.Sprintf("BBBB-BB%c%c", codes.UserCodeAlphabet[i/20], codes.UserCodeAlphabet[i%20])
 		}
 		for i := range 12 {
 			if guess(i) == real {

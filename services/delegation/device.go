@@ -12,6 +12,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/ids"
 	"pactd/internal/oauthwire"
+	"pactd/services/delegation/codes"
 )
 
 // StartDeviceAuthorization is the device authorization endpoint (RFC 8628
@@ -28,7 +29,7 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 	if err != nil || refusal != nil {
 		return &pactv1.StartDeviceAuthorizationResponse{Error: refusal}, err
 	}
-	scopes, ok := ParseScope(req.GetScope())
+	scopes, ok := codes.ParseScope(req.GetScope())
 	if !ok {
 		return refuseDevice(oauthwire.ErrInvalidScope, "scope must name 1 to 50 scope ids separated by spaces"), nil
 	}
@@ -55,16 +56,16 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 	}
 	var deviceCode, userCode string
 	for attempt := 0; ; attempt++ {
-		if deviceCode, err = randomSecret(s.d.Rand, DeviceCodePrefix); err != nil {
+		if deviceCode, err = codes.RandomSecret(s.d.Rand, codes.DeviceCodePrefix); err != nil {
 			return nil, s.fault(ctx, op, err)
 		}
-		if userCode, err = newUserCode(s.d.Rand); err != nil {
+		if userCode, err = codes.NewUserCode(s.d.Rand); err != nil {
 			return nil, s.fault(ctx, op, err)
 		}
-		norm, _ := NormalizeUserCode(userCode)
+		norm, _ := codes.NormalizeUserCode(userCode)
 		_, err = s.d.Store.CreateDeviceAuthorization(ctx, db.DeviceAuthorization{
 			ID: ids.New("da_", now), BrandID: c.brand.ID, AgentID: c.pa.Agent.ID, ClientID: c.id,
-			DeviceCodeHash: secretHash(deviceCode), UserCodeHash: userCodeHash(c.brand.ID, norm),
+			DeviceCodeHash: codes.SecretHash(deviceCode), UserCodeHash: codes.UserCodeHash(c.brand.ID, norm),
 			Scopes: scopes, Interval: PollInterval, ExpiresAt: now.Add(DeviceCodeTTL), CreateTime: now,
 			AuthorizationDetails: details, AuthorizationDetailsScopes: detailScopes,
 		})

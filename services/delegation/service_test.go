@@ -23,6 +23,7 @@ import (
 	"pactd/internal/delegtoken"
 	"pactd/internal/rpcerr"
 	"pactd/services/delegation"
+	"pactd/services/delegation/codes"
 )
 
 // Spec §6 items 26-29: the device authorization endpoint's refusals, each
@@ -882,7 +883,7 @@ func TestFreshSourcesCannotLiftTheBrandLimit(t *testing.T) {
 		}
 		notFound := 0
 		for i := range 12 {
-			code := fmt.Sprintf("BBBB-BB%c%c", delegation.UserCodeAlphabet[i/20], delegation.UserCodeAlphabet[i%20])
+			code := fmt.Sprintf("BBBB-BB%c%c", codes.UserCodeAlphabet[i/20], codes.UserCodeAlphabet[i%20])
 			if code == real {
 				t.Skip("the drawn code is one of the guesses")
 			}

@@ -13,6 +13,7 @@ import (
 	"pactd/internal/delegtoken"
 	"pactd/internal/jws"
 	"pactd/internal/oauthwire"
+	"pactd/services/delegation/codes"
 )
 
 // IssueDelegation is the token endpoint (RFC 6749 §3.2, RFC 8628 §3.4,
@@ -62,10 +63,10 @@ func (s *Service) redeemDeviceCode(ctx context.Context, c client, deviceCode str
 		return refuseToken(oauthwire.ErrInvalidRequest, "device_code is required"), nil
 	}
 	unknown := refuseToken(oauthwire.ErrInvalidGrant, "device_code is unknown, expired for good, or not this client's")
-	if !wellFormedSecret(deviceCode, DeviceCodePrefix) {
+	if !codes.WellFormedSecret(deviceCode, codes.DeviceCodePrefix) {
 		return unknown, nil
 	}
-	hash := secretHash(deviceCode)
+	hash := codes.SecretHash(deviceCode)
 	d, err := s.d.Store.GetDeviceAuthorizationByDeviceCode(ctx, c.brand.ID, hash)
 	if errors.Is(err, db.ErrNotFound) {
 		return unknown, nil
@@ -144,10 +145,10 @@ func (s *Service) refresh(ctx context.Context, c client, token string) (*pactv1.
 		return refuseToken(oauthwire.ErrInvalidRequest, "refresh_token is required"), nil
 	}
 	bad := refuseToken(oauthwire.ErrInvalidGrant, "refresh_token is unknown, expired, used, revoked or not this client's")
-	if !wellFormedSecret(token, RefreshTokenPrefix) {
+	if !codes.WellFormedSecret(token, codes.RefreshTokenPrefix) {
 		return bad, nil
 	}
-	hash := secretHash(token)
+	hash := codes.SecretHash(token)
 	old, err := s.d.Store.GetRefreshToken(ctx, hash)
 	if errors.Is(err, db.ErrNotFound) {
 		return bad, nil
@@ -239,12 +240,12 @@ func (s *Service) mint(ctx context.Context, c client, g db.Grant, now time.Time)
 	if err != nil {
 		return "", newRefresh{}, oauthwire.TokenBody{}, err
 	}
-	secret, err := randomSecret(s.d.Rand, RefreshTokenPrefix)
+	secret, err := codes.RandomSecret(s.d.Rand, codes.RefreshTokenPrefix)
 	if err != nil {
 		return "", newRefresh{}, oauthwire.TokenBody{}, err
 	}
 	rt := newRefresh{secret: secret, record: db.RefreshToken{
-		TokenHash: secretHash(secret), GrantID: g.ID, ExpiresAt: g.ExpireTime, CreateTime: now,
+		TokenHash: codes.SecretHash(secret), GrantID: g.ID, ExpiresAt: g.ExpireTime, CreateTime: now,
 	}}
 	body := oauthwire.TokenBody{
 		TokenType: "Bearer", AccessToken: access, RefreshToken: secret,
@@ -292,8 +293,8 @@ func (s *Service) RevokeToken(ctx context.Context, req *pactv1.RevokeTokenReques
 	}
 	var grantID string
 	switch {
-	case wellFormedSecret(tok, RefreshTokenPrefix):
-		rt, err := s.d.Store.GetRefreshToken(ctx, secretHash(tok))
+	case codes.WellFormedSecret(tok, codes.RefreshTokenPrefix):
+		rt, err := s.d.Store.GetRefreshToken(ctx, codes.SecretHash(tok))
 		if errors.Is(err, db.ErrNotFound) {
 			return &pactv1.RevokeTokenResponse{}, nil
 		}
