@@ -41,6 +41,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/core/brandcache"
+	"pactd/internal/apidesc"
 	"pactd/internal/delegtoken"
 	"pactd/internal/loadstat"
 	"pactd/core/provkeys"
@@ -53,9 +54,9 @@ const (
 	benchUser  = "user-42"
 	// benchPublicURL is the Provider's public base URL.
 	benchPublicURL = "https://provider.example"
-	// benchMaxRequestBytes is pactd's per-request read limit
-	// (server.MaxRequestBytes), applied to the RPC benchmark's handler.
-	benchMaxRequestBytes = 256 << 10
+	// benchMaxRequestBytes is pactd's per-request read limit, applied to
+	// the RPC benchmark's handler.
+	benchMaxRequestBytes = apidesc.MaxRequestBytes
 )
 
 // introspectEnv is a TokenService on a real store, a live grant in that
