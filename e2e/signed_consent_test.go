@@ -253,7 +253,7 @@ func (w *world) consentFor(t *testing.T, b *stateless, d deviceAuthorization, su
 // cookies: grant (a subset), token, step-up, receipt, refresh and its
 // reuse, deny, and replays of the session and of the assertion.
 func TestSignedConsentWithoutCookies(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		ctx := t.Context()
 		b := newStateless()
@@ -412,7 +412,7 @@ func TestSignedConsentWithoutCookies(t *testing.T) {
 // refused without a session; the trusted-frontend Brand's consent URL
 // takes no assertion.
 func TestSignedConsentRefusals(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		b := newStateless()
 		consentURL := w.feURL + "/a2a/" + mart + "/oauth/consent"

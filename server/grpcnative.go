@@ -21,9 +21,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/protoadapt"
 
+	"pactd/core/auth"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/core/auth"
 	"pactd/internal/apidesc"
 	"pactd/internal/reqlog"
 	"pactd/internal/workpool"

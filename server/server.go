@@ -29,23 +29,22 @@ import (
 	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
-	"pactd/db"
-	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/core/agentdir"
-	"pactd/internal/apidesc"
 	"pactd/core/auth"
 	"pactd/core/brandcache"
 	"pactd/core/changefeed"
+	"pactd/core/grantcache"
+	"pactd/core/provkeys"
+	"pactd/db"
+	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/apidesc"
 	"pactd/internal/config"
 	"pactd/internal/delegtoken"
-	"pactd/core/grantcache"
 	"pactd/internal/jose"
 	"pactd/internal/oauthhttp"
 	"pactd/internal/pajwt"
-	"pactd/core/provkeys"
 	"pactd/internal/ratelimit"
 	"pactd/internal/reqlog"
-	"pactd/internal/tracing"
 	"pactd/internal/workpool"
 	"pactd/services/agent"
 	"pactd/services/audit"
@@ -62,7 +61,7 @@ type Server struct {
 	cfg config.Config
 	log *slog.Logger
 	// traced is whether the OTEL_* environment turns trace export on
-	// (package tracing): only then do the span interceptors run, since
+	// (config.Config.Tracing): only then do the span interceptors run, since
 	// they cost every call CPU even when no span is exported.
 	traced  bool
 	store   db.Store
@@ -152,7 +151,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		_ = store.Close()
 		return nil, fmt.Errorf("bootstrap credentials: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, store: store, traced: tracing.Enabled(os.Getenv)}
+	s := &Server{cfg: cfg, log: log, store: store, traced: cfg.Tracing}
 	reg := prometheus.NewRegistry()
 	// Besides the default Go metrics, the collector's CPU by phase
 	// (go_cpu_classes_gc_{mark_assist,mark_dedicated,mark_idle,pause}_cpu_seconds_total

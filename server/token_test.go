@@ -15,10 +15,10 @@ import (
 
 	"connectrpc.com/connect"
 
+	"pactd/core/provkeys"
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/core/provkeys"
 	"pactd/server"
 )
 
@@ -54,7 +54,7 @@ func jwksKIDs(t *testing.T, c pactv1connect.TokenServiceClient) []string {
 }
 
 func TestTokenServiceWiredBothEngines(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		dir := t.TempDir()
 		kek := "PACT_KEY_ENCRYPTION_KEY=" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))
 		inst := start(t, testConfig(t, dbURL, dir, kek))

@@ -89,7 +89,9 @@ func TestTraceparentReachesTheSQLSpan(t *testing.T) {
 			if engine == "postgres" {
 				dbURL = dbtest.PostgresURL(t)
 			}
-			inst := start(t, testConfig(t, dbURL, t.TempDir()))
+			// The server reads the variable from its configuration (the injected
+			// environment); the exporter reads the process environment.
+			inst := start(t, testConfig(t, dbURL, t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT="+collector.URL))
 			traceHex := strings.Repeat("0", 30) + "a" + string(rune('1'+i))
 			parentHex := "00f067aa0ba902b7"
 			traceID, _ := hex.DecodeString(traceHex)

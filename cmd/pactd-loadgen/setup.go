@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -25,7 +24,7 @@ func waitHealthy(ctx context.Context, base string, t tlsOpts, timeout time.Durat
 	hc := healthpb.NewHealthClient(conn)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	last := errors.New("no answer")
+	var last error // set by every attempt before the deadline is checked
 	for {
 		cctx, ccancel := context.WithTimeout(ctx, time.Second)
 		resp, err := hc.Check(cctx, &healthpb.HealthCheckRequest{})

@@ -44,14 +44,13 @@ type stagingRun struct {
 	conns []stagingConn
 	sched []string
 
-	seq      atomic.Int64 // makes every minted token's jti unique
-	next     atomic.Int64 // closed loop: the next request's index
-	minted   atomic.Int64
-	mintNs   atomic.Int64
-	repeat   atomic.Pointer[[]string]
-	grants   []*grantSlot
-	grantQ   chan int // the grants not being refreshed right now
-	expected map[string]bool
+	seq    atomic.Int64 // makes every minted token's jti unique
+	next   atomic.Int64 // closed loop: the next request's index
+	minted atomic.Int64
+	mintNs atomic.Int64
+	repeat atomic.Pointer[[]string]
+	grants []*grantSlot
+	grantQ chan int // the grants not being refreshed right now
 }
 
 // stagingConn is one HTTP connection's clients.

@@ -166,7 +166,10 @@ func TestTokensVerifyAgainstJWKS(t *testing.T) {
 	}
 	x, _ := b64.DecodeString(set.Keys[0].X)
 	y, _ := b64.DecodeString(set.Keys[0].Y)
-	pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}
+	pub, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
+	if err != nil {
+		t.Fatalf("JWKS key: %v", err)
+	}
 
 	bodies, err := opaBodies(k, 3, time.Now())
 	if err != nil {

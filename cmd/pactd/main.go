@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"pactd/cmd/pactd/admin"
-	"pactd/db"
 	"pactd/core/auth"
+	"pactd/db"
 	"pactd/internal/buildinfo"
 	"pactd/internal/config"
-	"pactd/server"
 	"pactd/internal/tracing"
+	"pactd/server"
 )
 
 func main() {
@@ -124,18 +124,6 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) erro
 	}
 }
 
-// getenv looks a variable up in env (KEY=VALUE lines).
-func getenv(env []string) func(string) string {
-	return func(key string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-				return v
-			}
-		}
-		return ""
-	}
-}
-
 // isHelp reports whether arg asks for help.
 func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
 
@@ -164,7 +152,7 @@ func serve(ctx context.Context, cfg config.Config, env []string, stdout, stderr 
 		}
 	}
 	// Tracing by the standard OTEL_* variables; off unless an endpoint is set.
-	stopTracing, err := tracing.Setup(ctx, getenv(env), buildinfo.Get().Version)
+	stopTracing, err := tracing.Setup(ctx, config.Getenv(env), buildinfo.Get().Version)
 	if err != nil {
 		closeListeners()
 		return err

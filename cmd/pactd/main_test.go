@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/db"
 	"pactd/core/auth"
+	"pactd/db"
 	"pactd/internal/config"
 	"pactd/server"
 )

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
 	"pactd/core/changefeed"
+	"pactd/db"
 	"pactd/internal/pajwt"
 )
 

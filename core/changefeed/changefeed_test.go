@@ -13,9 +13,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"pactd/core/changefeed"
 	"pactd/db"
 	"pactd/db/dbtest"
-	"pactd/core/changefeed"
 	"pactd/internal/loadstat"
 )
 

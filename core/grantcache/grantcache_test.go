@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
 	"pactd/core/grantcache"
+	"pactd/db"
 )
 
 // countingStore is a real SQLite store that counts grant reads and can

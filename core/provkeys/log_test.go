@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/db"
 	"pactd/core/provkeys"
+	"pactd/db"
 )
 
 // TestNoSecretsInLogs logs every secret-holding value and runs a rotation

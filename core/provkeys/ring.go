@@ -138,17 +138,6 @@ func (s *snapshot) signer(now time.Time) *key {
 	return nil
 }
 
-func (s *snapshot) state(k *key, now time.Time) State {
-	switch {
-	case now.Before(k.activate):
-		return StateNext
-	case k == s.signer(now):
-		return StateActive
-	default:
-		return StateRetired
-	}
-}
-
 // Ring is the Provider's key ring. It is safe for concurrent use.
 type Ring struct {
 	cfg    Config

@@ -223,16 +223,6 @@ func (p *Pair) Promote() error {
 	return nil
 }
 
-// Logs returns the PostgreSQL server logs of both nodes.
-func (p *Pair) Logs() map[string]string {
-	out := map[string]string{}
-	for _, n := range []node{p.primary, p.standby} {
-		b, _ := os.ReadFile(filepath.Join(p.dir, n.name+".log"))
-		out[n.name] = string(b)
-	}
-	return out
-}
-
 // Close stops both servers (whatever state they are in) and removes the
 // pair's files.
 func (p *Pair) Close() {

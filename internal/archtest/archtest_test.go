@@ -166,6 +166,8 @@ func classify(importPath string) (rank int, tree string, ok bool) {
 var sameRankAllowed = map[string]string{
 	"pactd/db/dbtest -> pactd/db": "the store contract suite judges engines through db.Store",
 
+	"pactd/internal/oauthhttp -> pactd/internal/oauthwire": "the OAuth endpoints read forms and write errors in the one OAuth wire form the services decide in",
+
 	"pactd/internal/paging -> pactd/internal/rpcerr": "a bad page token is an InvalidArgument with a field violation",
 	"pactd/internal/rpcerr -> pactd/internal/reqlog": "Fault marks the request's fault as logged, so the RPC boundary does not log it twice",
 	"pactd/internal/pajwt -> pactd/internal/jose":    "PA-JWT verification runs on the jose key set and JWKS client",
@@ -180,6 +182,9 @@ var sameRankAllowed = map[string]string{
 	"pactd/internal/regjwt -> pactd/internal/jose":        "registration JWTs are verified against a JWKS fetched under the onboarding address rules",
 	"pactd/internal/regjwt -> pactd/internal/jws":         "registration JWTs are parsed and verified by the one compact-JWS core",
 	"pactd/internal/regjwt -> pactd/internal/urlrule":     "a registration's URLs follow the onboarding URL rules",
+
+	"pactd/internal/delegtoken -> pactd/internal/scopeid": "a delegation token's and a receipt's scopes follow the one scope-id rule",
+	"pactd/internal/config -> pactd/internal/tracing":     "the configuration says whether the OTEL_* variables it is given turn tracing on, by the tracing package's rule",
 }
 
 // knownExceptions are imports that break the rule today and are to be

@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"pactd/internal/tracing"
 )
 
 // Config is the complete, validated configuration of one pactd process.
@@ -110,6 +112,24 @@ type Config struct {
 	// (POST /api/platforms): "off" (default), "pending" (created disabled
 	// until an operator enables it) or "enabled" (accepted at once).
 	SelfRegistration string
+	// Tracing is whether the standard OTEL_* variables of the same
+	// environment turn trace export on (tracing.Enabled): the server then
+	// opens spans. Not a PACT_* setting; read here so that nothing past
+	// the loaded configuration consults the process environment.
+	Tracing bool
+}
+
+// Getenv returns a lookup of key in environ ("KEY=value" entries, the last
+// one winning as in the process environment); "" when it is absent.
+func Getenv(environ []string) func(key string) string {
+	return func(key string) string {
+		for i := len(environ) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(environ[i], "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
+	}
 }
 
 // Bounds of the audit-retention setting: the default is 90 days.
@@ -471,6 +491,7 @@ func LoadCommand(usage string, args []string, environ []string, out io.Writer) (
 	if err := c.validate(); err != nil {
 		return c, err
 	}
+	c.Tracing = tracing.Enabled(Getenv(environ))
 	return c, nil
 }
 
@@ -491,6 +512,7 @@ func (c *Config) validate() error {
 		c.DataDir = filepath.Clean(c.DataDir)
 	}
 	if c.DatabaseURL != "" && !IsPostgresURL(c.DatabaseURL) && !strings.HasPrefix(c.DatabaseURL, "sqlite:") {
+		//lint:ignore ST1005 the message ends in the scheme "sqlite:" it names, and stays as it is
 		errs = append(errs, errors.New("database-url: must start with postgres://, postgresql:// or sqlite:"))
 	}
 	if c.DatabasePooler == PoolerTransaction && !IsPostgresURL(c.DatabaseURL) {

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/config"
 	"pactd/core/grantcache"
+	"pactd/internal/config"
 	"pactd/internal/pajwt"
 )
 
@@ -653,5 +653,43 @@ func eq(t *testing.T, field, got, want string) {
 	t.Helper()
 	if got != want {
 		t.Errorf("%s = %q, want %q", field, got, want)
+	}
+}
+
+// TestTracingFromTheInjectedEnvironment: whether the server traces is
+// read from the environment Load is given, never from the process's, so a
+// caller (cmd/pactd, a test) decides it without touching os.Environ.
+func TestTracingFromTheInjectedEnvironment(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		env  []string
+		want bool
+	}{
+		{"ok/endpoint", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318"}, true},
+		{"ok/traces-endpoint", []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:4318/v1/traces"}, true},
+		{"ok/exporter-otlp", []string{"OTEL_TRACES_EXPORTER=otlp"}, true},
+		{"off/nothing", nil, false},
+		{"off/sdk-disabled", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318", "OTEL_SDK_DISABLED=true"}, false},
+		{"off/exporter-none", []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER=none"}, false},
+		{"off/last-wins", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_TRACES_EXPORTER=none"}, false},
+	} {
+		c, err := config.Load(nil, tc.env, io.Discard)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if c.Tracing != tc.want {
+			t.Errorf("%s: Tracing = %v, want %v", tc.name, c.Tracing, tc.want)
+		}
+	}
+}
+
+func TestGetenv(t *testing.T) {
+	t.Parallel()
+	get := config.Getenv([]string{"A=1", "B=", "C=x=y", "A=2", "NOEQUALS"})
+	for k, want := range map[string]string{"A": "2", "B": "", "C": "x=y", "NOEQUALS": "", "PATH": ""} {
+		if got := get(k); got != want {
+			t.Errorf("Getenv(%s) = %q, want %q", k, got, want)
+		}
 	}
 }

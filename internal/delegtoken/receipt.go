@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pactd/internal/jws"
+	"pactd/internal/scopeid"
 )
 
 // Receipt kinds and limits.
@@ -117,7 +118,7 @@ func checkReceipt(c ReceiptClaims) error {
 		return &FieldError{"scopesUsed", fmt.Sprintf("at most %d scopes", MaxReceiptItems)}
 	}
 	for i, sc := range c.ScopesUsed {
-		if !ValidScope(sc) {
+		if !scopeid.Valid(sc) {
 			return &FieldError{fmt.Sprintf("scopesUsed[%d]", i), "is not a valid scope id"}
 		}
 	}

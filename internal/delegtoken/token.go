@@ -8,10 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"pactd/internal/scopeid"
 )
 
 // Token kinds and limits.
@@ -32,12 +33,6 @@ const (
 	// server issuer: iss = aud + IssuerSuffix.
 	IssuerSuffix = "/oauth"
 )
-
-// scopePattern is the PACT scope id syntax (§5.1).
-var scopePattern = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E]+$`)
-
-// ValidScope reports whether s is a syntactically valid scope id.
-func ValidScope(s string) bool { return len(s) <= 256 && scopePattern.MatchString(s) }
 
 // Claims are the claims of a delegation token.
 type Claims struct {
@@ -173,7 +168,7 @@ func checkClaims(c Claims) error {
 		return &FieldError{"scope", "must hold 1 to 100 scope ids"}
 	}
 	for i, sc := range c.Scopes {
-		if !ValidScope(sc) {
+		if !scopeid.Valid(sc) {
 			return &FieldError{fmt.Sprintf("scope[%d]", i), "is not a valid scope id"}
 		}
 	}
@@ -321,7 +316,7 @@ func (v *Verifier) Verify(ctx context.Context, token string, want Expect) (Claim
 	}
 	c.Scopes = strings.Split(scope, " ")
 	for _, sc := range c.Scopes {
-		if !ValidScope(sc) {
+		if !scopeid.Valid(sc) {
 			return Claims{}, refuse(ReasonClaims)
 		}
 	}

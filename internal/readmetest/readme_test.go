@@ -792,7 +792,7 @@ func (h *harness) serve(b block) {
 	for _, c := range b.opts["capture"] {
 		name, re, _ := strings.Cut(c, "=")
 		m := regexp.MustCompile(re).FindStringSubmatch(s.out.String())
-		if m == nil || len(m) < 2 {
+		if len(m) < 2 {
 			t.Fatalf("README.md:%d: %s printed nothing matching %q for %s:\n%s", b.line, b.name, re, name, s.out.String())
 		}
 		h.vals[name] = m[1]

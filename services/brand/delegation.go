@@ -1,11 +1,11 @@
 package brand
 
 import (
-	"regexp"
 	"strings"
 
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/rpcerr"
+	"pactd/internal/scopeid"
 	"pactd/internal/urlrule"
 )
 
@@ -16,10 +16,6 @@ const (
 	// MaxScopeDescription bounds the consent text of one scope.
 	MaxScopeDescription = 500
 )
-
-// scopeIDPattern is a scope id: 1 to 128 printable ASCII characters other
-// than space, '"' and '\' (PACT §5.1, RFC 6749 §3.3).
-var scopeIDPattern = regexp.MustCompile(`^[\x21\x23-\x5B\x5D-\x7E]{1,128}$`)
 
 // checkDelegation validates delegation settings; every broken rule becomes
 // a field violation under field. Settings that are present but disabled are
@@ -44,8 +40,8 @@ func (s *Service) checkDelegation(v *rpcerr.Violations, field string, d *pactv1.
 	for i, sc := range scopes {
 		sf := func(name string) string { return f("scopes") + "[" + itoa(i) + "]." + name }
 		switch id := sc.GetId(); {
-		case !scopeIDPattern.MatchString(id):
-			v.Add(sf("id"), `must be 1 to 128 printable ASCII characters other than space, '"' and '\'`)
+		case !scopeid.Valid(id):
+			v.Add(sf("id"), `must be 1 to %d printable ASCII characters other than space, '"' and '\'`, scopeid.MaxLen)
 		case seen[id]:
 			v.Add(sf("id"), "duplicates an earlier scope id")
 		default:

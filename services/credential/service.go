@@ -14,10 +14,10 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd/core/auth"
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/core/auth"
 	"pactd/internal/paging"
 	"pactd/internal/rpcerr"
 )

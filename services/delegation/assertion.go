@@ -7,6 +7,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/brandassert"
+	"pactd/services/delegation/codes"
 )
 
 // The Brand login assertion verifier lives in package brandassert; this
@@ -71,7 +72,7 @@ type assertionPurpose struct {
 // verifyAssertionFor verifies a Brand login assertion for purpose p.
 func (s *Service) verifyAssertionFor(ctx context.Context, b db.Brand, tok string, p assertionPurpose) (brandAssertion, error) {
 	// A nil BrandKeys stays a nil KeySource: a keys fault, as before.
-	v := brandassert.Verifier{Keys: s.d.BrandKeys, ValidSubject: validBrandUser, NormalizeUserCode: NormalizeUserCode}
+	v := brandassert.Verifier{Keys: s.d.BrandKeys, ValidSubject: validBrandUser, NormalizeUserCode: codes.NormalizeUserCode}
 	a, err := v.Verify(ctx,
 		brandassert.Brand{ID: b.ID, Issuer: b.Delegation.AssertionIssuer, JWKSURI: b.Delegation.AssertionJWKSURI},
 		tok, brandassert.Purpose{Aud: p.aud, UserCode: p.userCode, Connected: p.connected}, s.now())

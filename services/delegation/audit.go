@@ -3,8 +3,8 @@ package delegation
 import (
 	"context"
 
-	"pactd/db"
 	"pactd/core/auth"
+	"pactd/db"
 )
 
 // auditGrant returns ctx carrying the audit event of a change to grant g

@@ -35,18 +35,19 @@ import (
 
 	"connectrpc.com/connect"
 
+	"pactd/core/brandcache"
+	"pactd/core/changefeed"
+	"pactd/core/grantcache"
+	"pactd/core/provkeys"
 	"pactd/db"
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/core/brandcache"
-	"pactd/core/changefeed"
 	"pactd/internal/apidesc"
 	"pactd/internal/delegtoken"
-	"pactd/core/grantcache"
 	"pactd/internal/loadstat"
+	"pactd/internal/oauthwire"
 	"pactd/internal/pajwt"
-	"pactd/core/provkeys"
 	"pactd/services/delegation"
 )
 
@@ -144,7 +145,7 @@ func (e *refreshEnv) grant(b *testing.B, user string) string {
 		b.Fatalf("ApproveConsent: %v", err)
 	}
 	tok, err := e.svc.IssueDelegation(ctx, &pactv1.IssueDelegationRequest{BrandId: benchBrand, Authorization: benchPAAuth,
-		ClientId: benchPAIssuer, GrantType: delegation.GrantTypeDeviceCode, DeviceCode: start.GetDeviceCode()})
+		ClientId: benchPAIssuer, GrantType: oauthwire.GrantTypeDeviceCode, DeviceCode: start.GetDeviceCode()})
 	if err != nil || tok.GetError() != nil || tok.GetRefreshToken() == "" {
 		b.Fatalf("redeem device code = %v, %v", tok, err)
 	}
@@ -154,7 +155,7 @@ func (e *refreshEnv) grant(b *testing.B, user string) string {
 // refreshReq is a refresh grant request of PA agt_1 at acme.
 func refreshReq(rt string) *pactv1.IssueDelegationRequest {
 	return &pactv1.IssueDelegationRequest{BrandId: benchBrand, Authorization: benchPAAuth, ClientId: benchPAIssuer,
-		GrantType: delegation.GrantTypeRefreshToken, RefreshToken: rt}
+		GrantType: oauthwire.GrantTypeRefreshToken, RefreshToken: rt}
 }
 
 // rotated checks a successful refresh and returns the next refresh token.

@@ -12,13 +12,11 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/authzdetails"
 	"pactd/internal/rpcerr"
+	"pactd/internal/scopeid"
 )
 
 // maxCheckScopes bounds the scopes one CheckGrant asks about.
 const maxCheckScopes = 64
-
-// maxScopeIDLen bounds one scope id a caller sends.
-const maxScopeIDLen = 128
 
 // GrantReader returns a grant's row, revoked and expired ones included;
 // found is false when there is no such grant. pactd passes its grant cache
@@ -47,8 +45,8 @@ func (s *Service) CheckGrant(ctx context.Context, req *pactv1.CheckGrantRequest)
 		v.Add("scopes", "must name at most %d scope ids", maxCheckScopes)
 	}
 	for i, sc := range req.GetScopes() {
-		if sc == "" || len(sc) > maxScopeIDLen || strings.ContainsFunc(sc, func(r rune) bool { return r <= ' ' || r > '~' || r == '"' || r == '\\' }) {
-			v.Add("scopes", "scopes[%d] must be 1 to %d printable ASCII characters without space, '\"' or '\\'", i, maxScopeIDLen)
+		if !scopeid.Valid(sc) {
+			v.Add("scopes", "scopes[%d] must be 1 to %d printable ASCII characters without space, '\"' or '\\'", i, scopeid.MaxLen)
 			break
 		}
 	}

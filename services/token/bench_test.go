@@ -36,15 +36,15 @@ import (
 
 	"connectrpc.com/connect"
 
+	"pactd/core/brandcache"
+	"pactd/core/provkeys"
 	"pactd/db"
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/core/brandcache"
 	"pactd/internal/apidesc"
 	"pactd/internal/delegtoken"
 	"pactd/internal/loadstat"
-	"pactd/core/provkeys"
 	"pactd/services/token"
 )
 

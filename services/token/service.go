@@ -19,13 +19,13 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd/core/auth"
+	"pactd/core/provkeys"
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/core/auth"
 	"pactd/internal/authzdetails"
 	"pactd/internal/delegtoken"
-	"pactd/core/provkeys"
 	"pactd/internal/rpcerr"
 )
 

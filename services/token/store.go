@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
+	"pactd/core/provkeys"
 	"pactd/db"
 	"pactd/internal/delegtoken"
-	"pactd/core/provkeys"
 )
 
 // BrandStore finds Brands.

@@ -26,18 +26,18 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
 	"pactd/core/agentdir"
 	"pactd/core/brandcache"
 	"pactd/core/changefeed"
-	"pactd/internal/delegtoken"
 	"pactd/core/grantcache"
+	"pactd/core/provkeys"
+	"pactd/db"
+	"pactd/db/dbtest"
+	pactv1 "pactd/gen/pact/v1"
+	"pactd/internal/delegtoken"
 	"pactd/internal/jose"
 	"pactd/internal/loadstat"
 	"pactd/internal/pajwt"
-	"pactd/core/provkeys"
 	"pactd/services/verification"
 )
 

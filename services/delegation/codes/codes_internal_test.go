@@ -1,9 +1,8 @@
-package delegation
+package codes
 
 import (
 	"bytes"
 	"crypto/rand"
-	"strings"
 	"testing"
 )
 
@@ -11,7 +10,7 @@ import (
 func TestNewUserCode(t *testing.T) {
 	seen := map[byte]bool{}
 	for range 200 {
-		c, err := newUserCode(rand.Reader)
+		c, err := NewUserCode(rand.Reader)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,26 +27,11 @@ func TestNewUserCode(t *testing.T) {
 	}
 	// Bytes at or above 240 are rejected (no modulo bias); a source that
 	// only yields them is an error, not an endless loop.
-	if _, err := newUserCode(bytes.NewReader(bytes.Repeat([]byte{250}, 1<<12))); err == nil {
+	if _, err := NewUserCode(bytes.NewReader(bytes.Repeat([]byte{250}, 1<<12))); err == nil {
 		t.Fatal("a source of rejected bytes gave a code")
 	}
-	c, err := newUserCode(bytes.NewReader(append(bytes.Repeat([]byte{245}, 16), bytes.Repeat([]byte{21}, 16)...)))
+	c, err := NewUserCode(bytes.NewReader(append(bytes.Repeat([]byte{245}, 16), bytes.Repeat([]byte{21}, 16)...)))
 	if err != nil || c != "CCCC-CCCC" {
 		t.Fatalf("code from byte 21 = %q, %v; want CCCC-CCCC", c, err)
-	}
-}
-
-func TestUnverifiedGrantID(t *testing.T) {
-	for tok, want := range map[string]string{
-		"eyJhbGciOiJFUzI1NiJ9.eyJncmFudF9pZCI6ImEyYWdyYW50X1gifQ.c2ln": "a2agrant_X",
-		"a.b":                     "",
-		"a.!!!.c":                 "",
-		"a.bnVsbA.c":              "",
-		"a.W10.c":                 "",
-		strings.Repeat("a", 9000): "",
-	} {
-		if got := unverifiedGrantID(tok); got != want {
-			t.Errorf("unverifiedGrantID(%.20q) = %q, want %q", tok, got, want)
-		}
 	}
 }
