@@ -1,7 +1,6 @@
 package db_test
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -66,7 +65,7 @@ func TestMigrationsDownUpWithData(t *testing.T) {
 		defer sdb.Close()
 		checkRoundTrip(t, migrationVersions(t, "sqlite"), func(v int64) error { return db.MigrateSQLiteTo(ctx, sdb, v) },
 			func() (map[string]int64, error) {
-				return tableRows(ctx, func(q string) (rowScanner, error) { return sdb.QueryContext(ctx, q) },
+				return tableRows(func(q string) (rowScanner, error) { return sdb.QueryContext(ctx, q) },
 					"SELECT name FROM sqlite_master WHERE type='table' AND name NOT IN ('schema_migrations', 'sqlite_sequence')")
 			})
 	})
@@ -85,7 +84,7 @@ func TestMigrationsDownUpWithData(t *testing.T) {
 		defer pool.Close()
 		checkRoundTrip(t, migrationVersions(t, "postgres"), func(v int64) error { return db.MigratePostgresTo(ctx, pool, v) },
 			func() (map[string]int64, error) {
-				return tableRows(ctx, func(q string) (rowScanner, error) { r, err := pool.Query(ctx, q); return pgRows{r}, err },
+				return tableRows(func(q string) (rowScanner, error) { r, err := pool.Query(ctx, q); return pgRows{r}, err },
 					"SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'")
 			})
 	})
@@ -127,8 +126,7 @@ type pgRows struct{ pgx.Rows }
 func (r pgRows) Close() error { r.Rows.Close(); return nil }
 
 // tableRows is the row count of every table the listing query names.
-func tableRows(ctx context.Context, query func(string) (rowScanner, error), listTables string) (map[string]int64, error) {
-	_ = ctx
+func tableRows(query func(string) (rowScanner, error), listTables string) (map[string]int64, error) {
 	rs, err := query(listTables)
 	if err != nil {
 		return nil, err
