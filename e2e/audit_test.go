@@ -20,7 +20,7 @@ import (
 // the order they happened, each receipt found by the hash of the JWS the
 // PA received, and the Brand's frontend sees the same events in its view.
 func TestAuditTrailOfADelegatedRun(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		ctx := t.Context()
 		const sub = "user-audit"

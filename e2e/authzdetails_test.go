@@ -20,7 +20,7 @@ import (
 // authorization endpoint, approved details reach the token response and
 // the token, and the agent cancels only the order they name.
 func TestResourceBoundDelegation(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		const sub = "user-rar"
 		entry := `{"type":"` + demo.OrderCancelType + `","order_id":"1002","actions":["cancel"]}`
@@ -113,7 +113,7 @@ func TestResourceBoundDelegation(t *testing.T) {
 // frontend, in both Brand login modes; a template with HTML's special
 // characters reaches the page escaped, as plain text.
 func TestConsentPageShowsBrandWords(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		entry := func(order string) string {
 			return `[{"type":"` + demo.OrderCancelType + `","order_id":"` + order + `","actions":["cancel"]}]`

@@ -18,7 +18,7 @@ import (
 // shows the page as usual. By a client that keeps no cookies, on both
 // stores.
 func TestSignedConsentSkippedWhenGranted(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		ctx := t.Context()
 		b := newStateless()

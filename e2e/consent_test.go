@@ -98,7 +98,7 @@ func wantPageHeaders(t *testing.T, name string, r response) {
 // the Brand's words, expiry), revocation after a confirmation that names
 // what it revokes.
 func TestConsentPages(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		d := w.startDevice(t, "user-1", "orders:read orders:cancel")
 		consentPath := "/a2a/shop/oauth/consent?user_code=" + d.UserCode

@@ -17,7 +17,7 @@ import (
 // TestDelegationCardAndMetadata: the card's userDelegation scheme and the
 // RFC 8414 metadata it points to agree, and the JWKS is reachable.
 func TestDelegationCardAndMetadata(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		var card struct {
 			SupportedInterfaces []struct {
@@ -135,7 +135,7 @@ func TestDelegationCardAndMetadata(t *testing.T) {
 // TestDelegationOAuthRefusals: the PA-facing OAuth refusals, each with a
 // positive control.
 func TestDelegationOAuthRefusals(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		good := "Bearer " + w.token(t, "user-1")
 		read := w.paForm("scope", "orders:read")
@@ -188,7 +188,7 @@ func TestDelegationOAuthRefusals(t *testing.T) {
 // with receipts, step-up for the ungranted scope, a tampered token, the
 // Brand-user lock of a context, and revocation.
 func TestDelegatedConversation(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		const sub = "user-1"
 
@@ -337,7 +337,7 @@ func TestDelegatedConversation(t *testing.T) {
 // TestDelegationRefreshAndDenial: refresh rotation, reuse (which revokes
 // the grant), and a denied consent.
 func TestDelegationRefreshAndDenial(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		const sub = "user-2"
 		tok := w.connect(t, sub, "carol", "orders:read", "orders:read")

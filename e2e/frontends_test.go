@@ -25,8 +25,8 @@ import (
 )
 
 // One end-to-end suite, five frontends: every test that runs through
-// engines runs against each frontend below, on both stores, with the same
-// world (pactd, the PA, the Brands) and the same instrumented agent.
+// frontendsAndEngines runs against each frontend below, on both stores, with
+// the same world (pactd, the PA, the Brands) and the same instrumented agent.
 //
 //   - go: pacta2a's standalone handler, in this process (as cmd/pact-a2a
 //     -demo mounts it).
@@ -114,8 +114,8 @@ func removeGoSDKBuild() {
 	}
 }
 
-// frontendOf is the frontend of each test that engines started; a test that
-// did not come through engines gets the Go frontend.
+// frontendOf is the frontend of each test that frontendsAndEngines started;
+// a test that did not come through it gets the Go frontend.
 var frontendOf sync.Map // *testing.T -> frontend
 
 func useFrontend(t *testing.T, fe frontend) {

@@ -44,13 +44,13 @@ const (
 	frontendToken = "e2e-frontend-token-0123456789"
 )
 
-// engines runs f once per frontend (see frontends_test.go) and store engine.
-func engines(t *testing.T, f func(t *testing.T, dbURL string)) {
+// frontendsAndEngines runs f once per frontend (see frontends_test.go) and
+// store engine (dbtest.Engines).
+func frontendsAndEngines(t *testing.T, f func(t *testing.T, dbURL string)) {
 	for _, fe := range frontends {
 		t.Run(fe.name, func(t *testing.T) {
 			t.Parallel()
-			t.Run("sqlite", func(t *testing.T) { t.Parallel(); useFrontend(t, fe); f(t, "") })
-			t.Run("postgres", func(t *testing.T) { t.Parallel(); useFrontend(t, fe); f(t, dbtest.PostgresURL(t)) })
+			dbtest.Engines(t, func(t *testing.T, dbURL string) { useFrontend(t, fe); f(t, dbURL) })
 		})
 	}
 }

@@ -31,7 +31,7 @@ func wantBare(t *testing.T, name string, got response, status int) {
 }
 
 func TestCardDiscovery(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		r := w.do(t, "GET", "/a2a/acme/.well-known/agent-card.json", "")
 		if r.status != 200 || r.header.Get("Content-Type") != "application/a2a+json" ||
@@ -65,7 +65,7 @@ func TestCardDiscovery(t *testing.T) {
 }
 
 func TestIdentityConversation(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		tok := w.token(t, "user-123")
 
@@ -135,7 +135,7 @@ func TestIdentityConversation(t *testing.T) {
 }
 
 func TestTaskRoutes(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		auth := "Authorization: Bearer " + w.token(t, "user-123")
 		push := errBody(a2aerr.PushNotificationNotSupported, "Push notifications are not supported")
@@ -174,7 +174,7 @@ func TestTaskRoutes(t *testing.T) {
 // TestUnmatchedRoutesBeforeAuth: unmatched routes are 404/405 with or
 // without a token, and never reach pactd.
 func TestUnmatchedRoutesBeforeAuth(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		auth := "Authorization: Bearer " + w.token(t, "user-123")
 		before := w.rpcs.Load()
@@ -209,7 +209,7 @@ func TestUnmatchedRoutesBeforeAuth(t *testing.T) {
 // API client gets the bare 404 of PACT 1.0 §1.2 byte for byte (the
 // positive control of the refusal: no body, never application/a2a+json).
 func TestRootAndNotFoundPages(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		r := w.do(t, "GET", "/", "")
 		if r.status != 200 || r.header.Get("Content-Type") != "text/html; charset=utf-8" || r.header.Get("X-Frame-Options") != "DENY" {
@@ -238,7 +238,7 @@ func TestRootAndNotFoundPages(t *testing.T) {
 }
 
 func TestPAJWTRefusals(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		with := func(k string, v any) map[string]any {
 			c := w.claims("user-123")
@@ -307,7 +307,7 @@ func TestPAJWTRefusals(t *testing.T) {
 // TestConcurrentDuplicateRunsAgentOnce: a duplicate of a running turn is
 // refused, and a burst of identical messageIds runs the agent once.
 func TestConcurrentDuplicateRunsAgentOnce(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		tok := w.token(t, "user-123")
 		ctxID := decodeReply(t, w.send(t, "acme", tok, userMsg("m-0", "", "start"))).Message.ContextID
@@ -362,7 +362,7 @@ func TestConcurrentDuplicateRunsAgentOnce(t *testing.T) {
 // PA that is not onboarded, PACT §1.4), and the agent never runs; once the
 // PA is listed the same request is answered (positive control).
 func TestBrandAgentPolicyRefusal(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		ctx := t.Context()
 		if _, err := w.brands.SetBrandAgentPolicy(ctx, &pactv1.SetBrandAgentPolicyRequest{BrandId: "beta", Policy: pactv1.BrandAgentPolicy_BRAND_AGENT_POLICY_LISTED}); err != nil {

@@ -20,7 +20,7 @@ import (
 // demo sign-in's path (which names its cookie), get an answer, and the
 // frontend goes on serving every Brand afterwards.
 func TestNoInputStopsTheFrontend(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		form := "Content-Type: application/x-www-form-urlencoded"
 		for _, c := range []struct{ method, path, body string }{
@@ -82,7 +82,7 @@ func TestNoInputStopsTheFrontend(t *testing.T) {
 // request; never a hang, never the rest of the body read as a request. The
 // control: a small refused body leaves the connection serving.
 func TestOversizedBodyNeverHangsTheConnection(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		tok := w.token(t, "user-big")
 		auth := "Authorization: Bearer " + tok + "\r\n"

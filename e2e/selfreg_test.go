@@ -24,7 +24,7 @@ var selfRegistering = []string{"go", "ts", "py"}
 // JWTs are accepted; a replayed JWT and a cross-origin JWKS URI are refused
 // with their reasons and store nothing.
 func TestSelfRegistration(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		if name := frontendFor(t).name; !slices.Contains(selfRegistering, name) {
 			t.Skipf("the %s frontend does not mount POST /api/platforms", name)
 		}

@@ -19,7 +19,7 @@ import (
 // assertion consent; revoking confirms first, then revokes (the token
 // stops introspecting); a forged session changes nothing.
 func TestSignedConnectedWithoutCookies(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		ctx := t.Context()
 		b := newStateless()

@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/rpcerr"
@@ -23,7 +24,7 @@ func auditClient(inst *instance, tok string, opts ...connect.ClientOption) pactv
 // frontend in its own view, on every protocol; the roles, the filters'
 // refusals (each naming its field) and the metric hold.
 func TestAuditTrailThroughTheServer(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		inst := start(t, testConfig(t, dbURL, t.TempDir()))
 		ctx := t.Context()
 		d := newDelegatedPA(t, inst)

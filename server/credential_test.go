@@ -22,7 +22,7 @@ func credentials(inst *instance, token string) pactv1connect.CredentialServiceCl
 // use, list (no tokens), revoke; the revoked token is Unauthenticated on
 // the very next call; refusals name their field and store nothing.
 func TestCredentialLifecycle(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		inst := start(t, testConfig(t, dbURL, t.TempDir()))
 		ctx := t.Context()
 		cc := credentials(inst, adminToken)
@@ -145,7 +145,7 @@ func TestCredentialRevocationReachesOtherReplicas(t *testing.T) {
 // credential of the old one, which is then Unauthenticated; setting the
 // old, revoked value again starts pactd but the value stays refused.
 func TestChangedBootstrapTokenRevokesTheOldOne(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		dir := t.TempDir() // the SQLite store lives here; PostgreSQL ignores it
 		first := start(t, testConfig(t, dbURL, dir))
 		first.stop()

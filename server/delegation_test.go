@@ -15,6 +15,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/rpcerr"
@@ -31,7 +32,7 @@ func delegationSettings() *pactv1.DelegationSettings {
 // Delegation settings are validated field by field and change the card
 // exactly as spec §2.2 says; identity-only cards are untouched.
 func TestDelegationSettingsAndCard(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		// Production rules for URLs (no loopback http); production also
 		// needs a key-encryption key on PostgreSQL.
 		kek := "PACT_KEY_ENCRYPTION_KEY=" + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("k", 32)))
@@ -207,7 +208,7 @@ func TestDelegationIsMounted(t *testing.T) {
 // delegation token signed by a key the Brand's JWKS endpoint publishes,
 // rotation and reuse detection.
 func TestDelegationEndToEndThroughPactd(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		inst := start(t, testConfig(t, dbURL, t.TempDir()))
 		ctx := t.Context()
 		pa := newTestPA(t)

@@ -142,7 +142,7 @@ func feedCaughtUp(t *testing.T, inst *instance) {
 // no grant, agent or Brand read. Then a revocation through this replica is
 // refused on its next call. Both stores.
 func TestDelegatedCallsReadNoGrantWhileNothingChanged(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		inst := start(t, testConfig(t, dbURL, t.TempDir(), "PACT_CACHE_TTL=1h"))
 		d := newDelegatedPA(t, inst)
 		// The setup's own changes (the agent, the Brand) reach the caches

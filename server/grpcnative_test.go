@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/server"
 )
@@ -27,7 +28,7 @@ import (
 // and checks it applies what the main port applies: authentication, the
 // role table, errors with their details, and the same decisions.
 func TestNativeGRPCPort(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		cfg := testConfig(t, dbURL, t.TempDir(), "PACT_GRPC_LISTEN=127.0.0.1:0")
 		srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), nil)
 		if err != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"pactd/internal/oauthwire"
 	"pactd/internal/reqlog"
 )
 
@@ -106,7 +108,7 @@ func (s *Server) observeHTTP(m *httpMetrics, next http.Handler) http.Handler {
 					sw.Header().Set("Content-Type", "application/json")
 					sw.Header().Set("Cache-Control", "no-store")
 					sw.WriteHeader(http.StatusInternalServerError)
-					_, _ = sw.Write([]byte(`{"error":"server_error"}`))
+					_, _ = io.WriteString(sw, oauthwire.Error(http.StatusInternalServerError, oauthwire.ErrServerError, "").GetBodyJson())
 				}
 			}
 			status := sw.status

@@ -46,12 +46,6 @@ type instance struct {
 	stdout *bytes.Buffer
 }
 
-// engines runs f once per store engine.
-func engines(t *testing.T, f func(t *testing.T, dbURL string)) {
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, "") })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, dbtest.PostgresURL(t)) })
-}
-
 // testConfig loads a configuration on loopback with the native gRPC port
 // off (its default, 127.0.0.1:7071, would clash between parallel tests);
 // env is applied after the base, so a test that wants the port passes
@@ -134,7 +128,7 @@ func agents(inst *instance, tok string, opts ...connect.ClientOption) pactv1conn
 }
 
 func TestAgentLifecycleEveryProtocolBothEngines(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		dir := t.TempDir()
 		inst := start(t, testConfig(t, dbURL, dir))
 		ctx := t.Context()
@@ -259,7 +253,7 @@ func TestCallerAuthentication(t *testing.T) {
 }
 
 func TestRegisterAgentRefusesBadInputAndWritesNothing(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		inst := start(t, testConfig(t, dbURL, t.TempDir(), "PACT_DEV=false"))
 		c := agents(inst, adminToken)
 		ctx := t.Context()
@@ -417,7 +411,7 @@ func TestGeneratedAdminTokenIsPrintedOnceAndWorks(t *testing.T) {
 }
 
 func TestBrandsAndAgentCard(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		inst := start(t, testConfig(t, dbURL, t.TempDir()))
 		ctx := t.Context()
 		bc := pactv1connect.NewBrandServiceClient(h2c(), inst.url, withToken(adminToken))
@@ -502,7 +496,7 @@ func TestBrandsAndAgentCard(t *testing.T) {
 // with InvalidArgument naming it, and change nothing; .proto names and
 // lowerCamelCase names are both accepted (positive controls).
 func TestUnknownJSONFieldsAreRefused(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		inst := start(t, testConfig(t, dbURL, t.TempDir()))
 		post := func(token, procedure, body string) (int, string) {
 			t.Helper()

@@ -54,7 +54,7 @@ func jwksKIDs(t *testing.T, c pactv1connect.TokenServiceClient) []string {
 }
 
 func TestTokenServiceWiredBothEngines(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		dir := t.TempDir()
 		kek := "PACT_KEY_ENCRYPTION_KEY=" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))
 		inst := start(t, testConfig(t, dbURL, dir, kek))

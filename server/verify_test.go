@@ -18,6 +18,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 )
@@ -82,7 +83,7 @@ func (pa *testPA) claims(aud string, now time.Time) map[string]any {
 }
 
 func TestVerifyAgentRequestThroughTheWire(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		inst := start(t, testConfig(t, dbURL, t.TempDir(), "PACT_RATE_SUBJECT=2"))
 		ctx := t.Context()
 		pa := newTestPA(t)

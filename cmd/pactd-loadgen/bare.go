@@ -17,6 +17,7 @@ import (
 
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/oauthwire"
 )
 
 // The bare server (-serve-bare) is the transports' own floor, without
@@ -43,7 +44,7 @@ type bareVerifier struct {
 var bareAnswer = &pactv1.VerifyAgentRequestResponse{
 	Allowed:         false,
 	HttpStatus:      401,
-	WwwAuthenticate: `Bearer realm="a2a"`,
+	WwwAuthenticate: oauthwire.Challenge,
 	Reason:          pactv1.DenyReason_DENY_REASON_MALFORMED,
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"pactd/db"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/testclock"
 )
 
 // fakeStore holds credentials in memory and can fail or count lookups.
@@ -68,26 +69,14 @@ func (f *fakeStore) revoke(token string, at time.Time) {
 	f.creds[string(Hash(token))] = c
 }
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 const tok = "pact_fro_test-token-0123456789"
 
-func setup(t *testing.T) (*fakeStore, *clock, *Authenticator) {
+func setup(t *testing.T) (*fakeStore, *testclock.Clock, *Authenticator) {
 	t.Helper()
 	s := &fakeStore{creds: map[string]db.Credential{}}
-	clk := &clock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s.creds[string(Hash(tok))] = db.Credential{ID: "cred_1", Role: db.RoleFrontend, LastUseTime: clk.t}
-	return s, clk, NewAuthenticator(s, DefaultOutageGrace, clk.now)
+	clk := testclock.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	s.creds[string(Hash(tok))] = db.Credential{ID: "cred_1", Role: db.RoleFrontend, LastUseTime: clk.Now()}
+	return s, clk, NewAuthenticator(s, DefaultOutageGrace, clk.Now)
 }
 
 func wantCode(t *testing.T, name string, err error, code connect.Code) {
@@ -104,8 +93,8 @@ func TestRevocationIsSeenWithinTheBound(t *testing.T) {
 	if role, err := a.Authenticate(t.Context(), "Bearer "+tok); err != nil || role != db.RoleFrontend {
 		t.Fatalf("ok/live: %v, %v", role, err)
 	}
-	s.revoke(tok, clk.now())
-	clk.advance(RevocationBound)
+	s.revoke(tok, clk.Now())
+	clk.Advance(RevocationBound)
 	_, err := a.Authenticate(t.Context(), "Bearer "+tok)
 	wantCode(t, "revoked, bound elapsed", err, connect.CodeUnauthenticated)
 }
@@ -121,13 +110,13 @@ func TestOutageGrace(t *testing.T) {
 	s.mu.Lock()
 	s.down = true
 	s.mu.Unlock()
-	clk.advance(DefaultOutageGrace - time.Second)
+	clk.Advance(DefaultOutageGrace - time.Second)
 	if role, err := a.Authenticate(t.Context(), "Bearer "+tok); err != nil || role != db.RoleFrontend {
 		t.Fatalf("ok/within-grace: %v, %v", role, err)
 	}
 	_, err := a.Authenticate(t.Context(), "Bearer pact_fro_never-seen-token-0123456789")
 	wantCode(t, "never seen, store down", err, connect.CodeUnavailable)
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	_, err = a.Authenticate(t.Context(), "Bearer "+tok)
 	wantCode(t, "grace over", err, connect.CodeUnavailable)
 	s.mu.Lock()

@@ -44,7 +44,7 @@ func TestThumbprintAndJWKSAgreeWithJWX(t *testing.T) {
 		}
 	}
 
-	engines(t, func(t *testing.T, open engine) {
+	sharedStores(t, func(t *testing.T, open engine) {
 		ctx := t.Context()
 		c := newClock()
 		r := openRing(t, open(t), c)

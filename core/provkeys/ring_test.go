@@ -20,57 +20,30 @@ import (
 	"pactd/core/provkeys"
 	"pactd/db"
 	"pactd/db/dbtest"
+	"pactd/internal/testclock"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+// newClock is the tests' clock, at their fixed start.
+func newClock() *testclock.Clock { return testclock.New(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)) }
 
 // engine opens stores on one database: the same database for every call
 // within a test, so several rings can act as replicas.
 type engine func(t *testing.T) db.Store
 
-// engines runs f once per store engine.
-func engines(t *testing.T, f func(t *testing.T, open engine)) {
-	t.Run("sqlite", func(t *testing.T) {
-		t.Parallel()
+// sharedStores runs f once per store engine (dbtest.Engines), open opening
+// stores on the engine's one database.
+func sharedStores(t *testing.T, f func(t *testing.T, open engine)) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		dir := t.TempDir()
-		f(t, func(t *testing.T) db.Store {
-			s, err := db.Open(t.Context(), "", dir)
-			if err != nil {
-				t.Fatalf("open sqlite: %v", err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
-			return s
-		})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		u := dbtest.PostgresURL(t)
-		f(t, func(t *testing.T) db.Store {
-			s, err := db.Open(t.Context(), u, "")
-			if err != nil {
-				t.Fatalf("open postgres: %v", err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
-			return s
-		})
+		f(t, func(t *testing.T) db.Store { return dbtest.Open(t, dbURL, dir) })
 	})
 }
 
 var testKEK = bytes.Repeat([]byte{0x42}, 32)
 
-func openRing(t *testing.T, s provkeys.Store, c *clock, mod ...func(*provkeys.Config)) *provkeys.Ring {
+func openRing(t *testing.T, s provkeys.Store, c *testclock.Clock, mod ...func(*provkeys.Config)) *provkeys.Ring {
 	t.Helper()
 	cfg := provkeys.Config{Store: s, KEK: testKEK, Now: c.Now}
 	for _, m := range mod {
@@ -175,7 +148,7 @@ func TestThumbprintIsRFC7638(t *testing.T) {
 }
 
 func TestSignPublishAndKeysAtRest(t *testing.T) {
-	engines(t, func(t *testing.T, open engine) {
+	sharedStores(t, func(t *testing.T, open engine) {
 		ctx := t.Context()
 		c := newClock()
 		s := open(t)
@@ -273,7 +246,7 @@ func TestSignPublishAndKeysAtRest(t *testing.T) {
 // privateKeyOf recovers a private key the test way: Sign with a ring over
 // a store that holds only that key would not expose it, so open the sealed
 // bytes with the KEK exactly as the format is documented.
-func privateKeyOf(t *testing.T, s db.Store, c *clock, kid string) *ecdsa.PrivateKey {
+func privateKeyOf(t *testing.T, s db.Store, c *testclock.Clock, kid string) *ecdsa.PrivateKey {
 	t.Helper()
 	rows, err := s.ListPublishedSigningKeys(t.Context(), c.Now())
 	if err != nil {
@@ -293,7 +266,7 @@ func privateKeyOf(t *testing.T, s db.Store, c *clock, kid string) *ecdsa.Private
 }
 
 func TestRotation(t *testing.T) {
-	engines(t, func(t *testing.T, open engine) {
+	sharedStores(t, func(t *testing.T, open engine) {
 		ctx := t.Context()
 		c := newClock()
 		r := openRing(t, open(t), c)
@@ -390,7 +363,7 @@ func TestRotation(t *testing.T) {
 }
 
 func TestConcurrentFirstStartAgreesOnOneKey(t *testing.T) {
-	engines(t, func(t *testing.T, open engine) {
+	sharedStores(t, func(t *testing.T, open engine) {
 		c := newClock()
 		const n = 4
 		stores := make([]db.Store, n)

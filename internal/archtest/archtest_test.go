@@ -166,6 +166,8 @@ func classify(importPath string) (rank int, tree string, ok bool) {
 var sameRankAllowed = map[string]string{
 	"pactd/db/dbtest -> pactd/db": "the store contract suite judges engines through db.Store",
 
+	"pactd/internal/oauthhttp -> pactd/internal/oauthwire": "the OAuth endpoints read forms and write errors in the one OAuth wire form the services decide in",
+
 	"pactd/internal/paging -> pactd/internal/rpcerr": "a bad page token is an InvalidArgument with a field violation",
 	"pactd/internal/rpcerr -> pactd/internal/reqlog": "Fault marks the request's fault as logged, so the RPC boundary does not log it twice",
 	"pactd/internal/pajwt -> pactd/internal/jose":    "PA-JWT verification runs on the jose key set and JWKS client",
@@ -173,6 +175,7 @@ var sameRankAllowed = map[string]string{
 	"pactd/internal/pajwt -> pactd/internal/jws":          "PA JWTs are parsed and verified by the one compact-JWS core",
 	"pactd/internal/delegtoken -> pactd/internal/jws":     "delegation tokens, receipts and consent sessions are parsed, signed and verified by the one compact-JWS core",
 	"pactd/internal/jose -> pactd/internal/jws":           "JWK documents are read with the core's strict unique-member JSON reader",
+	"pactd/internal/authzdetails -> pactd/internal/jws":   "authorization_details are read and canonicalized by the one strict JSON value reader",
 	"pactd/internal/brandassert -> pactd/internal/jose":   "Brand login assertions are verified against the Brand's JWKS through the jose key set",
 	"pactd/internal/brandassert -> pactd/internal/jws":    "Brand login assertions are parsed and verified by the one compact-JWS core",
 	"pactd/internal/brandassert -> pactd/internal/rpcerr": "an assertion refusal is an RPC error in pactd's ErrorInfo domain",

@@ -16,7 +16,7 @@ import (
 func BenchmarkVerify(b *testing.B) {
 	ks := newKeySet(b)
 	v := delegtoken.NewVerifier(ks, clock)
-	tok := forgeES256(ks.priv, header(ks.kid, "at+jwt"), mustJSON(claimsFor(brandA)), false)
+	tok := forgeES256(ks.Key, header(ks.KID, "at+jwt"), mustJSON(claimsFor(brandA)), false)
 	want := delegtoken.Expect{Issuer: brandA + "/oauth", Audience: brandA, ClientID: paIss}
 	ctx := b.Context()
 	b.ReportAllocs()
@@ -32,7 +32,7 @@ func BenchmarkVerify(b *testing.B) {
 func BenchmarkVerifyRefusedEarly(b *testing.B) {
 	ks := newKeySet(b)
 	v := delegtoken.NewVerifier(ks, clock)
-	parts := strings.Split(forgeES256(ks.priv, header(ks.kid, "at+jwt"), mustJSON(claimsFor(brandA)), false), ".")
+	parts := strings.Split(forgeES256(ks.Key, header(ks.KID, "at+jwt"), mustJSON(claimsFor(brandA)), false), ".")
 	tok := b64([]byte(`{"alg":"none","typ":"at+jwt"}`)) + "." + parts[1] + "."
 	ctx := b.Context()
 	b.ReportAllocs()
@@ -46,14 +46,14 @@ func BenchmarkVerifyRefusedEarly(b *testing.B) {
 // BenchmarkRawES256Verify is crypto/ecdsa P-256 verification alone.
 func BenchmarkRawES256Verify(b *testing.B) {
 	ks := newKeySet(b)
-	tok := forgeES256(ks.priv, header(ks.kid, "at+jwt"), mustJSON(claimsFor(brandA)), false)
+	tok := forgeES256(ks.Key, header(ks.KID, "at+jwt"), mustJSON(claimsFor(brandA)), false)
 	i := strings.LastIndexByte(tok, '.')
 	d := sha256.Sum256([]byte(tok[:i]))
 	sig := mustDecode(tok[i+1:])
 	r, s := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
 	b.ReportAllocs()
 	for b.Loop() {
-		if !ecdsa.Verify(&ks.priv.PublicKey, d[:], r, s) {
+		if !ecdsa.Verify(&ks.Key.PublicKey, d[:], r, s) {
 			b.Fatal("bad signature")
 		}
 	}

@@ -86,14 +86,14 @@ func TestConnectedAndConsentSessionsDoNotCross(t *testing.T) {
 		}
 		return mustJSON(m)
 	}
-	if _, err := v.VerifyConnectedSession(t.Context(), forgeES256(ks.priv, header(ks.kid, delegtoken.ConnectedSessionType), wire(nil), false), wantConnectedA); err != nil {
+	if _, err := v.VerifyConnectedSession(t.Context(), forgeES256(ks.Key, header(ks.KID, delegtoken.ConnectedSessionType), wire(nil), false), wantConnectedA); err != nil {
 		t.Fatalf("hand-made control: %v", err)
 	}
-	_, err = v.VerifyConnectedSession(t.Context(), forgeES256(ks.priv, header(ks.kid, delegtoken.ConnectedSessionType), wire(map[string]any{"user_code": "BCDFGHJK"}), false), wantConnectedA)
+	_, err = v.VerifyConnectedSession(t.Context(), forgeES256(ks.Key, header(ks.KID, delegtoken.ConnectedSessionType), wire(map[string]any{"user_code": "BCDFGHJK"}), false), wantConnectedA)
 	wantReason(t, err, delegtoken.ReasonClaims)
-	_, err = v.VerifyConnectedSession(t.Context(), forgeES256(ks.priv, header(ks.kid, delegtoken.ConnectedSessionType), wire(map[string]any{"aud": decisionA}), false), wantConnectedA)
+	_, err = v.VerifyConnectedSession(t.Context(), forgeES256(ks.Key, header(ks.KID, delegtoken.ConnectedSessionType), wire(map[string]any{"aud": decisionA}), false), wantConnectedA)
 	wantReason(t, err, delegtoken.ReasonAudience)
-	_, err = v.VerifyConnectedSession(t.Context(), forgeES256(ks.priv, header(ks.kid, delegtoken.ConnectedSessionType),
+	_, err = v.VerifyConnectedSession(t.Context(), forgeES256(ks.Key, header(ks.KID, delegtoken.ConnectedSessionType),
 		wire(map[string]any{"iat": now.Add(-10 * time.Minute).Unix(), "exp": now.Unix()}), false), wantConnectedA)
 	wantReason(t, err, delegtoken.ReasonExpired)
 	// Signing refuses a connected session with a user code.

@@ -21,7 +21,7 @@ func FuzzVerify(f *testing.F) {
 	ks := newKeySet(f)
 	v := delegtoken.NewVerifier(ks, clock)
 	want := delegtoken.Expect{Issuer: brandA + "/oauth", Audience: brandA, ClientID: paIss}
-	valid := forgeES256(ks.priv, header(ks.kid, "at+jwt"), mustJSON(claimsFor(brandA)), false)
+	valid := forgeES256(ks.Key, header(ks.KID, "at+jwt"), mustJSON(claimsFor(brandA)), false)
 	if _, err := v.Verify(f.Context(), valid, want); err != nil {
 		f.Fatalf("seed token does not verify: %v", err)
 	}
@@ -29,9 +29,9 @@ func FuzzVerify(f *testing.F) {
 	for _, seed := range []string{
 		valid, "", ".", "..", "...", "a.b.c", valid + ".", parts[0] + "." + parts[1] + ".",
 		b64([]byte(`{"alg":"none","typ":"at+jwt"}`)) + "." + parts[1] + ".",
-		b64([]byte(`{"alg":"HS256","kid":"`+ks.kid+`","typ":"at+jwt"}`)) + "." + parts[1] + "." + parts[2],
-		b64([]byte(`{"alg":"ES256","kid":"`+ks.kid+`","typ":"at+jwt","jwk":{}}`)) + "." + parts[1] + "." + parts[2],
-		b64([]byte(`{"alg":"ES256","kid":"`+ks.kid+`","typ":"pact-consent+jwt"}`)) + "." + parts[1] + "." + parts[2],
+		b64([]byte(`{"alg":"HS256","kid":"`+ks.KID+`","typ":"at+jwt"}`)) + "." + parts[1] + "." + parts[2],
+		b64([]byte(`{"alg":"ES256","kid":"`+ks.KID+`","typ":"at+jwt","jwk":{}}`)) + "." + parts[1] + "." + parts[2],
+		b64([]byte(`{"alg":"ES256","kid":"`+ks.KID+`","typ":"pact-consent+jwt"}`)) + "." + parts[1] + "." + parts[2],
 		b64([]byte(`[]`)) + "." + b64([]byte(`{}`)) + "." + parts[2],
 		strings.Repeat("A", delegtoken.MaxTokenBytes+1),
 	} {

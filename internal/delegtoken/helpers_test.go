@@ -18,6 +18,7 @@ import (
 
 	"pactd/core/provkeys"
 	"pactd/internal/delegtoken"
+	"pactd/internal/testsigner"
 )
 
 // now is the fixed instant of the tests.
@@ -32,11 +33,11 @@ const (
 	otherPA = "https://evil-pa.example"
 )
 
-// keySet is an in-memory Provider key set: one published signing key, and
-// optionally more published keys. It implements both key interfaces.
+// keySet is an in-memory Provider key set: one published signing key (the
+// testsigner.Signer, named by its thumbprint), and optionally more
+// published keys. It implements both key interfaces.
 type keySet struct {
-	kid       string
-	priv      *ecdsa.PrivateKey
+	*testsigner.Signer
 	published map[string]*ecdsa.PublicKey
 	err       error // returned by PublicKey when set (store down)
 }
@@ -48,7 +49,7 @@ func newKeySet(t testing.TB) *keySet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &keySet{kid: kid, priv: priv, published: map[string]*ecdsa.PublicKey{kid: &priv.PublicKey}}
+	return &keySet{Signer: &testsigner.Signer{KID: kid, Key: priv}, published: map[string]*ecdsa.PublicKey{kid: &priv.PublicKey}}
 }
 
 func newECKey(t testing.TB) *ecdsa.PrivateKey {
@@ -58,10 +59,6 @@ func newECKey(t testing.TB) *ecdsa.PrivateKey {
 		t.Fatal(err)
 	}
 	return k
-}
-
-func (k *keySet) Sign(_ context.Context, typ string, payload []byte) (string, error) {
-	return forgeES256(k.priv, map[string]any{"alg": "ES256", "kid": k.kid, "typ": typ}, payload, false), nil
 }
 
 func (k *keySet) PublicKey(_ context.Context, kid string) (*ecdsa.PublicKey, bool, error) {

@@ -28,7 +28,7 @@ func TestReceipts(t *testing.T) {
 	parts := strings.Split(jws, ".")
 	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
 	hdr, _ := base64.RawURLEncoding.DecodeString(parts[0])
-	if string(payload) != want || string(hdr) != `{"alg":"ES256","kid":"`+ks.kid+`","typ":"pact-receipt+jws"}` {
+	if string(payload) != want || string(hdr) != `{"alg":"ES256","kid":"`+ks.KID+`","typ":"pact-receipt+jws"}` {
 		t.Fatalf("JWS header %s payload %s", hdr, payload)
 	}
 	got, err := v.VerifyReceipt(ctx, jws, claims)
@@ -69,12 +69,12 @@ func TestReceipts(t *testing.T) {
 		}
 	}
 	// Signed by a key the Provider does not publish.
-	forged := forgeES256(newECKey(t), header(ks.kid, "pact-receipt+jws"), claims, false)
+	forged := forgeES256(newECKey(t), header(ks.KID, "pact-receipt+jws"), claims, false)
 	_, err = v.VerifyReceipt(ctx, forged, claims)
 	wantReason(t, err, delegtoken.ReasonSignature)
 	// A null array in a genuinely signed payload is refused.
 	nullArr := []byte(strings.Replace(string(claims), `["orders:read"]`, "null", 1))
-	_, err = v.VerifyReceipt(ctx, forgeES256(ks.priv, header(ks.kid, "pact-receipt+jws"), nullArr, false), nullArr)
+	_, err = v.VerifyReceipt(ctx, forgeES256(ks.Key, header(ks.KID, "pact-receipt+jws"), nullArr, false), nullArr)
 	wantReason(t, err, delegtoken.ReasonClaims)
 	// A receipt is never a delegation token.
 	_, err = v.Verify(ctx, jws, delegtoken.Expect{})

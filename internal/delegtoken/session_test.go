@@ -33,7 +33,7 @@ func TestConsentSessionRoundTripAndShape(t *testing.T) {
 	}
 	var hdr map[string]any
 	if err := json.Unmarshal(mustDecode(strings.Split(tok, ".")[0]), &hdr); err != nil || len(hdr) != 3 ||
-		hdr["alg"] != "ES256" || hdr["typ"] != "pact-consent+jwt" || hdr["kid"] != ks.kid {
+		hdr["alg"] != "ES256" || hdr["typ"] != "pact-consent+jwt" || hdr["kid"] != ks.KID {
 		t.Fatalf("header %v", hdr)
 	}
 	got, err := delegtoken.NewVerifier(ks, clock).VerifyConsentSession(t.Context(), tok, wantA)
@@ -82,24 +82,24 @@ func TestConsentSessionRefusals(t *testing.T) {
 	}{
 		{"receipt-same-key", receipt, delegtoken.ReasonType},
 		{"delegation-token-same-key", access, delegtoken.ReasonType},
-		{"typ-JWT", forgeES256(ks.priv, header(ks.kid, "JWT"), wire(nil), false), delegtoken.ReasonType},
-		{"forged-other-key-same-kid", forgeES256(other, header(ks.kid, delegtoken.SessionType), wire(nil), false), delegtoken.ReasonSignature},
+		{"typ-JWT", forgeES256(ks.Key, header(ks.KID, "JWT"), wire(nil), false), delegtoken.ReasonType},
+		{"forged-other-key-same-kid", forgeES256(other, header(ks.KID, delegtoken.SessionType), wire(nil), false), delegtoken.ReasonSignature},
 		{"forged-unknown-kid", forgeES256(other, header("attacker", delegtoken.SessionType), wire(nil), false), delegtoken.ReasonUnknownKey},
-		{"alg-HS256", forgeHS256([]byte("secret"), map[string]any{"alg": "HS256", "kid": ks.kid, "typ": delegtoken.SessionType}, wire(nil)), delegtoken.ReasonAlgorithm},
-		{"jwk-header", forgeES256(ks.priv, map[string]any{"alg": "ES256", "kid": ks.kid, "typ": delegtoken.SessionType, "jwk": map[string]any{}}, wire(nil), false), delegtoken.ReasonHeader},
-		{"other-brand-aud", forgeES256(ks.priv, header(ks.kid, delegtoken.SessionType), wire(map[string]any{"aud": brandB + "/oauth/consent/decision"}), false), delegtoken.ReasonAudience},
-		{"aud-array", forgeES256(ks.priv, header(ks.kid, delegtoken.SessionType), wire(map[string]any{"aud": []string{decisionA}}), false), delegtoken.ReasonAudience},
-		{"other-iss", forgeES256(ks.priv, header(ks.kid, delegtoken.SessionType), wire(map[string]any{"iss": brandB + "/oauth"}), false), delegtoken.ReasonIssuer},
-		{"expired", forgeES256(ks.priv, header(ks.kid, delegtoken.SessionType), wire(map[string]any{"iat": now.Add(-10 * time.Minute).Unix(), "exp": now.Unix()}), false), delegtoken.ReasonExpired},
-		{"iat-future", forgeES256(ks.priv, header(ks.kid, delegtoken.SessionType), wire(map[string]any{"iat": now.Add(31 * time.Second).Unix()}), false), delegtoken.ReasonIssuedAt},
-		{"lifetime-601s", forgeES256(ks.priv, header(ks.kid, delegtoken.SessionType), wire(map[string]any{"iat": now.Add(-time.Second).Unix(), "exp": now.Add(600 * time.Second).Unix()}), false), delegtoken.ReasonLifetime},
-		{"no-user-code", forgeES256(ks.priv, header(ks.kid, delegtoken.SessionType), wire(map[string]any{"user_code": nil}), false), delegtoken.ReasonClaims},
-		{"no-sub", forgeES256(ks.priv, header(ks.kid, delegtoken.SessionType), wire(map[string]any{"sub": ""}), false), delegtoken.ReasonClaims},
-		{"no-jti", forgeES256(ks.priv, header(ks.kid, delegtoken.SessionType), wire(map[string]any{"jti": nil}), false), delegtoken.ReasonClaims},
-		{"email-number", forgeES256(ks.priv, header(ks.kid, delegtoken.SessionType), wire(map[string]any{"email": 7}), false), delegtoken.ReasonClaims},
+		{"alg-HS256", forgeHS256([]byte("secret"), map[string]any{"alg": "HS256", "kid": ks.KID, "typ": delegtoken.SessionType}, wire(nil)), delegtoken.ReasonAlgorithm},
+		{"jwk-header", forgeES256(ks.Key, map[string]any{"alg": "ES256", "kid": ks.KID, "typ": delegtoken.SessionType, "jwk": map[string]any{}}, wire(nil), false), delegtoken.ReasonHeader},
+		{"other-brand-aud", forgeES256(ks.Key, header(ks.KID, delegtoken.SessionType), wire(map[string]any{"aud": brandB + "/oauth/consent/decision"}), false), delegtoken.ReasonAudience},
+		{"aud-array", forgeES256(ks.Key, header(ks.KID, delegtoken.SessionType), wire(map[string]any{"aud": []string{decisionA}}), false), delegtoken.ReasonAudience},
+		{"other-iss", forgeES256(ks.Key, header(ks.KID, delegtoken.SessionType), wire(map[string]any{"iss": brandB + "/oauth"}), false), delegtoken.ReasonIssuer},
+		{"expired", forgeES256(ks.Key, header(ks.KID, delegtoken.SessionType), wire(map[string]any{"iat": now.Add(-10 * time.Minute).Unix(), "exp": now.Unix()}), false), delegtoken.ReasonExpired},
+		{"iat-future", forgeES256(ks.Key, header(ks.KID, delegtoken.SessionType), wire(map[string]any{"iat": now.Add(31 * time.Second).Unix()}), false), delegtoken.ReasonIssuedAt},
+		{"lifetime-601s", forgeES256(ks.Key, header(ks.KID, delegtoken.SessionType), wire(map[string]any{"iat": now.Add(-time.Second).Unix(), "exp": now.Add(600 * time.Second).Unix()}), false), delegtoken.ReasonLifetime},
+		{"no-user-code", forgeES256(ks.Key, header(ks.KID, delegtoken.SessionType), wire(map[string]any{"user_code": nil}), false), delegtoken.ReasonClaims},
+		{"no-sub", forgeES256(ks.Key, header(ks.KID, delegtoken.SessionType), wire(map[string]any{"sub": ""}), false), delegtoken.ReasonClaims},
+		{"no-jti", forgeES256(ks.Key, header(ks.KID, delegtoken.SessionType), wire(map[string]any{"jti": nil}), false), delegtoken.ReasonClaims},
+		{"email-number", forgeES256(ks.Key, header(ks.KID, delegtoken.SessionType), wire(map[string]any{"email": 7}), false), delegtoken.ReasonClaims},
 	}
 	// Positive control: the same hand-made wire form with nothing broken.
-	if _, err := v.VerifyConsentSession(t.Context(), forgeES256(ks.priv, header(ks.kid, delegtoken.SessionType), wire(nil), false), wantA); err != nil {
+	if _, err := v.VerifyConsentSession(t.Context(), forgeES256(ks.Key, header(ks.KID, delegtoken.SessionType), wire(nil), false), wantA); err != nil {
 		t.Fatalf("ok/hand-made: %v", err)
 	}
 	for _, c := range cases {
@@ -156,7 +156,7 @@ func FuzzVerifyConsentSession(f *testing.F) {
 	parts := strings.Split(valid, ".")
 	for _, seed := range []string{
 		valid, "", "..", "a.b.c", parts[0] + "." + parts[1] + ".",
-		b64([]byte(`{"alg":"ES256","kid":"`+ks.kid+`","typ":"at+jwt"}`)) + "." + parts[1] + "." + parts[2],
+		b64([]byte(`{"alg":"ES256","kid":"`+ks.KID+`","typ":"at+jwt"}`)) + "." + parts[1] + "." + parts[2],
 		strings.Repeat("A", delegtoken.MaxSessionBytes+1),
 	} {
 		f.Add(seed, uint16(0), byte('A'))

@@ -30,7 +30,7 @@ func TestMintProducesTheSpecShape(t *testing.T) {
 	parts := strings.Split(tok, ".")
 	hb, _ := base64.RawURLEncoding.DecodeString(parts[0])
 	pb, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	if string(hb) != `{"alg":"ES256","kid":"`+ks.kid+`","typ":"at+jwt"}` {
+	if string(hb) != `{"alg":"ES256","kid":"`+ks.KID+`","typ":"at+jwt"}` {
 		t.Fatalf("header = %s", hb)
 	}
 	// RFC 9068 §2.2 requires iss, exp, aud, sub, client_id, iat and jti;
@@ -124,11 +124,11 @@ func TestVerifyRefusals(t *testing.T) {
 	v := delegtoken.NewVerifier(ks, clock)
 	want := delegtoken.Expect{Issuer: brandA + "/oauth", Audience: brandA, ClientID: paIss}
 	mk := func(mut func(h, c map[string]any)) string {
-		h, c := header(ks.kid, "at+jwt"), claimsFor(brandA)
+		h, c := header(ks.KID, "at+jwt"), claimsFor(brandA)
 		if mut != nil {
 			mut(h, c)
 		}
-		return forgeES256(ks.priv, h, mustJSON(c), false)
+		return forgeES256(ks.Key, h, mustJSON(c), false)
 	}
 	valid := mk(nil)
 	stranger := newECKey(t)
@@ -137,7 +137,7 @@ func TestVerifyRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pubBytes, _ := ks.priv.PublicKey.Bytes()
+	pubBytes, _ := ks.Key.PublicKey.Bytes()
 	flipLast := func(tok string) string {
 		b := []byte(tok)
 		i := len(b) - 2 // not the last char, whose low bits may be padding
@@ -170,22 +170,22 @@ func TestVerifyRefusals(t *testing.T) {
 		{name: "fail/empty", tok: "", want: want, error: delegtoken.ReasonMalformed},
 		{name: "fail/header-not-json", tok: b64([]byte("not json")) + "." + parts[1] + "." + parts[2], want: want, error: delegtoken.ReasonMalformed},
 		{name: "fail/header-padded-base64", tok: parts[0] + "=." + parts[1] + "." + parts[2], want: want, error: delegtoken.ReasonMalformed},
-		{name: "fail/header-escaped-duplicate-alg", tok: b64([]byte(`{"alg":"ES256","\u0061lg":"none","kid":"`+ks.kid+`","typ":"at+jwt"}`)) + "." + parts[1] + "." + parts[2], want: want, error: delegtoken.ReasonMalformed},
+		{name: "fail/header-escaped-duplicate-alg", tok: b64([]byte(`{"alg":"ES256","\u0061lg":"none","kid":"`+ks.KID+`","typ":"at+jwt"}`)) + "." + parts[1] + "." + parts[2], want: want, error: delegtoken.ReasonMalformed},
 		{name: "fail/header-null", tok: b64([]byte(`null`)) + "." + parts[1] + "." + parts[2], want: want, error: delegtoken.ReasonMalformed},
-		{name: "fail/header-trailing-data", tok: b64([]byte(`{"alg":"ES256","kid":"`+ks.kid+`","typ":"at+jwt"} {}`)) + "." + parts[1] + "." + parts[2], want: want, error: delegtoken.ReasonMalformed},
-		{name: "fail/header-duplicate-alg", tok: b64([]byte(`{"alg":"none","alg":"ES256","kid":"`+ks.kid+`","typ":"at+jwt"}`)) + "." + parts[1] + "." + parts[2], want: want, error: delegtoken.ReasonMalformed},
+		{name: "fail/header-trailing-data", tok: b64([]byte(`{"alg":"ES256","kid":"`+ks.KID+`","typ":"at+jwt"} {}`)) + "." + parts[1] + "." + parts[2], want: want, error: delegtoken.ReasonMalformed},
+		{name: "fail/header-duplicate-alg", tok: b64([]byte(`{"alg":"none","alg":"ES256","kid":"`+ks.KID+`","typ":"at+jwt"}`)) + "." + parts[1] + "." + parts[2], want: want, error: delegtoken.ReasonMalformed},
 
 		{name: "fail/tampered-signature", tok: flipLast(valid), want: want, error: delegtoken.ReasonSignature},
 		{name: "fail/tampered-payload", tok: parts[0] + "." + otherPayload + "." + parts[2], want: want, error: delegtoken.ReasonSignature},
-		{name: "fail/signed-by-another-key-same-kid", tok: forgeES256(stranger, header(ks.kid, "at+jwt"), mustJSON(claimsFor(brandA)), false), want: want, error: delegtoken.ReasonSignature},
+		{name: "fail/signed-by-another-key-same-kid", tok: forgeES256(stranger, header(ks.KID, "at+jwt"), mustJSON(claimsFor(brandA)), false), want: want, error: delegtoken.ReasonSignature},
 		{name: "fail/signed-by-another-key-own-kid", tok: forgeES256(stranger, header(strangerKID, "at+jwt"), mustJSON(claimsFor(brandA)), false), want: want, error: delegtoken.ReasonUnknownKey},
-		{name: "fail/high-s-twin", tok: forgeES256(ks.priv, header(ks.kid, "at+jwt"), mustJSON(claimsFor(brandA)), true), want: want, error: delegtoken.ReasonSignature},
-		{name: "fail/der-signature", tok: forgeDER(ks.priv, header(ks.kid, "at+jwt"), mustJSON(claimsFor(brandA))), want: want, error: delegtoken.ReasonSignature},
+		{name: "fail/high-s-twin", tok: forgeES256(ks.Key, header(ks.KID, "at+jwt"), mustJSON(claimsFor(brandA)), true), want: want, error: delegtoken.ReasonSignature},
+		{name: "fail/der-signature", tok: forgeDER(ks.Key, header(ks.KID, "at+jwt"), mustJSON(claimsFor(brandA))), want: want, error: delegtoken.ReasonSignature},
 		{name: "fail/truncated-signature", tok: valid[:len(valid)-4], want: want, error: delegtoken.ReasonSignature},
 
-		{name: "fail/alg-RS256", tok: forgeRS256(rsaKey, map[string]any{"alg": "RS256", "kid": ks.kid, "typ": "at+jwt"}, mustJSON(claimsFor(brandA))), want: want, error: delegtoken.ReasonAlgorithm},
-		{name: "fail/alg-HS256-keyed-with-public-key", tok: forgeHS256(pubBytes, map[string]any{"alg": "HS256", "kid": ks.kid, "typ": "at+jwt"}, mustJSON(claimsFor(brandA))), want: want, error: delegtoken.ReasonAlgorithm},
-		{name: "fail/alg-none", tok: b64(mustJSON(map[string]any{"alg": "none", "kid": ks.kid, "typ": "at+jwt"})) + "." + parts[1] + ".", want: want, error: delegtoken.ReasonAlgorithm},
+		{name: "fail/alg-RS256", tok: forgeRS256(rsaKey, map[string]any{"alg": "RS256", "kid": ks.KID, "typ": "at+jwt"}, mustJSON(claimsFor(brandA))), want: want, error: delegtoken.ReasonAlgorithm},
+		{name: "fail/alg-HS256-keyed-with-public-key", tok: forgeHS256(pubBytes, map[string]any{"alg": "HS256", "kid": ks.KID, "typ": "at+jwt"}, mustJSON(claimsFor(brandA))), want: want, error: delegtoken.ReasonAlgorithm},
+		{name: "fail/alg-none", tok: b64(mustJSON(map[string]any{"alg": "none", "kid": ks.KID, "typ": "at+jwt"})) + "." + parts[1] + ".", want: want, error: delegtoken.ReasonAlgorithm},
 		{name: "fail/alg-missing", tok: mk(func(h, _ map[string]any) { delete(h, "alg") }), want: want, error: delegtoken.ReasonAlgorithm},
 		{name: "fail/alg-es256-lowercase", tok: mk(func(h, _ map[string]any) { h["alg"] = "es256" }), want: want, error: delegtoken.ReasonAlgorithm},
 
@@ -238,7 +238,7 @@ func TestVerifyRefusals(t *testing.T) {
 		{name: "fail/jti-with-space", tok: mk(func(_, c map[string]any) { c["jti"] = "a b" }), want: want, error: delegtoken.ReasonClaims},
 		{name: "fail/jti-too-long", tok: mk(func(_, c map[string]any) { c["jti"] = strings.Repeat("j", 257) }), want: want, error: delegtoken.ReasonClaims},
 		{name: "fail/rar-object", tok: mk(func(_, c map[string]any) { c["authorization_details"] = map[string]any{} }), want: want, error: delegtoken.ReasonClaims},
-		{name: "fail/payload-duplicate-aud", tok: forgeES256(ks.priv, header(ks.kid, "at+jwt"), []byte(strings.Replace(string(mustJSON(claimsFor(brandA))), `{`, `{"aud":"`+brandB+`",`, 1)), false), want: want, error: delegtoken.ReasonMalformed},
+		{name: "fail/payload-duplicate-aud", tok: forgeES256(ks.Key, header(ks.KID, "at+jwt"), []byte(strings.Replace(string(mustJSON(claimsFor(brandA))), `{`, `{"aud":"`+brandB+`",`, 1)), false), want: want, error: delegtoken.ReasonMalformed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -263,7 +263,7 @@ func TestVerifyRefusals(t *testing.T) {
 
 func TestVerifyReturnsClaimsAndSeparatesInfrastructureFaults(t *testing.T) {
 	ks := newKeySet(t)
-	tok := forgeES256(ks.priv, header(ks.kid, "at+jwt"), mustJSON(claimsFor(brandA)), false)
+	tok := forgeES256(ks.Key, header(ks.KID, "at+jwt"), mustJSON(claimsFor(brandA)), false)
 	c, err := delegtoken.NewVerifier(ks, clock).Verify(t.Context(), tok, delegtoken.Expect{Audience: brandA})
 	want := delegtoken.Claims{
 		Issuer: brandA + "/oauth", Audience: brandA, Subject: "user-42", ClientID: paIss, GrantID: "a2agrant_01ABC",

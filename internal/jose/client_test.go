@@ -18,12 +18,13 @@ import (
 	"time"
 
 	"pactd/internal/jose"
+	"pactd/internal/testclock"
 )
 
 // newDevClient builds a client with the loopback allowance on and a fake
 // clock. StaleWait is long so refetches of expired sets finish inside the
 // call even on a loaded machine; TestStaleWhileRefetching covers short waits.
-func newDevClient(t testing.TB, clock *fakeClock, mod func(*jose.Config)) *jose.JWKSClient {
+func newDevClient(t testing.TB, clock *testclock.Clock, mod func(*jose.Config)) *jose.JWKSClient {
 	t.Helper()
 	cfg := jose.Config{AllowLoopbackHTTP: true, Now: clock.Now, StaleWait: 10 * time.Second}
 	if mod != nil {

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"pactd/internal/testclock"
 )
 
 var b64 = base64.RawURLEncoding
@@ -87,26 +89,9 @@ func jwksDoc(t testing.TB, keys ...map[string]any) []byte {
 	return b
 }
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newFakeClock is the tests' clock, at their fixed start.
+func newFakeClock() *testclock.Clock {
+	return testclock.New(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 }
 
 // jwksServer is an httptest JWKS endpoint whose answer tests can change.

@@ -11,30 +11,25 @@
 // These endpoints take no pactd caller credential: the PA JWT in the
 // Authorization header is the OAuth client authentication, checked by the
 // delegation service exactly as its RPCs check it, and the metadata and
-// JWKS are public. Each handler is thin: it parses the form (at most
-// MaxBodyBytes, application/x-www-form-urlencoded, no repeated parameter),
-// calls the same service method the RPC uses, and writes the answer the
-// service decided. OAuth responses carry Cache-Control: no-store and
-// Pragma: no-cache.
+// JWKS are public. Each handler is thin: it parses the form
+// (oauthwire.ReadForm: at most oauthwire.MaxFormBytes,
+// application/x-www-form-urlencoded, no repeated parameter), calls the same
+// service method the RPC uses, and writes the answer the service decided
+// (oauthwire.WriteError, WriteJSON). OAuth responses carry Cache-Control:
+// no-store and Pragma: no-cache.
 package oauthhttp
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
-	"net/url"
 
 	"connectrpc.com/connect"
 
 	pactv1 "pactd/gen/pact/v1"
+	"pactd/internal/oauthwire"
 )
-
-// MaxBodyBytes bounds a form body.
-const MaxBodyBytes = 16 << 10
 
 // Delegation is the part of pact.v1.DelegationService the endpoints call.
 type Delegation interface {
@@ -76,7 +71,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 }
 
 func (h *Handler) deviceAuthorization(w http.ResponseWriter, r *http.Request) {
-	f, ok := readForm(w, r)
+	f, ok := oauthwire.ReadForm(w, r)
 	if !ok {
 		return
 	}
@@ -93,14 +88,14 @@ func (h *Handler) deviceAuthorization(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if resp.GetError() != nil {
-		writeOAuthError(w, resp.GetError())
+		oauthwire.WriteError(w, resp.GetError())
 		return
 	}
-	writeOAuthJSON(w, resp.GetBodyJson())
+	oauthwire.WriteJSON(w, resp.GetBodyJson())
 }
 
 func (h *Handler) tokenEndpoint(w http.ResponseWriter, r *http.Request) {
-	f, ok := readForm(w, r)
+	f, ok := oauthwire.ReadForm(w, r)
 	if !ok {
 		return
 	}
@@ -113,14 +108,14 @@ func (h *Handler) tokenEndpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if resp.GetError() != nil {
-		writeOAuthError(w, resp.GetError())
+		oauthwire.WriteError(w, resp.GetError())
 		return
 	}
-	writeOAuthJSON(w, resp.GetBodyJson())
+	oauthwire.WriteJSON(w, resp.GetBodyJson())
 }
 
 func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) {
-	f, ok := readForm(w, r)
+	f, ok := oauthwire.ReadForm(w, r)
 	if !ok {
 		return
 	}
@@ -133,10 +128,10 @@ func (h *Handler) revoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if resp.GetError() != nil {
-		writeOAuthError(w, resp.GetError())
+		oauthwire.WriteError(w, resp.GetError())
 		return
 	}
-	noStore(w.Header())
+	oauthwire.NoStore(w.Header())
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -167,44 +162,6 @@ func authorization(r *http.Request) string {
 	return ""
 }
 
-// readForm reads an application/x-www-form-urlencoded body of at most
-// MaxBodyBytes in which no parameter repeats (RFC 6749 §3.2). On failure it
-// has written a 400 (413 when too large) invalid_request.
-func readForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/x-www-form-urlencoded" {
-		writeOAuthError(w, formError(http.StatusBadRequest, "Content-Type must be application/x-www-form-urlencoded"))
-		return nil, false
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeOAuthError(w, formError(http.StatusRequestEntityTooLarge, "the request body is too large"))
-		} else {
-			writeOAuthError(w, formError(http.StatusBadRequest, "the request body could not be read"))
-		}
-		return nil, false
-	}
-	f, err := url.ParseQuery(string(body))
-	if err != nil {
-		writeOAuthError(w, formError(http.StatusBadRequest, "the request body is not a valid form"))
-		return nil, false
-	}
-	for _, v := range f {
-		if len(v) > 1 {
-			writeOAuthError(w, formError(http.StatusBadRequest, "a parameter is repeated"))
-			return nil, false
-		}
-	}
-	return f, true
-}
-
-func formError(status int32, description string) *pactv1.OAuthError {
-	body, _ := json.Marshal(map[string]string{"error": "invalid_request", "error_description": description})
-	return &pactv1.OAuthError{HttpStatus: status, Error: "invalid_request", ErrorDescription: description, BodyJson: string(body)}
-}
-
 // rpcError answers an RPC error of a service: a malformed call is 400
 // invalid_request, an unknown Brand (or one without delegation, which has
 // no authorization server) a bare 404, a missing service 501, a
@@ -213,14 +170,14 @@ func (h *Handler) rpcError(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusInternalServerError
 	switch connect.CodeOf(err) {
 	case connect.CodeInvalidArgument:
-		writeOAuthError(w, formError(http.StatusBadRequest, "the request is malformed"))
+		oauthwire.WriteError(w, oauthwire.Error(http.StatusBadRequest, oauthwire.ErrInvalidRequest, "the request is malformed"))
 		return
 	case connect.CodeNotFound, connect.CodeFailedPrecondition:
-		noStore(w.Header())
+		oauthwire.NoStore(w.Header())
 		w.WriteHeader(http.StatusNotFound)
 		return
 	case connect.CodeUnimplemented:
-		noStore(w.Header())
+		oauthwire.NoStore(w.Header())
 		w.WriteHeader(http.StatusNotImplemented)
 		return
 	case connect.CodeResourceExhausted:
@@ -230,41 +187,7 @@ func (h *Handler) rpcError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	h.log.WarnContext(r.Context(), "oauth endpoint failed", slog.String("path", r.Pattern),
 		slog.String("code", connect.CodeOf(err).String()))
-	writeOAuthError(w, &pactv1.OAuthError{
-		HttpStatus: int32(status), Error: "server_error",
-		BodyJson: `{"error":"server_error","error_description":"temporarily unable to answer; retry"}`,
-	})
-}
-
-func noStore(h http.Header) {
-	h.Set("Cache-Control", "no-store")
-	h.Set("Pragma", "no-cache")
-}
-
-// writeOAuthError sends a refusal exactly as the service decided it.
-func writeOAuthError(w http.ResponseWriter, e *pactv1.OAuthError) {
-	h := w.Header()
-	noStore(h)
-	if e.GetWwwAuthenticate() != "" {
-		h.Set("WWW-Authenticate", e.GetWwwAuthenticate())
-	}
-	if e.GetBodyJson() != "" {
-		h.Set("Content-Type", "application/json")
-	}
-	status := int(e.GetHttpStatus())
-	if status < 400 || status > 599 {
-		status = http.StatusInternalServerError
-	}
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, e.GetBodyJson())
-}
-
-func writeOAuthJSON(w http.ResponseWriter, body string) {
-	h := w.Header()
-	noStore(h)
-	h.Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = io.WriteString(w, body)
+	oauthwire.WriteError(w, oauthwire.Error(int32(status), oauthwire.ErrServerError, "temporarily unable to answer; retry"))
 }
 
 // writePublicJSON sends a public document (metadata, JWKS) that browsers

@@ -18,6 +18,7 @@ import (
 
 	"pactd/internal/jose"
 	"pactd/internal/pajwt"
+	"pactd/internal/testclock"
 )
 
 const (
@@ -166,24 +167,6 @@ func mustKeySet(t testing.TB, keys ...jose.Key) *jose.KeySet {
 	return set
 }
 
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // agentBook is an in-memory agent registry with exact-issuer lookup.
 type agentBook struct {
 	mu     sync.Mutex
@@ -231,7 +214,7 @@ func testAgent() pajwt.Agent {
 
 // fixture is a verifier wired to in-memory keys, agents and a fake clock.
 type fixture struct {
-	clock  *fakeClock
+	clock  *testclock.Clock
 	es, rs *signer
 	keys   *switchableKeys
 	source *fakeKeys
@@ -250,7 +233,7 @@ func newSigners(t testing.TB) sharedSigners {
 func newFixture(t testing.TB, s sharedSigners, mod func(*pajwt.Config)) *fixture {
 	t.Helper()
 	f := &fixture{
-		clock: &fakeClock{t: time.Unix(1_780_000_000, 0)},
+		clock: testclock.New(time.Unix(1_780_000_000, 0)),
 		es:    s.es,
 		rs:    s.rs,
 		keys:  &switchableKeys{},

@@ -14,6 +14,7 @@ import (
 
 	"pactd/internal/jose"
 	"pactd/internal/pajwt"
+	"pactd/internal/testclock"
 )
 
 // jwksEndpoint is an httptest JWKS server (the network edge) whose document,
@@ -79,7 +80,7 @@ func (e *jwksEndpoint) setRaw(body []byte, status int) {
 // integration wires a Verifier to a real jose.JWKSClient (development
 // allowance on, loopback only) and an httptest JWKS.
 type integration struct {
-	clock *fakeClock
+	clock *testclock.Clock
 	jwks  *jwksEndpoint
 	book  *agentBook
 	v     *pajwt.Verifier
@@ -87,7 +88,7 @@ type integration struct {
 
 func newIntegration(t *testing.T, set *jose.KeySet, timeout time.Duration) *integration {
 	t.Helper()
-	in := &integration{clock: &fakeClock{t: time.Unix(1_780_000_000, 0)}, jwks: newJWKSEndpoint(t, set)}
+	in := &integration{clock: testclock.New(time.Unix(1_780_000_000, 0)), jwks: newJWKSEndpoint(t, set)}
 	client, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: true, Now: in.clock.Now, HTTPTimeout: timeout})
 	if err != nil {
 		t.Fatal(err)

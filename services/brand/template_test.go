@@ -10,7 +10,6 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	"pactd/db"
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/services/brand"
@@ -18,16 +17,10 @@ import (
 
 // storeEngines runs f with a Brand service on each store engine.
 func storeEngines(t *testing.T, f func(t *testing.T, svc *brand.Service)) {
-	open := func(t *testing.T, url, dir string) *brand.Service {
-		s, err := db.Open(t.Context(), url, dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return brand.New(brand.Deps{Store: s, PublicURL: "https://provider.example"})
-	}
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, open(t, "", t.TempDir())) })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, open(t, dbtest.PostgresURL(t), "")) })
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
+		s := dbtest.Open(t, dbURL, t.TempDir())
+		f(t, brand.New(brand.Deps{Store: s, PublicURL: "https://provider.example"}))
+	})
 }
 
 // badRequest is the field violations of an InvalidArgument error, as

@@ -23,15 +23,11 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 
 var clock = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 
-// engines runs f once per store engine, each with a fresh store holding two
-// Brands (acme, beta) and two agents (agt_1, agt_2).
-func engines(t *testing.T, f func(t *testing.T, c pactv1connect.ConversationServiceClient)) {
-	run := func(t *testing.T, url string) {
-		s, err := db.Open(t.Context(), url, t.TempDir())
-		if err != nil {
-			t.Fatalf("open store: %v", err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
+// withService runs f once per store engine (dbtest.Engines), each with a
+// fresh store holding two Brands (acme, beta) and two agents (agt_1, agt_2).
+func withService(t *testing.T, f func(t *testing.T, c pactv1connect.ConversationServiceClient)) {
+	dbtest.Engines(t, func(t *testing.T, url string) {
+		s := dbtest.Open(t, url, t.TempDir())
 		for _, b := range []string{"acme", "beta"} {
 			if _, err := s.CreateBrand(t.Context(), db.Brand{ID: b, DisplayName: b, CreateTime: clock, UpdateTime: clock}); err != nil {
 				t.Fatal(err)
@@ -48,9 +44,7 @@ func engines(t *testing.T, f func(t *testing.T, c pactv1connect.ConversationServ
 		srv := httptest.NewServer(mux)
 		t.Cleanup(srv.Close)
 		f(t, pactv1connect.NewConversationServiceClient(srv.Client(), srv.URL))
-	}
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); run(t, "") })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); run(t, dbtest.PostgresURL(t)) })
+	})
 }
 
 var alice = &pactv1.Owner{BrandId: "acme", AgentId: "agt_1", Subject: "alice"}
@@ -83,7 +77,7 @@ func wantError(t *testing.T, r *pactv1.BeginTurnResponse, reason a2aerr.Reason, 
 }
 
 func TestTurnsRunReplayAndRefuse(t *testing.T) {
-	engines(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
+	withService(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
 		r := begin(t, c, alice, "", "m1", "")
 		ctxID := r.GetContextId()
 		if r.GetOutcome() != pactv1.TurnOutcome_TURN_OUTCOME_RUN || !r.GetContextCreated() || !conversation.IsUUID(ctxID) || strings.ToLower(ctxID) != ctxID {
@@ -128,7 +122,7 @@ func TestTurnsRunReplayAndRefuse(t *testing.T) {
 }
 
 func TestUnknownContextIsOneAnswer(t *testing.T) {
-	engines(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
+	withService(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
 		ctxID := begin(t, c, alice, "", "m1", "").GetContextId()
 		// Positive control: the owner continues it.
 		if r := begin(t, c, alice, ctxID, "m2", ""); r.GetOutcome() != pactv1.TurnOutcome_TURN_OUTCOME_RUN {
@@ -177,7 +171,7 @@ func TestUnknownContextIsOneAnswer(t *testing.T) {
 }
 
 func TestBrandUserLock(t *testing.T) {
-	engines(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
+	withService(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
 		// A context started under identity continues under delegation and
 		// is then bound to that Brand user.
 		ctxID := begin(t, c, alice, "", "m1", "").GetContextId()
@@ -225,7 +219,7 @@ func TestBrandUserLock(t *testing.T) {
 }
 
 func TestConcurrentDuplicateRunsOnce(t *testing.T) {
-	engines(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
+	withService(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
 		ctxID := begin(t, c, alice, "", "m0", "").GetContextId()
 		const n = 12
 		var (
@@ -258,7 +252,7 @@ func TestConcurrentDuplicateRunsOnce(t *testing.T) {
 }
 
 func TestCompleteAndAbandon(t *testing.T) {
-	engines(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
+	withService(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
 		ctx := t.Context()
 		ctxID := begin(t, c, alice, "", "m1", "").GetContextId()
 		req := &pactv1.CompleteTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m1", ReplyMessageId: "r1", ReplyJson: `{"message":{}}`}
@@ -301,7 +295,7 @@ func TestCompleteAndAbandon(t *testing.T) {
 }
 
 func TestMalformedCallsAreInvalidArgument(t *testing.T) {
-	engines(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
+	withService(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
 		ctx := t.Context()
 		ctxID := begin(t, c, alice, "", "m1", "").GetContextId()
 		cases := map[string]struct {

@@ -27,10 +27,12 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/jose"
 	"pactd/internal/rpcerr"
 	"pactd/services/delegation"
+	"pactd/services/delegation/codes"
 )
 
 // The signed-login Brands of these tests: "signed" (seeded by newEnv) and
@@ -280,7 +282,7 @@ const (
 // assertion (reusing the jti of the refused ones, which a refusal does not
 // use up) approves, and the grant exists with the granted scopes.
 func TestSignedAssertionRefusals(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		now := e.clk.Now()
 		type refusal struct {
@@ -525,7 +527,7 @@ func TestSignedAssertionRefusals(t *testing.T) {
 // Spec §6 item 33 and §2.5: single use, the user code binding and the
 // pending state, each with a positive control.
 func TestSignedAssertionSingleUseAndBinding(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		ctx := t.Context()
 		t.Run("replayed-jti", func(t *testing.T) {
@@ -689,7 +691,7 @@ func TestSignedAssertionNotConfigured(t *testing.T) {
 // The same assertion posted concurrently approves exactly once; every
 // other attempt is REPLAYED, and exactly one grant exists.
 func TestSignedAssertionConcurrentReplay(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		for _, n := range []int{2, 10} {
 			code, _ := e.pendingCode()
@@ -769,14 +771,14 @@ func TestSignedAssertionWithJWKSClient(t *testing.T) {
 // one source cannot use up the Brand's budget, other sources and calls
 // without a source go on, and the Brand limit still holds for all.
 func TestUserCodeGuessingPerSource(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t), func(d *delegation.Deps) {
 			d.GuessLimit, d.SourceGuessLimit, d.GuessWindow = 8, 3, time.Minute
 		})
 		ctx := t.Context()
 		real := e.startDevice("acme", paAuth, paIssuer, "orders:read")["user_code"].(string)
 		guess := func(i int) string {
-			return fmt.Sprintf("BBBB-BB%c%c", delegation.UserCodeAlphabet[i/20], delegation.UserCodeAlphabet[i%20])
+			return fmt.Sprintf("BBBB-BB%c%c", codes.UserCodeAlphabet[i/20], codes.UserCodeAlphabet[i%20])
 		}
 		for i := range 12 {
 			if guess(i) == real {

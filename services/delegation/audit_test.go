@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
+	"pactd/internal/oauthwire"
 	"pactd/services/delegation"
 )
 
@@ -29,7 +31,7 @@ func auditEvents(t *testing.T, s db.Store) []db.AuditEvent {
 // each change left exactly its event, with the grant's parties, and that
 // each refused change left none.
 func TestAuditTrail(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		var mu sync.Mutex
 		counted := map[db.AuditKind]int{}
@@ -48,14 +50,14 @@ func TestAuditTrail(t *testing.T) {
 		code := e.approvedCode("orders:read orders:write", "orders:read")
 		tok := e.redeem(code)
 		// Redeeming again is refused and records nothing more.
-		wantOAuthError(t, e.post("acme", "token", paAuth, deviceGrant(code, paIssuer)), http.StatusBadRequest, delegation.ErrInvalidGrant)
+		wantOAuthError(t, e.post("acme", "token", paAuth, deviceGrant(code, paIssuer)), http.StatusBadRequest, oauthwire.ErrInvalidGrant)
 		e.clk.Advance(time.Minute)
 		r := e.post("acme", "token", paAuth, refreshGrant(tok["refresh_token"].(string), paIssuer))
 		if r.status != http.StatusOK {
 			t.Fatalf("refresh: %d %s", r.status, r.body)
 		}
 		// The rotated token again: the grant is revoked for reuse.
-		wantOAuthError(t, e.post("acme", "token", paAuth, refreshGrant(tok["refresh_token"].(string), paIssuer)), http.StatusBadRequest, delegation.ErrInvalidGrant)
+		wantOAuthError(t, e.post("acme", "token", paAuth, refreshGrant(tok["refresh_token"].(string), paIssuer)), http.StatusBadRequest, oauthwire.ErrInvalidGrant)
 		first := auditEvents(t, s)
 		if len(first) != 4 {
 			t.Fatalf("events = %+v, want created, redeemed, refreshed, reuse-revoked", first)

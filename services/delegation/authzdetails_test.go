@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/authzdetails"
 	"pactd/internal/delegtoken"
@@ -76,7 +77,7 @@ func deviceRows(t *testing.T, s db.Store) int64 {
 // is 400 invalid_authorization_details with an error_description, and
 // stores nothing; the positive controls are stored.
 func TestDeviceAuthorizationRefusesBadDetails(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		e := newEnv(t, s)
 		seedRAR(t, s)
@@ -163,7 +164,7 @@ func TestDeviceAuthorizationRefusesBadDetails(t *testing.T) {
 // drops its details from the grant, and the token response, the token and
 // every refresh carry exactly the approved ones.
 func TestDetailsThroughConsentTokenAndRefresh(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		e := newEnv(t, s)
 		seedRAR(t, s)

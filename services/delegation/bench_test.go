@@ -43,8 +43,10 @@ import (
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/apidesc"
 	"pactd/internal/delegtoken"
 	"pactd/internal/loadstat"
+	"pactd/internal/oauthwire"
 	"pactd/internal/pajwt"
 	"pactd/services/delegation"
 )
@@ -55,9 +57,9 @@ const (
 	benchBrand    = "acme"
 	// benchPublicURL is the Provider's public base URL.
 	benchPublicURL = "https://provider.example"
-	// benchMaxRequestBytes is pactd's per-request read limit
-	// (server.MaxRequestBytes), applied to the RPC benchmark's handler.
-	benchMaxRequestBytes = 256 << 10
+	// benchMaxRequestBytes is pactd's per-request read limit, applied to
+	// the RPC benchmark's handler.
+	benchMaxRequestBytes = apidesc.MaxRequestBytes
 )
 
 // benchPA accepts one Authorization value as PA agt_1, like fakePA but
@@ -143,7 +145,7 @@ func (e *refreshEnv) grant(b *testing.B, user string) string {
 		b.Fatalf("ApproveConsent: %v", err)
 	}
 	tok, err := e.svc.IssueDelegation(ctx, &pactv1.IssueDelegationRequest{BrandId: benchBrand, Authorization: benchPAAuth,
-		ClientId: benchPAIssuer, GrantType: delegation.GrantTypeDeviceCode, DeviceCode: start.GetDeviceCode()})
+		ClientId: benchPAIssuer, GrantType: oauthwire.GrantTypeDeviceCode, DeviceCode: start.GetDeviceCode()})
 	if err != nil || tok.GetError() != nil || tok.GetRefreshToken() == "" {
 		b.Fatalf("redeem device code = %v, %v", tok, err)
 	}
@@ -153,7 +155,7 @@ func (e *refreshEnv) grant(b *testing.B, user string) string {
 // refreshReq is a refresh grant request of PA agt_1 at acme.
 func refreshReq(rt string) *pactv1.IssueDelegationRequest {
 	return &pactv1.IssueDelegationRequest{BrandId: benchBrand, Authorization: benchPAAuth, ClientId: benchPAIssuer,
-		GrantType: delegation.GrantTypeRefreshToken, RefreshToken: rt}
+		GrantType: oauthwire.GrantTypeRefreshToken, RefreshToken: rt}
 }
 
 // rotated checks a successful refresh and returns the next refresh token.

@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/rpcerr"
 	"pactd/services/delegation"
@@ -38,7 +39,7 @@ func checkGrant(t *testing.T, e *env) string {
 // SCOPE_NOT_GRANTED naming it; a grant of another Brand, user or PA is
 // UNKNOWN like a made-up id; then REVOKED and EXPIRED.
 func TestCheckGrantAnswers(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		e := newEnv(t, s)
 		seedRAR(t, s)
@@ -171,7 +172,7 @@ func TestCheckGrantRefusesMalformedCalls(t *testing.T) {
 // and CheckGrant answers AGENT_NOT_ALLOWED for its grant. Positive
 // controls: the same calls before, and another PA's after it is listed.
 func TestAgentPolicyAtTheOAuthEndpointsAndCheckGrant(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		e := newEnv(t, s)
 		ctx := t.Context()
@@ -220,7 +221,7 @@ func TestAgentPolicyAtTheOAuthEndpointsAndCheckGrant(t *testing.T) {
 // cancel type to orders:read (judged by the Brand's mapping, orders:cancel
 // would now read as unrestricted).
 func TestCheckGrantAfterTheBrandMovesAType(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		e := newEnv(t, s)
 		seedRAR(t, s)

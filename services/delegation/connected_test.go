@@ -10,6 +10,7 @@ import (
 	"connectrpc.com/connect"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/rpcerr"
 )
@@ -42,7 +43,7 @@ func (e *env) grantSigned(login *brandLogin, sub string) {
 // the session reopens the page; RevokeConnected revokes the PA's live
 // grants of that User only, and a second call revokes nothing.
 func TestBeginConnectedAndRevoke(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		ctx := t.Context()
 		e.grantSigned(login, "user-42")
@@ -94,7 +95,7 @@ func TestBeginConnectedAndRevoke(t *testing.T) {
 // with its reason; a trusted-frontend Brand and malformed calls are
 // refused. The positive control is the first call.
 func TestBeginConnectedRefusals(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		ctx := t.Context()
 		now := e.clk.Now()

@@ -16,6 +16,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/ids"
 	"pactd/internal/rpcerr"
+	"pactd/services/delegation/codes"
 )
 
 // consentBrand checks the fields every consent RPC shares (brand_id and
@@ -42,7 +43,7 @@ func (s *Service) consentBrand(ctx context.Context, op, brandID, userCode, sourc
 // (Brand, source) limit too (guesslimit: counted in the store, before
 // the lookup), and is audited with the source (never the code).
 func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, source string) (db.DeviceAuthorization, error) {
-	norm, ok := NormalizeUserCode(userCode)
+	norm, ok := codes.NormalizeUserCode(userCode)
 	if !ok {
 		// No code has this form; nothing to guess, nothing to look up.
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
@@ -51,7 +52,7 @@ func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, s
 	if err != nil {
 		return db.DeviceAuthorization{}, err
 	}
-	d, err := s.d.Store.GetDeviceAuthorizationByUserCode(ctx, b.ID, userCodeHash(b.ID, norm))
+	d, err := s.d.Store.GetDeviceAuthorizationByUserCode(ctx, b.ID, codes.UserCodeHash(b.ID, norm))
 	if errors.Is(err, db.ErrNotFound) {
 		// The reservation stays counted: this was a failed guess.
 		s.d.Logger.WarnContext(ctx, "user code lookup failed", slog.String("op", op), slog.String("brand_id", b.ID),
@@ -124,7 +125,7 @@ func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConse
 	if err != nil {
 		return nil, err
 	}
-	norm, _ := NormalizeUserCode(req.GetUserCode())
+	norm, _ := codes.NormalizeUserCode(req.GetUserCode())
 	resp, err := s.describe(ctx, op, b, d, norm)
 	if err != nil {
 		return nil, err
@@ -152,7 +153,7 @@ func (s *Service) describe(ctx context.Context, op string, b db.Brand, d db.Devi
 	}
 	resp := &pactv1.DescribeConsentResponse{
 		AgentDisplayName: a.DisplayName, AgentOrigin: origin(a.Issuer), BrandDisplayName: b.DisplayName,
-		UserCode: FormatUserCode(norm), ExpiresAt: timestamppb.New(d.ExpiresAt),
+		UserCode: codes.FormatUserCode(norm), ExpiresAt: timestamppb.New(d.ExpiresAt),
 	}
 	// In the Brand's scope order, so the page reads the same whatever order
 	// the PA asked in.
@@ -190,17 +191,17 @@ func origin(raw string) string {
 // BRAND_LOGIN_MODE_TRUSTED_FRONTEND: brand_user is the User id the calling
 // (authenticated) frontend established. BRAND_LOGIN_MODE_SIGNED_ASSERTION
 // (and UNSPECIFIED): brand_user must be empty, the User is the sub of the
-// verified brand_assertion (see verifyAssertion), and the assertion's jti
+// verified brand_assertion (see verifyAssertionFor), and the assertion's jti
 // is recorded in the decision's transaction, so it decides once.
 func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsentRequest) (*pactv1.ApproveConsentResponse, error) {
 	const op = "approve consent"
 	var v rpcerr.Violations
-	if len(req.GetScopes()) > MaxScopes {
-		v.Add("scopes", "at most %d scopes", MaxScopes)
+	if len(req.GetScopes()) > codes.MaxScopes {
+		v.Add("scopes", "at most %d scopes", codes.MaxScopes)
 	}
 	for i, sc := range req.GetScopes() {
-		if len(sc) > MaxScopeID {
-			v.Add("scopes", "scope %d is longer than %d bytes", i, MaxScopeID)
+		if len(sc) > codes.MaxScopeID {
+			v.Add("scopes", "scope %d is longer than %d bytes", i, codes.MaxScopeID)
 		}
 	}
 	if err := v.Err(); err != nil {

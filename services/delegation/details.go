@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	pactv1 "pactd/gen/pact/v1"
+	"pactd/internal/oauthwire"
 
 	"pactd/db"
 	"pactd/internal/authzdetails"
@@ -63,11 +64,11 @@ func requestDetails(b db.Brand, raw *string, scopes []string) (string, []string,
 	}
 	types := b.Delegation.AuthorizationDetailsTypes
 	if len(types) == 0 {
-		return "", nil, authzdetails.ReasonUnknownType, refuseDevice(ErrInvalidAuthorizationDetails, "this Brand supports no authorization_details types")
+		return "", nil, authzdetails.ReasonUnknownType, refuseDevice(oauthwire.ErrInvalidAuthorizationDetails, "this Brand supports no authorization_details types")
 	}
 	entries, canonical, err := authzdetails.Parse(*raw, types, scopes)
 	if err != nil {
-		return "", nil, err.Reason, refuseDevice(ErrInvalidAuthorizationDetails, err.Description)
+		return "", nil, err.Reason, refuseDevice(oauthwire.ErrInvalidAuthorizationDetails, err.Description)
 	}
 	entryScopes := make([]string, len(entries))
 	for i, e := range entries {

@@ -11,6 +11,8 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/ids"
+	"pactd/internal/oauthwire"
+	"pactd/services/delegation/codes"
 )
 
 // StartDeviceAuthorization is the device authorization endpoint (RFC 8628
@@ -27,14 +29,14 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 	if err != nil || refusal != nil {
 		return &pactv1.StartDeviceAuthorizationResponse{Error: refusal}, err
 	}
-	scopes, ok := ParseScope(req.GetScope())
+	scopes, ok := codes.ParseScope(req.GetScope())
 	if !ok {
-		return refuseDevice(ErrInvalidScope, "scope must name 1 to 50 scope ids separated by spaces"), nil
+		return refuseDevice(oauthwire.ErrInvalidScope, "scope must name 1 to 50 scope ids separated by spaces"), nil
 	}
 	defined := brandScopes(c.brand)
 	for _, sc := range scopes {
 		if _, ok := defined[sc]; !ok {
-			return refuseDevice(ErrInvalidScope, "scope names an id this Brand does not define"), nil
+			return refuseDevice(oauthwire.ErrInvalidScope, "scope names an id this Brand does not define"), nil
 		}
 	}
 	details, detailScopes, why, detailsRefusal := requestDetails(c.brand, req.AuthorizationDetails, scopes)
@@ -49,21 +51,21 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 		if err != nil {
 			return nil, err
 		}
-		return refuseDevice(ErrInvalidRequest, "this client has too many pending device authorizations; "+
+		return refuseDevice(oauthwire.ErrInvalidRequest, "this client has too many pending device authorizations; "+
 			"complete one or wait until one expires (at most 10 minutes)"), nil
 	}
 	var deviceCode, userCode string
 	for attempt := 0; ; attempt++ {
-		if deviceCode, err = randomSecret(s.d.Rand, DeviceCodePrefix); err != nil {
+		if deviceCode, err = codes.RandomSecret(s.d.Rand, codes.DeviceCodePrefix); err != nil {
 			return nil, s.fault(ctx, op, err)
 		}
-		if userCode, err = newUserCode(s.d.Rand); err != nil {
+		if userCode, err = codes.NewUserCode(s.d.Rand); err != nil {
 			return nil, s.fault(ctx, op, err)
 		}
-		norm, _ := NormalizeUserCode(userCode)
+		norm, _ := codes.NormalizeUserCode(userCode)
 		_, err = s.d.Store.CreateDeviceAuthorization(ctx, db.DeviceAuthorization{
 			ID: ids.New("da_", now), BrandID: c.brand.ID, AgentID: c.pa.Agent.ID, ClientID: c.id,
-			DeviceCodeHash: secretHash(deviceCode), UserCodeHash: userCodeHash(c.brand.ID, norm),
+			DeviceCodeHash: codes.SecretHash(deviceCode), UserCodeHash: codes.UserCodeHash(c.brand.ID, norm),
 			Scopes: scopes, Interval: PollInterval, ExpiresAt: now.Add(DeviceCodeTTL), CreateTime: now,
 			AuthorizationDetails: details, AuthorizationDetailsScopes: detailScopes,
 		})
@@ -75,7 +77,7 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 		}
 	}
 	verify, complete := s.verificationURIs(c.brand, userCode)
-	body := deviceBody{
+	body := oauthwire.DeviceAuthorizationBody{
 		DeviceCode: deviceCode, UserCode: userCode, VerificationURI: verify, VerificationURIComplete: complete,
 		ExpiresIn: int32(DeviceCodeTTL.Seconds()), Interval: int32(PollInterval.Seconds()),
 	}
@@ -93,7 +95,7 @@ func (s *Service) StartDeviceAuthorization(ctx context.Context, req *pactv1.Star
 }
 
 func refuseDevice(code, description string) *pactv1.StartDeviceAuthorizationResponse {
-	return &pactv1.StartDeviceAuthorizationResponse{Error: oauthError(code, description)}
+	return &pactv1.StartDeviceAuthorizationResponse{Error: oauthwire.Refusal(code, description)}
 }
 
 // verificationURIs builds {login_url}/login?return_to=<consent URL>, and the

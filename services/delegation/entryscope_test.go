@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/authzdetails"
 	"pactd/internal/rpcerr"
@@ -144,7 +145,7 @@ func listedDetails(t *testing.T, e *env, user string) []string {
 // restriction; nor does removing the type. The cases and their answers are
 // derived in the comment above.
 func TestBrandMovingATypeNeverWidensASkipOrDropsARestriction(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		e := newEnv(t, s)
 		seedRAR(t, s)
@@ -295,7 +296,7 @@ func TestBrandMovingATypeNeverWidensASkipOrDropsARestriction(t *testing.T) {
 //     the grant, its token and refresh always carry the entry under
 //     orders:cancel; never a grant of orders:cancel without it.
 func TestBrandUpdateRacesAPendingRequest(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		e := newEnv(t, s)
 		seedRAR(t, s)

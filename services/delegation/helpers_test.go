@@ -3,16 +3,11 @@ package delegation_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -29,7 +24,10 @@ import (
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/delegtoken"
 	"pactd/internal/oauthhttp"
+	"pactd/internal/oauthwire"
 	"pactd/internal/pajwt"
+	"pactd/internal/testclock"
+	"pactd/internal/testsigner"
 	"pactd/services/delegation"
 )
 
@@ -50,16 +48,6 @@ const (
 // start is the fixed instant tests begin at.
 var start = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
-
 // fakePA maps an Authorization value to a caller or a refusal.
 type fakePA struct{}
 
@@ -75,43 +63,6 @@ func (fakePA) VerifyPA(_ context.Context, authorization string) (pajwt.Result, e
 		return pajwt.Result{}, &pajwt.Error{Reason: pajwt.ReasonMalformed}
 	}
 	return pajwt.Result{}, &pajwt.Error{Reason: pajwt.ReasonSignature}
-}
-
-// testKeys is one ES256 key that signs and verifies delegation tokens.
-type testKeys struct{ priv *ecdsa.PrivateKey }
-
-func newTestKeys(t *testing.T) *testKeys {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testKeys{priv: k}
-}
-
-func (k *testKeys) Sign(_ context.Context, typ string, payload []byte) (string, error) {
-	hdr, _ := json.Marshal(map[string]string{"alg": "ES256", "kid": "test-key", "typ": typ})
-	input := base64.RawURLEncoding.EncodeToString(hdr) + "." + base64.RawURLEncoding.EncodeToString(payload)
-	sum := sha256.Sum256([]byte(input))
-	r, s, err := ecdsa.Sign(rand.Reader, k.priv, sum[:])
-	if err != nil {
-		return "", err
-	}
-	// Low-S form: the verifier refuses malleable high-S signatures.
-	if n := elliptic.P256().Params().N; s.Cmp(new(big.Int).Rsh(n, 1)) > 0 {
-		s.Sub(n, s)
-	}
-	sig := make([]byte, 64)
-	r.FillBytes(sig[:32])
-	s.FillBytes(sig[32:])
-	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
-}
-
-func (k *testKeys) PublicKey(_ context.Context, kid string) (*ecdsa.PublicKey, bool, error) {
-	if kid != "test-key" {
-		return nil, false, nil
-	}
-	return &k.priv.PublicKey, true, nil
 }
 
 // syncBuffer collects log output from concurrent handlers.
@@ -149,8 +100,8 @@ func (fakeToken) GetJwks(context.Context, *pactv1.GetJwksRequest) (*pactv1.GetJw
 type env struct {
 	t        *testing.T
 	store    db.Store
-	clk      *clock
-	keys     *testKeys
+	clk      *testclock.Clock
+	keys     *testsigner.Signer
 	logs     *syncBuffer
 	url      string
 	http     *http.Client
@@ -158,37 +109,11 @@ type env struct {
 	verifier *delegtoken.Verifier
 }
 
-// engines runs f once per store engine.
-func engines(t *testing.T, f func(t *testing.T, newStore func(t *testing.T) db.Store)) {
-	t.Run("sqlite", func(t *testing.T) {
-		t.Parallel()
-		f(t, func(t *testing.T) db.Store {
-			s, err := db.Open(t.Context(), "", t.TempDir())
-			if err != nil {
-				t.Fatalf("open sqlite: %v", err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
-			return s
-		})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		t.Parallel()
-		f(t, func(t *testing.T) db.Store {
-			s, err := db.Open(t.Context(), dbtest.PostgresURL(t), "")
-			if err != nil {
-				t.Fatalf("open postgres: %v", err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
-			return s
-		})
-	})
-}
-
 type envOption func(*delegation.Deps)
 
 func newEnv(t *testing.T, s db.Store, opts ...envOption) *env {
 	t.Helper()
-	e := &env{t: t, store: s, clk: &clock{t: start}, keys: newTestKeys(t), logs: &syncBuffer{}}
+	e := &env{t: t, store: s, clk: testclock.New(start), keys: testsigner.New(t, "test-key"), logs: &syncBuffer{}}
 	seed(t, s)
 	deps := delegation.Deps{
 		Store: s, PA: fakePA{}, Minter: delegtoken.NewSigner(e.keys, nil), PublicURL: publicURL,
@@ -311,11 +236,11 @@ func (e *env) startDevice(brand, auth, clientID, scope string) map[string]any {
 }
 
 func deviceGrant(code, clientID string) url.Values {
-	return url.Values{"grant_type": {delegation.GrantTypeDeviceCode}, "device_code": {code}, "client_id": {clientID}}
+	return url.Values{"grant_type": {oauthwire.GrantTypeDeviceCode}, "device_code": {code}, "client_id": {clientID}}
 }
 
 func refreshGrant(token, clientID string) url.Values {
-	return url.Values{"grant_type": {delegation.GrantTypeRefreshToken}, "refresh_token": {token}, "client_id": {clientID}}
+	return url.Values{"grant_type": {oauthwire.GrantTypeRefreshToken}, "refresh_token": {token}, "client_id": {clientID}}
 }
 
 // approve approves a user code as brand user u, choosing scopes.

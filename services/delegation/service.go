@@ -17,6 +17,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/delegtoken"
+	"pactd/internal/oauthwire"
 	"pactd/internal/pacturl"
 	"pactd/internal/pajwt"
 	"pactd/internal/rpcerr"
@@ -168,21 +169,21 @@ func (s *Service) authenticate(ctx context.Context, op, brandID, authorization, 
 		if errors.As(err, &refused) {
 			s.d.Logger.InfoContext(ctx, "oauth client refused", slog.String("op", op), slog.String("brand_id", brandID),
 				slog.String("reason", refused.Reason.String()))
-			return client{}, bare401(), nil
+			return client{}, oauthwire.Bare401(), nil
 		}
 		return client{}, nil, s.fault(ctx, op+": verify PA JWT", err)
 	}
 	if clientID != res.Agent.Issuer {
 		s.d.Logger.InfoContext(ctx, "oauth client_id mismatch", slog.String("op", op), slog.String("brand_id", brandID),
 			slog.String("agent_id", res.Agent.ID))
-		return client{}, oauthError(ErrInvalidClient, "client_id does not match the issuer of the PA JWT"), nil
+		return client{}, oauthwire.Refusal(oauthwire.ErrInvalidClient, "client_id does not match the issuer of the PA JWT"), nil
 	}
 	b, notFound, err := s.brand(ctx, op, brandID)
 	if err != nil {
 		return client{}, nil, err
 	}
 	if notFound {
-		return client{}, bare404(), nil
+		return client{}, oauthwire.Bare404(), nil
 	}
 	// The Brand's agent policy, as VerifyAgentRequest applies it: a PA the
 	// Brand does not admit gets no device authorization or token there (a
@@ -190,10 +191,10 @@ func (s *Service) authenticate(ctx context.Context, op, brandID, authorization, 
 	if !b.Admits(res.Agent.ID) && op != revokeTokenOp {
 		s.d.Logger.InfoContext(ctx, "oauth client refused", slog.String("op", op), slog.String("brand_id", brandID),
 			slog.String("agent_id", res.Agent.ID), slog.String("reason", "agent not allowed"))
-		return client{}, bare401(), nil
+		return client{}, oauthwire.Bare401(), nil
 	}
 	if !b.Delegation.Enabled {
-		return client{}, oauthError(ErrUnauthorizedClient, "this Brand does not offer delegation"), nil
+		return client{}, oauthwire.Refusal(oauthwire.ErrUnauthorizedClient, "this Brand does not offer delegation"), nil
 	}
 	return client{pa: res, id: clientID, brand: b}, nil, nil
 }

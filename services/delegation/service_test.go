@@ -18,16 +18,18 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/delegtoken"
 	"pactd/internal/rpcerr"
 	"pactd/services/delegation"
+	"pactd/services/delegation/codes"
 )
 
 // Spec §6 items 26-29: the device authorization endpoint's refusals, each
 // with its exact status and error, and the success shape.
 func TestDeviceAuthorizationEndpoint(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t))
 		full := strings.Repeat("x", 17<<10)
 		cases := []struct {
@@ -162,7 +164,7 @@ func withDetails(scope, details string) url.Values {
 
 // Spec §6 items 26, 27, 30, 31: the token endpoint with the device grant.
 func TestTokenEndpointDeviceGrant(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t))
 		ctx := t.Context()
 		d := e.startDevice("acme", paAuth, paIssuer, "orders:read orders:write")
@@ -244,7 +246,7 @@ func TestTokenEndpointDeviceGrant(t *testing.T) {
 
 // Spec §6 item 32: refresh rotation and every refusal.
 func TestTokenEndpointRefreshGrant(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t))
 		ctx := t.Context()
 		tok := e.redeem(e.approvedCode("orders:read orders:write", "orders:read", "orders:write"))
@@ -295,7 +297,7 @@ func TestTokenEndpointRefreshGrant(t *testing.T) {
 // redeem (scope shows the two), refresh, reuse the old refresh token
 // (invalid_grant) — and the grant is now revoked.
 func TestEndToEndWalk(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t))
 		ctx := t.Context()
 		d := e.startDevice("acme", paAuth, paIssuer, "orders:read orders:write profile:read")
@@ -346,7 +348,7 @@ func TestEndToEndWalk(t *testing.T) {
 // Spec §6 items 34-35: consent decisions happen once, only while pending,
 // and grant only requested ∩ chosen.
 func TestConsentDecisions(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t))
 		ctx := t.Context()
 		wantCode := func(t *testing.T, err error, code connect.Code) {
@@ -454,7 +456,7 @@ func TestConsentDecisions(t *testing.T) {
 
 // User-code guessing is limited per Brand and audited without the code.
 func TestUserCodeGuessingLimit(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t), func(d *delegation.Deps) { d.GuessLimit, d.GuessWindow = 5, time.Minute })
 		ctx := t.Context()
 		real := e.startDevice("acme", paAuth, paIssuer, "orders:read")["user_code"].(string)
@@ -519,7 +521,7 @@ func TestUserCodeGuessingLimit(t *testing.T) {
 // no more lookups than the burst; the limit is spent before the store is
 // asked, never after.
 func TestUserCodeGuessingLimitUnderConcurrency(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t), func(d *delegation.Deps) { d.GuessLimit, d.GuessWindow = 5, time.Hour })
 		var notFound, exhausted atomic.Int64
 		var wg sync.WaitGroup
@@ -547,7 +549,7 @@ func TestUserCodeGuessingLimitUnderConcurrency(t *testing.T) {
 // Races: 100 concurrent redemptions of one approved code give exactly one
 // token; 20 concurrent refreshes of one refresh token give exactly one.
 func TestRaces(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t))
 		dc := e.approvedCode("orders:read", "orders:read")
 		statuses := race(100, func() int { return e.post("acme", "token", paAuth, deviceGrant(dc, paIssuer)).status })
@@ -588,7 +590,7 @@ func race(n int, f func() int) map[int]int {
 // second (the store keeps whole seconds; the clock here does not move at
 // all), on both stores.
 func TestListGrantsNewestFirstWithinOneSecond(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t))
 		var approved []string // in the order they were approved
 		for range 6 {
@@ -618,7 +620,7 @@ func TestListGrantsNewestFirstWithinOneSecond(t *testing.T) {
 // Grants: listing newest first with paging, revocation by the Brand's
 // frontend (scoped to a user) and by the PA (RFC 7009).
 func TestGrantsAndRevocation(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t))
 		ctx := t.Context()
 		var grants []string
@@ -702,7 +704,7 @@ func TestGrantsAndRevocation(t *testing.T) {
 // Step-up: a task id, the missing scopes and a login link, and no device
 // authorization whose code nobody receives.
 func TestStepUp(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t))
 		ctx := t.Context()
 		resp, err := e.rpc.StartStepUp(ctx, &pactv1.StartStepUpRequest{BrandId: "acme", AgentId: "agt_1", ContextId: "ctx-1",
@@ -818,7 +820,7 @@ func TestPurgeExpired(t *testing.T) {
 // invalid_request and stores nothing; a decided or expired authorization
 // frees its place (positive controls at each step), on both stores.
 func TestPendingDeviceAuthorizationsAreBounded(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t), func(d *delegation.Deps) { d.MaxPendingPerAgentBrand, d.MaxPendingPerAgent = 3, 5 })
 		start := func(brand, scope string) response {
 			return e.post(brand, "device_authorization", paAuth, url.Values{"client_id": {paIssuer}, "scope": {scope}})
@@ -871,7 +873,7 @@ func TestPendingDeviceAuthorizationsAreBounded(t *testing.T) {
 // allowance of the Brand's limit, then they are refused too: cheap new
 // sources cannot lift the Brand's bound (here 3 a window, 6 in all).
 func TestFreshSourcesCannotLiftTheBrandLimit(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e := newEnv(t, newStore(t), func(d *delegation.Deps) { d.GuessLimit, d.SourceGuessLimit, d.GuessWindow = 3, 2, 5*time.Minute })
 		ctx := t.Context()
 		real := e.startDevice("acme", paAuth, paIssuer, "orders:read")["user_code"].(string)
@@ -881,7 +883,7 @@ func TestFreshSourcesCannotLiftTheBrandLimit(t *testing.T) {
 		}
 		notFound := 0
 		for i := range 12 {
-			code := fmt.Sprintf("BBBB-BB%c%c", delegation.UserCodeAlphabet[i/20], delegation.UserCodeAlphabet[i%20])
+			code := fmt.Sprintf("BBBB-BB%c%c", codes.UserCodeAlphabet[i/20], codes.UserCodeAlphabet[i%20])
 			if code == real {
 				t.Skip("the drawn code is one of the guesses")
 			}

@@ -15,6 +15,7 @@ import (
 	"pactd/internal/ids"
 	"pactd/internal/pacturl"
 	"pactd/internal/rpcerr"
+	"pactd/services/delegation/codes"
 )
 
 // ConsentSessions signs and verifies consent sessions (typ
@@ -115,7 +116,7 @@ func (s *Service) BeginConsent(ctx context.Context, req *pactv1.BeginConsentRequ
 		exp = d.ExpiresAt
 	}
 	sc := delegtoken.SessionClaims{
-		Issuer: s.issuer(b.ID), Audience: s.decisionURL(b.ID), Subject: a.subject, UserCode: FormatUserCode(a.userCode), Email: a.email,
+		Issuer: s.issuer(b.ID), Audience: s.decisionURL(b.ID), Subject: a.subject, UserCode: codes.FormatUserCode(a.userCode), Email: a.email,
 		JTI: ids.New("cs_", now), IssuedAt: now, ExpiresAt: exp,
 	}
 	tok, err := s.d.Sessions.Sign(ctx, sc)
@@ -189,8 +190,8 @@ func (s *Service) verifySession(ctx context.Context, op string, b db.Brand, tok,
 		return delegtoken.SessionClaims{}, s.fault(ctx, op+": verify consent session", err)
 	}
 	if userCode != "" {
-		want, ok := NormalizeUserCode(userCode)
-		if got, _ := NormalizeUserCode(c.UserCode); !ok || got != want {
+		want, ok := codes.NormalizeUserCode(userCode)
+		if got, _ := codes.NormalizeUserCode(c.UserCode); !ok || got != want {
 			return delegtoken.SessionClaims{}, s.sessionRefused(ctx, op, b, source, sessionUserCodeMismatch,
 				"the consent session is for another user code")
 		}

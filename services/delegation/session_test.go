@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/delegtoken"
 	"pactd/internal/rpcerr"
@@ -61,7 +62,7 @@ func (e *env) grants(brand, user string) int {
 // TestBeginConsent: the answer is the consent page's content and a session
 // of the documented shape; the assertion is used up by it.
 func TestBeginConsent(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		code, dc := e.pendingCode()
 		res := e.mustBegin(login, code)
@@ -116,7 +117,7 @@ func TestBeginConsent(t *testing.T) {
 // that is not pending is NOT_PENDING and does not use the assertion up; a
 // trusted-frontend Brand is refused. Nothing is decided by any of them.
 func TestBeginConsentRefusals(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		ctx := t.Context()
 		now := e.clk.Now()
@@ -182,7 +183,7 @@ const (
 // twice and approving after deny are refused by the pending-only update
 // and change nothing.
 func TestConsentSessionDecisions(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		ctx := t.Context()
 		fp := connect.CodeFailedPrecondition
@@ -241,7 +242,7 @@ func TestConsentSessionDecisions(t *testing.T) {
 // malformed sessions are refused with their reasons and change nothing;
 // the positive control on the same code then approves.
 func TestConsentSessionRefusals(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		ctx := t.Context()
 		now := e.clk.Now()
@@ -330,7 +331,7 @@ func TestConsentSessionRefusals(t *testing.T) {
 // TestConsentSessionConcurrentDecisions: of concurrent decisions with one
 // session exactly one wins; the others are NOT_PENDING.
 func TestConsentSessionConcurrentDecisions(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		e, login := signedEnv(t, newStore(t))
 		code, _ := e.pendingCode()
 		s := e.mustBegin(login, code).GetConsentSession()

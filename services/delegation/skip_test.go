@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/rpcerr"
 	"pactd/services/delegation"
@@ -30,7 +31,7 @@ func skipConsent(t *testing.T, s db.Store, brandID string, on bool) {
 // grant of that User to that PA covers every requested scope; each way it
 // can fail to cover is a refusal with its positive control.
 func TestConsentSkippingTrustedFrontend(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		e := newEnv(t, s)
 		ctx := t.Context()
@@ -97,7 +98,7 @@ func TestConsentSkippingTrustedFrontend(t *testing.T) {
 // and the PA's poll gets a token for exactly what it asked; with skipping
 // off, or nothing covering, the page's session comes back as usual.
 func TestConsentSkippingSignedAssertion(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		e, login := signedEnv(t, s)
 		ctx := t.Context()
@@ -165,7 +166,7 @@ func TestConsentSkippingSignedAssertion(t *testing.T) {
 // the scope unrestricted, or for another entry, is not covered; a grant of
 // the scope unrestricted covers a restricted request.
 func TestConsentSkippingWithDetails(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		e := newEnv(t, s)
 		seedRAR(t, s)
@@ -233,7 +234,7 @@ func TestConsentSkippingWithDetails(t *testing.T) {
 // pending; covered grants every requested scope, expiring with the covering
 // grant.
 func TestApproveConsentAsASkip(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		e := newEnv(t, s)
 		ctx := t.Context()

@@ -7,6 +7,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/rpcerr"
+	"pactd/services/delegation/codes"
 )
 
 // StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
@@ -34,8 +35,8 @@ func (s *Service) StartStepUp(ctx context.Context, req *pactv1.StartStepUpReques
 	switch n := len(req.GetMissingScopes()); {
 	case n == 0:
 		v.Add("missing_scopes", "name at least one scope")
-	case n > MaxScopes:
-		v.Add("missing_scopes", "at most %d scopes", MaxScopes)
+	case n > codes.MaxScopes:
+		v.Add("missing_scopes", "at most %d scopes", codes.MaxScopes)
 	}
 	if err := v.Err(); err != nil {
 		return nil, err
@@ -50,7 +51,7 @@ func (s *Service) StartStepUp(ctx context.Context, req *pactv1.StartStepUpReques
 	for _, sc := range req.GetMissingScopes() {
 		desc, ok := defined[sc]
 		if !ok {
-			v.Add("missing_scopes", "%q is not a scope of this Brand", truncate(sc, MaxScopeID))
+			v.Add("missing_scopes", "%q is not a scope of this Brand", truncate(sc, codes.MaxScopeID))
 			continue
 		}
 		if seen[sc] {
@@ -63,7 +64,7 @@ func (s *Service) StartStepUp(ctx context.Context, req *pactv1.StartStepUpReques
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	if resp.TaskId, err = newTaskID(s.d.Rand); err != nil {
+	if resp.TaskId, err = codes.NewTaskID(s.d.Rand); err != nil {
 		return nil, s.fault(ctx, op, err)
 	}
 	_, resp.VerificationUriComplete = s.verificationURIs(b, "")

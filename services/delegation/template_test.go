@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/authzdetails"
 )
@@ -43,7 +44,7 @@ func words(ds []*pactv1.ConsentAuthorizationDetail) string {
 // rendered as nothing. A type without a template keeps the default words,
 // and the words follow the Brand's current declaration.
 func TestConsentTemplateWords(t *testing.T) {
-	engines(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
+	dbtest.Stores(t, func(t *testing.T, newStore func(t *testing.T) db.Store) {
 		s := newStore(t)
 		e, login := signedEnv(t, s)
 		seedRAR(t, s)

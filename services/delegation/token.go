@@ -12,6 +12,8 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/delegtoken"
 	"pactd/internal/jws"
+	"pactd/internal/oauthwire"
+	"pactd/services/delegation/codes"
 )
 
 // IssueDelegation is the token endpoint (RFC 6749 §3.2, RFC 8628 §3.4,
@@ -40,31 +42,31 @@ func (s *Service) IssueDelegation(ctx context.Context, req *pactv1.IssueDelegati
 		return &pactv1.IssueDelegationResponse{Error: refusal}, err
 	}
 	switch req.GetGrantType() {
-	case GrantTypeDeviceCode:
+	case oauthwire.GrantTypeDeviceCode:
 		return s.redeemDeviceCode(ctx, c, req.GetDeviceCode())
-	case GrantTypeRefreshToken:
+	case oauthwire.GrantTypeRefreshToken:
 		return s.refresh(ctx, c, req.GetRefreshToken())
 	case "":
-		return refuseToken(ErrInvalidRequest, "grant_type is required"), nil
+		return refuseToken(oauthwire.ErrInvalidRequest, "grant_type is required"), nil
 	default:
-		return refuseToken(ErrUnsupportedGrantType, "grant_type must be "+GrantTypeDeviceCode+" or "+GrantTypeRefreshToken), nil
+		return refuseToken(oauthwire.ErrUnsupportedGrantType, "grant_type must be "+oauthwire.GrantTypeDeviceCode+" or "+oauthwire.GrantTypeRefreshToken), nil
 	}
 }
 
 func refuseToken(code, description string) *pactv1.IssueDelegationResponse {
-	return &pactv1.IssueDelegationResponse{Error: oauthError(code, description)}
+	return &pactv1.IssueDelegationResponse{Error: oauthwire.Refusal(code, description)}
 }
 
 func (s *Service) redeemDeviceCode(ctx context.Context, c client, deviceCode string) (*pactv1.IssueDelegationResponse, error) {
 	const op = "redeem device code"
 	if deviceCode == "" {
-		return refuseToken(ErrInvalidRequest, "device_code is required"), nil
+		return refuseToken(oauthwire.ErrInvalidRequest, "device_code is required"), nil
 	}
-	unknown := refuseToken(ErrInvalidGrant, "device_code is unknown, expired for good, or not this client's")
-	if !wellFormedSecret(deviceCode, DeviceCodePrefix) {
+	unknown := refuseToken(oauthwire.ErrInvalidGrant, "device_code is unknown, expired for good, or not this client's")
+	if !codes.WellFormedSecret(deviceCode, codes.DeviceCodePrefix) {
 		return unknown, nil
 	}
-	hash := secretHash(deviceCode)
+	hash := codes.SecretHash(deviceCode)
 	d, err := s.d.Store.GetDeviceAuthorizationByDeviceCode(ctx, c.brand.ID, hash)
 	if errors.Is(err, db.ErrNotFound) {
 		return unknown, nil
@@ -81,20 +83,20 @@ func (s *Service) redeemDeviceCode(ctx context.Context, c client, deviceCode str
 	for round := 0; ; round++ {
 		switch {
 		case d.Status == db.DeviceConsumed:
-			return refuseToken(ErrInvalidGrant, "device_code was already redeemed"), nil
+			return refuseToken(oauthwire.ErrInvalidGrant, "device_code was already redeemed"), nil
 		case !now.Before(d.ExpiresAt):
-			return refuseToken(ErrExpiredToken, "device_code has expired; start a new device authorization"), nil
+			return refuseToken(oauthwire.ErrExpiredToken, "device_code has expired; start a new device authorization"), nil
 		case d.Status == db.DeviceDenied:
-			return refuseToken(ErrAccessDenied, "the User denied the request"), nil
+			return refuseToken(oauthwire.ErrAccessDenied, "the User denied the request"), nil
 		case d.Status == db.DeviceApproved:
 			return s.issueForDevice(ctx, c, d, now)
 		}
 		_, outcome, err := s.d.Store.PollDeviceAuthorization(ctx, d.ID, now, SlowDownStep)
 		switch {
 		case err == nil && outcome == db.PollSlowDown:
-			return refuseToken(ErrSlowDown, "polling too fast; add 5 seconds to the interval"), nil
+			return refuseToken(oauthwire.ErrSlowDown, "polling too fast; add 5 seconds to the interval"), nil
 		case err == nil:
-			return refuseToken(ErrAuthorizationPending, "the User has not decided yet"), nil
+			return refuseToken(oauthwire.ErrAuthorizationPending, "the User has not decided yet"), nil
 		case !errors.Is(err, db.ErrNotFound):
 			return nil, s.fault(ctx, op+": poll", err)
 		case round > 0:
@@ -113,13 +115,13 @@ func (s *Service) issueForDevice(ctx context.Context, c client, d db.DeviceAutho
 	const op = "redeem device code"
 	g, err := s.d.Store.GetGrant(ctx, d.GrantID)
 	if errors.Is(err, db.ErrNotFound) {
-		return refuseToken(ErrInvalidGrant, "the grant no longer exists"), nil
+		return refuseToken(oauthwire.ErrInvalidGrant, "the grant no longer exists"), nil
 	}
 	if err != nil {
 		return nil, s.fault(ctx, op+": load grant", err)
 	}
 	if !grantLive(g, now) {
-		return refuseToken(ErrInvalidGrant, "the grant was revoked or has expired"), nil
+		return refuseToken(oauthwire.ErrInvalidGrant, "the grant was revoked or has expired"), nil
 	}
 	access, rt, body, err := s.mint(ctx, c, g, now)
 	if err != nil {
@@ -127,7 +129,7 @@ func (s *Service) issueForDevice(ctx context.Context, c client, d db.DeviceAutho
 	}
 	if _, err := s.d.Store.RedeemDeviceAuthorization(s.auditGrant(ctx, db.AuditGrantRedeemed, g, db.ActorPA, ""), d.ID, now, rt.record); err != nil {
 		if errors.Is(err, db.ErrNotFound) {
-			return refuseToken(ErrInvalidGrant, "device_code was already redeemed"), nil
+			return refuseToken(oauthwire.ErrInvalidGrant, "device_code was already redeemed"), nil
 		}
 		return nil, s.fault(ctx, op+": consume", err)
 	}
@@ -140,13 +142,13 @@ func (s *Service) issueForDevice(ctx context.Context, c client, d db.DeviceAutho
 func (s *Service) refresh(ctx context.Context, c client, token string) (*pactv1.IssueDelegationResponse, error) {
 	const op = "refresh delegation"
 	if token == "" {
-		return refuseToken(ErrInvalidRequest, "refresh_token is required"), nil
+		return refuseToken(oauthwire.ErrInvalidRequest, "refresh_token is required"), nil
 	}
-	bad := refuseToken(ErrInvalidGrant, "refresh_token is unknown, expired, used, revoked or not this client's")
-	if !wellFormedSecret(token, RefreshTokenPrefix) {
+	bad := refuseToken(oauthwire.ErrInvalidGrant, "refresh_token is unknown, expired, used, revoked or not this client's")
+	if !codes.WellFormedSecret(token, codes.RefreshTokenPrefix) {
 		return bad, nil
 	}
-	hash := secretHash(token)
+	hash := codes.SecretHash(token)
 	old, err := s.d.Store.GetRefreshToken(ctx, hash)
 	if errors.Is(err, db.ErrNotFound) {
 		return bad, nil
@@ -222,9 +224,9 @@ type newRefresh struct {
 
 // mint signs a delegation token for the grant (at most an hour, never past
 // the grant) and draws the next refresh token (expiring with the grant).
-func (s *Service) mint(ctx context.Context, c client, g db.Grant, now time.Time) (string, newRefresh, tokenBody, error) {
+func (s *Service) mint(ctx context.Context, c client, g db.Grant, now time.Time) (string, newRefresh, oauthwire.TokenBody, error) {
 	if s.d.Minter == nil {
-		return "", newRefresh{}, tokenBody{}, errors.New("no delegation token signer is configured")
+		return "", newRefresh{}, oauthwire.TokenBody{}, errors.New("no delegation token signer is configured")
 	}
 	exp := now.Add(AccessTokenTTL)
 	if g.ExpireTime.Before(exp) {
@@ -236,16 +238,16 @@ func (s *Service) mint(ctx context.Context, c client, g db.Grant, now time.Time)
 		AuthorizationDetails: rawDetails(g.AuthorizationDetails),
 	})
 	if err != nil {
-		return "", newRefresh{}, tokenBody{}, err
+		return "", newRefresh{}, oauthwire.TokenBody{}, err
 	}
-	secret, err := randomSecret(s.d.Rand, RefreshTokenPrefix)
+	secret, err := codes.RandomSecret(s.d.Rand, codes.RefreshTokenPrefix)
 	if err != nil {
-		return "", newRefresh{}, tokenBody{}, err
+		return "", newRefresh{}, oauthwire.TokenBody{}, err
 	}
 	rt := newRefresh{secret: secret, record: db.RefreshToken{
-		TokenHash: secretHash(secret), GrantID: g.ID, ExpiresAt: g.ExpireTime, CreateTime: now,
+		TokenHash: codes.SecretHash(secret), GrantID: g.ID, ExpiresAt: g.ExpireTime, CreateTime: now,
 	}}
-	body := tokenBody{
+	body := oauthwire.TokenBody{
 		TokenType: "Bearer", AccessToken: access, RefreshToken: secret,
 		ExpiresIn: int32(exp.Sub(now) / time.Second), Scope: strings.Join(g.Scopes, " "),
 		AuthorizationDetails: rawDetails(g.AuthorizationDetails),
@@ -262,7 +264,7 @@ func rawDetails(canonical string) json.RawMessage {
 	return json.RawMessage(canonical)
 }
 
-func tokenResponse(access, refresh string, body tokenBody) *pactv1.IssueDelegationResponse {
+func tokenResponse(access, refresh string, body oauthwire.TokenBody) *pactv1.IssueDelegationResponse {
 	raw, _ := json.Marshal(body) // strings, ints and details pactd canonicalized: cannot fail
 	return &pactv1.IssueDelegationResponse{
 		AccessToken: access, TokenType: body.TokenType, RefreshToken: refresh, ExpiresIn: body.ExpiresIn,
@@ -287,12 +289,12 @@ func (s *Service) RevokeToken(ctx context.Context, req *pactv1.RevokeTokenReques
 	}
 	tok := req.GetToken()
 	if tok == "" {
-		return &pactv1.RevokeTokenResponse{Error: oauthError(ErrInvalidRequest, "token is required")}, nil
+		return &pactv1.RevokeTokenResponse{Error: oauthwire.Refusal(oauthwire.ErrInvalidRequest, "token is required")}, nil
 	}
 	var grantID string
 	switch {
-	case wellFormedSecret(tok, RefreshTokenPrefix):
-		rt, err := s.d.Store.GetRefreshToken(ctx, secretHash(tok))
+	case codes.WellFormedSecret(tok, codes.RefreshTokenPrefix):
+		rt, err := s.d.Store.GetRefreshToken(ctx, codes.SecretHash(tok))
 		if errors.Is(err, db.ErrNotFound) {
 			return &pactv1.RevokeTokenResponse{}, nil
 		}

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/authzdetails"
 	"pactd/internal/delegtoken"
@@ -36,7 +37,7 @@ func mintWithDetails(t *testing.T, e *env, grant string, details string) string 
 // RFC 9396 §9.1 and PACT §5.7: introspection returns the grant's details
 // (from the store), and a token whose claim is not the grant's is inactive.
 func TestIntrospectionReturnsTheGrantsDetails(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		e := start(t, dbURL)
 		const pa = "https://pa.example"
 		e.grants.live["g-rar"] = [4]string{"acme", pa, "user-42"}
@@ -89,7 +90,7 @@ func TestIntrospectionReturnsTheGrantsDetails(t *testing.T) {
 // RFC 9396 §10, PACT §2.3: authorization_details_types_supported is listed
 // only by a Brand that declares types.
 func TestMetadataListsDetailsTypesOnlyWhenDeclared(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		e := start(t, dbURL)
 		b := db.Brand{ID: "rar", DisplayName: "Rar", CreateTime: e.clock.Now(), UpdateTime: e.clock.Now(), Delegation: db.Delegation{
 			Enabled: true, Scopes: []db.Scope{{ID: "orders:cancel", Description: "Cancel orders"}},

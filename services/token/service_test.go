@@ -30,22 +30,13 @@ import (
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/delegtoken"
 	"pactd/internal/rpcerr"
+	"pactd/internal/testclock"
 	"pactd/services/token"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
 const publicURL = "https://provider.example"
-
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
 // grants is a hand-written GrantChecker: live grants by id.
 type grants struct {
@@ -75,19 +66,13 @@ func (g *grants) revoke(id string) { g.mu.Lock(); delete(g.live, id); g.mu.Unloc
 
 // env is a TokenService on a real store behind a real HTTP/2 server.
 type env struct {
-	clock  *clock
+	clock  *testclock.Clock
 	store  db.Store
 	ring   *provkeys.Ring
 	minter *delegtoken.Signer
 	grants *grants
 	url    string
 	srv    *httptest.Server
-}
-
-// engines runs f once per store engine.
-func engines(t *testing.T, f func(t *testing.T, dbURL string)) {
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, "") })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, dbtest.PostgresURL(t)) })
 }
 
 // start builds the service; withGrants false leaves Deps.Grants nil, as the
@@ -100,7 +85,7 @@ func start(t *testing.T, dbURL string, opts ...func(*token.Deps)) *env {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	c := &clock{t: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)}
+	c := testclock.New(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	ring, err := provkeys.Open(ctx, provkeys.Config{Store: s, KEK: bytes.Repeat([]byte{9}, 32), Now: c.Now})
 	if err != nil {
 		t.Fatalf("provkeys.Open: %v", err)
@@ -215,7 +200,7 @@ func verifyReceipt(t *testing.T, keys map[string]*ecdsa.PublicKey, jws, claimsJS
 }
 
 func TestReceiptVerifiesAgainstPublishedJWKS(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		e := start(t, dbURL)
 		e.grants.live["a2agrant_01"] = [4]string{"acme", "https://pa.example", "user-42"}
 		e.grants.live["g"] = [4]string{"acme", "https://pa.example", "u"}
@@ -345,7 +330,7 @@ func countAudit(t *testing.T, s db.Store) int {
 }
 
 func TestAuthorizationServerMetadata(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		e := start(t, dbURL)
 		for name, opts := range protocols {
 			c := e.client(opts...)
@@ -394,7 +379,7 @@ func mintFor(t *testing.T, e *env, brand, client, user, grant string) string {
 }
 
 func TestIntrospectToken(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		e := start(t, dbURL)
 		const pa = "https://pa.example"
 		e.grants.live["g1"] = [4]string{"acme", pa, "user-42"}
@@ -534,7 +519,7 @@ func flip(s string) string {
 }
 
 func TestRotationThroughTheWire(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		e := start(t, dbURL)
 		const pa = "https://pa.example"
 		e.grants.live["g1"] = [4]string{"acme", pa, "user-42"}

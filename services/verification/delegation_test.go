@@ -2,13 +2,7 @@ package verification_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
-	"math/big"
 	"testing"
 	"time"
 
@@ -17,7 +11,9 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/delegtoken"
+	"pactd/internal/oauthwire"
 	"pactd/internal/pajwt"
+	"pactd/internal/testsigner"
 	"pactd/services/verification"
 )
 
@@ -28,30 +24,6 @@ const (
 	// The grant's details as pactd stores them (canonical JSON).
 	grantDetails = `[{"actions":["cancel"],"order_id":"1002","type":"` + cancelType + `"}]`
 )
-
-// keys is one ES256 key that signs and verifies delegation tokens.
-type keys struct{ priv *ecdsa.PrivateKey }
-
-func (k *keys) Sign(_ context.Context, typ string, payload []byte) (string, error) {
-	hdr, _ := json.Marshal(map[string]string{"alg": "ES256", "kid": "k", "typ": typ})
-	input := base64.RawURLEncoding.EncodeToString(hdr) + "." + base64.RawURLEncoding.EncodeToString(payload)
-	sum := sha256.Sum256([]byte(input))
-	r, s, err := ecdsa.Sign(rand.Reader, k.priv, sum[:])
-	if err != nil {
-		return "", err
-	}
-	if n := elliptic.P256().Params().N; s.Cmp(new(big.Int).Rsh(n, 1)) > 0 {
-		s.Sub(n, s)
-	}
-	sig := make([]byte, 64)
-	r.FillBytes(sig[:32])
-	s.FillBytes(sig[32:])
-	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
-}
-
-func (k *keys) PublicKey(_ context.Context, kid string) (*ecdsa.PublicKey, bool, error) {
-	return &k.priv.PublicKey, kid == "k", nil
-}
 
 type fakePA struct{}
 
@@ -79,11 +51,7 @@ func (g grants) LiveGrantDetails(_ context.Context, grantID, brandID, clientID, 
 // PACT §5.7: VerifyAgentRequest returns the grant's details from the store,
 // and refuses (401 invalid_token) a token whose claim differs from them.
 func TestVerifyReturnsTheGrantsDetails(t *testing.T) {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks := &keys{priv: k}
+	ks := testsigner.New(t, "k")
 	svc := verification.New(verification.Deps{PA: fakePA{}, Brands: brands{}, Delegation: verification.DelegationTokens{
 		Tokens: delegtoken.NewVerifier(ks, nil), Grants: grants{"g-rar": grantDetails, "g-plain": ""}, PublicURL: publicURL, Now: time.Now,
 	}})
@@ -129,7 +97,7 @@ func TestVerifyReturnsTheGrantsDetails(t *testing.T) {
 		"fail/claim-on-scope-only-grant": mint("g-plain", grantDetails),
 	} {
 		r := verify(tok)
-		if r.GetAllowed() || r.GetHttpStatus() != 401 || r.GetWwwAuthenticate() != verification.WWWAuthenticateInvalidToken ||
+		if r.GetAllowed() || r.GetHttpStatus() != 401 || r.GetWwwAuthenticate() != oauthwire.ChallengeInvalidToken ||
 			r.GetReason() != pactv1.DenyReason_DENY_REASON_DELEGATION_INVALID || r.GetDelegation() != nil {
 			t.Fatalf("%s = %v; want 401 invalid_token, DELEGATION_INVALID", name, r)
 		}

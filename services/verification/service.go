@@ -18,17 +18,10 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/authzdetails"
+	"pactd/internal/oauthwire"
 	"pactd/internal/pajwt"
 	"pactd/internal/ratelimit"
 	"pactd/internal/rpcerr"
-)
-
-// Wire literals the frontend copies byte for byte (PACT §3.2, §5.5).
-const (
-	// WWWAuthenticate is sent with every 401 for the PA JWT.
-	WWWAuthenticate = `Bearer realm="a2a"`
-	// WWWAuthenticateInvalidToken is sent with a 401 for the delegation token.
-	WWWAuthenticateInvalidToken = `Bearer realm="a2a", error="invalid_token"`
 )
 
 // MaxHeaderBytes bounds each raw header value; a longer one is refused
@@ -103,13 +96,13 @@ func (s *Service) VerifyAgentRequest(ctx context.Context, req *pactv1.VerifyAgen
 		return nil, rpcerr.InvalidField("brand_id", "is required")
 	}
 	if len(req.GetAuthorization()) > MaxHeaderBytes {
-		return s.deny(ctx, 401, WWWAuthenticate, pactv1.DenyReason_DENY_REASON_TOO_LARGE, ""), nil
+		return s.deny(ctx, 401, oauthwire.Challenge, pactv1.DenyReason_DENY_REASON_TOO_LARGE, ""), nil
 	}
 	res, err := s.d.PA.VerifyPA(ctx, req.GetAuthorization())
 	if err != nil {
 		var perr *pajwt.Error
 		if errors.As(err, &perr) {
-			return s.deny(ctx, 401, WWWAuthenticate, denyReason(perr.Reason), ""), nil
+			return s.deny(ctx, 401, oauthwire.Challenge, denyReason(perr.Reason), ""), nil
 		}
 		return nil, rpcerr.Fault(ctx, s.d.Logger, "verify agent request: PA JWT", err)
 	}
@@ -125,7 +118,7 @@ func (s *Service) VerifyAgentRequest(ctx context.Context, req *pactv1.VerifyAgen
 	// disabled one is (PACT §1.4: 401), after the Brand lookup so that an
 	// unknown Brand stays a 404 for every PA.
 	if !brand.Admits(agentID) {
-		return s.deny(ctx, 401, WWWAuthenticate, pactv1.DenyReason_DENY_REASON_AGENT_NOT_ALLOWED, agentID), nil
+		return s.deny(ctx, 401, oauthwire.Challenge, pactv1.DenyReason_DENY_REASON_AGENT_NOT_ALLOWED, agentID), nil
 	}
 	if ok, wait := s.d.AgentLimit.Allow(agentID); !ok {
 		return s.rateLimited(ctx, agentID, wait), nil
@@ -139,17 +132,17 @@ func (s *Service) VerifyAgentRequest(ctx context.Context, req *pactv1.VerifyAgen
 	}
 	if h := req.GetUserDelegation(); h != "" {
 		if len(h) > MaxHeaderBytes {
-			return s.deny(ctx, 401, WWWAuthenticateInvalidToken, pactv1.DenyReason_DENY_REASON_DELEGATION_INVALID, agentID), nil
+			return s.deny(ctx, 401, oauthwire.ChallengeInvalidToken, pactv1.DenyReason_DENY_REASON_DELEGATION_INVALID, agentID), nil
 		}
 		if !brand.Delegation.Enabled || s.d.Delegation == nil {
-			return s.deny(ctx, 401, WWWAuthenticateInvalidToken, pactv1.DenyReason_DENY_REASON_DELEGATION_DISABLED, agentID), nil
+			return s.deny(ctx, 401, oauthwire.ChallengeInvalidToken, pactv1.DenyReason_DENY_REASON_DELEGATION_DISABLED, agentID), nil
 		}
 		info, ok, err := s.d.Delegation.CheckDelegation(ctx, brand, res.Agent.Issuer, h)
 		if err != nil {
 			return nil, rpcerr.Fault(ctx, s.d.Logger, "verify agent request: delegation", err)
 		}
 		if !ok {
-			return s.deny(ctx, 401, WWWAuthenticateInvalidToken, pactv1.DenyReason_DENY_REASON_DELEGATION_INVALID, agentID), nil
+			return s.deny(ctx, 401, oauthwire.ChallengeInvalidToken, pactv1.DenyReason_DENY_REASON_DELEGATION_INVALID, agentID), nil
 		}
 		resp.Delegation = &pactv1.DelegationInfo{GrantId: info.GrantID, BrandUser: info.BrandUser, Scopes: info.Scopes, ExpiresAt: timestamppb.New(info.ExpiresAt),
 			AuthorizationDetailsJson: info.AuthorizationDetails}

@@ -7,6 +7,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 )
 
@@ -14,7 +15,7 @@ import (
 // stores; each table and JSON output is checked against what the RPCs
 // return afterwards, refusals name the field and change nothing.
 func TestAgentCommands(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		p := startPactd(t, dbURL)
 		ctx := t.Context()
 		const issuer, jwks = "https://pa.example", "https://pa.example/.well-known/jwks.json"

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 )
@@ -14,7 +15,7 @@ import (
 // ListAuditEvents returns it; the filters narrow it and bad ones are
 // refused, naming the flag or the field.
 func TestAuditCommands(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		p := startPactd(t, dbURL)
 		ctx := t.Context()
 		pa := newTestPA(t)

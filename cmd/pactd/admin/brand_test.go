@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 )
 
@@ -15,7 +16,7 @@ import (
 // settings, skills, a settings file) and card against a real pactd on both
 // stores, checked against GetBrand, ListBrands and GetAgentCard.
 func TestBrandCommands(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		p := startPactd(t, dbURL)
 		ctx := t.Context()
 		getBrand := func(id string) *pactv1.Brand {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 )
 
@@ -11,7 +12,7 @@ import (
 // agents against a real pactd, checked against ListBrandAgents; refusals
 // name what is wrong and change nothing.
 func TestBrandAgentCommands(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		p := startPactd(t, dbURL)
 		ctx := t.Context()
 		reg, err := p.agents().RegisterAgent(ctx, &pactv1.RegisterAgentRequest{Issuer: "https://pa.example", JwksUri: "https://pa.example/jwks.json", DisplayName: "Example PA"})

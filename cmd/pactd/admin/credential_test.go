@@ -8,6 +8,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 )
 
@@ -15,7 +16,7 @@ import (
 // only, and it works), list (never a token) and revoke (the token stops
 // working) on both stores, against ListCredentials.
 func TestCredentialCommands(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		p := startPactd(t, dbURL)
 		ctx := t.Context()
 		listCreds := func() *pactv1.ListCredentialsResponse {

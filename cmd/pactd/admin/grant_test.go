@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 )
 
@@ -62,7 +63,7 @@ func (pa *testPA) jwt(t *testing.T) string {
 // an order by authorization_details) are listed as ListGrants returns them,
 // with their restrictions in the consent page's words, and revoked.
 func TestGrantCommands(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		p := startPactd(t, dbURL)
 		ctx := t.Context()
 		pa := newTestPA(t)

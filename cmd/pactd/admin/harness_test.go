@@ -39,12 +39,6 @@ type pactd struct {
 	url, grpcURL string
 }
 
-// engines runs f once per store engine, in parallel.
-func engines(t *testing.T, f func(t *testing.T, dbURL string)) {
-	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, "") })
-	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, dbtest.PostgresURL(t)) })
-}
-
 // startPactd starts pactd in process on a fresh store; env is added to the
 // base configuration.
 func startPactd(t *testing.T, dbURL string, env ...string) *pactd {

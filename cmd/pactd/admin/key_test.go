@@ -22,13 +22,14 @@ import (
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 )
 
 // TestKeyCommands: key rotate adds a key that GetJwks then publishes, and
 // key list prints the JWKS's keys in its order; on both stores.
 func TestKeyCommands(t *testing.T) {
-	engines(t, func(t *testing.T, dbURL string) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		p := startPactd(t, dbURL)
 		ctx := t.Context()
 		kids := func() []string {

@@ -1,4 +1,4 @@
-package delegation_test
+package codes_test
 
 import (
 	"slices"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"pactd/internal/scopeid"
-	"pactd/services/delegation"
+	"pactd/services/delegation/codes"
 )
 
 // FuzzNormalizeUserCode: whatever a User types, normalization is bounded,
@@ -18,8 +18,8 @@ func FuzzNormalizeUserCode(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		code, ok := delegation.NormalizeUserCode(in)
-		again, ok2 := delegation.NormalizeUserCode(in)
+		code, ok := codes.NormalizeUserCode(in)
+		again, ok2 := codes.NormalizeUserCode(in)
 		if code != again || ok != ok2 {
 			t.Fatalf("not deterministic for %q", in)
 		}
@@ -29,20 +29,20 @@ func FuzzNormalizeUserCode(f *testing.F) {
 			}
 			return
 		}
-		if len(code) != 8 || strings.Trim(code, delegation.UserCodeAlphabet) != "" {
+		if len(code) != 8 || strings.Trim(code, codes.UserCodeAlphabet) != "" {
 			t.Fatalf("%q normalized to %q: not 8 alphabet characters", in, code)
 		}
 		if len(in) > 64 {
 			t.Fatalf("accepted %d bytes of input", len(in))
 		}
-		shown := delegation.FormatUserCode(code)
-		if c, ok := delegation.NormalizeUserCode(shown); !ok || c != code {
+		shown := codes.FormatUserCode(code)
+		if c, ok := codes.NormalizeUserCode(shown); !ok || c != code {
 			t.Fatalf("display form %q does not round-trip to %q", shown, code)
 		}
-		if c, ok := delegation.NormalizeUserCode(strings.ToLower(in)); !ok || c != code {
+		if c, ok := codes.NormalizeUserCode(strings.ToLower(in)); !ok || c != code {
 			t.Fatalf("lower-case %q normalizes to %q, %v; want %q", in, c, ok, code)
 		}
-		if c, ok := delegation.NormalizeUserCode(code); !ok || c != code {
+		if c, ok := codes.NormalizeUserCode(code); !ok || c != code {
 			t.Fatalf("not idempotent on %q", code)
 		}
 	})
@@ -57,9 +57,9 @@ func FuzzParseScope(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		ids, ok := delegation.ParseScope(in)
+		ids, ok := codes.ParseScope(in)
 		if !ok {
-			if len(ids) > 0 && len(ids) <= delegation.MaxScopes {
+			if len(ids) > 0 && len(ids) <= codes.MaxScopes {
 				// A refusal may carry a partial list only when it is too long.
 				for _, id := range ids {
 					if !scopeid.Valid(id) {
@@ -69,7 +69,7 @@ func FuzzParseScope(f *testing.F) {
 			}
 			return
 		}
-		if len(ids) == 0 || len(ids) > delegation.MaxScopes {
+		if len(ids) == 0 || len(ids) > codes.MaxScopes {
 			t.Fatalf("%q gave %d ids", in, len(ids))
 		}
 		seen := map[string]bool{}
@@ -82,7 +82,7 @@ func FuzzParseScope(f *testing.F) {
 		if strings.ContainsFunc(in, func(r rune) bool { return r != ' ' && (r < 0x21 || r > 0x7e || r == '"' || r == '\\') }) {
 			t.Fatalf("accepted %q, which has a character outside the scope syntax", in)
 		}
-		back, ok := delegation.ParseScope(strings.Join(ids, " "))
+		back, ok := codes.ParseScope(strings.Join(ids, " "))
 		if !ok || !slices.Equal(back, ids) {
 			t.Fatalf("%v does not re-parse to itself: %v", ids, back)
 		}

@@ -1,4 +1,8 @@
-package delegation
+// Package codes is the format of everything the delegation service draws
+// or parses: device codes and refresh tokens (prefixed secrets, stored as
+// hashes), user codes (RFC 8628 §6.1), the scope parameter and step-up
+// task ids.
+package codes
 
 import (
 	"crypto/sha256"
@@ -38,8 +42,8 @@ const (
 	maxScopeParam = MaxScopes * (MaxScopeID + 1)
 )
 
-// randomSecret returns prefix + base64url(32 random bytes).
-func randomSecret(r io.Reader, prefix string) (string, error) {
+// RandomSecret returns prefix + base64url(32 random bytes).
+func RandomSecret(r io.Reader, prefix string) (string, error) {
 	var b [secretBytes]byte
 	if _, err := io.ReadFull(r, b[:]); err != nil {
 		return "", fmt.Errorf("read randomness: %w", err)
@@ -47,15 +51,15 @@ func randomSecret(r io.Reader, prefix string) (string, error) {
 	return prefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
-// secretHash is the stored form of a device code or refresh token.
-func secretHash(secret string) []byte {
+// SecretHash is the stored form of a device code or refresh token.
+func SecretHash(secret string) []byte {
 	h := sha256.Sum256([]byte(secret))
 	return h[:]
 }
 
-// wellFormedSecret reports whether s could be a secret pactd issued with
+// WellFormedSecret reports whether s could be a secret pactd issued with
 // the prefix: bounded, prefixed, base64url.
-func wellFormedSecret(s, prefix string) bool {
+func WellFormedSecret(s, prefix string) bool {
 	if len(s) > maxSecretLen || !strings.HasPrefix(s, prefix) {
 		return false
 	}
@@ -67,9 +71,9 @@ func wellFormedSecret(s, prefix string) bool {
 	return len(s) > len(prefix)
 }
 
-// newUserCode draws a user code of 8 alphabet characters, uniformly
+// NewUserCode draws a user code of 8 alphabet characters, uniformly
 // (rejection sampling), formatted XXXX-XXXX.
-func newUserCode(r io.Reader) (string, error) {
+func NewUserCode(r io.Reader) (string, error) {
 	const n = len(UserCodeAlphabet)
 	const limit = 256 - 256%n // bytes at or above limit would bias the draw
 	chars := make([]byte, 0, userCodeLen)
@@ -127,11 +131,11 @@ func FormatUserCode(normalized string) string {
 	return normalized[:userCodeLen/2] + "-" + normalized[userCodeLen/2:]
 }
 
-// userCodeHash is the stored form of a user code: SHA-256 over the Brand
+// UserCodeHash is the stored form of a user code: SHA-256 over the Brand
 // and the normalized code, so the code cannot be read back and equal codes
 // of different Brands never collide. (The code space is small, 34.6 bits,
 // so the hash does not resist an offline search; codes live 10 minutes.)
-func userCodeHash(brandID, normalized string) []byte {
+func UserCodeHash(brandID, normalized string) []byte {
 	h := sha256.New()
 	h.Write([]byte("pactd user code v1\x00"))
 	h.Write([]byte(brandID))
@@ -169,8 +173,8 @@ func ParseScope(s string) (ids []string, ok bool) {
 	return ids, len(ids) > 0
 }
 
-// newTaskID returns "t-" and a random (version 4) UUID.
-func newTaskID(r io.Reader) (string, error) {
+// NewTaskID returns "t-" and a random (version 4) UUID.
+func NewTaskID(r io.Reader) (string, error) {
 	var b [16]byte
 	if _, err := io.ReadFull(r, b[:]); err != nil {
 		return "", fmt.Errorf("read randomness: %w", err)
