@@ -22,25 +22,11 @@ import (
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
 func TestContractSQLite(t *testing.T) {
-	dbtest.Run(t, func(t *testing.T) db.Store {
-		s, err := db.Open(t.Context(), "", t.TempDir())
-		if err != nil {
-			t.Fatalf("open sqlite: %v", err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	})
+	dbtest.Run(t, func(t *testing.T) db.Store { return dbtest.Open(t, "", t.TempDir()) })
 }
 
 func TestContractPostgres(t *testing.T) {
-	dbtest.Run(t, func(t *testing.T) db.Store {
-		s, err := db.Open(t.Context(), dbtest.PostgresURL(t), "")
-		if err != nil {
-			t.Fatalf("open postgres: %v", err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s
-	})
+	dbtest.Run(t, func(t *testing.T) db.Store { return dbtest.Open(t, dbtest.PostgresURL(t), "") })
 }
 
 // TestMigrationsDownUpWithData moves each engine's schema down to zero and
