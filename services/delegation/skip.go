@@ -8,6 +8,7 @@ import (
 
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
+	"pactd/services/delegation/base"
 )
 
 // maxSkipGrants bounds how many of a User's grants a consent skip reads.
@@ -30,7 +31,7 @@ func (s *Service) coveringGrant(ctx context.Context, b db.Brand, d db.DeviceAuth
 	found := false
 	before := ""
 	for read := 0; read < maxSkipGrants; {
-		page, err := s.d.Store.ListGrants(ctx, b.ID, brandUser, before, 100)
+		page, err := s.env.D.Store.ListGrants(ctx, b.ID, brandUser, before, 100)
 		if err != nil {
 			return db.Grant{}, false, err
 		}
@@ -68,31 +69,31 @@ func covers(g db.Grant, d db.DeviceAuthorization) bool {
 			return false
 		}
 	}
-	granted, err := storedEntries(g.AuthorizationDetails, g.AuthorizationDetailsScopes)
+	granted, err := base.StoredEntries(g.AuthorizationDetails, g.AuthorizationDetailsScopes)
 	if err != nil {
 		return false
 	}
-	requested, err := storedEntries(d.AuthorizationDetails, d.AuthorizationDetailsScopes)
+	requested, err := base.StoredEntries(d.AuthorizationDetails, d.AuthorizationDetailsScopes)
 	if err != nil {
 		return false
 	}
 	restricted := map[string]map[string]bool{} // scope → the grant's entries of it
 	for _, e := range granted {
-		if e.scope == db.EntryScopeUnknown {
+		if e.Scope == db.EntryScopeUnknown {
 			return false
 		}
-		if restricted[e.scope] == nil {
-			restricted[e.scope] = map[string]bool{}
+		if restricted[e.Scope] == nil {
+			restricted[e.Scope] = map[string]bool{}
 		}
-		restricted[e.scope][e.Canonical()] = true
+		restricted[e.Scope][e.Canonical()] = true
 	}
 	asked := map[string]bool{} // scopes the request restricts
 	for _, e := range requested {
-		if e.scope == db.EntryScopeUnknown {
+		if e.Scope == db.EntryScopeUnknown {
 			return false
 		}
-		asked[e.scope] = true
-		if held, ok := restricted[e.scope]; ok && !held[e.Canonical()] {
+		asked[e.Scope] = true
+		if held, ok := restricted[e.Scope]; ok && !held[e.Canonical()] {
 			return false
 		}
 	}
@@ -112,23 +113,23 @@ func covers(g db.Grant, d db.DeviceAuthorization) bool {
 func (s *Service) approveSkipped(ctx context.Context, op string, b db.Brand, d db.DeviceAuthorization, brandUser string, now time.Time) (*pactv1.ApproveConsentResponse, error) {
 	cover, covered, err := s.coveringGrant(ctx, b, d, brandUser, now)
 	if err != nil {
-		return nil, s.fault(ctx, op+": covering grant", err)
+		return nil, s.env.Fault(ctx, op+": covering grant", err)
 	}
 	if !covered {
-		return nil, failedPrecondition("skip_consent: no live grant of this User to this PA covers the request (or the Brand does not skip consent)")
+		return nil, base.FailedPrecondition("skip_consent: no live grant of this User to this PA covers the request (or the Brand does not skip consent)")
 	}
 	g, err := newGrant(b, d, brandUser, grantedScopes(b, d, d.Scopes), now)
 	if err != nil {
-		return nil, s.fault(ctx, op+": stored authorization_details", err)
+		return nil, s.env.Fault(ctx, op+": stored authorization_details", err)
 	}
 	if cover.ExpireTime.Before(g.ExpireTime) {
 		g.ExpireTime = cover.ExpireTime // a skip never extends the PA's access
 	}
-	if _, g, err = s.d.Store.ApproveDeviceAuthorization(s.auditGrant(ctx, db.AuditConsentSkipped, g, callerActor(ctx), cover.ID), d.ID, g, now); err != nil {
+	if _, g, err = s.env.D.Store.ApproveDeviceAuthorization(s.env.AuditGrant(ctx, db.AuditConsentSkipped, g, base.CallerActor(ctx), cover.ID), d.ID, g, now); err != nil {
 		return nil, s.decisionErr(ctx, op, err)
 	}
-	s.recorded(db.AuditConsentSkipped)
-	s.d.Logger.InfoContext(ctx, "consent skipped: an existing grant covers the request", slog.String("brand_id", b.ID),
+	s.env.Recorded(db.AuditConsentSkipped)
+	s.env.D.Logger.InfoContext(ctx, "consent skipped: an existing grant covers the request", slog.String("brand_id", b.ID),
 		slog.String("agent_id", d.AgentID), slog.String("grant_id", g.ID))
 	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }
