@@ -6,6 +6,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/services/delegation/base"
+	"pactd/services/delegation/consent"
 	"pactd/services/delegation/device"
 	"pactd/services/delegation/grants"
 	"pactd/services/delegation/stepup"
@@ -19,23 +20,24 @@ type Deps = base.Deps
 // base.BrandKeys).
 type BrandKeys = base.BrandKeys
 
-// Service implements pactv1connect.DelegationServiceHandler. Its parts
-// live in the subpackages (device, token, grants, stepup); consent, the
-// consent session, the connected page and consent skipping are in this
-// package. Every part shares one base.Env.
+// Service implements pactv1connect.DelegationServiceHandler: each method
+// hands the call to its part (device, token, grants, stepup, consent), and
+// every part shares one base.Env.
 type Service struct {
 	pactv1connect.UnimplementedDelegationServiceHandler
-	env    *base.Env
-	device *device.Service
-	token  *token.Service
-	grants *grants.Service
-	stepUp *stepup.Service
+	env     *base.Env
+	device  *device.Service
+	token   *token.Service
+	grants  *grants.Service
+	stepUp  *stepup.Service
+	consent *consent.Service
 }
 
 // New returns the service.
 func New(d Deps) *Service {
 	env := base.NewEnv(d)
-	return &Service{env: env, device: device.New(env), token: token.New(env), grants: grants.New(env), stepUp: stepup.New(env)}
+	return &Service{env: env, device: device.New(env), token: token.New(env), grants: grants.New(env), stepUp: stepup.New(env),
+		consent: consent.New(env)}
 }
 
 // StartDeviceAuthorization is the device authorization endpoint (see
@@ -78,4 +80,39 @@ func (s *Service) PurgeExpired(ctx context.Context) (int64, error) {
 // StartStepUp prepares a step-up task (see stepup.Service.StartStepUp).
 func (s *Service) StartStepUp(ctx context.Context, req *pactv1.StartStepUpRequest) (*pactv1.StartStepUpResponse, error) {
 	return s.stepUp.StartStepUp(ctx, req)
+}
+
+// DescribeConsent describes a pending authorization for the consent page
+// (see consent.Service.DescribeConsent).
+func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConsentRequest) (*pactv1.DescribeConsentResponse, error) {
+	return s.consent.DescribeConsent(ctx, req)
+}
+
+// ApproveConsent records the User's approval (see
+// consent.Service.ApproveConsent).
+func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsentRequest) (*pactv1.ApproveConsentResponse, error) {
+	return s.consent.ApproveConsent(ctx, req)
+}
+
+// DenyConsent records the User's refusal (see consent.Service.DenyConsent).
+func (s *Service) DenyConsent(ctx context.Context, req *pactv1.DenyConsentRequest) (*pactv1.DenyConsentResponse, error) {
+	return s.consent.DenyConsent(ctx, req)
+}
+
+// BeginConsent opens the consent page of a signed-assertion Brand (see
+// consent.Service.BeginConsent).
+func (s *Service) BeginConsent(ctx context.Context, req *pactv1.BeginConsentRequest) (*pactv1.BeginConsentResponse, error) {
+	return s.consent.BeginConsent(ctx, req)
+}
+
+// BeginConnected opens the connected page (see
+// consent.Service.BeginConnected).
+func (s *Service) BeginConnected(ctx context.Context, req *pactv1.BeginConnectedRequest) (*pactv1.BeginConnectedResponse, error) {
+	return s.consent.BeginConnected(ctx, req)
+}
+
+// RevokeConnected revokes a grant from the connected page (see
+// consent.Service.RevokeConnected).
+func (s *Service) RevokeConnected(ctx context.Context, req *pactv1.RevokeConnectedRequest) (*pactv1.RevokeConnectedResponse, error) {
+	return s.consent.RevokeConnected(ctx, req)
 }

@@ -1,4 +1,4 @@
-package delegation
+package consent
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"pactd/internal/rpcerr"
 	"pactd/services/delegation/base"
 	"pactd/services/delegation/codes"
+	"pactd/services/delegation/skip"
 )
 
 // decisionURL is the Brand's consent decision URL, the aud of its consent
@@ -74,7 +75,7 @@ func (s *Service) BeginConsent(ctx context.Context, req *pactv1.BeginConsentRequ
 	// Consent skipping: a live grant of this User to this PA covers the
 	// request already, so it is approved with exactly what was requested,
 	// the assertion used up in the same transaction.
-	cover, covered, err := s.coveringGrant(ctx, b, d, a.subject, now)
+	cover, covered, err := skip.CoveringGrant(ctx, s.env.D.Store, b, d, a.subject, now)
 	if err != nil {
 		return nil, s.env.Fault(ctx, op+": covering grant", err)
 	}

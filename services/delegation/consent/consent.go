@@ -1,4 +1,10 @@
-package delegation
+// Package consent is the User's side of the delegation service: the
+// consent page (DescribeConsent, ApproveConsent, DenyConsent), its consent
+// session (BeginConsent), the connected page where a User sees and revokes
+// grants (BeginConnected, RevokeConnected), Brand login assertions
+// (verified by internal/brandassert), and approving a request an existing
+// grant covers (package skip decides which).
+package consent
 
 import (
 	"context"
@@ -17,7 +23,14 @@ import (
 	"pactd/internal/rpcerr"
 	"pactd/services/delegation/base"
 	"pactd/services/delegation/codes"
+	"pactd/services/delegation/skip"
 )
+
+// Service answers the consent and connected pages' calls.
+type Service struct{ env *base.Env }
+
+// New returns the consent part over env.
+func New(env *base.Env) *Service { return &Service{env: env} }
 
 // consentBrand checks the fields every consent RPC shares (brand_id and
 // user_code required, source bounded) and loads the Brand: NotFound when
@@ -133,7 +146,7 @@ func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConse
 	// Consent skipping is for the User the trusted frontend signed in; a
 	// signed-assertion Brand skips in BeginConsent, on the assertion's sub.
 	if req.GetBrandUser() != "" && base.TrustedFrontend(b) {
-		if _, resp.CoveredByGrant, err = s.coveringGrant(ctx, b, d, req.GetBrandUser(), s.env.Now()); err != nil {
+		if _, resp.CoveredByGrant, err = skip.CoveringGrant(ctx, s.env.D.Store, b, d, req.GetBrandUser(), s.env.Now()); err != nil {
 			return nil, s.env.Fault(ctx, op+": covering grant", err)
 		}
 	}
