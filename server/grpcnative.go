@@ -24,6 +24,7 @@ import (
 	"pactd/core/auth"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/apidesc"
 	"pactd/internal/reqlog"
 	"pactd/internal/workpool"
 )
@@ -107,7 +108,7 @@ const streamWorkers = 256
 // newGRPCServer builds the native gRPC server over the same services.
 func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMetrics, workers *workpool.Pool) (*grpc.Server, error) {
 	opts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(MaxRequestBytes),
+		grpc.MaxRecvMsgSize(apidesc.MaxRequestBytes),
 		// The bounds net/http applies on the main port.
 		grpc.MaxConcurrentStreams(250),
 		grpc.MaxHeaderListSize(64 << 10),

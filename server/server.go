@@ -56,9 +56,6 @@ import (
 	"pactd/services/verification"
 )
 
-// MaxRequestBytes bounds every RPC request message.
-const MaxRequestBytes = 256 << 10
-
 // Server is a built, not yet running, pactd.
 type Server struct {
 	cfg config.Config
@@ -398,7 +395,7 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	}
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(interceptors...),
-		connect.WithReadMaxBytes(MaxRequestBytes),
+		connect.WithReadMaxBytes(apidesc.MaxRequestBytes),
 		// Most answers are a few hundred bytes to a kilobyte: compressing
 		// them costs more CPU than it saves bandwidth on a LAN.
 		connect.WithCompressMinBytes(4096),

@@ -21,6 +21,11 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 )
 
+// MaxRequestBytes bounds every RPC request message of the API, on every
+// wire (Connect, gRPC-Web and native gRPC): the server's read limit and the
+// one the RPC benchmarks apply.
+const MaxRequestBytes = 256 << 10
+
 //go:embed pact.binpb
 var raw []byte
 

@@ -175,6 +175,7 @@ var sameRankAllowed = map[string]string{
 	"pactd/internal/pajwt -> pactd/internal/jws":          "PA JWTs are parsed and verified by the one compact-JWS core",
 	"pactd/internal/delegtoken -> pactd/internal/jws":     "delegation tokens, receipts and consent sessions are parsed, signed and verified by the one compact-JWS core",
 	"pactd/internal/jose -> pactd/internal/jws":           "JWK documents are read with the core's strict unique-member JSON reader",
+	"pactd/internal/authzdetails -> pactd/internal/jws":   "authorization_details are read and canonicalized by the one strict JSON value reader",
 	"pactd/internal/brandassert -> pactd/internal/jose":   "Brand login assertions are verified against the Brand's JWKS through the jose key set",
 	"pactd/internal/brandassert -> pactd/internal/jws":    "Brand login assertions are parsed and verified by the one compact-JWS core",
 	"pactd/internal/brandassert -> pactd/internal/rpcerr": "an assertion refusal is an RPC error in pactd's ErrorInfo domain",

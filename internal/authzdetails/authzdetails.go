@@ -13,17 +13,17 @@
 package authzdetails
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"pactd/internal/jws"
 )
 
 // Bounds of a request (what a PA sends) and of a Brand's declarations.
@@ -536,70 +536,32 @@ func fieldAllows(f *Field, s string) bool {
 // maxDepth bounds JSON nesting; accepted details need 3 levels.
 const maxDepth = 8
 
-// decodeStrict decodes one JSON value, refusing invalid UTF-8, duplicate
-// object members, nesting deeper than maxDepth and trailing data. Numbers
-// stay json.Number.
+// decodeStrict decodes one JSON value with the strict reader of package
+// jws: invalid UTF-8, duplicate object members, nesting deeper than
+// maxDepth and trailing data are refused; numbers stay json.Number.
 func decodeStrict(raw []byte) (any, error) {
-	if !utf8.Valid(raw) {
-		return nil, refuse(ReasonMalformed, "authorization_details is not valid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0)
+	v, err := jws.DecodeValue(raw, maxDepth)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, refuse(ReasonMalformed, "authorization_details has data after the JSON value")
+		return nil, named(err)
 	}
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder, depth int) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
+// named is a strict-reader error as the refusal of authorization_details
+// it is (syntax errors stay as they are).
+func named(err error) error {
+	var dup *jws.DuplicateError
+	switch {
+	case errors.Is(err, jws.ErrInvalidUTF8):
+		return refuse(ReasonMalformed, "authorization_details is not valid UTF-8")
+	case errors.Is(err, jws.ErrTrailingData):
+		return refuse(ReasonMalformed, "authorization_details has data after the JSON value")
+	case errors.Is(err, jws.ErrTooDeep):
+		return refuse(ReasonMalformed, "authorization_details is nested too deeply")
+	case errors.As(err, &dup):
+		return refuse(ReasonDuplicate, "authorization_details has member %q twice in one object", dup.Name)
 	}
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return tok, nil
-	}
-	if depth >= maxDepth {
-		return nil, refuse(ReasonMalformed, "authorization_details is nested too deeply")
-	}
-	switch d {
-	case '[':
-		arr := []any{}
-		for dec.More() {
-			v, err := decodeValue(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-		_, err := dec.Token() // ]
-		return arr, err
-	case '{':
-		obj := map[string]any{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			k, _ := kt.(string)
-			if _, dup := obj[k]; dup {
-				return nil, refuse(ReasonDuplicate, "authorization_details has member %q twice in one object", k)
-			}
-			v, err := decodeValue(dec, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			obj[k] = v
-		}
-		_, err := dec.Token() // }
-		return obj, err
-	}
-	return nil, errors.New("unexpected delimiter")
+	return err
 }
 
 // Decode reads stored (or signed) details back into entries without the
@@ -657,15 +619,14 @@ func Decode(canonical string) ([]Entry, error) {
 }
 
 // Canonicalize is the canonical JSON of any JSON value (members sorted,
-// no whitespace), refusing duplicate members; for comparing a token's
-// claim with the grant.
+// no whitespace; jws.Canonical), refusing duplicate members; for comparing
+// a token's claim with the grant.
 func Canonicalize(raw []byte) (string, error) {
-	doc, err := decodeStrict(raw)
+	b, err := jws.Canonical(raw, maxDepth)
 	if err != nil {
-		return "", err
+		return "", named(err)
 	}
-	b, err := json.Marshal(doc)
-	return string(b), err
+	return string(b), nil
 }
 
 // Find returns the declared type with the given URI, or nil.

@@ -242,49 +242,45 @@ type compactJWS struct {
 	claims       map[string]json.RawMessage
 }
 
-// parse is the parser front end, run before any key is touched. In order:
-// the size bound (before any decoding), three segments of strict base64url
-// (no padding, whitespace or non-zero trailing bits), the header a JSON
-// object of unique members, alg ES256 or RS256, none of the forbidden
-// members (jwk, jku, x5u, x5c, crit, b64, zip, enc), kid a non-empty string
-// if present, the claims a JSON object of unique members. typ and any other
-// header member are ignored.
+// policy is the envelope of a Brand login assertion: at most MaxBytes,
+// three segments of strict base64url (all decoded first), alg ES256 or
+// RS256, none of the forbidden header members, kid a non-empty string if
+// present. typ and any other header member are ignored.
+var policy = jws.Policy{
+	MaxBytes:  MaxBytes,
+	Algs:      []string{jose.AlgES256, jose.AlgRS256},
+	Forbidden: jws.ForbiddenHeaders(),
+	KID:       jws.KIDRule{NonEmpty: true, MaxBytes: jose.MaxKIDBytes},
+	Eager:     true,
+}
+
+// envelopeRefusals are the refusals of the policy's failures.
+var envelopeRefusals = [...]struct {
+	reason pactv1.BrandAssertionRefusal
+	msg    string
+}{
+	jws.FailSize:      {reasonMalformed, "the assertion is larger than 8 KiB"},
+	jws.FailSegments:  {reasonMalformed, "the assertion is not a compact JWS of three segments"},
+	jws.FailEncoding:  {reasonMalformed, "an assertion segment is not strict base64url"},
+	jws.FailHeader:    {reasonMalformed, "the assertion header is not a JSON object of unique members"},
+	jws.FailAlg:       {reasonAlgorithm, "the assertion's alg must be ES256 or RS256"},
+	jws.FailForbidden: {reasonForbiddenHeader, "the assertion header carries a member that is not allowed (jwk, jku, x5u, x5c, crit, b64, zip or enc)"},
+	jws.FailKID:       {reasonMalformed, "the assertion's kid is not a non-empty string"},
+}
+
+// parse is the parser front end, run before any key is touched: the
+// envelope policy, then the claims a JSON object of unique members.
 func parse(tok string) (compactJWS, *Refusal) {
-	parts, err := jws.Split(tok, MaxBytes)
-	if errors.Is(err, jws.ErrOversized) {
-		return compactJWS{}, Refuse(reasonMalformed, "the assertion is larger than 8 KiB")
+	t, fail := policy.Parse(tok)
+	if fail != jws.OK {
+		r := envelopeRefusals[fail]
+		return compactJWS{}, Refuse(r.reason, r.msg)
 	}
-	if err != nil {
-		return compactJWS{}, Refuse(reasonMalformed, "the assertion is not a compact JWS of three segments")
-	}
-	hdrJSON, ok1 := jws.Decode(parts.Header)
-	payload, ok2 := jws.Decode(parts.Payload)
-	sig, ok3 := jws.Decode(parts.Signature)
-	if !ok1 || !ok2 || !ok3 {
-		return compactJWS{}, Refuse(reasonMalformed, "an assertion segment is not strict base64url")
-	}
-	hdr, ok := jws.HeaderMembers(hdrJSON)
-	if !ok {
-		return compactJWS{}, Refuse(reasonMalformed, "the assertion header is not a JSON object of unique members")
-	}
-	alg, present, isString := jws.StringMember(hdr, "alg")
-	if !present || !isString || (alg != jose.AlgES256 && alg != jose.AlgRS256) {
-		return compactJWS{}, Refuse(reasonAlgorithm, "the assertion's alg must be ES256 or RS256")
-	}
-	for _, name := range [...]string{"jwk", "jku", "x5u", "x5c", "crit", "b64", "zip", "enc"} {
-		if _, ok := hdr[name]; ok {
-			return compactJWS{}, Refuse(reasonForbiddenHeader, "the assertion header carries a member that is not allowed (jwk, jku, x5u, x5c, crit, b64, zip or enc)")
-		}
-	}
-	kid, present, isString := jws.StringMember(hdr, "kid")
-	if present && (!isString || kid == "" || len(kid) > jose.MaxKIDBytes) {
-		return compactJWS{}, Refuse(reasonMalformed, "the assertion's kid is not a non-empty string")
-	}
-	claims, ok := jws.Members(payload)
+	claims, ok := jws.Members(t.Payload)
 	if !ok {
 		return compactJWS{}, Refuse(reasonMalformed, "the assertion claims are not a JSON object of unique members")
 	}
-	return compactJWS{alg: alg, kid: kid, signingInput: parts.SigningInput, sig: sig, claims: claims}, nil
+	return compactJWS{alg: t.Alg, kid: t.KID, signingInput: t.Segments.SigningInput, sig: t.Sig, claims: claims}, nil
 }
 
 // key returns the Brand's key with kid, refetching the key set once

@@ -80,6 +80,28 @@ type SigningKeys interface {
 	Sign(ctx context.Context, typ string, payload []byte) (string, error)
 }
 
+// The envelope of pactd's own tokens (the jws.Policy verifyJWS configures
+// with each kind's size bound and typ): alg ES256, typ that kind's, no
+// header member but alg, kid and typ, kid a published Provider key id (1 to
+// 128 bytes). The payload is decoded only once the signature verified.
+var (
+	ownAlgs   = []string{jws.ES256}
+	ownHeader = []string{"alg", "kid", "typ"}
+	ownKID    = jws.KIDRule{Required: true, NonEmpty: true, MaxBytes: 128}
+)
+
+// envelopeReasons are the refusal reasons of the policy's failures.
+var envelopeReasons = [...]Reason{
+	jws.FailSize:      ReasonOversized,
+	jws.FailSegments:  ReasonMalformed,
+	jws.FailEncoding:  ReasonMalformed,
+	jws.FailHeader:    ReasonMalformed,
+	jws.FailAlg:       ReasonAlgorithm,
+	jws.FailTyp:       ReasonType,
+	jws.FailForbidden: ReasonHeader,
+	jws.FailKID:       ReasonUnknownKey,
+}
+
 // verified is a compact JWS whose header and signature passed.
 type verified struct {
 	kid     string
@@ -91,36 +113,12 @@ type verified struct {
 func verifyJWS(ctx context.Context, keys VerificationKeys, token, wantTyp string, maxBytes int) (verified, error) {
 	// An empty signature segment is still three segments (alg none looks
 	// like that); it is refused by the alg check, then by the signature's.
-	parts, err := jws.Split(token, maxBytes)
-	if errors.Is(err, jws.ErrOversized) {
-		return verified{}, refuse(ReasonOversized)
+	pol := jws.Policy{MaxBytes: maxBytes, Algs: ownAlgs, Typ: wantTyp, Only: ownHeader, KID: ownKID}
+	t, fail := pol.Parse(token)
+	if fail != jws.OK {
+		return verified{}, refuse(envelopeReasons[fail])
 	}
-	if err != nil {
-		return verified{}, refuse(ReasonMalformed)
-	}
-	rawHeader, ok := jws.Decode(parts.Header)
-	if !ok {
-		return verified{}, refuse(ReasonMalformed)
-	}
-	header, ok := jws.HeaderMembers(rawHeader)
-	if !ok {
-		return verified{}, refuse(ReasonMalformed)
-	}
-	if alg, ok := stringMember(header, "alg"); !ok || alg != jws.ES256 {
-		return verified{}, refuse(ReasonAlgorithm)
-	}
-	if typ, ok := stringMember(header, "typ"); !ok || typ != wantTyp {
-		return verified{}, refuse(ReasonType)
-	}
-	for name := range header {
-		if name != "alg" && name != "kid" && name != "typ" {
-			return verified{}, refuse(ReasonHeader)
-		}
-	}
-	kid, ok := stringMember(header, "kid")
-	if !ok || kid == "" || len(kid) > 128 {
-		return verified{}, refuse(ReasonUnknownKey)
-	}
+	parts, kid := t.Segments, t.KID
 	pub, found, err := keys.PublicKey(ctx, kid)
 	if err != nil {
 		return verified{}, err

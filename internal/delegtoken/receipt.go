@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"time"
 
+	"pactd/internal/jws"
 	"pactd/internal/scopeid"
 )
 
@@ -143,13 +144,13 @@ func checkReceipt(c ReceiptClaims) error {
 // payload equals claimsJSON as canonical JSON (sorted keys, so member order
 // does not matter but every value must be identical). It returns the
 // claims; scopesUsed and actions must be arrays.
-func (v *Verifier) VerifyReceipt(ctx context.Context, jws string, claimsJSON []byte) (ReceiptClaims, error) {
-	res, err := verifyJWS(ctx, v.keys, jws, ReceiptType, MaxReceiptBytes)
+func (v *Verifier) VerifyReceipt(ctx context.Context, receipt string, claimsJSON []byte) (ReceiptClaims, error) {
+	res, err := verifyJWS(ctx, v.keys, receipt, ReceiptType, MaxReceiptBytes)
 	if err != nil {
 		return ReceiptClaims{}, err
 	}
-	a, errA := canonicalJSON(res.payload)
-	b, errB := canonicalJSON(claimsJSON)
+	a, errA := jws.Canonical(res.payload, jws.MaxDepth)
+	b, errB := jws.Canonical(claimsJSON, jws.MaxDepth)
 	if errA != nil {
 		return ReceiptClaims{}, refuse(ReasonMalformed)
 	}
@@ -182,19 +183,4 @@ func (v *Verifier) VerifyReceipt(ctx context.Context, jws string, claimsJSON []b
 		GrantID: w.GrantID, User: w.User, PA: w.PA, Brand: w.Brand,
 		ScopesUsed: w.ScopesUsed, Actions: w.Actions, TS: ts.UTC(),
 	}, nil
-}
-
-// canonicalJSON re-encodes JSON with object keys sorted and no
-// insignificant whitespace; numbers keep their text.
-func canonicalJSON(data []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("data after the JSON value")
-	}
-	return json.Marshal(v)
 }

@@ -5,9 +5,23 @@
 // (internal/pajwt), delegation tokens, receipts and consent sessions
 // (internal/delegtoken), registration JWTs (internal/regjwt) and Brand login
 // assertions (internal/brandassert).
-// Each caller keeps its own header and claim rules and its own refusal
-// reasons; this package only answers "is this well-formed" and "does this
-// signature verify".
+//
+// # One envelope policy
+//
+// Each verifier configures a Policy (the size bound, the algorithms, the
+// typ, the forbidden header members, the kid rule) instead of copying the
+// checks, and maps Parse's first Failure to its own refusal reason and
+// message; the key, the signature and the claims stay the verifier's. The
+// forbidden header members (jwk, jku, x5u, x5c, crit, b64, zip, enc) are
+// defined once, in ForbiddenHeaders; the PA-JWT hot path walks its header
+// without building a map and reads the same list through ForbiddenHeader.
+//
+// # Strict JSON
+//
+// The object reader (Object, Members) reads a token's header and claims.
+// DecodeValue reads a whole JSON value as a tree (duplicates refused at
+// every depth) and Canonical is the one canonical form (members sorted, no
+// whitespace, numbers as written), for authorization_details and receipts.
 //
 // # Strictness
 //

@@ -60,7 +60,7 @@ func parseHeader(b []byte) (header, *Error) {
 			typV = v
 		default:
 			if forbidden == "" {
-				forbidden = forbiddenHeader(name)
+				forbidden = jws.ForbiddenHeader(name)
 			}
 			if v.Kind != jws.KindString && jws.StringHeader(name) {
 				mistyped = true
@@ -112,19 +112,6 @@ func parseHeader(b []byte) (header, *Error) {
 		return h, refuse(ReasonMalformed, "cty, x5t or x5t#S256 not a string")
 	}
 	return h, nil
-}
-
-// forbiddenHeader returns the name of a header member that must not appear
-// in a PA JWT, or "". Key-carrying members (jwk, jku, x5u, x5c) are never
-// trusted; crit, b64, zip and enc change how the token must be processed.
-// x5t and x5t#S256 are harmless hints and are ignored.
-func forbiddenHeader(name jws.Name) string {
-	for _, f := range [...]string{"jwk", "jku", "x5u", "x5c", "crit", "b64", "zip", "enc"} {
-		if name.Is(f) {
-			return f
-		}
-	}
-	return ""
 }
 
 // claimSet holds the registered claims of a PA JWT, typed but not yet

@@ -103,6 +103,16 @@ type Parsed struct {
 	input       string
 }
 
+// policy is the envelope of a registration JWT: at most MaxTokenBytes,
+// three segments of strict base64url (all decoded first), alg ES256, no
+// crit, kid a string if present.
+var policy = jws.Policy{
+	MaxBytes:  MaxTokenBytes,
+	Algs:      []string{jws.ES256},
+	Forbidden: []string{"crit"},
+	Eager:     true,
+}
+
 var nameRule = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,62}$`)
 
 // Parse checks everything but the signature, in the order: body, endpoint,
@@ -119,33 +129,17 @@ func Parse(r Request, now time.Time, dev bool) (*Parsed, *Refusal) {
 	if _, err := pol.Check(r.Endpoint, false); err != nil {
 		return nil, refuse(BadRequest, ReasonEndpointInvalid)
 	}
-	c, err := jws.Split(r.Token, MaxTokenBytes)
-	if err == jws.ErrOversized {
+	t, fail := policy.Parse(r.Token)
+	switch fail {
+	case jws.OK:
+	case jws.FailSize:
 		return nil, refuse(BadToken, ReasonTokenTooLarge)
-	}
-	if err != nil {
-		return nil, refuse(BadToken, ReasonTokenMalformed)
-	}
-	hb, ok1 := jws.Decode(c.Header)
-	pb, ok2 := jws.Decode(c.Payload)
-	sig, ok3 := jws.Decode(c.Signature)
-	if !ok1 || !ok2 || !ok3 {
-		return nil, refuse(BadToken, ReasonTokenMalformed)
-	}
-	h, ok := jws.HeaderMembers(hb)
-	if !ok {
-		return nil, refuse(BadToken, ReasonTokenMalformed)
-	}
-	if alg, _, isStr := jws.StringMember(h, "alg"); !isStr || alg != jws.ES256 {
+	case jws.FailAlg:
 		return nil, refuse(BadToken, ReasonAlgNotES256)
-	}
-	if _, crit := h["crit"]; crit {
+	default:
 		return nil, refuse(BadToken, ReasonTokenMalformed)
 	}
-	kid, present, isStr := jws.StringMember(h, "kid")
-	if present && !isStr {
-		return nil, refuse(BadToken, ReasonTokenMalformed)
-	}
+	c, pb, sig, kid := t.Segments, t.Payload, t.Sig, t.KID
 	m, ok := jws.Members(pb)
 	if !ok {
 		return nil, refuse(BadToken, ReasonTokenMalformed)

@@ -43,6 +43,7 @@ import (
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/apidesc"
 	"pactd/internal/delegtoken"
 	"pactd/internal/loadstat"
 	"pactd/internal/oauthwire"
@@ -56,9 +57,9 @@ const (
 	benchBrand    = "acme"
 	// benchPublicURL is the Provider's public base URL.
 	benchPublicURL = "https://provider.example"
-	// benchMaxRequestBytes is pactd's per-request read limit
-	// (server.MaxRequestBytes), applied to the RPC benchmark's handler.
-	benchMaxRequestBytes = 256 << 10
+	// benchMaxRequestBytes is pactd's per-request read limit, applied to
+	// the RPC benchmark's handler.
+	benchMaxRequestBytes = apidesc.MaxRequestBytes
 )
 
 // benchPA accepts one Authorization value as PA agt_1, like fakePA but

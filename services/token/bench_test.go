@@ -42,6 +42,7 @@ import (
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
+	"pactd/internal/apidesc"
 	"pactd/internal/delegtoken"
 	"pactd/internal/loadstat"
 	"pactd/services/token"
@@ -53,9 +54,9 @@ const (
 	benchUser  = "user-42"
 	// benchPublicURL is the Provider's public base URL.
 	benchPublicURL = "https://provider.example"
-	// benchMaxRequestBytes is pactd's per-request read limit
-	// (server.MaxRequestBytes), applied to the RPC benchmark's handler.
-	benchMaxRequestBytes = 256 << 10
+	// benchMaxRequestBytes is pactd's per-request read limit, applied to
+	// the RPC benchmark's handler.
+	benchMaxRequestBytes = apidesc.MaxRequestBytes
 )
 
 // introspectEnv is a TokenService on a real store, a live grant in that

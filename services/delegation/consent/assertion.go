@@ -49,15 +49,6 @@ type brandAssertion struct {
 	use db.BrandAssertionUse
 }
 
-// verifyAssertion verifies a Brand login assertion for the request's user
-// code at Brand b, in the order BrandAssertionRefusal documents. A refusal
-// is an *assertionRefusal; any other error is the caller's context ending
-// or an infrastructure fault (for the caller to log). The assertion itself
-// never appears in an error.
-func (s *Service) verifyAssertion(ctx context.Context, b db.Brand, tok, userCode string) (brandAssertion, error) {
-	return s.verifyAssertionFor(ctx, b, tok, assertionPurpose{aud: s.env.ConsentURL(b.ID), userCode: userCode})
-}
-
 // assertionPurpose is what an assertion is for: consent (aud the consent
 // URL, a user_code claim) or the connected page (aud the connected URL,
 // no user_code claim).
@@ -70,7 +61,10 @@ type assertionPurpose struct {
 	connected bool
 }
 
-// verifyAssertionFor verifies a Brand login assertion for purpose p.
+// verifyAssertionFor verifies a Brand login assertion for purpose p at
+// Brand b, in the order BrandAssertionRefusal documents. A refusal is an
+// *assertionRefusal, a keys fault a *keysFault; any other error is the
+// caller's context ending. The assertion itself never appears in an error.
 func (s *Service) verifyAssertionFor(ctx context.Context, b db.Brand, tok string, p assertionPurpose) (brandAssertion, error) {
 	// A nil BrandKeys stays a nil KeySource: a keys fault, as before.
 	v := brandassert.Verifier{Keys: s.env.D.BrandKeys, ValidSubject: validBrandUser, NormalizeUserCode: codes.NormalizeUserCode}

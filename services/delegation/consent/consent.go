@@ -204,7 +204,7 @@ func origin(raw string) string {
 // BRAND_LOGIN_MODE_TRUSTED_FRONTEND: brand_user is the User id the calling
 // (authenticated) frontend established. BRAND_LOGIN_MODE_SIGNED_ASSERTION
 // (and UNSPECIFIED): brand_user must be empty, the User is the sub of the
-// verified brand_assertion (see verifyAssertion), and the assertion's jti
+// verified brand_assertion (see verifyAssertionFor), and the assertion's jti
 // is recorded in the decision's transaction, so it decides once.
 func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsentRequest) (*pactv1.ApproveConsentResponse, error) {
 	const op = "approve consent"
