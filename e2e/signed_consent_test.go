@@ -436,14 +436,19 @@ func TestSignedConsentRefusals(t *testing.T) {
 			otherAud[k] = v
 		}
 		otherAud["aud"] = w.feURL + "/a2a/shop/oauth/consent"
-		for name, form := range map[string]url.Values{
-			"other-audience": {"assertion": {resign(w.site.key, otherAud)}},
-			"other-key":      {"assertion": {resign(w.pa.key, c)}},
-			"empty":          {"assertion": {""}},
+		// An assertion pactd read and refused (FAILED_PRECONDITION: AUDIENCE,
+		// SIGNATURE) is 403; a post without one cannot be read, 400.
+		for name, tc := range map[string]struct {
+			form   url.Values
+			status int
+		}{
+			"other-audience": {url.Values{"assertion": {resign(w.site.key, otherAud)}}, 403},
+			"other-key":      {url.Values{"assertion": {resign(w.pa.key, c)}}, 403},
+			"empty":          {url.Values{"assertion": {""}}, 400},
 		} {
-			r := b.do(t, consentURL, form)
-			if (r.status != 400 && r.status != 403) || strings.Contains(r.body, `name="session"`) {
-				t.Errorf("%s: %d %s", name, r.status, r.body)
+			r := b.do(t, consentURL, tc.form)
+			if r.status != tc.status || strings.Contains(r.body, `name="session"`) {
+				t.Errorf("%s: %d %s; want %d without a session", name, r.status, r.body, tc.status)
 			}
 			wantPageHeaders(t, name, r)
 		}

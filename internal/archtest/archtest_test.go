@@ -184,6 +184,7 @@ var sameRankAllowed = map[string]string{
 	"pactd/internal/regjwt -> pactd/internal/urlrule":     "a registration's URLs follow the onboarding URL rules",
 
 	"pactd/internal/delegtoken -> pactd/internal/scopeid": "a delegation token's and a receipt's scopes follow the one scope-id rule",
+	"pactd/internal/jose -> pactd/internal/urlrule":       "the dial guard applies the one public-address rule, the one onboarding applies",
 	"pactd/internal/config -> pactd/internal/tracing":     "the configuration says whether the OTEL_* variables it is given turn tracing on, by the tracing package's rule",
 }
 

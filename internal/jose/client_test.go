@@ -585,6 +585,10 @@ func TestSSRFGuard(t *testing.T) {
 		"nat64.example.com":      {"64:ff9b::a00:1"},
 		"sixtofour.example.com":  {"2002:a00:1::1"},
 		"mixed.example.com":      {"93.184.216.34", "10.0.0.1"},
+		"bench.example.com":      {"198.18.0.1"},
+		"bench2.example.com":     {"198.19.255.254"},
+		"reserved.example.com":   {"240.0.0.1"},
+		"nearbench.example.com":  {"198.20.0.1"},
 		"empty.example.com":      {},
 	}
 	resolver := func(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -623,6 +627,14 @@ func TestSSRFGuard(t *testing.T) {
 		{name: "fail/nat64-private", uri: "https://nat64.example.com/jwks", wantErr: jose.ErrForbiddenAddress},
 		{name: "fail/6to4-private", uri: "https://sixtofour.example.com/jwks", wantErr: jose.ErrForbiddenAddress},
 		{name: "fail/any-forbidden-address-refuses", uri: "https://mixed.example.com/jwks", wantErr: jose.ErrForbiddenAddress},
+		// The ranges onboarding once accepted (issue 20): refused here as there.
+		{name: "fail/benchmarking-198.18", uri: "https://bench.example.com/jwks", wantErr: jose.ErrForbiddenAddress},
+		{name: "fail/benchmarking-198.19", uri: "https://bench2.example.com/jwks", wantErr: jose.ErrForbiddenAddress},
+		{name: "fail/reserved-240", uri: "https://reserved.example.com/jwks", wantErr: jose.ErrForbiddenAddress},
+		{name: "fail/ip-literal-benchmarking", uri: "https://198.18.0.1/jwks", wantErr: jose.ErrInvalidURI},
+		{name: "fail/ip-literal-reserved", uri: "https://240.0.0.1/jwks", wantErr: jose.ErrInvalidURI},
+		{name: "ok/next-to-benchmarking-is-dialed", uri: "https://nearbench.example.com/jwks", wantErr: errRecorderNoConnect, wantDial: "198.20.0.1:443"},
+		{name: "ok/ip-literal-public-is-dialed", uri: "https://93.184.216.34/jwks", wantErr: errRecorderNoConnect, wantDial: "93.184.216.34:443"},
 		{name: "fail/no-addresses", uri: "https://empty.example.com/jwks", wantErr: jose.ErrUnavailable},
 		{name: "fail/nxdomain", uri: "https://nxdomain.example.com/jwks", wantErr: jose.ErrUnavailable},
 		{name: "fail/ip-literal-private", uri: "https://10.0.0.1/jwks", wantErr: jose.ErrInvalidURI},

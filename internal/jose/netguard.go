@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"pactd/internal/urlrule"
 )
 
 // MaxURIBytes bounds the length of a JWKS URI.
@@ -138,81 +140,14 @@ func parseHostIP(host string) (netip.Addr, bool) {
 	return a, true
 }
 
-// forbiddenPrefix reports whether a (already unmapped) address falls in a
-// range that is not globally reachable: RFC 6890 special-purpose ranges, and
-// documentation, benchmarking and reserved space.
-func forbiddenPrefix(a netip.Addr) bool {
-	if a.Is4() {
-		b := a.As4()
-		switch {
-		case b[0] == 0: // 0.0.0.0/8 "this network"
-			return true
-		case b[0] == 100 && b[1]&0xc0 == 64: // 100.64.0.0/10 CGNAT
-			return true
-		case b[0] == 192 && b[1] == 0 && b[2] == 0: // 192.0.0.0/24 IETF assignments
-			return true
-		case b[0] == 192 && b[1] == 0 && b[2] == 2: // 192.0.2.0/24 TEST-NET-1
-			return true
-		case b[0] == 198 && b[1]&0xfe == 18: // 198.18.0.0/15 benchmarking
-			return true
-		case b[0] == 198 && b[1] == 51 && b[2] == 100: // 198.51.100.0/24 TEST-NET-2
-			return true
-		case b[0] == 203 && b[1] == 0 && b[2] == 113: // 203.0.113.0/24 TEST-NET-3
-			return true
-		case b[0] >= 240: // 240.0.0.0/4 reserved, 255.255.255.255 broadcast
-			return true
-		}
-		return false
-	}
-	b := a.As16()
-	var zero [12]byte
-	switch {
-	case [12]byte(b[:12]) == zero: // ::/96 unspecified, loopback, IPv4-compatible (deprecated)
-		return true
-	case b[0] == 0x01 && b[1] == 0 && b[2] == 0 && b[3] == 0 && b[4] == 0 && b[5] == 0 && b[6] == 0 && b[7] == 0: // 100::/64 discard
-		return true
-	case b[0] == 0x20 && b[1] == 0x01 && b[2]&0xfe == 0: // 2001::/23 IETF assignments (Teredo, ORCHID, ...)
-		return true
-	case b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8: // 2001:db8::/32 documentation
-		return true
-	case b[0] == 0x3f && b[1] == 0xff && b[2]&0xf0 == 0: // 3fff::/20 documentation
-		return true
-	case b[0] == 0xfe && b[1]&0xc0 == 0xc0: // fec0::/10 site-local (deprecated)
-		return true
-	case b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0 && b[5] == 1: // 64:ff9b:1::/48 local NAT64
-		return true
-	}
-	return false
-}
-
-// embeddedIPv4 returns the IPv4 address embedded in NAT64 (64:ff9b::/96)
-// and 6to4 (2002::/16) IPv6 addresses.
-func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
-	b := a.As16()
-	isZero := func(bs []byte) bool {
-		for _, x := range bs {
-			if x != 0 {
-				return false
-			}
-		}
-		return true
-	}
-	switch {
-	case b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && isZero(b[4:12]):
-		return netip.AddrFrom4([4]byte(b[12:16])), true
-	case b[0] == 0x20 && b[1] == 0x02:
-		return netip.AddrFrom4([4]byte(b[2:6])), true
-	}
-	return netip.Addr{}, false
-}
-
-// CheckAddress reports whether the dial guard allows connecting to addr. It
-// refuses unspecified, private (RFC 1918, fc00::/7), link-local (169.254/16,
-// fe80::/10), CGNAT (100.64/10), multicast, 0.0.0.0/8, broadcast,
-// documentation, benchmarking and reserved addresses, zoned addresses,
-// IPv4-compatible IPv6 addresses (::/96), and the IPv4-mapped, NAT64 and
-// 6to4 forms of refused IPv4 addresses. Loopback addresses (127/8, ::1) are allowed only when
-// allowLoopback is set. The error wraps [ErrForbiddenAddress].
+// CheckAddress reports whether the dial guard allows connecting to addr:
+// urlrule.IsPublicAddr, the address rule onboarding applies too (private,
+// loopback, link-local, CGNAT, multicast, RFC 6890 special-purpose,
+// documentation, benchmarking and reserved addresses, zoned and
+// IPv4-compatible addresses, and the IPv4-mapped, NAT64 and 6to4 forms of
+// refused IPv4 addresses are refused), except that loopback addresses
+// (127/8, ::1) are allowed when allowLoopback is set. The error wraps
+// [ErrForbiddenAddress].
 func CheckAddress(addr netip.Addr, allowLoopback bool) error {
 	if !addr.IsValid() {
 		return fmt.Errorf("%w: invalid address", ErrForbiddenAddress)
@@ -221,27 +156,24 @@ func CheckAddress(addr netip.Addr, allowLoopback bool) error {
 		return fmt.Errorf("%w: zoned address %s", ErrForbiddenAddress, addr)
 	}
 	a := addr.Unmap()
-	if a.Is6() {
-		if v4, ok := embeddedIPv4(a); ok {
-			// The embedded form never gets the loopback allowance.
-			if err := checkPlain(v4, false, addr); err != nil {
-				return err
-			}
-		}
+	// The embedded form never gets the loopback allowance.
+	if v4, ok := urlrule.EmbeddedIPv4(a); ok && !urlrule.IsPublicAddr(v4) {
+		return refused(v4, addr)
 	}
-	return checkPlain(a, allowLoopback, addr)
-}
-
-func checkPlain(a netip.Addr, allowLoopback bool, orig netip.Addr) error {
-	switch {
-	case a.IsLoopback():
-		if allowLoopback {
-			return nil
-		}
-		return fmt.Errorf("%w: loopback %s", ErrForbiddenAddress, orig)
-	case a.IsUnspecified(), a.IsMulticast(), a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(),
-		a.IsInterfaceLocalMulticast(), a.IsPrivate(), !a.IsGlobalUnicast(), forbiddenPrefix(a):
-		return fmt.Errorf("%w: non-public %s", ErrForbiddenAddress, orig)
+	if a.IsLoopback() && allowLoopback {
+		return nil
+	}
+	if !urlrule.IsPublicAddr(a) {
+		return refused(a, addr)
 	}
 	return nil
+}
+
+// refused is the dial guard's error for a, a non-public address (orig, or
+// the IPv4 address orig embeds).
+func refused(a, orig netip.Addr) error {
+	if a.IsLoopback() {
+		return fmt.Errorf("%w: loopback %s", ErrForbiddenAddress, orig)
+	}
+	return fmt.Errorf("%w: non-public %s", ErrForbiddenAddress, orig)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"pactd/internal/jose"
+	"pactd/internal/urlrule"
 )
 
 func TestCheckAddress(t *testing.T) {
@@ -150,5 +151,35 @@ func TestCheckURI(t *testing.T) {
 				t.Fatalf("err = %v, want ErrInvalidURI", err)
 			}
 		})
+	}
+}
+
+// TestDialGuardAndOnboardingAgree: the dial guard and onboarding apply one
+// address rule (urlrule.IsPublicAddr), so no address is accepted at
+// onboarding and refused at dial time, or the other way round. Loopback is
+// the one difference, and only with the development allowance.
+func TestDialGuardAndOnboardingAgree(t *testing.T) {
+	t.Parallel()
+	var addrs []netip.Addr
+	for a := 0; a < 256; a++ {
+		for _, b := range []byte{0, 1, 18, 19, 20, 51, 64, 127, 168, 254, 255} {
+			addrs = append(addrs, netip.AddrFrom4([4]byte{byte(a), b, 2, 1}), netip.AddrFrom4([4]byte{byte(a), b, 100, 1}))
+		}
+	}
+	for _, s := range []string{"2606:2800:220:1::1", "2001:db8::1", "2001::1", "2002:c612::1", "2002:5db8:d822::1",
+		"64:ff9b::c612:1", "64:ff9b::5db8:d822", "::ffff:198.18.0.1", "::ffff:240.0.0.1", "fec0::1", "3fff::1", "100::1"} {
+		addrs = append(addrs, netip.MustParseAddr(s))
+	}
+	for _, a := range addrs {
+		dial := jose.CheckAddress(a, false) == nil
+		if onboard := urlrule.IsPublicAddr(a); dial != onboard {
+			t.Errorf("%s: dial guard allows %v, onboarding %v", a, dial, onboard)
+		}
+	}
+	// Positive controls and the ranges onboarding used to accept.
+	for s, want := range map[string]bool{"93.184.216.34": true, "198.20.0.1": true, "198.18.0.1": false, "240.0.0.1": false} {
+		if got := urlrule.IsPublicAddr(netip.MustParseAddr(s)); got != want {
+			t.Errorf("IsPublicAddr(%s) = %v, want %v", s, got, want)
+		}
 	}
 }

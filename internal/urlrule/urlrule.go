@@ -1,7 +1,8 @@
 // Package urlrule holds the rules pactd applies to URLs it is given at
 // onboarding: agent issuers, JWKS URIs and Brand URLs. The rules are checked
-// before anything is stored; the JWKS client enforces the address rules again
-// at dial time, so a name that later resolves somewhere private still fails.
+// before anything is stored; the JWKS client enforces the address rule
+// (IsPublicAddr, the one rule for both) again at dial time, so a name that
+// later resolves somewhere private still fails.
 package urlrule
 
 import (
@@ -111,7 +112,7 @@ func IsLoopbackHost(host string) bool {
 }
 
 // IsPublicHost reports whether a host name or address may be a public
-// destination: IP literals must be public unicast, and names under .local,
+// destination: IP literals must pass IsPublicAddr, and names under .local,
 // .internal, .localhost, .home.arpa or without a dot are refused.
 func IsPublicHost(host string) bool {
 	if a, err := netip.ParseAddr(host); err == nil {
@@ -123,29 +124,6 @@ func IsPublicHost(host string) bool {
 	}
 	for _, suffix := range []string{".local", ".internal", ".localhost", ".home.arpa", ".lan"} {
 		if strings.HasSuffix(h, suffix) {
-			return false
-		}
-	}
-	return true
-}
-
-// cgnat is the carrier-grade NAT range 100.64.0.0/10 (RFC 6598).
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// IsPublicAddr reports whether an address is a public unicast destination:
-// not private (RFC 1918, fc00::/7), loopback, link-local, CGNAT,
-// unspecified, multicast, 0.0.0.0/8, or broadcast. IPv4-mapped IPv6
-// addresses are judged as IPv4.
-func IsPublicAddr(a netip.Addr) bool {
-	a = a.Unmap()
-	switch {
-	case !a.IsValid(), a.IsLoopback(), a.IsPrivate(), a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(),
-		a.IsInterfaceLocalMulticast(), a.IsMulticast(), a.IsUnspecified():
-		return false
-	}
-	if a.Is4() {
-		b := a.As4()
-		if b[0] == 0 || b == [4]byte{255, 255, 255, 255} || cgnat.Contains(a) {
 			return false
 		}
 	}

@@ -51,6 +51,21 @@ func TestCheck(t *testing.T) {
 		{"fail/single-label", prod, "https://intranet/jwks", false, ErrPrivateHost},
 		{"fail/space", prod, "https://pa.example/a b", false, ErrControl},
 		{"fail/newline", prod, "https://pa.example/\njwks", false, ErrControl},
+		// The dial guard's ranges (issue 20: one public-address rule).
+		{"ok/public-v4-literal", prod, "https://93.184.216.34/jwks", false, nil},
+		{"ok/public-v6-literal", prod, "https://[2606:2800:220:1::1]/jwks", false, nil},
+		{"ok/next-to-benchmarking", prod, "https://198.20.0.1/jwks", false, nil},
+		{"ok/nat64-public", prod, "https://[64:ff9b::5db8:d822]/jwks", false, nil},
+		{"ok/allowed-benchmarking", Policy{AllowHosts: []string{"198.18.0.1"}}, "https://198.18.0.1/jwks", false, nil},
+		{"fail/benchmarking", prod, "https://198.18.0.1/jwks", false, ErrPrivateHost},
+		{"fail/benchmarking-top", prod, "https://198.19.255.255/jwks", false, ErrPrivateHost},
+		{"fail/reserved", prod, "https://240.0.0.1/jwks", false, ErrPrivateHost},
+		{"fail/reserved-dev", dev, "https://250.1.2.3/jwks", false, ErrPrivateHost},
+		{"fail/documentation", prod, "https://192.0.2.1/jwks", false, ErrPrivateHost},
+		{"fail/v6-documentation", prod, "https://[2001:db8::1]/jwks", false, ErrPrivateHost},
+		{"fail/nat64-private", prod, "https://[64:ff9b::a00:1]/jwks", false, ErrPrivateHost},
+		{"fail/6to4-loopback-dev", dev, "https://[2002:7f00:1::1]/jwks", false, ErrPrivateHost},
+		{"fail/zoned-global", prod, "https://[2606:2800:220:1::1%25eth0]/jwks", false, ErrPrivateHost},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,6 +84,11 @@ func TestIsPublicAddr(t *testing.T) {
 		"169.254.169.254": false, "100.64.0.1": false, "100.127.255.255": false, "0.1.2.3": false,
 		"::1": false, "fe80::1": false, "fc00::1": false, "::": false, "ff02::1": false,
 		"::ffff:127.0.0.1": false, "255.255.255.255": false, "224.0.0.1": false,
+		"198.18.0.1": false, "198.19.255.255": false, "240.0.0.1": false, "192.0.2.1": false,
+		"198.51.100.1": false, "203.0.113.1": false, "192.0.0.1": false, "2001:db8::1": false,
+		"64:ff9b::a00:1": false, "2002:a00:1::1": false, "::8.8.8.8": false, "fec0::1": false,
+		"198.17.255.255": true, "198.20.0.1": true, "239.0.0.1": false, "223.255.255.254": true,
+		"64:ff9b::5db8:d822": true, "::ffff:93.184.216.34": true,
 	} {
 		if got := IsPublicAddr(netip.MustParseAddr(s)); got != want {
 			t.Errorf("IsPublicAddr(%s) = %v, want %v", s, got, want)

@@ -3,6 +3,8 @@ package codes
 import (
 	"bytes"
 	"crypto/rand"
+	"maps"
+	"slices"
 	"testing"
 )
 
@@ -22,8 +24,14 @@ func TestNewUserCode(t *testing.T) {
 			seen[n[i]] = true
 		}
 	}
-	if len(seen) != len(UserCodeAlphabet) {
-		t.Fatalf("200 codes used %d of %d letters", len(seen), len(UserCodeAlphabet))
+	// The alphabet the README documents: RFC 8628 §6.1's 20 consonants.
+	const documented = "BCDFGHJKLMNPQRSTVWXZ"
+	want := map[byte]bool{}
+	for i := range len(documented) {
+		want[documented[i]] = true
+	}
+	if !maps.Equal(seen, want) || len(seen) != 20 {
+		t.Fatalf("200 codes used the letters %q; want exactly the 20 of %s", slices.Sorted(maps.Keys(seen)), documented)
 	}
 	// Bytes at or above 240 are rejected (no modulo bias); a source that
 	// only yields them is an error, not an endless loop.

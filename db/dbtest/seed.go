@@ -1,0 +1,54 @@
+package dbtest
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"pactd/db"
+)
+
+// SeedEveryTable writes at least one row into every table of the schema
+// through the store (Brands, agents, a self-registration and its jti, a
+// Brand's allowed agent, a credential, a signing key, a device
+// authorization approved with a Brand assertion and redeemed, so a grant,
+// its refresh token and audit events, a guessing failure, a conversation
+// with a turn; the change feed fills itself), for tests that need data in
+// all of them: the migration round trip checks that every table's rows
+// survive.
+func SeedEveryTable(t *testing.T, s db.Store) {
+	t.Helper()
+	ctx := t.Context()
+	now := at.Add(time.Minute)
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("seed: %s: %v", what, err)
+		}
+	}
+	delegFixture(t, s) // Brands acme and beta, agents agt_1 and agt_2
+	_, _, err := s.SelfRegisterAgent(ctx, selfReg("agt_r1", "pa-one", "https://one.example", "j1", now.Truncate(time.Second).UTC()))
+	must("SelfRegisterAgent", err)
+	_, err = s.AddBrandAgent(ctx, "acme", "agt_1", now)
+	must("AddBrandAgent", err)
+	_, err = s.CreateCredential(ctx, db.Credential{ID: "cred_seed", Role: db.RoleFrontend, TokenHash: bytes.Repeat([]byte{7}, 32),
+		Label: "seed", CreateTime: at.Truncate(time.Second)})
+	must("CreateCredential", err)
+	must("AddSigningKey", s.AddSigningKey(ctx, signingKey(1, at), at.Add(time.Hour)))
+
+	mustDelegDevice(t, s, delegDevice("da_seed", "acme", "agt_1", "https://pa.example"))
+	g := delegGrant("a2agrant_seed", "acme", "agt_1", "https://pa.example", "user-7", now)
+	created := db.WithAudit(ctx, db.AuditEvent{Kind: db.AuditGrantCreated, Actor: db.ActorFrontend, Scopes: g.Scopes})
+	_, _, err = s.ApproveDeviceAuthorizationWithAssertion(created, "da_seed", g, delegAssertion("acme", "jti-seed", now.Add(time.Hour)), now)
+	must("ApproveDeviceAuthorizationWithAssertion", err)
+	redeemed := db.WithAudit(ctx, db.AuditEvent{Kind: db.AuditGrantRedeemed, Actor: db.ActorPA})
+	_, err = s.RedeemDeviceAuthorization(redeemed, "da_seed", now, delegRefresh("rt-seed", g.ExpireTime))
+	must("RedeemDeviceAuthorization", err)
+	_, err = s.AddUserCodeFailure(ctx, "acme|agt_1", now.Truncate(time.Minute))
+	must("AddUserCodeFailure", err)
+
+	_, err = s.CreateConversation(ctx, db.Conversation{ID: "0b7f8e3c-2d6a-4c1e-9f0a-1b2c3d4e5f61", BrandID: "acme", AgentID: "agt_1", Subject: "user-1", CreateTime: at, UpdateTime: at})
+	must("CreateConversation", err)
+	_, _, err = s.ClaimTurn(ctx, "0b7f8e3c-2d6a-4c1e-9f0a-1b2c3d4e5f61", "msg-seed", now)
+	must("ClaimTurn", err)
+}
