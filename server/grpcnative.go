@@ -26,6 +26,7 @@ import (
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/apidesc"
 	"pactd/internal/reqlog"
+	"pactd/internal/rpcerr"
 	"pactd/internal/workpool"
 )
 
@@ -206,7 +207,7 @@ func (s *Server) grpcRecover(ctx context.Context, req any, info *grpc.UnaryServe
 		if p := recover(); p != nil {
 			s.log.ErrorContext(ctx, "panic in handler", slog.String("procedure", info.FullMethod), slog.Any("panic", p))
 			reqlog.MarkFaultLogged(ctx)
-			resp, err = nil, connect.NewError(connect.CodeInternal, errors.New("internal error"))
+			resp, err = nil, rpcerr.Internal()
 		}
 	}()
 	return next(ctx, req)

@@ -16,7 +16,7 @@ import (
 )
 
 // monitoringFiles are the alert rules and the dashboard in deploy/.
-var monitoringFiles = []string{"../../deploy/prometheus/pactd-alerts.yml", "../../deploy/grafana/pactd-dashboard.json"}
+var monitoringFiles = []string{"../deploy/prometheus/pactd-alerts.yml", "../deploy/grafana/pactd-dashboard.json"}
 
 // TestMonitoringUsesOnlyExportedMetrics scrapes a live pactd after one RPC
 // and one VerifyAgentRequest decision, and fails if an alert rule or a

@@ -45,6 +45,7 @@ import (
 	"pactd/internal/pajwt"
 	"pactd/internal/ratelimit"
 	"pactd/internal/reqlog"
+	"pactd/internal/rpcerr"
 	"pactd/internal/workpool"
 	"pactd/services/agent"
 	"pactd/services/audit"
@@ -380,6 +381,14 @@ var serviceNames = []string{
 	pactv1connect.AuditServiceName,
 }
 
+// recoverPanic turns a handler's panic into rpcerr.Internal, logging the
+// panic once (as grpcRecover does on the native gRPC port).
+func (s *Server) recoverPanic(ctx context.Context, spec connect.Spec, _ http.Header, p any) error {
+	s.log.ErrorContext(ctx, "panic in handler", slog.String("procedure", spec.Procedure), slog.Any("panic", p))
+	reqlog.MarkFaultLogged(ctx)
+	return rpcerr.Internal()
+}
+
 func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm *httpMetrics) http.Handler {
 	// Interceptors, outermost first: the server span (its parent the
 	// caller's W3C traceparent: callers are pactd's own frontends), then
@@ -399,11 +408,7 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 		// Most answers are a few hundred bytes to a kilobyte: compressing
 		// them costs more CPU than it saves bandwidth on a LAN.
 		connect.WithCompressMinBytes(4096),
-		connect.WithRecover(func(ctx context.Context, spec connect.Spec, _ http.Header, p any) error {
-			s.log.ErrorContext(ctx, "panic in handler", slog.String("procedure", spec.Procedure), slog.Any("panic", p))
-			reqlog.MarkFaultLogged(ctx)
-			return connect.NewError(connect.CodeInternal, errors.New("internal error"))
-		}),
+		connect.WithRecover(s.recoverPanic),
 	}
 	opts = append(opts, strictJSONCodecs()...)
 	mux := http.NewServeMux()

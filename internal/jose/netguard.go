@@ -15,7 +15,7 @@ const MaxURIBytes = 2048
 
 // CheckURI parses a JWKS URI and applies the transport policy: an absolute
 // https URL without userinfo or fragment, whose host is a DNS name with at
-// least one dot (not .local, .internal, .localhost or .home.arpa) or an IP
+// least one dot (not an internal name, urlrule.IsInternalName) or an IP
 // literal that [CheckAddress] allows. Plain http, and the host "localhost",
 // are accepted only when allowLoopbackHTTP is set, and http then only for
 // "localhost" or a loopback IP literal. Errors wrap [ErrInvalidURI].
@@ -123,10 +123,8 @@ func checkURI(raw string, allowLoopbackHTTP bool, exempt func(host string) bool)
 	if !strings.Contains(name, ".") {
 		return fail("single-label host name")
 	}
-	for _, suffix := range [...]string{".localhost", ".local", ".internal", ".home.arpa", ".localdomain"} {
-		if strings.HasSuffix(name, suffix) {
-			return fail("internal host name")
-		}
+	if urlrule.IsInternalName(name) { // the onboarding rule for names
+		return fail("internal host name")
 	}
 	return u, nil
 }

@@ -135,6 +135,9 @@ func TestCheckURI(t *testing.T) {
 		{name: "fail/dot-local", uri: "https://printer.local/jwks"},
 		{name: "fail/dot-internal", uri: "https://metadata.google.internal/jwks"},
 		{name: "fail/dot-localhost", uri: "https://a.localhost/jwks"},
+		{name: "fail/dot-lan", uri: "https://pa.lan/jwks"},
+		{name: "fail/dot-localdomain", uri: "https://pa.localdomain/jwks"},
+		{name: "ok/lan-inside-a-label", uri: "https://pa.lanes.example/jwks", ok: true},
 		{name: "fail/too-long", uri: "https://pa.example.com/" + strings.Repeat("a", 2100)},
 	}
 	for _, tt := range tests {

@@ -77,10 +77,13 @@ func AlreadyExists(msg string) error {
 	return New(connect.CodeAlreadyExists, pactv1.ErrorReason_ERROR_REASON_ALREADY_EXISTS, msg)
 }
 
-// Internal is the generic error for unexpected faults; the cause belongs in
-// the log, never in the client-visible message.
-func Internal() error {
-	return New(connect.CodeInternal, pactv1.ErrorReason_ERROR_REASON_INTERNAL, "internal error")
+// Internal is the answer to a panic in a handler, on both ports: code
+// Internal and the message "internal error", nothing else; the panic value
+// belongs in the log, never on the wire. It carries no ErrorInfo, unlike
+// every other error here: that is the answer pactd has always sent for a
+// panic, and a detail would change it.
+func Internal() *connect.Error {
+	return connect.NewError(connect.CodeInternal, errors.New("internal error"))
 }
 
 // Unavailable is the error for infrastructure faults the caller may retry.

@@ -112,20 +112,29 @@ func IsLoopbackHost(host string) bool {
 }
 
 // IsPublicHost reports whether a host name or address may be a public
-// destination: IP literals must pass IsPublicAddr, and names under .local,
-// .internal, .localhost, .home.arpa or without a dot are refused.
+// destination: IP literals must pass IsPublicAddr, and names without a dot
+// or under one of internalSuffixes are refused. The JWKS client applies the
+// same name rule (IsInternalName) to the URIs it fetches (jose.CheckURI).
 func IsPublicHost(host string) bool {
 	if a, err := netip.ParseAddr(host); err == nil {
 		return IsPublicAddr(a)
 	}
 	h := strings.ToLower(strings.TrimSuffix(host, "."))
-	if !strings.Contains(h, ".") {
-		return false
-	}
-	for _, suffix := range []string{".local", ".internal", ".localhost", ".home.arpa", ".lan"} {
-		if strings.HasSuffix(h, suffix) {
-			return false
+	return strings.Contains(h, ".") && !IsInternalName(h)
+}
+
+// IsInternalName reports whether a lower-case host name without a trailing
+// dot ends in one of internalSuffixes: a name that is never public.
+func IsInternalName(name string) bool {
+	for _, suffix := range internalSuffixes {
+		if strings.HasSuffix(name, suffix) {
+			return true
 		}
 	}
-	return true
+	return false
 }
+
+// internalSuffixes end the names that are never public: mDNS (.local),
+// RFC 6761 and 6762 special-use names (.localhost, .home.arpa), and the
+// names private networks use by convention (.internal, .lan, .localdomain).
+var internalSuffixes = [...]string{".local", ".internal", ".localhost", ".home.arpa", ".lan", ".localdomain"}

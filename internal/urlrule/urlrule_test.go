@@ -49,6 +49,11 @@ func TestCheck(t *testing.T) {
 		{"fail/dot-local", prod, "https://pa.local/jwks", false, ErrPrivateHost},
 		{"fail/dot-internal", prod, "https://pa.internal/jwks", false, ErrPrivateHost},
 		{"fail/single-label", prod, "https://intranet/jwks", false, ErrPrivateHost},
+		{"fail/dot-lan", prod, "https://pa.lan/jwks", false, ErrPrivateHost},
+		{"fail/dot-localdomain", prod, "https://pa.localdomain/jwks", false, ErrPrivateHost},
+		{"fail/dot-home-arpa", prod, "https://pa.home.arpa./jwks", false, ErrPrivateHost},
+		{"ok/allowed-localdomain", Policy{AllowHosts: []string{"pa.localdomain"}}, "https://pa.localdomain/jwks", false, nil},
+		{"ok/lan-inside-a-label", prod, "https://pa.lanes.example/jwks", false, nil},
 		{"fail/space", prod, "https://pa.example/a b", false, ErrControl},
 		{"fail/newline", prod, "https://pa.example/\njwks", false, ErrControl},
 		// The dial guard's ranges (issue 20: one public-address rule).

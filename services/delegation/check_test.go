@@ -13,7 +13,7 @@ import (
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/rpcerr"
-	"pactd/services/delegation"
+	"pactd/services/delegation/base"
 )
 
 // checkGrant makes a grant at Brand rar of user-42 to PA 1 with
@@ -87,13 +87,13 @@ func TestCheckGrantAnswers(t *testing.T) {
 			if r.GetActive() != (tc.want == active) || r.GetReason() != tc.want || !slices.Equal(r.GetMissingScopes(), tc.missing) {
 				t.Errorf("%s: active %v reason %v missing %v; want reason %v missing %v", tc.name, r.GetActive(), r.GetReason(), r.GetMissingScopes(), tc.want, tc.missing)
 			}
-			if tc.want == active && !r.GetExpireTime().AsTime().Equal(start.Add(delegation.GrantTTL)) {
-				t.Errorf("%s: expire_time %v, want %v", tc.name, r.GetExpireTime().AsTime(), start.Add(delegation.GrantTTL))
+			if tc.want == active && !r.GetExpireTime().AsTime().Equal(start.Add(base.GrantTTL)) {
+				t.Errorf("%s: expire_time %v, want %v", tc.name, r.GetExpireTime().AsTime(), start.Add(base.GrantTTL))
 			}
 		}
 
 		// Expiry, at the store's whole-second rule: active one second before.
-		e.clk.Advance(delegation.GrantTTL - 1e9)
+		e.clk.Advance(base.GrantTTL - 1e9)
 		if r, err := e.rpc.CheckGrant(t.Context(), &pactv1.CheckGrantRequest{BrandId: "rar", GrantId: id}); err != nil || !r.GetActive() {
 			t.Fatalf("ok/one-second-before-expiry: %v %v", r, err)
 		}
@@ -102,7 +102,7 @@ func TestCheckGrantAnswers(t *testing.T) {
 			r.GetActive() || r.GetReason() != pactv1.GrantCheckReason_GRANT_CHECK_REASON_EXPIRED {
 			t.Fatalf("fail/expired: %v %v", r, err)
 		}
-		e.clk.Advance(-delegation.GrantTTL)
+		e.clk.Advance(-base.GrantTTL)
 
 		if _, err := e.rpc.RevokeGrant(t.Context(), &pactv1.RevokeGrantRequest{BrandId: "rar", GrantId: id}); err != nil {
 			t.Fatal(err)

@@ -3,6 +3,27 @@
 // Brand, with the PA as the OAuth client and the PA JWT as its client
 // authentication.
 //
+// # Parts
+//
+// The Service is the Connect handler: each method hands the call to its
+// part, a subpackage, and every part shares one base.Env (collaborators,
+// clock, faults, Brand loading, the PA's client authentication, audit):
+//
+//   - device: the device authorization endpoint (StartDeviceAuthorization);
+//   - token: token issuance and revocation (IssueDelegation, RevokeToken);
+//   - grants: ListGrants, RevokeGrant, the action guard CheckGrant and
+//     PurgeExpired;
+//   - stepup: StartStepUp;
+//   - consent: the consent page (DescribeConsent, ApproveConsent,
+//     DenyConsent), consent sessions (BeginConsent), the connected page
+//     (BeginConnected, RevokeConnected) and Brand login assertions;
+//   - skip: the consent-skipping rule (which grant covers a request);
+//   - codes: device codes, refresh tokens, user codes, the scope parameter.
+//
+// The guessing limits are core/guesslimit's, the Brand login assertion
+// verifier internal/brandassert's, and the OAuth wire form (error JSON,
+// challenges) internal/oauthwire's.
+//
 // # Refusals
 //
 // The PA-facing RPCs (StartDeviceAuthorization, IssueDelegation,

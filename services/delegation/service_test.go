@@ -23,6 +23,7 @@ import (
 	"pactd/internal/delegtoken"
 	"pactd/internal/rpcerr"
 	"pactd/services/delegation"
+	"pactd/services/delegation/base"
 	"pactd/services/delegation/codes"
 )
 
@@ -862,7 +863,7 @@ func TestPendingDeviceAuthorizationsAreBounded(t *testing.T) {
 		}
 		wantRefused("full again", start("acme", "orders:read"))
 		// Expired authorizations do not count.
-		e.clk.Advance(delegation.DeviceCodeTTL)
+		e.clk.Advance(base.DeviceCodeTTL)
 		if r := start("acme", "orders:read"); r.status != http.StatusOK {
 			t.Fatalf("ok/after-expiry: %d %s", r.status, r.body)
 		}

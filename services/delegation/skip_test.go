@@ -10,7 +10,7 @@ import (
 	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/rpcerr"
-	"pactd/services/delegation"
+	"pactd/services/delegation/base"
 )
 
 // skipConsent turns the Brand's skip_consent_when_granted on or off.
@@ -86,7 +86,7 @@ func TestConsentSkippingTrustedFrontend(t *testing.T) {
 		if !covered("orders:read", "user-42", paAuth, paIssuer) {
 			t.Fatal("ok/fresh-grant: not covered")
 		}
-		e.clk.Advance(delegation.GrantTTL)
+		e.clk.Advance(base.GrantTTL)
 		if covered("orders:read", "user-42", paAuth, paIssuer) {
 			t.Fatal("fail/expired: reported covered")
 		}

@@ -1,4 +1,4 @@
-package delegation
+package grants
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package delegation
+package consent
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/brandassert"
+	"pactd/services/delegation/base"
 	"pactd/services/delegation/codes"
 )
 
@@ -66,10 +67,10 @@ type assertionPurpose struct {
 // caller's context ending. The assertion itself never appears in an error.
 func (s *Service) verifyAssertionFor(ctx context.Context, b db.Brand, tok string, p assertionPurpose) (brandAssertion, error) {
 	// A nil BrandKeys stays a nil KeySource: a keys fault, as before.
-	v := brandassert.Verifier{Keys: s.d.BrandKeys, ValidSubject: validBrandUser, NormalizeUserCode: codes.NormalizeUserCode}
+	v := brandassert.Verifier{Keys: s.env.D.BrandKeys, ValidSubject: validBrandUser, NormalizeUserCode: codes.NormalizeUserCode}
 	a, err := v.Verify(ctx,
 		brandassert.Brand{ID: b.ID, Issuer: b.Delegation.AssertionIssuer, JWKSURI: b.Delegation.AssertionJWKSURI},
-		tok, brandassert.Purpose{Aud: p.aud, UserCode: p.userCode, Connected: p.connected}, s.now())
+		tok, brandassert.Purpose{Aud: p.aud, UserCode: p.userCode, Connected: p.connected}, s.env.Now())
 	if err != nil {
 		return brandAssertion{}, err
 	}
@@ -80,9 +81,9 @@ func (s *Service) verifyAssertionFor(ctx context.Context, b db.Brand, tok string
 }
 
 // validBrandUser reports whether u is a usable Brand user id: 1 to 256
-// bytes of UTF-8 without control characters (the rule of checkBrandUser).
+// bytes of UTF-8 without control characters (the rule of base.CheckBrandUser).
 func validBrandUser(u string) bool {
-	return u != "" && len(u) <= MaxBrandUser && utf8.ValidString(u) && !hasControl(u)
+	return u != "" && len(u) <= base.MaxBrandUser && utf8.ValidString(u) && !hasControl(u)
 }
 
 // hasControl reports whether s holds an ASCII control character or DEL.

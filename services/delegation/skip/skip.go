@@ -1,19 +1,27 @@
-package delegation
+// Package skip is the consent-skipping rule of the delegation service
+// (DelegationSettings.skip_consent_when_granted): which live grant, if
+// any, already covers everything a device authorization requests. It never
+// errs towards skipping.
+package skip
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"time"
 
 	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
+	"pactd/services/delegation/base"
 )
+
+// Store is what the rule reads: a Brand user's grants, newest first.
+type Store interface {
+	ListGrants(ctx context.Context, brandID, brandUser, beforeID string, limit int) ([]db.Grant, error)
+}
 
 // maxSkipGrants bounds how many of a User's grants a consent skip reads.
 const maxSkipGrants = 500
 
-// coveringGrant reports whether a live grant of brandUser to the PA of d
+// CoveringGrant reports whether a live grant of brandUser to the PA of d
 // (same agent and client_id) at Brand b already covers everything d
 // requests, when the Brand skips consent for such requests
 // (skip_consent_when_granted). It never errs towards skipping: anything it
@@ -22,7 +30,7 @@ const maxSkipGrants = 500
 // It returns the covering grant that expires last; a grant made by the
 // skip expires no later than it, so skipping never extends a PA's access
 // in time.
-func (s *Service) coveringGrant(ctx context.Context, b db.Brand, d db.DeviceAuthorization, brandUser string, now time.Time) (db.Grant, bool, error) {
+func CoveringGrant(ctx context.Context, store Store, b db.Brand, d db.DeviceAuthorization, brandUser string, now time.Time) (db.Grant, bool, error) {
 	if !b.Delegation.SkipConsent || brandUser == "" {
 		return db.Grant{}, false, nil
 	}
@@ -30,7 +38,7 @@ func (s *Service) coveringGrant(ctx context.Context, b db.Brand, d db.DeviceAuth
 	found := false
 	before := ""
 	for read := 0; read < maxSkipGrants; {
-		page, err := s.d.Store.ListGrants(ctx, b.ID, brandUser, before, 100)
+		page, err := store.ListGrants(ctx, b.ID, brandUser, before, 100)
 		if err != nil {
 			return db.Grant{}, false, err
 		}
@@ -68,31 +76,31 @@ func covers(g db.Grant, d db.DeviceAuthorization) bool {
 			return false
 		}
 	}
-	granted, err := storedEntries(g.AuthorizationDetails, g.AuthorizationDetailsScopes)
+	granted, err := base.StoredEntries(g.AuthorizationDetails, g.AuthorizationDetailsScopes)
 	if err != nil {
 		return false
 	}
-	requested, err := storedEntries(d.AuthorizationDetails, d.AuthorizationDetailsScopes)
+	requested, err := base.StoredEntries(d.AuthorizationDetails, d.AuthorizationDetailsScopes)
 	if err != nil {
 		return false
 	}
 	restricted := map[string]map[string]bool{} // scope → the grant's entries of it
 	for _, e := range granted {
-		if e.scope == db.EntryScopeUnknown {
+		if e.Scope == db.EntryScopeUnknown {
 			return false
 		}
-		if restricted[e.scope] == nil {
-			restricted[e.scope] = map[string]bool{}
+		if restricted[e.Scope] == nil {
+			restricted[e.Scope] = map[string]bool{}
 		}
-		restricted[e.scope][e.Canonical()] = true
+		restricted[e.Scope][e.Canonical()] = true
 	}
 	asked := map[string]bool{} // scopes the request restricts
 	for _, e := range requested {
-		if e.scope == db.EntryScopeUnknown {
+		if e.Scope == db.EntryScopeUnknown {
 			return false
 		}
-		asked[e.scope] = true
-		if held, ok := restricted[e.scope]; ok && !held[e.Canonical()] {
+		asked[e.Scope] = true
+		if held, ok := restricted[e.Scope]; ok && !held[e.Canonical()] {
 			return false
 		}
 	}
@@ -102,33 +110,4 @@ func covers(g db.Grant, d db.DeviceAuthorization) bool {
 		}
 	}
 	return true
-}
-
-// approveSkipped is ApproveConsent with skip_consent (trusted-frontend
-// mode): pactd, not the frontend, decides that the request is covered, and
-// the new grant, of every requested scope, expires no later than the grant
-// that covers it. Not covered (or the Brand does not skip consent) is
-// FailedPrecondition and changes nothing.
-func (s *Service) approveSkipped(ctx context.Context, op string, b db.Brand, d db.DeviceAuthorization, brandUser string, now time.Time) (*pactv1.ApproveConsentResponse, error) {
-	cover, covered, err := s.coveringGrant(ctx, b, d, brandUser, now)
-	if err != nil {
-		return nil, s.fault(ctx, op+": covering grant", err)
-	}
-	if !covered {
-		return nil, failedPrecondition("skip_consent: no live grant of this User to this PA covers the request (or the Brand does not skip consent)")
-	}
-	g, err := newGrant(b, d, brandUser, grantedScopes(b, d, d.Scopes), now)
-	if err != nil {
-		return nil, s.fault(ctx, op+": stored authorization_details", err)
-	}
-	if cover.ExpireTime.Before(g.ExpireTime) {
-		g.ExpireTime = cover.ExpireTime // a skip never extends the PA's access
-	}
-	if _, g, err = s.d.Store.ApproveDeviceAuthorization(s.auditGrant(ctx, db.AuditConsentSkipped, g, callerActor(ctx), cover.ID), d.ID, g, now); err != nil {
-		return nil, s.decisionErr(ctx, op, err)
-	}
-	s.recorded(db.AuditConsentSkipped)
-	s.d.Logger.InfoContext(ctx, "consent skipped: an existing grant covers the request", slog.String("brand_id", b.ID),
-		slog.String("agent_id", d.AgentID), slog.String("grant_id", g.ID))
-	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }

@@ -1,4 +1,4 @@
-package delegation
+package consent
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"pactd/internal/ids"
 	"pactd/internal/pacturl"
 	"pactd/internal/rpcerr"
+	"pactd/services/delegation/base"
+	"pactd/services/delegation/grants"
 )
 
 // maxConnectedGrants bounds the grants a connected page lists (and a
@@ -22,7 +24,7 @@ const maxConnectedGrants = 1000
 // connectedURL is the Brand's connected page: the aud of the Brand
 // assertions that open it and of connected sessions.
 func (s *Service) connectedURL(brandID string) string {
-	return pacturl.Connected(s.d.PublicURL, brandID)
+	return pacturl.Connected(s.env.D.PublicURL, brandID)
 }
 
 // BeginConnected opens the connected page of a signed-assertion Brand with
@@ -48,7 +50,7 @@ func (s *Service) BeginConnected(ctx context.Context, req *pactv1.BeginConnected
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.env.Now()
 	resp := &pactv1.BeginConnectedResponse{ConnectedUrl: s.connectedURL(b.ID)}
 	if req.GetConnectedSession() != "" {
 		c, err := s.verifyConnected(ctx, op, b, req.GetConnectedSession(), req.GetSource())
@@ -61,21 +63,21 @@ func (s *Service) BeginConnected(ctx context.Context, req *pactv1.BeginConnected
 		if err != nil {
 			return nil, err
 		}
-		if err := s.d.Store.UseBrandAssertion(ctx, a.use, now); err != nil {
+		if err := s.env.D.Store.UseBrandAssertion(ctx, a.use, now); err != nil {
 			if errors.Is(err, db.ErrAssertionReplayed) {
-				s.d.Logger.WarnContext(ctx, "brand assertion replayed", slog.String("op", op), slog.String("brand_id", b.ID),
+				s.env.D.Logger.WarnContext(ctx, "brand assertion replayed", slog.String("op", op), slog.String("brand_id", b.ID),
 					slog.String("jti", a.jti), slog.String("source", req.GetSource()))
 				return nil, refuse(reasonReplayed, "the assertion was used already").RPCError(b.ID)
 			}
-			return nil, s.fault(ctx, op+": use assertion", err)
+			return nil, s.env.Fault(ctx, op+": use assertion", err)
 		}
-		sc := delegtoken.SessionClaims{Issuer: s.issuer(b.ID), Audience: s.connectedURL(b.ID), Subject: a.subject, Email: a.email,
+		sc := delegtoken.SessionClaims{Issuer: s.env.Issuer(b.ID), Audience: s.connectedURL(b.ID), Subject: a.subject, Email: a.email,
 			JTI: ids.New("cn_", now), IssuedAt: now, ExpiresAt: now.Add(delegtoken.SessionLifetime)}
-		tok, err := s.d.Sessions.SignConnected(ctx, sc)
+		tok, err := s.env.D.Sessions.SignConnected(ctx, sc)
 		if err != nil {
-			return nil, s.fault(ctx, op+": sign connected session", err)
+			return nil, s.env.Fault(ctx, op+": sign connected session", err)
 		}
-		s.d.Logger.InfoContext(ctx, "connected session opened", slog.String("brand_id", b.ID), slog.String("kid", a.kid),
+		s.env.D.Logger.InfoContext(ctx, "connected session opened", slog.String("brand_id", b.ID), slog.String("kid", a.kid),
 			slog.String("jti", a.jti), slog.String("session", sc.JTI))
 		resp.BrandUser, resp.ConnectedSession, resp.SessionExpiresAt = a.subject, tok, timestamppb.New(sc.ExpiresAt)
 	}
@@ -98,7 +100,7 @@ func (s *Service) RevokeConnected(ctx context.Context, req *pactv1.RevokeConnect
 	}
 	if req.GetAgentId() == "" {
 		v.Add("agent_id", "is required")
-	} else if len(req.GetAgentId()) > maxIDLen {
+	} else if len(req.GetAgentId()) > base.MaxIDLen {
 		v.Add("agent_id", "is too long")
 	}
 	checkSource(&v, req.GetSource())
@@ -118,19 +120,19 @@ func (s *Service) RevokeConnected(ctx context.Context, req *pactv1.RevokeConnect
 		return nil, err
 	}
 	resp := &pactv1.RevokeConnectedResponse{BrandUser: c.Subject, RevokedGrantIds: []string{}}
-	now := s.now()
+	now := s.env.Now()
 	for _, g := range list {
 		if g.AgentID != req.GetAgentId() || !g.RevokeTime.IsZero() || !now.Before(g.ExpireTime) {
 			continue
 		}
-		revoked, err := s.d.Store.RevokeGrant(s.auditGrant(ctx, db.AuditGrantRevoked, g, callerActor(ctx), ""), g.ID, now)
+		revoked, err := s.env.D.Store.RevokeGrant(s.env.AuditGrant(ctx, db.AuditGrantRevoked, g, base.CallerActor(ctx), ""), g.ID, now)
 		if err != nil {
-			return nil, s.fault(ctx, op, err)
+			return nil, s.env.Fault(ctx, op, err)
 		}
 		if revoked {
-			s.recorded(db.AuditGrantRevoked)
+			s.env.Recorded(db.AuditGrantRevoked)
 			resp.RevokedGrantIds = append(resp.RevokedGrantIds, g.ID)
-			s.d.Logger.InfoContext(ctx, "grant revoked", slog.String("brand_id", g.BrandID), slog.String("agent_id", g.AgentID),
+			s.env.D.Logger.InfoContext(ctx, "grant revoked", slog.String("brand_id", g.BrandID), slog.String("agent_id", g.AgentID),
 				slog.String("grant_id", g.ID), slog.String("session", c.JTI))
 		}
 	}
@@ -143,16 +145,16 @@ func (s *Service) RevokeConnected(ctx context.Context, req *pactv1.RevokeConnect
 // connectedBrand loads a Brand whose connected page is opened with Brand
 // assertions: not a trusted-frontend Brand, and sessions configured.
 func (s *Service) connectedBrand(ctx context.Context, op, brandID string) (db.Brand, error) {
-	b, err := s.loadBrand(ctx, op, brandID)
+	b, err := s.env.LoadBrand(ctx, op, brandID)
 	if err != nil {
 		return db.Brand{}, err
 	}
-	if trustedFrontend(b) {
-		return db.Brand{}, failedPrecondition("the connected page of this Brand is opened by its frontend's own sign-in " +
+	if base.TrustedFrontend(b) {
+		return db.Brand{}, base.FailedPrecondition("the connected page of this Brand is opened by its frontend's own sign-in " +
 			"(BRAND_LOGIN_MODE_TRUSTED_FRONTEND, ListGrants and RevokeGrant); BeginConnected and RevokeConnected are for " +
 			"BRAND_LOGIN_MODE_SIGNED_ASSERTION")
 	}
-	if s.d.Sessions == nil {
+	if s.env.D.Sessions == nil {
 		return db.Brand{}, rpcerr.Unavailable("consent sessions are not configured")
 	}
 	return b, nil
@@ -161,14 +163,14 @@ func (s *Service) connectedBrand(ctx context.Context, op, brandID string) (db.Br
 // verifyConnected verifies a connected session of Brand b; refusals carry
 // ConsentSessionRefusal reasons (a consent session is TYPE).
 func (s *Service) verifyConnected(ctx context.Context, op string, b db.Brand, tok, source string) (delegtoken.SessionClaims, error) {
-	c, err := s.d.Sessions.VerifyConnected(ctx, tok, delegtoken.SessionExpect{Issuer: s.issuer(b.ID), Audience: s.connectedURL(b.ID)})
+	c, err := s.env.D.Sessions.VerifyConnected(ctx, tok, delegtoken.SessionExpect{Issuer: s.env.Issuer(b.ID), Audience: s.connectedURL(b.ID)})
 	var refused *delegtoken.Error
 	switch {
 	case errors.As(err, &refused):
 		return delegtoken.SessionClaims{}, s.sessionRefused(ctx, op, b, source, sessionReason(refused.Reason),
 			"the connected session is not valid: "+string(refused.Reason))
 	case err != nil:
-		return delegtoken.SessionClaims{}, s.fault(ctx, op+": verify connected session", err)
+		return delegtoken.SessionClaims{}, s.env.Fault(ctx, op+": verify connected session", err)
 	}
 	return c, nil
 }
@@ -180,9 +182,9 @@ func (s *Service) userGrants(ctx context.Context, op, brandID, user string) ([]d
 	var out []db.Grant
 	after := ""
 	for len(out) < maxConnectedGrants {
-		list, err := s.d.Store.ListGrants(ctx, brandID, user, after, page)
+		list, err := s.env.D.Store.ListGrants(ctx, brandID, user, after, page)
 		if err != nil {
-			return nil, false, s.fault(ctx, op+": list grants", err)
+			return nil, false, s.env.Fault(ctx, op+": list grants", err)
 		}
 		out = append(out, list...)
 		if len(list) < page {
@@ -193,9 +195,9 @@ func (s *Service) userGrants(ctx context.Context, op, brandID, user string) ([]d
 	if len(out) > maxConnectedGrants {
 		out = out[:maxConnectedGrants]
 	}
-	more, err := s.d.Store.ListGrants(ctx, brandID, user, out[len(out)-1].ID, 1)
+	more, err := s.env.D.Store.ListGrants(ctx, brandID, user, out[len(out)-1].ID, 1)
 	if err != nil {
-		return nil, false, s.fault(ctx, op+": list grants", err)
+		return nil, false, s.env.Fault(ctx, op+": list grants", err)
 	}
 	return out, len(more) > 0, nil
 }
@@ -208,9 +210,9 @@ func (s *Service) connectedGrants(ctx context.Context, op string, b db.Brand, us
 	}
 	out := make([]*pactv1.Grant, 0, len(list))
 	for _, g := range list {
-		pg := grantToProto(g)
-		if pg.AuthorizationDetails, err = consentDetails(b, g.AuthorizationDetails, g.AuthorizationDetailsScopes); err != nil {
-			return nil, false, s.fault(ctx, op+": stored authorization_details", err)
+		pg := grants.ToProto(g)
+		if pg.AuthorizationDetails, err = base.ConsentDetails(b, g.AuthorizationDetails, g.AuthorizationDetailsScopes); err != nil {
+			return nil, false, s.env.Fault(ctx, op+": stored authorization_details", err)
 		}
 		out = append(out, pg)
 	}

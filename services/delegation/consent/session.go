@@ -1,4 +1,4 @@
-package delegation
+package consent
 
 import (
 	"context"
@@ -15,26 +15,15 @@ import (
 	"pactd/internal/ids"
 	"pactd/internal/pacturl"
 	"pactd/internal/rpcerr"
+	"pactd/services/delegation/base"
 	"pactd/services/delegation/codes"
+	"pactd/services/delegation/skip"
 )
-
-// ConsentSessions signs and verifies consent sessions (typ
-// pact-consent+jwt) with the Provider's keys; delegtoken.ConsentSessions
-// satisfies it. A refused session is a *delegtoken.Error; any other error
-// is an infrastructure fault.
-type ConsentSessions interface {
-	Sign(ctx context.Context, c delegtoken.SessionClaims) (string, error)
-	Verify(ctx context.Context, token string, want delegtoken.SessionExpect) (delegtoken.SessionClaims, error)
-	// SignConnected and VerifyConnected are the same for connected
-	// sessions (typ pact-connected+jwt, BeginConnected).
-	SignConnected(ctx context.Context, c delegtoken.SessionClaims) (string, error)
-	VerifyConnected(ctx context.Context, token string, want delegtoken.SessionExpect) (delegtoken.SessionClaims, error)
-}
 
 // decisionURL is the Brand's consent decision URL, the aud of its consent
 // sessions.
 func (s *Service) decisionURL(brandID string) string {
-	return pacturl.ConsentDecision(s.d.PublicURL, brandID)
+	return pacturl.ConsentDecision(s.env.D.PublicURL, brandID)
 }
 
 // BeginConsent opens the consent page of a signed-assertion Brand: the
@@ -55,15 +44,15 @@ func (s *Service) BeginConsent(ctx context.Context, req *pactv1.BeginConsentRequ
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	b, err := s.loadBrand(ctx, op, req.GetBrandId())
+	b, err := s.env.LoadBrand(ctx, op, req.GetBrandId())
 	if err != nil {
 		return nil, err
 	}
-	if trustedFrontend(b) {
-		return nil, failedPrecondition("BeginConsent is for Brands in BRAND_LOGIN_MODE_SIGNED_ASSERTION; this Brand is in " +
+	if base.TrustedFrontend(b) {
+		return nil, base.FailedPrecondition("BeginConsent is for Brands in BRAND_LOGIN_MODE_SIGNED_ASSERTION; this Brand is in " +
 			"BRAND_LOGIN_MODE_TRUSTED_FRONTEND, whose frontend signs the User in itself and uses DescribeConsent")
 	}
-	if s.d.Sessions == nil {
+	if s.env.D.Sessions == nil {
 		return nil, rpcerr.Unavailable("consent sessions are not configured")
 	}
 	a, err := s.assertion(ctx, op, b, req.GetBrandAssertion(), "", req.GetSource())
@@ -74,7 +63,7 @@ func (s *Service) BeginConsent(ctx context.Context, req *pactv1.BeginConsentRequ
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.env.Now()
 	if err := decidable(d, now); err != nil {
 		// Not used up: the User may still decide another pending code.
 		return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), db.ErrNotFound)
@@ -86,29 +75,29 @@ func (s *Service) BeginConsent(ctx context.Context, req *pactv1.BeginConsentRequ
 	// Consent skipping: a live grant of this User to this PA covers the
 	// request already, so it is approved with exactly what was requested,
 	// the assertion used up in the same transaction.
-	cover, covered, err := s.coveringGrant(ctx, b, d, a.subject, now)
+	cover, covered, err := skip.CoveringGrant(ctx, s.env.D.Store, b, d, a.subject, now)
 	if err != nil {
-		return nil, s.fault(ctx, op+": covering grant", err)
+		return nil, s.env.Fault(ctx, op+": covering grant", err)
 	}
 	if covered {
 		g, err := newGrant(b, d, a.subject, grantedScopes(b, d, d.Scopes), now)
 		if err != nil {
-			return nil, s.fault(ctx, op+": stored authorization_details", err)
+			return nil, s.env.Fault(ctx, op+": stored authorization_details", err)
 		}
 		if cover.ExpireTime.Before(g.ExpireTime) {
 			g.ExpireTime = cover.ExpireTime // a skip never extends the PA's access
 		}
-		actx := s.auditGrant(ctx, db.AuditConsentSkipped, g, callerActor(ctx), cover.ID)
-		if _, g, err = s.d.Store.ApproveDeviceAuthorizationWithAssertion(actx, d.ID, g, a.use, now); err != nil {
+		actx := s.env.AuditGrant(ctx, db.AuditConsentSkipped, g, base.CallerActor(ctx), cover.ID)
+		if _, g, err = s.env.D.Store.ApproveDeviceAuthorizationWithAssertion(actx, d.ID, g, a.use, now); err != nil {
 			return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
 		}
-		s.recorded(db.AuditConsentSkipped)
-		s.d.Logger.InfoContext(ctx, "consent skipped: an existing grant covers the request", slog.String("brand_id", b.ID),
+		s.env.Recorded(db.AuditConsentSkipped)
+		s.env.D.Logger.InfoContext(ctx, "consent skipped: an existing grant covers the request", slog.String("brand_id", b.ID),
 			slog.String("agent_id", d.AgentID), slog.String("grant_id", g.ID), slog.String("jti", a.jti))
 		return &pactv1.BeginConsentResponse{Consent: desc, BrandUser: a.subject, Email: a.email, ClientId: d.ClientID,
 			SkippedGrantId: g.ID, GrantedScopes: g.Scopes}, nil
 	}
-	if err := s.d.Store.UseBrandAssertion(ctx, a.use, now); err != nil {
+	if err := s.env.D.Store.UseBrandAssertion(ctx, a.use, now); err != nil {
 		return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
 	}
 	exp := now.Add(delegtoken.SessionLifetime)
@@ -116,14 +105,14 @@ func (s *Service) BeginConsent(ctx context.Context, req *pactv1.BeginConsentRequ
 		exp = d.ExpiresAt
 	}
 	sc := delegtoken.SessionClaims{
-		Issuer: s.issuer(b.ID), Audience: s.decisionURL(b.ID), Subject: a.subject, UserCode: codes.FormatUserCode(a.userCode), Email: a.email,
+		Issuer: s.env.Issuer(b.ID), Audience: s.decisionURL(b.ID), Subject: a.subject, UserCode: codes.FormatUserCode(a.userCode), Email: a.email,
 		JTI: ids.New("cs_", now), IssuedAt: now, ExpiresAt: exp,
 	}
-	tok, err := s.d.Sessions.Sign(ctx, sc)
+	tok, err := s.env.D.Sessions.Sign(ctx, sc)
 	if err != nil {
-		return nil, s.fault(ctx, op+": sign consent session", err)
+		return nil, s.env.Fault(ctx, op+": sign consent session", err)
 	}
-	s.d.Logger.InfoContext(ctx, "consent session opened", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
+	s.env.D.Logger.InfoContext(ctx, "consent session opened", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("kid", a.kid), slog.String("jti", a.jti), slog.String("session", sc.JTI))
 	return &pactv1.BeginConsentResponse{
 		Consent: desc, BrandUser: a.subject, Email: a.email, ConsentSession: tok,
@@ -155,11 +144,11 @@ func (s *Service) decideWithSession(ctx context.Context, op string, r sessionDec
 	if err := v.Err(); err != nil {
 		return db.Brand{}, db.DeviceAuthorization{}, delegtoken.SessionClaims{}, err
 	}
-	b, err := s.loadBrand(ctx, op, r.brandID)
+	b, err := s.env.LoadBrand(ctx, op, r.brandID)
 	if err != nil {
 		return db.Brand{}, db.DeviceAuthorization{}, delegtoken.SessionClaims{}, err
 	}
-	if trustedFrontend(b) {
+	if base.TrustedFrontend(b) {
 		return db.Brand{}, db.DeviceAuthorization{}, delegtoken.SessionClaims{},
 			rpcerr.InvalidField("consent_session", "must be empty in BRAND_LOGIN_MODE_TRUSTED_FRONTEND")
 	}
@@ -178,16 +167,16 @@ func (s *Service) decideWithSession(ctx context.Context, op string, r sessionDec
 // request names one, its user code. Refusals are logged (reason and
 // source, never the session) and returned as ConsentSessionRefusal errors.
 func (s *Service) verifySession(ctx context.Context, op string, b db.Brand, tok, userCode, source string) (delegtoken.SessionClaims, error) {
-	if s.d.Sessions == nil {
+	if s.env.D.Sessions == nil {
 		return delegtoken.SessionClaims{}, rpcerr.Unavailable("consent sessions are not configured")
 	}
-	c, err := s.d.Sessions.Verify(ctx, tok, delegtoken.SessionExpect{Issuer: s.issuer(b.ID), Audience: s.decisionURL(b.ID)})
+	c, err := s.env.D.Sessions.Verify(ctx, tok, delegtoken.SessionExpect{Issuer: s.env.Issuer(b.ID), Audience: s.decisionURL(b.ID)})
 	var refused *delegtoken.Error
 	switch {
 	case errors.As(err, &refused):
 		return delegtoken.SessionClaims{}, s.sessionRefused(ctx, op, b, source, sessionReason(refused.Reason), "the consent session is not valid: "+string(refused.Reason))
 	case err != nil:
-		return delegtoken.SessionClaims{}, s.fault(ctx, op+": verify consent session", err)
+		return delegtoken.SessionClaims{}, s.env.Fault(ctx, op+": verify consent session", err)
 	}
 	if userCode != "" {
 		want, ok := codes.NormalizeUserCode(userCode)
@@ -236,7 +225,7 @@ func sessionReason(r delegtoken.Reason) pactv1.ConsentSessionRefusal {
 // MALFORMED, else FAILED_PRECONDITION; the ErrorInfo reason is the
 // ConsentSessionRefusal name.
 func (s *Service) sessionRefused(ctx context.Context, op string, b db.Brand, source string, reason pactv1.ConsentSessionRefusal, msg string) error {
-	s.d.Logger.InfoContext(ctx, "consent session refused", slog.String("op", op), slog.String("brand_id", b.ID),
+	s.env.D.Logger.InfoContext(ctx, "consent session refused", slog.String("op", op), slog.String("brand_id", b.ID),
 		slog.String("reason", reason.String()), slog.String("source", source))
 	code := connect.CodeFailedPrecondition
 	if reason == sessionMalformed {
@@ -262,7 +251,7 @@ func (s *Service) sessionDecisionErr(ctx context.Context, op string, b db.Brand,
 	if errors.Is(err, db.ErrNotFound) {
 		return s.sessionRefused(ctx, op, b, source, sessionNotPending, "the authorization was already decided or has expired")
 	}
-	return s.fault(ctx, op+": store", err)
+	return s.env.Fault(ctx, op+": store", err)
 }
 
 // approveWithSession is ApproveConsent with a consent session. There is
@@ -274,25 +263,25 @@ func (s *Service) approveWithSession(ctx context.Context, op string, req *pactv1
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.env.Now()
 	granted := grantedScopes(b, d, req.GetScopes())
 	if len(granted) == 0 {
-		if _, err := s.d.Store.DenyDeviceAuthorization(ctx, d.ID, now); err != nil {
+		if _, err := s.env.D.Store.DenyDeviceAuthorization(ctx, d.ID, now); err != nil {
 			return nil, s.sessionDecisionErr(ctx, op, b, req.GetSource(), err)
 		}
-		s.d.Logger.InfoContext(ctx, "consent denied (nothing granted)", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
+		s.env.D.Logger.InfoContext(ctx, "consent denied (nothing granted)", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 			slog.String("session", c.JTI))
 		return &pactv1.ApproveConsentResponse{Scopes: []string{}, ClientId: d.ClientID}, nil
 	}
 	g, err := newGrant(b, d, c.Subject, granted, now)
 	if err != nil {
-		return nil, s.fault(ctx, op+": stored authorization_details", err)
+		return nil, s.env.Fault(ctx, op+": stored authorization_details", err)
 	}
-	if _, g, err = s.d.Store.ApproveDeviceAuthorization(s.auditGrant(ctx, db.AuditGrantCreated, g, callerActor(ctx), ""), d.ID, g, now); err != nil {
+	if _, g, err = s.env.D.Store.ApproveDeviceAuthorization(s.env.AuditGrant(ctx, db.AuditGrantCreated, g, base.CallerActor(ctx), ""), d.ID, g, now); err != nil {
 		return nil, s.sessionDecisionErr(ctx, op, b, req.GetSource(), err)
 	}
-	s.recorded(db.AuditGrantCreated)
-	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
+	s.env.Recorded(db.AuditGrantCreated)
+	s.env.D.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)), slog.String("session", c.JTI))
 	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }
@@ -304,9 +293,9 @@ func (s *Service) denyWithSession(ctx context.Context, op string, req *pactv1.De
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.d.Store.DenyDeviceAuthorization(ctx, d.ID, s.now()); err != nil {
+	if _, err := s.env.D.Store.DenyDeviceAuthorization(ctx, d.ID, s.env.Now()); err != nil {
 		return nil, s.sessionDecisionErr(ctx, op, b, req.GetSource(), err)
 	}
-	s.d.Logger.InfoContext(ctx, "consent denied", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID), slog.String("session", c.JTI))
+	s.env.D.Logger.InfoContext(ctx, "consent denied", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID), slog.String("session", c.JTI))
 	return &pactv1.DenyConsentResponse{ClientId: d.ClientID}, nil
 }

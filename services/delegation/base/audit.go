@@ -1,4 +1,4 @@
-package delegation
+package base
 
 import (
 	"context"
@@ -7,26 +7,26 @@ import (
 	"pactd/db"
 )
 
-// auditGrant returns ctx carrying the audit event of a change to grant g
+// AuditGrant returns ctx carrying the audit event of a change to grant g
 // (db.WithAudit): the store records it in the change's transaction, so an
 // acknowledged change never lacks its row. actor is who caused it.
-func (s *Service) auditGrant(ctx context.Context, kind db.AuditKind, g db.Grant, actor, detail string) context.Context {
+func (e *Env) AuditGrant(ctx context.Context, kind db.AuditKind, g db.Grant, actor, detail string) context.Context {
 	return db.WithAudit(ctx, db.AuditEvent{
 		Kind: kind, BrandID: g.BrandID, BrandUser: g.BrandUser, AgentID: g.AgentID, ClientID: g.ClientID,
 		GrantID: g.ID, Scopes: g.Scopes, Actor: actor, Detail: detail,
 	})
 }
 
-// recorded counts an audit event that was stored (Deps.OnAudit).
-func (s *Service) recorded(kind db.AuditKind) {
-	if s.d.OnAudit != nil {
-		s.d.OnAudit(kind)
+// Recorded counts an audit event that was stored (Deps.OnAudit).
+func (e *Env) Recorded(kind db.AuditKind) {
+	if e.D.OnAudit != nil {
+		e.D.OnAudit(kind)
 	}
 }
 
-// callerActor is the actor of an RPC's change: the caller's role (a Brand's
+// CallerActor is the actor of an RPC's change: the caller's role (a Brand's
 // frontend acting for its User, or an operator).
-func callerActor(ctx context.Context) string {
+func CallerActor(ctx context.Context) string {
 	if auth.RoleFrom(ctx) == db.RoleAdmin {
 		return db.ActorAdmin
 	}

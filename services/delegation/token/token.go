@@ -1,4 +1,8 @@
-package delegation
+// Package token is the token endpoint of the delegation service (RFC 6749
+// §3.2, RFC 8628 §3.4, PACT §5.4): it redeems approved device codes,
+// rotates refresh tokens (a reused one revokes its grant), mints
+// delegation tokens, and revokes tokens (RFC 7009).
+package token
 
 import (
 	"context"
@@ -13,8 +17,15 @@ import (
 	"pactd/internal/delegtoken"
 	"pactd/internal/jws"
 	"pactd/internal/oauthwire"
+	"pactd/services/delegation/base"
 	"pactd/services/delegation/codes"
 )
+
+// Service answers IssueDelegation and RevokeToken.
+type Service struct{ env *base.Env }
+
+// New returns the token endpoint over env.
+func New(env *base.Env) *Service { return &Service{env: env} }
 
 // IssueDelegation is the token endpoint (RFC 6749 §3.2, RFC 8628 §3.4,
 // PACT §5.3). After the checks every PA endpoint shares (bare 401, 401
@@ -37,7 +48,7 @@ import (
 // §4.14.2): the server cannot tell the legitimate client from a thief.
 func (s *Service) IssueDelegation(ctx context.Context, req *pactv1.IssueDelegationRequest) (*pactv1.IssueDelegationResponse, error) {
 	const op = "issue delegation"
-	c, refusal, err := s.authenticate(ctx, op, req.GetBrandId(), req.GetAuthorization(), req.GetClientId())
+	c, refusal, err := s.env.Authenticate(ctx, op, req.GetBrandId(), req.GetAuthorization(), req.GetClientId())
 	if err != nil || refusal != nil {
 		return &pactv1.IssueDelegationResponse{Error: refusal}, err
 	}
@@ -57,7 +68,7 @@ func refuseToken(code, description string) *pactv1.IssueDelegationResponse {
 	return &pactv1.IssueDelegationResponse{Error: oauthwire.Refusal(code, description)}
 }
 
-func (s *Service) redeemDeviceCode(ctx context.Context, c client, deviceCode string) (*pactv1.IssueDelegationResponse, error) {
+func (s *Service) redeemDeviceCode(ctx context.Context, c base.Client, deviceCode string) (*pactv1.IssueDelegationResponse, error) {
 	const op = "redeem device code"
 	if deviceCode == "" {
 		return refuseToken(oauthwire.ErrInvalidRequest, "device_code is required"), nil
@@ -67,17 +78,17 @@ func (s *Service) redeemDeviceCode(ctx context.Context, c client, deviceCode str
 		return unknown, nil
 	}
 	hash := codes.SecretHash(deviceCode)
-	d, err := s.d.Store.GetDeviceAuthorizationByDeviceCode(ctx, c.brand.ID, hash)
+	d, err := s.env.D.Store.GetDeviceAuthorizationByDeviceCode(ctx, c.Brand.ID, hash)
 	if errors.Is(err, db.ErrNotFound) {
 		return unknown, nil
 	}
 	if err != nil {
-		return nil, s.fault(ctx, op+": load", err)
+		return nil, s.env.Fault(ctx, op+": load", err)
 	}
-	if d.AgentID != c.pa.Agent.ID || d.ClientID != c.id {
+	if d.AgentID != c.PA.Agent.ID || d.ClientID != c.ID {
 		return unknown, nil
 	}
-	now := s.now()
+	now := s.env.Now()
 	// At most two rounds: a guarded update that matches nothing means the
 	// state changed under us (a decision landed), so look again once.
 	for round := 0; ; round++ {
@@ -91,19 +102,19 @@ func (s *Service) redeemDeviceCode(ctx context.Context, c client, deviceCode str
 		case d.Status == db.DeviceApproved:
 			return s.issueForDevice(ctx, c, d, now)
 		}
-		_, outcome, err := s.d.Store.PollDeviceAuthorization(ctx, d.ID, now, SlowDownStep)
+		_, outcome, err := s.env.D.Store.PollDeviceAuthorization(ctx, d.ID, now, base.SlowDownStep)
 		switch {
 		case err == nil && outcome == db.PollSlowDown:
 			return refuseToken(oauthwire.ErrSlowDown, "polling too fast; add 5 seconds to the interval"), nil
 		case err == nil:
 			return refuseToken(oauthwire.ErrAuthorizationPending, "the User has not decided yet"), nil
 		case !errors.Is(err, db.ErrNotFound):
-			return nil, s.fault(ctx, op+": poll", err)
+			return nil, s.env.Fault(ctx, op+": poll", err)
 		case round > 0:
-			return nil, s.fault(ctx, op, errors.New("authorization state keeps changing"))
+			return nil, s.env.Fault(ctx, op, errors.New("authorization state keeps changing"))
 		}
-		if d, err = s.d.Store.GetDeviceAuthorizationByDeviceCode(ctx, c.brand.ID, hash); err != nil {
-			return nil, s.fault(ctx, op+": reload", err)
+		if d, err = s.env.D.Store.GetDeviceAuthorizationByDeviceCode(ctx, c.Brand.ID, hash); err != nil {
+			return nil, s.env.Fault(ctx, op+": reload", err)
 		}
 	}
 }
@@ -111,35 +122,35 @@ func (s *Service) redeemDeviceCode(ctx context.Context, c client, deviceCode str
 // issueForDevice redeems an approved authorization. The token is minted
 // before the guarded consume, so a failure to sign never burns the code,
 // and a lost race discards a token nobody saw.
-func (s *Service) issueForDevice(ctx context.Context, c client, d db.DeviceAuthorization, now time.Time) (*pactv1.IssueDelegationResponse, error) {
+func (s *Service) issueForDevice(ctx context.Context, c base.Client, d db.DeviceAuthorization, now time.Time) (*pactv1.IssueDelegationResponse, error) {
 	const op = "redeem device code"
-	g, err := s.d.Store.GetGrant(ctx, d.GrantID)
+	g, err := s.env.D.Store.GetGrant(ctx, d.GrantID)
 	if errors.Is(err, db.ErrNotFound) {
 		return refuseToken(oauthwire.ErrInvalidGrant, "the grant no longer exists"), nil
 	}
 	if err != nil {
-		return nil, s.fault(ctx, op+": load grant", err)
+		return nil, s.env.Fault(ctx, op+": load grant", err)
 	}
 	if !grantLive(g, now) {
 		return refuseToken(oauthwire.ErrInvalidGrant, "the grant was revoked or has expired"), nil
 	}
 	access, rt, body, err := s.mint(ctx, c, g, now)
 	if err != nil {
-		return nil, s.fault(ctx, op+": mint", err)
+		return nil, s.env.Fault(ctx, op+": mint", err)
 	}
-	if _, err := s.d.Store.RedeemDeviceAuthorization(s.auditGrant(ctx, db.AuditGrantRedeemed, g, db.ActorPA, ""), d.ID, now, rt.record); err != nil {
+	if _, err := s.env.D.Store.RedeemDeviceAuthorization(s.env.AuditGrant(ctx, db.AuditGrantRedeemed, g, db.ActorPA, ""), d.ID, now, rt.record); err != nil {
 		if errors.Is(err, db.ErrNotFound) {
 			return refuseToken(oauthwire.ErrInvalidGrant, "device_code was already redeemed"), nil
 		}
-		return nil, s.fault(ctx, op+": consume", err)
+		return nil, s.env.Fault(ctx, op+": consume", err)
 	}
-	s.recorded(db.AuditGrantRedeemed)
-	s.d.Logger.InfoContext(ctx, "delegation issued", slog.String("brand_id", c.brand.ID), slog.String("agent_id", c.pa.Agent.ID),
+	s.env.Recorded(db.AuditGrantRedeemed)
+	s.env.D.Logger.InfoContext(ctx, "delegation issued", slog.String("brand_id", c.Brand.ID), slog.String("agent_id", c.PA.Agent.ID),
 		slog.String("grant_id", g.ID), slog.String("grant_type", "device_code"))
 	return tokenResponse(access, rt.secret, body), nil
 }
 
-func (s *Service) refresh(ctx context.Context, c client, token string) (*pactv1.IssueDelegationResponse, error) {
+func (s *Service) refresh(ctx context.Context, c base.Client, token string) (*pactv1.IssueDelegationResponse, error) {
 	const op = "refresh delegation"
 	if token == "" {
 		return refuseToken(oauthwire.ErrInvalidRequest, "refresh_token is required"), nil
@@ -149,25 +160,25 @@ func (s *Service) refresh(ctx context.Context, c client, token string) (*pactv1.
 		return bad, nil
 	}
 	hash := codes.SecretHash(token)
-	old, err := s.d.Store.GetRefreshToken(ctx, hash)
+	old, err := s.env.D.Store.GetRefreshToken(ctx, hash)
 	if errors.Is(err, db.ErrNotFound) {
 		return bad, nil
 	}
 	if err != nil {
-		return nil, s.fault(ctx, op+": load token", err)
+		return nil, s.env.Fault(ctx, op+": load token", err)
 	}
-	g, err := s.d.Store.GetGrant(ctx, old.GrantID)
+	g, err := s.env.D.Store.GetGrant(ctx, old.GrantID)
 	if errors.Is(err, db.ErrNotFound) {
 		return bad, nil
 	}
 	if err != nil {
-		return nil, s.fault(ctx, op+": load grant", err)
+		return nil, s.env.Fault(ctx, op+": load grant", err)
 	}
-	if g.BrandID != c.brand.ID || g.ClientID != c.id || g.AgentID != c.pa.Agent.ID {
+	if g.BrandID != c.Brand.ID || g.ClientID != c.ID || g.AgentID != c.PA.Agent.ID {
 		// Not this client's: refuse without touching the token or grant.
 		return bad, nil
 	}
-	now := s.now()
+	now := s.env.Now()
 	if !old.UsedAt.IsZero() {
 		return s.reuse(ctx, g, now, bad)
 	}
@@ -176,22 +187,22 @@ func (s *Service) refresh(ctx context.Context, c client, token string) (*pactv1.
 	}
 	access, rt, body, err := s.mint(ctx, c, g, now)
 	if err != nil {
-		return nil, s.fault(ctx, op+": mint", err)
+		return nil, s.env.Fault(ctx, op+": mint", err)
 	}
-	if _, err := s.d.Store.RotateRefreshToken(s.auditGrant(ctx, db.AuditGrantRefreshed, g, db.ActorPA, ""), hash, c.brand.ID, c.id, now, rt.record); err != nil {
+	if _, err := s.env.D.Store.RotateRefreshToken(s.env.AuditGrant(ctx, db.AuditGrantRefreshed, g, db.ActorPA, ""), hash, c.Brand.ID, c.ID, now, rt.record); err != nil {
 		if !errors.Is(err, db.ErrNotFound) {
-			return nil, s.fault(ctx, op+": rotate", err)
+			return nil, s.env.Fault(ctx, op+": rotate", err)
 		}
 		// The guard failed: used meanwhile (a concurrent refresh or a
 		// replay), or the grant was revoked.
-		again, gerr := s.d.Store.GetRefreshToken(ctx, hash)
+		again, gerr := s.env.D.Store.GetRefreshToken(ctx, hash)
 		if gerr == nil && !again.UsedAt.IsZero() {
 			return s.reuse(ctx, g, now, bad)
 		}
 		return bad, nil
 	}
-	s.recorded(db.AuditGrantRefreshed)
-	s.d.Logger.InfoContext(ctx, "delegation refreshed", slog.String("brand_id", c.brand.ID), slog.String("agent_id", c.pa.Agent.ID),
+	s.env.Recorded(db.AuditGrantRefreshed)
+	s.env.D.Logger.InfoContext(ctx, "delegation refreshed", slog.String("brand_id", c.Brand.ID), slog.String("agent_id", c.PA.Agent.ID),
 		slog.String("grant_id", g.ID))
 	return tokenResponse(access, rt.secret, body), nil
 }
@@ -199,14 +210,14 @@ func (s *Service) refresh(ctx context.Context, c client, token string) (*pactv1.
 // reuse answers a refresh token presented after it was rotated: the grant
 // is revoked (RFC 9700 §4.14.2), then invalid_grant.
 func (s *Service) reuse(ctx context.Context, g db.Grant, now time.Time, bad *pactv1.IssueDelegationResponse) (*pactv1.IssueDelegationResponse, error) {
-	revoked, err := s.d.Store.RevokeGrant(s.auditGrant(ctx, db.AuditGrantReuseRevoked, g, db.ActorPA, ""), g.ID, now)
+	revoked, err := s.env.D.Store.RevokeGrant(s.env.AuditGrant(ctx, db.AuditGrantReuseRevoked, g, db.ActorPA, ""), g.ID, now)
 	if err != nil {
-		return nil, s.fault(ctx, "refresh delegation: revoke on reuse", err)
+		return nil, s.env.Fault(ctx, "refresh delegation: revoke on reuse", err)
 	}
 	if revoked {
-		s.recorded(db.AuditGrantReuseRevoked)
+		s.env.Recorded(db.AuditGrantReuseRevoked)
 	}
-	s.d.Logger.WarnContext(ctx, "refresh token reused; grant revoked", slog.String("brand_id", g.BrandID),
+	s.env.D.Logger.WarnContext(ctx, "refresh token reused; grant revoked", slog.String("brand_id", g.BrandID),
 		slog.String("agent_id", g.AgentID), slog.String("grant_id", g.ID))
 	return bad, nil
 }
@@ -224,23 +235,23 @@ type newRefresh struct {
 
 // mint signs a delegation token for the grant (at most an hour, never past
 // the grant) and draws the next refresh token (expiring with the grant).
-func (s *Service) mint(ctx context.Context, c client, g db.Grant, now time.Time) (string, newRefresh, oauthwire.TokenBody, error) {
-	if s.d.Minter == nil {
+func (s *Service) mint(ctx context.Context, c base.Client, g db.Grant, now time.Time) (string, newRefresh, oauthwire.TokenBody, error) {
+	if s.env.D.Minter == nil {
 		return "", newRefresh{}, oauthwire.TokenBody{}, errors.New("no delegation token signer is configured")
 	}
-	exp := now.Add(AccessTokenTTL)
+	exp := now.Add(base.AccessTokenTTL)
 	if g.ExpireTime.Before(exp) {
 		exp = g.ExpireTime
 	}
-	access, err := s.d.Minter.Mint(ctx, delegtoken.Claims{
-		Issuer: s.issuer(c.brand.ID), Audience: s.interfaceURL(c.brand.ID), Subject: g.BrandUser,
+	access, err := s.env.D.Minter.Mint(ctx, delegtoken.Claims{
+		Issuer: s.env.Issuer(c.Brand.ID), Audience: s.env.InterfaceURL(c.Brand.ID), Subject: g.BrandUser,
 		ClientID: g.ClientID, GrantID: g.ID, Scopes: g.Scopes, IssuedAt: now, ExpiresAt: exp,
 		AuthorizationDetails: rawDetails(g.AuthorizationDetails),
 	})
 	if err != nil {
 		return "", newRefresh{}, oauthwire.TokenBody{}, err
 	}
-	secret, err := codes.RandomSecret(s.d.Rand, codes.RefreshTokenPrefix)
+	secret, err := codes.RandomSecret(s.env.D.Rand, codes.RefreshTokenPrefix)
 	if err != nil {
 		return "", newRefresh{}, oauthwire.TokenBody{}, err
 	}
@@ -282,8 +293,8 @@ func tokenResponse(access, refresh string, body oauthwire.TokenBody) *pactv1.Iss
 // authenticated client at this Brand is ever revoked, which that client may
 // do anyway.
 func (s *Service) RevokeToken(ctx context.Context, req *pactv1.RevokeTokenRequest) (*pactv1.RevokeTokenResponse, error) {
-	const op = revokeTokenOp
-	c, refusal, err := s.authenticate(ctx, op, req.GetBrandId(), req.GetAuthorization(), req.GetClientId())
+	const op = base.RevokeTokenOp
+	c, refusal, err := s.env.Authenticate(ctx, op, req.GetBrandId(), req.GetAuthorization(), req.GetClientId())
 	if err != nil || refusal != nil {
 		return &pactv1.RevokeTokenResponse{Error: refusal}, err
 	}
@@ -294,12 +305,12 @@ func (s *Service) RevokeToken(ctx context.Context, req *pactv1.RevokeTokenReques
 	var grantID string
 	switch {
 	case codes.WellFormedSecret(tok, codes.RefreshTokenPrefix):
-		rt, err := s.d.Store.GetRefreshToken(ctx, codes.SecretHash(tok))
+		rt, err := s.env.D.Store.GetRefreshToken(ctx, codes.SecretHash(tok))
 		if errors.Is(err, db.ErrNotFound) {
 			return &pactv1.RevokeTokenResponse{}, nil
 		}
 		if err != nil {
-			return nil, s.fault(ctx, op+": load token", err)
+			return nil, s.env.Fault(ctx, op+": load token", err)
 		}
 		grantID = rt.GrantID
 	default:
@@ -308,23 +319,23 @@ func (s *Service) RevokeToken(ctx context.Context, req *pactv1.RevokeTokenReques
 	if grantID == "" {
 		return &pactv1.RevokeTokenResponse{}, nil
 	}
-	g, err := s.d.Store.GetGrant(ctx, grantID)
+	g, err := s.env.D.Store.GetGrant(ctx, grantID)
 	if errors.Is(err, db.ErrNotFound) {
 		return &pactv1.RevokeTokenResponse{}, nil
 	}
 	if err != nil {
-		return nil, s.fault(ctx, op+": load grant", err)
+		return nil, s.env.Fault(ctx, op+": load grant", err)
 	}
-	if g.BrandID != c.brand.ID || g.ClientID != c.id || g.AgentID != c.pa.Agent.ID {
+	if g.BrandID != c.Brand.ID || g.ClientID != c.ID || g.AgentID != c.PA.Agent.ID {
 		return &pactv1.RevokeTokenResponse{}, nil
 	}
-	revoked, err := s.d.Store.RevokeGrant(s.auditGrant(ctx, db.AuditGrantRevoked, g, db.ActorPA, "revoked by its client (RFC 7009)"), g.ID, s.now())
+	revoked, err := s.env.D.Store.RevokeGrant(s.env.AuditGrant(ctx, db.AuditGrantRevoked, g, db.ActorPA, "revoked by its client (RFC 7009)"), g.ID, s.env.Now())
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
-		return nil, s.fault(ctx, op+": revoke", err)
+		return nil, s.env.Fault(ctx, op+": revoke", err)
 	}
 	if revoked {
-		s.recorded(db.AuditGrantRevoked)
-		s.d.Logger.InfoContext(ctx, "grant revoked by its client", slog.String("brand_id", g.BrandID),
+		s.env.Recorded(db.AuditGrantRevoked)
+		s.env.D.Logger.InfoContext(ctx, "grant revoked by its client", slog.String("brand_id", g.BrandID),
 			slog.String("agent_id", g.AgentID), slog.String("grant_id", g.ID))
 	}
 	return &pactv1.RevokeTokenResponse{}, nil
@@ -349,7 +360,7 @@ func unverifiedGrantID(tok string) string {
 		return ""
 	}
 	id, _, ok := jws.StringMember(claims, "grant_id")
-	if !ok || len(id) > maxIDLen {
+	if !ok || len(id) > base.MaxIDLen {
 		return ""
 	}
 	return id

@@ -1,4 +1,6 @@
-package delegation
+// Package stepup prepares the AUTH_REQUIRED task of a turn that needs
+// scopes the caller lacks (PACT §5.5).
+package stepup
 
 import (
 	"context"
@@ -7,8 +9,15 @@ import (
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/rpcerr"
+	"pactd/services/delegation/base"
 	"pactd/services/delegation/codes"
 )
+
+// Service answers StartStepUp.
+type Service struct{ env *base.Env }
+
+// New returns the step-up part over env.
+func New(env *base.Env) *Service { return &Service{env: env} }
 
 // StartStepUp prepares the AUTH_REQUIRED task of a turn that needs scopes
 // the caller lacks (PACT §5.5): a task id "t-<uuid>", the missing scopes
@@ -26,11 +35,11 @@ import (
 func (s *Service) StartStepUp(ctx context.Context, req *pactv1.StartStepUpRequest) (*pactv1.StartStepUpResponse, error) {
 	const op = "start step-up"
 	var v rpcerr.Violations
-	if len(req.GetAgentId()) > maxIDLen {
-		v.Add("agent_id", "must be at most %d bytes", maxIDLen)
+	if len(req.GetAgentId()) > base.MaxIDLen {
+		v.Add("agent_id", "must be at most %d bytes", base.MaxIDLen)
 	}
-	if len(req.GetContextId()) > maxIDLen {
-		v.Add("context_id", "must be at most %d bytes", maxIDLen)
+	if len(req.GetContextId()) > base.MaxIDLen {
+		v.Add("context_id", "must be at most %d bytes", base.MaxIDLen)
 	}
 	switch n := len(req.GetMissingScopes()); {
 	case n == 0:
@@ -41,11 +50,11 @@ func (s *Service) StartStepUp(ctx context.Context, req *pactv1.StartStepUpReques
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	b, err := s.loadBrand(ctx, op, req.GetBrandId())
+	b, err := s.env.LoadBrand(ctx, op, req.GetBrandId())
 	if err != nil {
 		return nil, err
 	}
-	defined := brandScopes(b)
+	defined := base.BrandScopes(b)
 	resp := &pactv1.StartStepUpResponse{}
 	seen := map[string]bool{}
 	for _, sc := range req.GetMissingScopes() {
@@ -64,17 +73,17 @@ func (s *Service) StartStepUp(ctx context.Context, req *pactv1.StartStepUpReques
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	if resp.TaskId, err = codes.NewTaskID(s.d.Rand); err != nil {
-		return nil, s.fault(ctx, op, err)
+	if resp.TaskId, err = codes.NewTaskID(s.env.D.Rand); err != nil {
+		return nil, s.env.Fault(ctx, op, err)
 	}
-	_, resp.VerificationUriComplete = s.verificationURIs(b, "")
+	_, resp.VerificationUriComplete = s.env.VerificationURIs(b, "")
 	// The step-up is on the trail before the PA hears of it.
-	if _, err := s.d.Store.RecordAuditEvent(ctx, db.AuditEvent{Kind: db.AuditStepUp, Time: s.now(), BrandID: b.ID,
-		AgentID: req.GetAgentId(), Scopes: resp.MissingScopes, Actor: callerActor(ctx), Detail: resp.TaskId}); err != nil {
-		return nil, s.fault(ctx, op+": audit", err)
+	if _, err := s.env.D.Store.RecordAuditEvent(ctx, db.AuditEvent{Kind: db.AuditStepUp, Time: s.env.Now(), BrandID: b.ID,
+		AgentID: req.GetAgentId(), Scopes: resp.MissingScopes, Actor: base.CallerActor(ctx), Detail: resp.TaskId}); err != nil {
+		return nil, s.env.Fault(ctx, op+": audit", err)
 	}
-	s.recorded(db.AuditStepUp)
-	s.d.Logger.InfoContext(ctx, "step-up prepared", slog.String("brand_id", b.ID), slog.String("agent_id", req.GetAgentId()),
+	s.env.Recorded(db.AuditStepUp)
+	s.env.D.Logger.InfoContext(ctx, "step-up prepared", slog.String("brand_id", b.ID), slog.String("agent_id", req.GetAgentId()),
 		slog.Int("missing_scopes", len(resp.MissingScopes)))
 	return resp, nil
 }

@@ -1,4 +1,10 @@
-package delegation
+// Package consent is the User's side of the delegation service: the
+// consent page (DescribeConsent, ApproveConsent, DenyConsent), its consent
+// session (BeginConsent), the connected page where a User sees and revokes
+// grants (BeginConnected, RevokeConnected), Brand login assertions
+// (verified by internal/brandassert), and approving a request an existing
+// grant covers (package skip decides which).
+package consent
 
 import (
 	"context"
@@ -7,7 +13,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -16,8 +21,16 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/ids"
 	"pactd/internal/rpcerr"
+	"pactd/services/delegation/base"
 	"pactd/services/delegation/codes"
+	"pactd/services/delegation/skip"
 )
+
+// Service answers the consent and connected pages' calls.
+type Service struct{ env *base.Env }
+
+// New returns the consent part over env.
+func New(env *base.Env) *Service { return &Service{env: env} }
 
 // consentBrand checks the fields every consent RPC shares (brand_id and
 // user_code required, source bounded) and loads the Brand: NotFound when
@@ -34,7 +47,7 @@ func (s *Service) consentBrand(ctx context.Context, op, brandID, userCode, sourc
 	if err := v.Err(); err != nil {
 		return db.Brand{}, err
 	}
-	return s.loadBrand(ctx, op, brandID)
+	return s.env.LoadBrand(ctx, op, brandID)
 }
 
 // lookup finds the authorization a user code names at Brand b. Every
@@ -48,21 +61,21 @@ func (s *Service) lookup(ctx context.Context, op string, b db.Brand, userCode, s
 		// No code has this form; nothing to guess, nothing to look up.
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
-	r, err := s.guesses.Reserve(ctx, op, b.ID, source, s.now())
+	r, err := s.env.Guesses.Reserve(ctx, op, b.ID, source, s.env.Now())
 	if err != nil {
 		return db.DeviceAuthorization{}, err
 	}
-	d, err := s.d.Store.GetDeviceAuthorizationByUserCode(ctx, b.ID, codes.UserCodeHash(b.ID, norm))
+	d, err := s.env.D.Store.GetDeviceAuthorizationByUserCode(ctx, b.ID, codes.UserCodeHash(b.ID, norm))
 	if errors.Is(err, db.ErrNotFound) {
 		// The reservation stays counted: this was a failed guess.
-		s.d.Logger.WarnContext(ctx, "user code lookup failed", slog.String("op", op), slog.String("brand_id", b.ID),
+		s.env.D.Logger.WarnContext(ctx, "user code lookup failed", slog.String("op", op), slog.String("brand_id", b.ID),
 			slog.String("source", source))
 		return db.DeviceAuthorization{}, rpcerr.NotFound("user code")
 	}
 	// Found (or the store failed): not a guess.
-	s.guesses.Release(ctx, r)
+	s.env.Guesses.Release(ctx, r)
 	if err != nil {
-		return db.DeviceAuthorization{}, s.fault(ctx, op+": load authorization", err)
+		return db.DeviceAuthorization{}, s.env.Fault(ctx, op+": load authorization", err)
 	}
 	return d, nil
 }
@@ -79,7 +92,7 @@ func (s *Service) pending(ctx context.Context, op, brandID, userCode, source str
 	if err != nil {
 		return db.Brand{}, db.DeviceAuthorization{}, err
 	}
-	if err := decidable(d, s.now()); err != nil {
+	if err := decidable(d, s.env.Now()); err != nil {
 		return db.Brand{}, db.DeviceAuthorization{}, err
 	}
 	return b, d, nil
@@ -89,8 +102,8 @@ func (s *Service) pending(ctx context.Context, op, brandID, userCode, source str
 // ASCII without spaces.
 func checkSource(v *rpcerr.Violations, src string) {
 	switch {
-	case len(src) > maxSource:
-		v.Add("source", "at most %d bytes", maxSource)
+	case len(src) > base.MaxSource:
+		v.Add("source", "at most %d bytes", base.MaxSource)
 	case strings.ContainsFunc(src, func(r rune) bool { return r <= ' ' || r > '~' }):
 		v.Add("source", "must be printable ASCII without spaces")
 	}
@@ -101,9 +114,9 @@ func checkSource(v *rpcerr.Violations, src string) {
 func decidable(d db.DeviceAuthorization, now time.Time) error {
 	switch {
 	case d.Status != db.DevicePending:
-		return failedPrecondition("the authorization was already decided")
+		return base.FailedPrecondition("the authorization was already decided")
 	case !now.Before(d.ExpiresAt):
-		return failedPrecondition("the authorization has expired")
+		return base.FailedPrecondition("the authorization has expired")
 	}
 	return nil
 }
@@ -116,7 +129,7 @@ func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConse
 	const op = "describe consent"
 	if u := req.GetBrandUser(); u != "" {
 		var v rpcerr.Violations
-		checkBrandUser(&v, "brand_user", u)
+		base.CheckBrandUser(&v, "brand_user", u)
 		if err := v.Err(); err != nil {
 			return nil, err
 		}
@@ -132,9 +145,9 @@ func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConse
 	}
 	// Consent skipping is for the User the trusted frontend signed in; a
 	// signed-assertion Brand skips in BeginConsent, on the assertion's sub.
-	if req.GetBrandUser() != "" && trustedFrontend(b) {
-		if _, resp.CoveredByGrant, err = s.coveringGrant(ctx, b, d, req.GetBrandUser(), s.now()); err != nil {
-			return nil, s.fault(ctx, op+": covering grant", err)
+	if req.GetBrandUser() != "" && base.TrustedFrontend(b) {
+		if _, resp.CoveredByGrant, err = skip.CoveringGrant(ctx, s.env.D.Store, b, d, req.GetBrandUser(), s.env.Now()); err != nil {
+			return nil, s.env.Fault(ctx, op+": covering grant", err)
 		}
 	}
 	return resp, nil
@@ -144,12 +157,12 @@ func (s *Service) DescribeConsent(ctx context.Context, req *pactv1.DescribeConse
 // the normalized user code norm): the PA, its issuer's origin, the Brand
 // and the requested scopes the Brand still defines, in the Brand's order.
 func (s *Service) describe(ctx context.Context, op string, b db.Brand, d db.DeviceAuthorization, norm string) (*pactv1.DescribeConsentResponse, error) {
-	a, err := s.d.Store.GetAgent(ctx, d.AgentID)
+	a, err := s.env.D.Store.GetAgent(ctx, d.AgentID)
 	if errors.Is(err, db.ErrNotFound) {
 		return nil, rpcerr.NotFound("user code")
 	}
 	if err != nil {
-		return nil, s.fault(ctx, op+": load agent", err)
+		return nil, s.env.Fault(ctx, op+": load agent", err)
 	}
 	resp := &pactv1.DescribeConsentResponse{
 		AgentDisplayName: a.DisplayName, AgentOrigin: origin(a.Issuer), BrandDisplayName: b.DisplayName,
@@ -166,8 +179,8 @@ func (s *Service) describe(ctx context.Context, op string, b db.Brand, d db.Devi
 			resp.Scopes = append(resp.Scopes, &pactv1.Scope{Id: sc.ID, Description: sc.Description})
 		}
 	}
-	if resp.AuthorizationDetails, err = consentDetails(b, d.AuthorizationDetails, d.AuthorizationDetailsScopes); err != nil {
-		return nil, s.fault(ctx, op+": stored authorization_details", err)
+	if resp.AuthorizationDetails, err = base.ConsentDetails(b, d.AuthorizationDetails, d.AuthorizationDetailsScopes); err != nil {
+		return nil, s.env.Fault(ctx, op+": stored authorization_details", err)
 	}
 	return resp, nil
 }
@@ -214,10 +227,10 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 	if err != nil {
 		return nil, err
 	}
-	if !trustedFrontend(b) {
+	if !base.TrustedFrontend(b) {
 		return s.approveSigned(ctx, op, b, req)
 	}
-	checkBrandUser(&v, "brand_user", req.GetBrandUser())
+	base.CheckBrandUser(&v, "brand_user", req.GetBrandUser())
 	if req.GetBrandAssertion() != "" {
 		v.Add("brand_assertion", "must be empty in BRAND_LOGIN_MODE_TRUSTED_FRONTEND")
 	}
@@ -228,7 +241,7 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.env.Now()
 	if err := decidable(d, now); err != nil {
 		return nil, err
 	}
@@ -237,21 +250,21 @@ func (s *Service) ApproveConsent(ctx context.Context, req *pactv1.ApproveConsent
 	}
 	granted := grantedScopes(b, d, req.GetScopes())
 	if len(granted) == 0 {
-		if _, err := s.d.Store.DenyDeviceAuthorization(ctx, d.ID, now); err != nil {
+		if _, err := s.env.D.Store.DenyDeviceAuthorization(ctx, d.ID, now); err != nil {
 			return nil, s.decisionErr(ctx, op, err)
 		}
-		s.d.Logger.InfoContext(ctx, "consent denied (nothing granted)", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID))
+		s.env.D.Logger.InfoContext(ctx, "consent denied (nothing granted)", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID))
 		return &pactv1.ApproveConsentResponse{Scopes: []string{}, ClientId: d.ClientID}, nil
 	}
 	g, err := newGrant(b, d, req.GetBrandUser(), granted, now)
 	if err != nil {
-		return nil, s.fault(ctx, op+": stored authorization_details", err)
+		return nil, s.env.Fault(ctx, op+": stored authorization_details", err)
 	}
-	if _, g, err = s.d.Store.ApproveDeviceAuthorization(s.auditGrant(ctx, db.AuditGrantCreated, g, callerActor(ctx), ""), d.ID, g, now); err != nil {
+	if _, g, err = s.env.D.Store.ApproveDeviceAuthorization(s.env.AuditGrant(ctx, db.AuditGrantCreated, g, base.CallerActor(ctx), ""), d.ID, g, now); err != nil {
 		return nil, s.decisionErr(ctx, op, err)
 	}
-	s.recorded(db.AuditGrantCreated)
-	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
+	s.env.Recorded(db.AuditGrantCreated)
+	s.env.D.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)))
 	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }
@@ -281,25 +294,25 @@ func (s *Service) approveSigned(ctx context.Context, op string, b db.Brand, req 
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.env.Now()
 	granted := grantedScopes(b, d, req.GetScopes())
 	if len(granted) == 0 {
-		if _, err := s.d.Store.DenyDeviceAuthorizationWithAssertion(ctx, d.ID, a.use, now); err != nil {
+		if _, err := s.env.D.Store.DenyDeviceAuthorizationWithAssertion(ctx, d.ID, a.use, now); err != nil {
 			return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
 		}
-		s.d.Logger.InfoContext(ctx, "consent denied (nothing granted)", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
+		s.env.D.Logger.InfoContext(ctx, "consent denied (nothing granted)", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 			slog.String("kid", a.kid), slog.String("jti", a.jti))
 		return &pactv1.ApproveConsentResponse{Scopes: []string{}, ClientId: d.ClientID}, nil
 	}
 	g, err := newGrant(b, d, a.subject, granted, now)
 	if err != nil {
-		return nil, s.fault(ctx, op+": stored authorization_details", err)
+		return nil, s.env.Fault(ctx, op+": stored authorization_details", err)
 	}
-	if _, g, err = s.d.Store.ApproveDeviceAuthorizationWithAssertion(s.auditGrant(ctx, db.AuditGrantCreated, g, callerActor(ctx), ""), d.ID, g, a.use, now); err != nil {
+	if _, g, err = s.env.D.Store.ApproveDeviceAuthorizationWithAssertion(s.env.AuditGrant(ctx, db.AuditGrantCreated, g, base.CallerActor(ctx), ""), d.ID, g, a.use, now); err != nil {
 		return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
 	}
-	s.recorded(db.AuditGrantCreated)
-	s.d.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
+	s.env.Recorded(db.AuditGrantCreated)
+	s.env.D.Logger.InfoContext(ctx, "consent approved", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("grant_id", g.ID), slog.Int("scopes", len(granted)), slog.String("kid", a.kid), slog.String("jti", a.jti))
 	return &pactv1.ApproveConsentResponse{GrantId: g.ID, Scopes: g.Scopes, ClientId: d.ClientID, AuthorizationDetailsJson: g.AuthorizationDetails}, nil
 }
@@ -311,7 +324,7 @@ func grantedScopes(b db.Brand, d db.DeviceAuthorization, chosenList []string) []
 	for _, sc := range chosenList {
 		chosen[sc] = true
 	}
-	defined := brandScopes(b)
+	defined := base.BrandScopes(b)
 	granted := []string{}
 	for _, sc := range d.Scopes {
 		if _, ok := defined[sc]; ok && chosen[sc] {
@@ -322,17 +335,17 @@ func grantedScopes(b db.Brand, d db.DeviceAuthorization, chosenList []string) []
 }
 
 // newGrant is the grant an approval makes, with the requested details
-// whose recorded scope was granted (grantDetails). Its id takes the wall
+// whose recorded scope was granted (base.GrantDetails). Its id takes the wall
 // clock to the millisecond (now is whole seconds), so ListGrants, newest
 // first by id, orders grants made within one second, on any replica.
 func newGrant(b db.Brand, d db.DeviceAuthorization, brandUser string, scopes []string, now time.Time) (db.Grant, error) {
-	details, detailScopes, err := grantDetails(d, scopes)
+	details, detailScopes, err := base.GrantDetails(d, scopes)
 	if err != nil {
 		return db.Grant{}, err
 	}
 	return db.Grant{
 		ID: ids.New("a2agrant_", time.Now()), BrandID: b.ID, AgentID: d.AgentID, ClientID: d.ClientID,
-		BrandUser: brandUser, Scopes: scopes, CreateTime: now, ExpireTime: now.Add(GrantTTL),
+		BrandUser: brandUser, Scopes: scopes, CreateTime: now, ExpireTime: now.Add(base.GrantTTL),
 		AuthorizationDetails: details, AuthorizationDetailsScopes: detailScopes,
 	}, nil
 }
@@ -351,7 +364,7 @@ func (s *Service) DenyConsent(ctx context.Context, req *pactv1.DenyConsentReques
 	if err != nil {
 		return nil, err
 	}
-	signed := !trustedFrontend(b)
+	signed := !base.TrustedFrontend(b)
 	switch {
 	case signed && req.GetBrandAssertion() == "":
 		return nil, rpcerr.InvalidField("brand_assertion", "is required in BRAND_LOGIN_MODE_SIGNED_ASSERTION")
@@ -363,13 +376,13 @@ func (s *Service) DenyConsent(ctx context.Context, req *pactv1.DenyConsentReques
 		if err != nil {
 			return nil, err
 		}
-		if err := decidable(d, s.now()); err != nil {
+		if err := decidable(d, s.env.Now()); err != nil {
 			return nil, err
 		}
-		if _, err := s.d.Store.DenyDeviceAuthorization(ctx, d.ID, s.now()); err != nil {
+		if _, err := s.env.D.Store.DenyDeviceAuthorization(ctx, d.ID, s.env.Now()); err != nil {
 			return nil, s.decisionErr(ctx, op, err)
 		}
-		s.d.Logger.InfoContext(ctx, "consent denied", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID))
+		s.env.D.Logger.InfoContext(ctx, "consent denied", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID))
 		return &pactv1.DenyConsentResponse{ClientId: d.ClientID}, nil
 	}
 	a, err := s.assertion(ctx, op, b, req.GetBrandAssertion(), req.GetUserCode(), req.GetSource())
@@ -380,10 +393,10 @@ func (s *Service) DenyConsent(ctx context.Context, req *pactv1.DenyConsentReques
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.d.Store.DenyDeviceAuthorizationWithAssertion(ctx, d.ID, a.use, s.now()); err != nil {
+	if _, err := s.env.D.Store.DenyDeviceAuthorizationWithAssertion(ctx, d.ID, a.use, s.env.Now()); err != nil {
 		return nil, s.assertionDecisionErr(ctx, op, b, d, a, req.GetSource(), err)
 	}
-	s.d.Logger.InfoContext(ctx, "consent denied", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
+	s.env.D.Logger.InfoContext(ctx, "consent denied", slog.String("brand_id", b.ID), slog.String("agent_id", d.AgentID),
 		slog.String("kid", a.kid), slog.String("jti", a.jti))
 	return &pactv1.DenyConsentResponse{ClientId: d.ClientID}, nil
 }
@@ -394,7 +407,7 @@ func (s *Service) DenyConsent(ctx context.Context, req *pactv1.DenyConsentReques
 // code) and returned as its RPC error; a keys fault is logged once and
 // returned as KEYS_UNAVAILABLE; the end of ctx is returned as it is.
 func (s *Service) assertion(ctx context.Context, op string, b db.Brand, tok, userCode, source string) (brandAssertion, error) {
-	return s.assertionFor(ctx, op, b, tok, assertionPurpose{aud: s.consentURL(b.ID), userCode: userCode}, source)
+	return s.assertionFor(ctx, op, b, tok, assertionPurpose{aud: s.env.ConsentURL(b.ID), userCode: userCode}, source)
 }
 
 // assertionFor is assertion for purpose p (consent or the connected page).
@@ -410,13 +423,13 @@ func (s *Service) assertionFor(ctx context.Context, op string, b db.Brand, tok s
 	case ctx.Err() != nil:
 		return brandAssertion{}, ctx.Err()
 	case errors.As(err, &kf):
-		s.d.Logger.WarnContext(ctx, op+": brand assertion keys", slog.String("brand_id", b.ID), slog.String("error", kf.Error()))
+		s.env.D.Logger.WarnContext(ctx, op+": brand assertion keys", slog.String("brand_id", b.ID), slog.String("error", kf.Error()))
 		r = kf.Refusal()
 	default:
-		s.d.Logger.ErrorContext(ctx, op+": verify brand assertion", slog.String("brand_id", b.ID), slog.String("error", err.Error()))
+		s.env.D.Logger.ErrorContext(ctx, op+": verify brand assertion", slog.String("brand_id", b.ID), slog.String("error", err.Error()))
 		r = (&keysFault{Err: err}).Refusal()
 	}
-	s.d.Logger.InfoContext(ctx, "brand assertion refused", slog.String("op", op), slog.String("brand_id", b.ID),
+	s.env.D.Logger.InfoContext(ctx, "brand assertion refused", slog.String("op", op), slog.String("brand_id", b.ID),
 		slog.String("reason", r.Reason.String()), slog.String("source", source))
 	return brandAssertion{}, r.RPCError(b.ID)
 }
@@ -428,20 +441,20 @@ func (s *Service) assertionDecisionErr(ctx context.Context, op string, b db.Bran
 	var r *assertionRefusal
 	switch {
 	case errors.Is(err, db.ErrAssertionReplayed):
-		s.d.Logger.WarnContext(ctx, "brand assertion replayed", slog.String("op", op), slog.String("brand_id", b.ID),
+		s.env.D.Logger.WarnContext(ctx, "brand assertion replayed", slog.String("op", op), slog.String("brand_id", b.ID),
 			slog.String("jti", a.jti), slog.String("source", source))
 		r = refuse(reasonReplayed, "the assertion was used already")
 	case errors.Is(err, db.ErrNotFound):
 		msg := "the authorization was already decided or has expired"
 		var ce *connect.Error
-		if errors.As(decidable(d, s.now()), &ce) {
+		if errors.As(decidable(d, s.env.Now()), &ce) {
 			msg = ce.Message()
 		}
-		s.d.Logger.InfoContext(ctx, "brand assertion refused", slog.String("op", op), slog.String("brand_id", b.ID),
+		s.env.D.Logger.InfoContext(ctx, "brand assertion refused", slog.String("op", op), slog.String("brand_id", b.ID),
 			slog.String("reason", reasonNotPending.String()), slog.String("source", source))
 		r = refuse(reasonNotPending, msg)
 	default:
-		return s.fault(ctx, op+": store", err)
+		return s.env.Fault(ctx, op+": store", err)
 	}
 	return r.RPCError(b.ID)
 }
@@ -450,20 +463,7 @@ func (s *Service) assertionDecisionErr(ctx context.Context, op string, b db.Bran
 // (or the code expired meanwhile).
 func (s *Service) decisionErr(ctx context.Context, op string, err error) error {
 	if errors.Is(err, db.ErrNotFound) {
-		return failedPrecondition("the authorization was already decided or has expired")
+		return base.FailedPrecondition("the authorization was already decided or has expired")
 	}
-	return s.fault(ctx, op+": store", err)
-}
-
-// checkBrandUser requires a Brand user id: 1 to 256 bytes of UTF-8 without
-// control characters.
-func checkBrandUser(v *rpcerr.Violations, field, u string) {
-	switch {
-	case u == "":
-		v.Add(field, "is required")
-	case len(u) > MaxBrandUser || !utf8.ValidString(u):
-		v.Add(field, "must be valid UTF-8 of at most %d bytes", MaxBrandUser)
-	case hasControl(u):
-		v.Add(field, "must not contain control characters")
-	}
+	return s.env.Fault(ctx, op+": store", err)
 }

@@ -1,4 +1,4 @@
-package delegation
+package grants
 
 import (
 	"context"
@@ -13,18 +13,11 @@ import (
 	"pactd/internal/authzdetails"
 	"pactd/internal/rpcerr"
 	"pactd/internal/scopeid"
+	"pactd/services/delegation/base"
 )
 
 // maxCheckScopes bounds the scopes one CheckGrant asks about.
 const maxCheckScopes = 64
-
-// GrantReader returns a grant's row, revoked and expired ones included;
-// found is false when there is no such grant. pactd passes its grant cache
-// (*grantcache.Cache), so CheckGrant reads nothing while nothing changed
-// and obeys the change feed's revocation bound.
-type GrantReader interface {
-	Grant(ctx context.Context, id string) (g db.Grant, found bool, err error)
-}
 
 // CheckGrant is the action guard (see the proto): whether the grant is
 // active now for the Brand (and brand_user, agent_id when given) and
@@ -51,7 +44,7 @@ func (s *Service) CheckGrant(ctx context.Context, req *pactv1.CheckGrantRequest)
 		}
 	}
 	if u := req.GetBrandUser(); u != "" {
-		checkBrandUser(&v, "brand_user", u)
+		base.CheckBrandUser(&v, "brand_user", u)
 	}
 	if len(req.GetAuthorizationDetailsJson()) > authzdetails.MaxRequestBytes {
 		v.Add("authorization_details_json", "is larger than %d bytes", authzdetails.MaxRequestBytes)
@@ -60,10 +53,10 @@ func (s *Service) CheckGrant(ctx context.Context, req *pactv1.CheckGrantRequest)
 		return nil, err
 	}
 	unknown := &pactv1.CheckGrantResponse{Reason: pactv1.GrantCheckReason_GRANT_CHECK_REASON_UNKNOWN}
-	if len(req.GetGrantId()) > maxIDLen || len(req.GetAgentId()) > maxIDLen {
+	if len(req.GetGrantId()) > base.MaxIDLen || len(req.GetAgentId()) > base.MaxIDLen {
 		return s.checked(unknown), nil
 	}
-	b, notFound, err := s.brand(ctx, op, req.GetBrandId())
+	b, notFound, err := s.env.Brand(ctx, op, req.GetBrandId())
 	if err != nil {
 		return nil, err
 	}
@@ -80,17 +73,17 @@ func (s *Service) CheckGrant(ctx context.Context, req *pactv1.CheckGrantRequest)
 	}
 	var g db.Grant
 	var found bool
-	if s.d.Grants != nil {
-		g, found, err = s.d.Grants.Grant(ctx, req.GetGrantId())
+	if s.env.D.Grants != nil {
+		g, found, err = s.env.D.Grants.Grant(ctx, req.GetGrantId())
 	} else {
-		g, err = s.d.Store.GetGrant(ctx, req.GetGrantId())
+		g, err = s.env.D.Store.GetGrant(ctx, req.GetGrantId())
 		found = err == nil
 		if !found && errors.Is(err, db.ErrNotFound) {
 			err = nil
 		}
 	}
 	if err != nil {
-		return nil, s.fault(ctx, op+": load grant", err)
+		return nil, s.env.Fault(ctx, op+": load grant", err)
 	}
 	if !found || g.BrandID != b.ID || (req.GetBrandUser() != "" && g.BrandUser != req.GetBrandUser()) ||
 		(req.GetAgentId() != "" && g.AgentID != req.GetAgentId()) {
@@ -106,7 +99,7 @@ func (s *Service) CheckGrant(ctx context.Context, req *pactv1.CheckGrantRequest)
 		return s.checked(&pactv1.CheckGrantResponse{Reason: pactv1.GrantCheckReason_GRANT_CHECK_REASON_REVOKED}), nil
 	// The store's liveness rule (grantcache's liveFor): expire_time after
 	// now in whole seconds.
-	case g.ExpireTime.Unix() <= s.d.Now().Unix():
+	case g.ExpireTime.Unix() <= s.env.D.Now().Unix():
 		return s.checked(&pactv1.CheckGrantResponse{Reason: pactv1.GrantCheckReason_GRANT_CHECK_REASON_EXPIRED}), nil
 	}
 	resp.Reason, resp.MissingScopes = judge(b.Delegation.AuthorizationDetailsTypes, g, req.GetScopes(), entry)
@@ -164,21 +157,21 @@ func judge(types []authzdetails.Type, g db.Grant, scopes []string, entry *authzd
 	if len(missing) > 0 {
 		return pactv1.GrantCheckReason_GRANT_CHECK_REASON_SCOPE_NOT_GRANTED, missing
 	}
-	held, err := storedEntries(g.AuthorizationDetails, g.AuthorizationDetailsScopes)
+	held, err := base.StoredEntries(g.AuthorizationDetails, g.AuthorizationDetailsScopes)
 	if err != nil {
 		return pactv1.GrantCheckReason_GRANT_CHECK_REASON_DETAILS_NOT_COVERED, nil // unreadable: never errs towards active
 	}
 	restricted := map[string]map[string]bool{} // recorded scope → the grant's entries of it
 	unknown := false
 	for _, h := range held {
-		if h.scope == db.EntryScopeUnknown {
+		if h.Scope == db.EntryScopeUnknown {
 			unknown = true
 			continue
 		}
-		if restricted[h.scope] == nil {
-			restricted[h.scope] = map[string]bool{}
+		if restricted[h.Scope] == nil {
+			restricted[h.Scope] = map[string]bool{}
 		}
-		restricted[h.scope][h.Canonical()] = true
+		restricted[h.Scope][h.Canonical()] = true
 	}
 	covered := false // the entry is held under its scope
 	if entry != nil {

@@ -1,4 +1,7 @@
-package delegation
+// Package grants is what the delegation service answers about grants: a
+// Brand user's list, revocation by the Brand or an operator, the action
+// guard CheckGrant, and the purge of expired delegation state.
+package grants
 
 import (
 	"context"
@@ -6,13 +9,35 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"pactd/db"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/paging"
 	"pactd/internal/rpcerr"
+	"pactd/services/delegation/base"
 )
+
+// Service answers RevokeGrant, ListGrants, CheckGrant and PurgeExpired.
+type Service struct {
+	env *base.Env
+	// checks counts CheckGrant answers by result.
+	checks *prometheus.CounterVec
+}
+
+// New returns the grants part over env; its metric goes to
+// env.D.Registerer when there is one.
+func New(env *base.Env) *Service {
+	s := &Service{env: env}
+	s.checks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "pactd_check_grant_total",
+		Help: "CheckGrant answers, by result: active, or the reason it is not (unknown, revoked, expired, scope_not_granted, details_not_covered, scope_restricted, agent_not_allowed)."},
+		[]string{"result"})
+	if env.D.Registerer != nil {
+		env.D.Registerer.MustRegister(s.checks)
+	}
+	return s
+}
 
 // RevokeGrant revokes a grant of the Brand (and, when brand_user is given,
 // of that Brand user): its refresh tokens stop rotating and its delegation
@@ -30,24 +55,24 @@ func (s *Service) RevokeGrant(ctx context.Context, req *pactv1.RevokeGrantReques
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	if len(req.GetGrantId()) > maxIDLen {
+	if len(req.GetGrantId()) > base.MaxIDLen {
 		return nil, rpcerr.NotFound("grant")
 	}
-	g, err := s.d.Store.GetGrant(ctx, req.GetGrantId())
+	g, err := s.env.D.Store.GetGrant(ctx, req.GetGrantId())
 	if errors.Is(err, db.ErrNotFound) || (err == nil && (g.BrandID != req.GetBrandId() ||
 		(req.GetBrandUser() != "" && g.BrandUser != req.GetBrandUser()))) {
 		return nil, rpcerr.NotFound("grant")
 	}
 	if err != nil {
-		return nil, s.fault(ctx, op+": load", err)
+		return nil, s.env.Fault(ctx, op+": load", err)
 	}
-	revoked, err := s.d.Store.RevokeGrant(s.auditGrant(ctx, db.AuditGrantRevoked, g, callerActor(ctx), ""), g.ID, s.now())
+	revoked, err := s.env.D.Store.RevokeGrant(s.env.AuditGrant(ctx, db.AuditGrantRevoked, g, base.CallerActor(ctx), ""), g.ID, s.env.Now())
 	if err != nil {
-		return nil, s.fault(ctx, op, err)
+		return nil, s.env.Fault(ctx, op, err)
 	}
 	if revoked {
-		s.recorded(db.AuditGrantRevoked)
-		s.d.Logger.InfoContext(ctx, "grant revoked", slog.String("brand_id", g.BrandID), slog.String("agent_id", g.AgentID),
+		s.env.Recorded(db.AuditGrantRevoked)
+		s.env.D.Logger.InfoContext(ctx, "grant revoked", slog.String("brand_id", g.BrandID), slog.String("agent_id", g.AgentID),
 			slog.String("grant_id", g.ID))
 	}
 	return &pactv1.RevokeGrantResponse{}, nil
@@ -61,7 +86,7 @@ func (s *Service) ListGrants(ctx context.Context, req *pactv1.ListGrantsRequest)
 	if req.GetBrandId() == "" {
 		v.Add("brand_id", "is required")
 	}
-	checkBrandUser(&v, "brand_user", req.GetBrandUser())
+	base.CheckBrandUser(&v, "brand_user", req.GetBrandUser())
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -69,24 +94,24 @@ func (s *Service) ListGrants(ctx context.Context, req *pactv1.ListGrantsRequest)
 	if err != nil {
 		return nil, err
 	}
-	b, notFound, err := s.brand(ctx, op, req.GetBrandId())
+	b, notFound, err := s.env.Brand(ctx, op, req.GetBrandId())
 	if err != nil {
 		return nil, err
 	}
 	if notFound {
 		return nil, rpcerr.NotFound("brand")
 	}
-	list, err := s.d.Store.ListGrants(ctx, b.ID, req.GetBrandUser(), p.AfterID, p.Size)
+	list, err := s.env.D.Store.ListGrants(ctx, b.ID, req.GetBrandUser(), p.AfterID, p.Size)
 	if err != nil {
-		return nil, s.fault(ctx, op, err)
+		return nil, s.env.Fault(ctx, op, err)
 	}
 	resp := &pactv1.ListGrantsResponse{Grants: make([]*pactv1.Grant, 0, len(list))}
 	for _, g := range list {
-		out := grantToProto(g)
+		out := ToProto(g)
 		// The grant's restrictions, in the consent page's words; a stored
 		// value that cannot be read is a fault, never silently left out.
-		if out.AuthorizationDetails, err = consentDetails(b, g.AuthorizationDetails, g.AuthorizationDetailsScopes); err != nil {
-			return nil, s.fault(ctx, op+": stored authorization_details", err)
+		if out.AuthorizationDetails, err = base.ConsentDetails(b, g.AuthorizationDetails, g.AuthorizationDetailsScopes); err != nil {
+			return nil, s.env.Fault(ctx, op+": stored authorization_details", err)
 		}
 		resp.Grants = append(resp.Grants, out)
 	}
@@ -96,7 +121,8 @@ func (s *Service) ListGrants(ctx context.Context, req *pactv1.ListGrantsRequest)
 	return resp, nil
 }
 
-func grantToProto(g db.Grant) *pactv1.Grant {
+// ToProto is a grant as the API shows it.
+func ToProto(g db.Grant) *pactv1.Grant {
 	out := &pactv1.Grant{
 		GrantId: g.ID, BrandId: g.BrandID, AgentId: g.AgentID, AgentDisplayName: g.AgentDisplayName,
 		BrandUser: g.BrandUser, Scopes: g.Scopes,
@@ -116,7 +142,7 @@ func grantToProto(g db.Grant) *pactv1.Grant {
 // longer be accepted anyway (exp + brandassert.Skew). Run it periodically; it
 // returns how many rows went.
 func (s *Service) PurgeExpired(ctx context.Context) (int64, error) {
-	n, err := s.d.Store.PurgeExpiredDelegation(ctx, s.now())
+	n, err := s.env.D.Store.PurgeExpiredDelegation(ctx, s.env.Now())
 	if err != nil {
 		return 0, fmt.Errorf("purge expired delegation state: %w", err)
 	}
