@@ -25,7 +25,6 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/brandassert"
 	"pactd/internal/delegtoken"
-	"pactd/internal/jose"
 	"pactd/internal/oauthwire"
 	"pactd/internal/pacturl"
 	"pactd/internal/pajwt"
@@ -307,16 +306,11 @@ type PAVerifier interface {
 }
 
 // BrandKeys yields the public keys a Brand publishes for its login
-// assertions. *jose.JWKSClient satisfies it; its errors wrap
-// jose.ErrInvalidURI (the URI is refused by policy) or jose.ErrUnavailable
-// and jose.ErrBadDocument (the keys cannot be had now).
-type BrandKeys interface {
-	// Keys returns the key set published at uri (cached or fetched).
-	Keys(ctx context.Context, uri string) (*jose.KeySet, error)
-	// Refresh refetches the set for an unknown kid, subject to the source's
-	// per-URI cooldown (inside it, the cached set is returned).
-	Refresh(ctx context.Context, uri string) (*jose.KeySet, error)
-}
+// assertions: the assertion verifier's key source (brandassert.KeySource).
+// *jose.JWKSClient satisfies it; its errors wrap jose.ErrInvalidURI (the URI
+// is refused by policy) or jose.ErrUnavailable and jose.ErrBadDocument (the
+// keys cannot be had now).
+type BrandKeys = brandassert.KeySource
 
 // ConsentSessions signs and verifies consent sessions (typ
 // pact-consent+jwt) with the Provider's keys; delegtoken.ConsentSessions

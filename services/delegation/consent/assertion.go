@@ -66,7 +66,7 @@ type assertionPurpose struct {
 // *assertionRefusal, a keys fault a *keysFault; any other error is the
 // caller's context ending. The assertion itself never appears in an error.
 func (s *Service) verifyAssertionFor(ctx context.Context, b db.Brand, tok string, p assertionPurpose) (brandAssertion, error) {
-	// A nil BrandKeys stays a nil KeySource: a keys fault, as before.
+	// A nil BrandKeys is a nil KeySource: a keys fault, as before.
 	v := brandassert.Verifier{Keys: s.env.D.BrandKeys, ValidSubject: validBrandUser, NormalizeUserCode: codes.NormalizeUserCode}
 	a, err := v.Verify(ctx,
 		brandassert.Brand{ID: b.ID, Issuer: b.Delegation.AssertionIssuer, JWKSURI: b.Delegation.AssertionJWKSURI},
