@@ -553,7 +553,7 @@ func named(err error) error {
 	var dup *jws.DuplicateError
 	switch {
 	case errors.Is(err, jws.ErrInvalidUTF8):
-		return refuse(ReasonMalformed, "authorization_details is not valid UTF-8")
+		return refuse(ReasonMalformed, "authorization_details is not valid UTF-8 (or escapes a lone surrogate)")
 	case errors.Is(err, jws.ErrTrailingData):
 		return refuse(ReasonMalformed, "authorization_details has data after the JSON value")
 	case errors.Is(err, jws.ErrTooDeep):

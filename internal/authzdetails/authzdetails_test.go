@@ -45,6 +45,29 @@ func TestParseCanonical(t *testing.T) {
 	}
 }
 
+// The strict reader's refusals reach the PA as the reason they are: each
+// text below breaks one RFC 8259 or PACT strictness rule and nothing else,
+// and the same entry written plainly parses (positive control).
+func TestParseStrictJSON(t *testing.T) {
+	const good = `[{"type":"urn:example:profile","section":"email"}]`
+	if _, _, err := Parse(good, testTypes, []string{"profile:read"}); err != nil {
+		t.Fatalf("positive control refused: %v", err)
+	}
+	for raw, want := range map[string]Reason{
+		`[{"type":"urn:example:profile","section":"email"}] x`:                      ReasonMalformed, // trailing data
+		`[{"type":"urn:example:profile","section":"email",}]`:                       ReasonMalformed, // syntax
+		"[{\"type\":\"urn:example:profile\",\"section\":\"\xff\"}]":                 ReasonMalformed, // invalid UTF-8
+		`[{"type":"urn:example:profile","section":"\ud800"}]`:                       ReasonMalformed, // lone surrogate
+		`[{"type":"urn:example:profile","section":"email","section":"email"}]`:      ReasonDuplicate,
+		`[{"type":"urn:example:profile","s\u0065ction":"email","section":"email"}]`: ReasonDuplicate, // same name after unescaping
+		`[[[[[[[[[["deep"]]]]]]]]]]`:                                                ReasonMalformed, // nesting past the bound
+	} {
+		if _, _, err := Parse(raw, testTypes, []string{"profile:read"}); err == nil || err.Reason != want {
+			t.Errorf("Parse(%q) = %v, want reason %s", raw, err, want)
+		}
+	}
+}
+
 // Match: both absent, or the same canonical value; anything else refuses.
 func TestMatch(t *testing.T) {
 	const g = `[{"section":"email","type":"urn:example:profile"}]`

@@ -18,10 +18,14 @@
 //
 // # Strict JSON
 //
-// The object reader (Object, Members) reads a token's header and claims.
-// DecodeValue reads a whole JSON value as a tree (duplicates refused at
-// every depth) and Canonical is the one canonical form (members sorted, no
-// whitespace, numbers as written), for authorization_details and receipts.
+// There is one strict JSON reader, with two views of what it reads. The
+// object view (Object, Members) walks a token's header and claims without
+// building them; the tree view (DecodeValue) builds a whole value, for
+// authorization_details and receipts. Both run the same lexer under the
+// same rules: valid UTF-8, no unpaired surrogate escape, member names
+// unique after unescaping in every object at every depth. Canonical is the
+// one canonical form (members sorted, no whitespace, numbers as written).
+// encoding/json only binds, into Go types, text this reader has judged.
 //
 // # Strictness
 //
@@ -34,9 +38,10 @@
 // used to decode), and the unused trailing bits are zero, so every byte
 // string has exactly one accepted encoding. The header and payload are one
 // JSON object each (RFC 8259: valid UTF-8, escapes, numbers, literals,
-// nesting at most MaxDepth) whose member names are unique after unescaping
-// ("\u0061lg" and "alg" are the same name and refused together), since
-// parsers that resolve duplicates differently would read different tokens.
+// nesting at most MaxDepth) whose member names are unique after
+// unescaping, at every depth ("\u0061lg" and "alg" are the same name and
+// refused together), since parsers that resolve duplicates differently
+// would read different tokens.
 // The header also has no whitespace before its "{" or after its "}": the
 // differential test found that jwx rebuilds the signing input from the
 // header as its JSON decoder hands it over (trimmed), so such a token

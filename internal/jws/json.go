@@ -91,11 +91,8 @@ type Object struct {
 	dup  bool
 	// badName: an escaped name that does not decode (unpaired surrogate).
 	badName bool
-	// names are the spans in b of the first inlineNames member names (as
-	// offsets, not slices, so that b does not escape to the heap); the
-	// rest are kept unescaped in more.
-	names [inlineNames]span
-	more  map[string]struct{}
+	// names are the top-level member names seen so far.
+	names memberNames
 }
 
 // NewObject starts walking b, which must hold exactly one JSON object.
@@ -196,56 +193,85 @@ type span struct {
 	escaped    bool
 }
 
-// remember records the member name at b[start:end] and reports false when
-// it was seen before (compared after unescaping) or is an escaped name that
-// does not decode.
-func (o *Object) remember(start, end int, esc bool) bool {
+// memberNames are the names of one object's members seen so far: the
+// first inlineNames as spans (offsets, not slices, so that the text does
+// not escape to the heap), the rest unescaped in more.
+type memberNames struct {
+	n     int
+	names [inlineNames]span
+	more  map[string]struct{}
+}
+
+// nameResult is what memberNames.add found.
+type nameResult uint8
+
+const (
+	nameNew       nameResult = iota // first time seen
+	nameDuplicate                   // seen before, compared after unescaping
+	nameBad                         // an escaped name that does not decode
+)
+
+// add records the member name at b[start:end].
+func (m *memberNames) add(b []byte, start, end int, esc bool) nameResult {
 	cur := span{start: int32(start), end: int32(end), escaped: esc}
 	var curText []byte // the unescaped name, computed only when needed
 	if esc {
-		u, ok := unescape(o.b[start:end])
+		u, ok := unescape(b[start:end])
 		if !ok {
-			o.badName = true
-			return false
+			return nameBad
 		}
 		curText = u
 	}
-	for _, prev := range o.names[:min(o.n, inlineNames)] {
-		if o.sameName(prev, cur, curText) {
-			o.dup = true
-			return false
+	for _, prev := range m.names[:min(m.n, inlineNames)] {
+		if sameName(b, prev, cur, curText) {
+			return nameDuplicate
 		}
 	}
-	if o.n < inlineNames {
-		o.names[o.n] = cur
-		return true
+	if m.n < inlineNames {
+		m.names[m.n] = cur
+		m.n++
+		return nameNew
 	}
 	if curText == nil {
-		curText = o.b[start:end]
+		curText = b[start:end]
 	}
-	if o.more == nil {
-		o.more = make(map[string]struct{})
+	if m.more == nil {
+		m.more = make(map[string]struct{})
 	}
-	if _, seen := o.more[string(curText)]; seen {
+	if _, seen := m.more[string(curText)]; seen {
+		return nameDuplicate
+	}
+	m.more[string(curText)] = struct{}{}
+	m.n++
+	return nameNew
+}
+
+// remember records a top-level member name and reports false when it was
+// seen before or does not decode.
+func (o *Object) remember(start, end int, esc bool) bool {
+	switch o.names.add(o.b, start, end, esc) {
+	case nameDuplicate:
 		o.dup = true
 		return false
+	case nameBad:
+		o.badName = true
+		return false
 	}
-	o.more[string(curText)] = struct{}{}
 	return true
 }
 
 // sameName reports whether the remembered name prev equals cur (whose
 // unescaped text is curText when cur is escaped).
-func (o *Object) sameName(prev, cur span, curText []byte) bool {
-	p := o.b[prev.start:prev.end]
+func sameName(b []byte, prev, cur span, curText []byte) bool {
+	p := b[prev.start:prev.end]
 	if !prev.escaped && !cur.escaped {
-		return bytes.Equal(p, o.b[cur.start:cur.end])
+		return bytes.Equal(p, b[cur.start:cur.end])
 	}
 	if prev.escaped {
 		p, _ = unescape(p) // decodes: it was checked when remembered
 	}
 	if !cur.escaped {
-		curText = o.b[cur.start:cur.end]
+		curText = b[cur.start:cur.end]
 	}
 	return bytes.Equal(p, curText)
 }
@@ -368,9 +394,11 @@ func (o *Object) digits() bool {
 	return o.i > start
 }
 
-// skipValue validates and skips any JSON value at the current position.
-// Nested objects are validated but their member names are not checked for
-// duplicates (no PACT rule reads inside them by name through this reader).
+// skipValue validates and skips any JSON value at the current position,
+// under the same rules as the top level: a nested object's member names
+// are unique after unescaping and every escaped string decodes (no lone
+// UTF-16 surrogate). A nested duplicate sets dup, as a top-level one does.
+// It allocates only for a nested object of more than inlineNames members.
 func (o *Object) skipValue(depth int) bool {
 	o.ws()
 	if o.i >= len(o.b) {
@@ -378,8 +406,8 @@ func (o *Object) skipValue(depth int) bool {
 	}
 	switch c := o.b[o.i]; {
 	case c == '"':
-		_, _, ok := o.readString()
-		return ok
+		raw, esc, ok := o.readString()
+		return ok && (!esc || decodes(raw))
 	case c == '-' || (c >= '0' && c <= '9'):
 		return o.readNumber()
 	case c == 't':
@@ -396,6 +424,7 @@ func (o *Object) skipValue(depth int) bool {
 		if c == '[' {
 			closer = ']'
 		}
+		var names memberNames
 		o.i++
 		o.ws()
 		if o.i < len(o.b) && o.b[o.i] == closer {
@@ -408,7 +437,16 @@ func (o *Object) skipValue(depth int) bool {
 				if o.i >= len(o.b) || o.b[o.i] != '"' {
 					return false
 				}
-				if _, _, ok := o.readString(); !ok {
+				start := o.i + 1
+				raw, esc, ok := o.readString()
+				if !ok {
+					return false
+				}
+				switch names.add(o.b, start, start+len(raw), esc) {
+				case nameDuplicate:
+					o.dup = true
+					return false
+				case nameBad:
 					return false
 				}
 				o.ws()
@@ -508,6 +546,35 @@ func unescape(raw []byte) ([]byte, bool) {
 		i += 2
 	}
 	return out, true
+}
+
+// decodes reports whether the content of a JSON string already validated
+// by readString unescapes, that is, pairs every UTF-16 surrogate, without
+// building the decoded text.
+func decodes(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if raw[i+1] != 'u' {
+			i++
+			continue
+		}
+		r, _ := hex4(raw[i+2 : i+6])
+		i += 5
+		if !utf16.IsSurrogate(r) {
+			continue
+		}
+		if r >= 0xdc00 || i+7 > len(raw) || raw[i+1] != '\\' || raw[i+2] != 'u' {
+			return false
+		}
+		r2, _ := hex4(raw[i+3 : i+7])
+		if utf16.DecodeRune(r, r2) == utf8.RuneError {
+			return false
+		}
+		i += 6
+	}
+	return true
 }
 
 // String returns the decoded string of a KindString value; false for any

@@ -1,28 +1,30 @@
 package jws
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"unicode/utf8"
 )
 
-// This file is the strict reader of whole JSON values and the one
+// This file reads whole JSON values as trees and is the one
 // canonicalizer: for JSON that is judged or compared as a tree
-// (authorization_details, receipt claims), where the object reader in
-// json.go reads only a token's top-level members.
+// (authorization_details, receipt claims). It is the same lexer as the
+// object reader in json.go (strings, escapes, numbers, literals, member
+// names compared after unescaping), so a text is strict or not the same
+// way whether a token's claims or a tree is read from it.
 
-// Errors of DecodeValue beside *DuplicateError and encoding/json's syntax
-// errors.
+// Errors of DecodeValue beside *DuplicateError.
 var (
-	// ErrInvalidUTF8: the text is not valid UTF-8.
+	// ErrInvalidUTF8: the text is not valid UTF-8, or a string escapes a
+	// lone UTF-16 surrogate (which no UTF-8 text can hold).
 	ErrInvalidUTF8 = errors.New("jws: JSON is not valid UTF-8")
 	// ErrTrailingData: something follows the JSON value.
 	ErrTrailingData = errors.New("jws: data after the JSON value")
 	// ErrTooDeep: nesting deeper than the caller's bound.
 	ErrTooDeep = errors.New("jws: JSON nested too deeply")
+	// ErrSyntax: the text is not JSON (RFC 8259).
+	ErrSyntax = errors.New("jws: JSON syntax error")
 )
 
 // DuplicateError is an object that names one member twice.
@@ -36,71 +38,152 @@ func (e *DuplicateError) Error() string {
 	return fmt.Sprintf("jws: JSON member %q given twice", e.Name)
 }
 
-// DecodeValue decodes one JSON value strictly, refusing invalid UTF-8, an
-// object member given twice (at any depth), nesting deeper than maxDepth
-// and trailing data. Objects are map[string]any, arrays []any, numbers stay
-// json.Number.
+// DecodeValue decodes one JSON value strictly, refusing invalid UTF-8 (and
+// lone surrogate escapes), an object member given twice (at any depth,
+// compared after unescaping), nesting deeper than maxDepth and trailing
+// data. Objects are map[string]any, arrays []any, numbers stay
+// json.Number (as written).
 func DecodeValue(raw []byte, maxDepth int) (any, error) {
 	if !utf8.Valid(raw) {
 		return nil, ErrInvalidUTF8
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	v, err := decodeValue(dec, 0, maxDepth)
+	o := Object{b: raw}
+	v, err := o.tree(0, maxDepth)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	o.ws()
+	if o.i != len(raw) {
 		return nil, ErrTrailingData
 	}
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder, depth, maxDepth int) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
+// tree reads the value at the current position; depth is the number of
+// containers around it.
+func (o *Object) tree(depth, maxDepth int) (any, error) {
+	o.ws()
+	if o.i >= len(o.b) {
+		return nil, ErrSyntax
 	}
-	d, ok := tok.(json.Delim)
+	start := o.i
+	switch c := o.b[o.i]; {
+	case c == '"':
+		return o.treeString()
+	case c == '-' || (c >= '0' && c <= '9'):
+		if !o.readNumber() {
+			return nil, ErrSyntax
+		}
+		return json.Number(o.b[start:o.i]), nil
+	case c == 't' && o.literal("true"):
+		return true, nil
+	case c == 'f' && o.literal("false"):
+		return false, nil
+	case c == 'n' && o.literal("null"):
+		return nil, nil
+	case c == '[' || c == '{':
+		if depth >= maxDepth {
+			return nil, ErrTooDeep
+		}
+		o.i++
+		if c == '[' {
+			return o.treeArray(depth, maxDepth)
+		}
+		return o.treeObject(depth, maxDepth)
+	}
+	return nil, ErrSyntax
+}
+
+func (o *Object) treeString() (string, error) {
+	raw, esc, ok := o.readString()
 	if !ok {
-		return tok, nil
+		return "", ErrSyntax
 	}
-	if depth >= maxDepth {
-		return nil, ErrTooDeep
+	if !esc {
+		return string(raw), nil
 	}
-	switch d {
-	case '[':
-		arr := []any{}
-		for dec.More() {
-			v, err := decodeValue(dec, depth+1, maxDepth)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
+	u, ok := unescape(raw)
+	if !ok {
+		return "", ErrInvalidUTF8
+	}
+	return string(u), nil
+}
+
+func (o *Object) treeArray(depth, maxDepth int) (any, error) {
+	arr := []any{}
+	o.ws()
+	if o.i < len(o.b) && o.b[o.i] == ']' {
+		o.i++
+		return arr, nil
+	}
+	for {
+		v, err := o.tree(depth+1, maxDepth)
+		if err != nil {
+			return nil, err
 		}
-		_, err := dec.Token() // ]
-		return arr, err
-	case '{':
-		obj := map[string]any{}
-		for dec.More() {
-			kt, err := dec.Token()
-			if err != nil {
-				return nil, err
-			}
-			k, _ := kt.(string)
-			if _, dup := obj[k]; dup {
-				return nil, &DuplicateError{Name: k}
-			}
-			v, err := decodeValue(dec, depth+1, maxDepth)
-			if err != nil {
-				return nil, err
-			}
-			obj[k] = v
+		arr = append(arr, v)
+		switch done, err := o.separator(']'); {
+		case err != nil:
+			return nil, err
+		case done:
+			return arr, nil
 		}
-		_, err := dec.Token() // }
-		return obj, err
 	}
-	return nil, errors.New("unexpected delimiter")
+}
+
+func (o *Object) treeObject(depth, maxDepth int) (any, error) {
+	obj := map[string]any{}
+	o.ws()
+	if o.i < len(o.b) && o.b[o.i] == '}' {
+		o.i++
+		return obj, nil
+	}
+	for {
+		o.ws()
+		if o.i >= len(o.b) || o.b[o.i] != '"' {
+			return nil, ErrSyntax
+		}
+		k, err := o.treeString()
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := obj[k]; dup {
+			return nil, &DuplicateError{Name: k}
+		}
+		o.ws()
+		if o.i >= len(o.b) || o.b[o.i] != ':' {
+			return nil, ErrSyntax
+		}
+		o.i++
+		v, err := o.tree(depth+1, maxDepth)
+		if err != nil {
+			return nil, err
+		}
+		obj[k] = v
+		switch done, err := o.separator('}'); {
+		case err != nil:
+			return nil, err
+		case done:
+			return obj, nil
+		}
+	}
+}
+
+// separator reads the "," between two elements (done false) or the closer
+// (done true).
+func (o *Object) separator(closer byte) (done bool, err error) {
+	o.ws()
+	switch {
+	case o.i >= len(o.b):
+		return false, ErrSyntax
+	case o.b[o.i] == ',':
+		o.i++
+		return false, nil
+	case o.b[o.i] == closer:
+		o.i++
+		return true, nil
+	}
+	return false, ErrSyntax
 }
 
 // Canonical is the canonical JSON of one JSON value read by DecodeValue:
