@@ -112,7 +112,7 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 		grpc.MaxRecvMsgSize(apidesc.MaxRequestBytes),
 		// The bounds net/http applies on the main port.
 		grpc.MaxConcurrentStreams(250),
-		grpc.MaxHeaderListSize(64 << 10),
+		grpc.MaxHeaderListSize(apidesc.MaxHeaderBytes),
 		grpc.ConnectionTimeout(10 * time.Second),
 		// Reuse stream goroutines rather than start one per stream.
 		grpc.NumStreamWorkers(streamWorkers),

@@ -26,6 +26,11 @@ import (
 // one the RPC benchmarks apply.
 const MaxRequestBytes = 256 << 10
 
+// MaxHeaderBytes bounds a request's headers on both of the server's ports
+// (net/http's MaxHeaderBytes on the main port, the HTTP/2 header list on
+// the native gRPC port).
+const MaxHeaderBytes = 64 << 10
+
 //go:embed pact.binpb
 var raw []byte
 

@@ -19,15 +19,17 @@ const (
 	SelfRegistrationEnabled = "enabled"
 )
 
-// maxSelfRegToken bounds the token field before anything reads it; regjwt
-// refuses anything longer than its own bound with a named reason.
-const maxSelfRegToken = 64 << 10
-
 // SelfRegisterAgent checks a registration with regjwt, then records it with
 // the store, which consumes the jti. A refusal stores nothing.
 func (s *Service) SelfRegisterAgent(ctx context.Context, req *pactv1.SelfRegisterAgentRequest) (*pactv1.SelfRegisterAgentResponse, error) {
-	if len(req.GetToken()) > maxSelfRegToken || len(req.GetName()) > urlrule.MaxURLLength || len(req.GetJwksUri()) > urlrule.MaxURLLength {
-		return nil, rpcerr.InvalidField("token", "request too large")
+	// The token's one bound is regjwt.MaxTokenBytes, refused below with
+	// its named reason before anything decodes it (the message as a whole
+	// is within apidesc.MaxRequestBytes).
+	if len(req.GetName()) > urlrule.MaxURLLength {
+		return nil, rpcerr.InvalidField("name", "longer than %d bytes", urlrule.MaxURLLength)
+	}
+	if len(req.GetJwksUri()) > urlrule.MaxURLLength {
+		return nil, rpcerr.InvalidField("jwks_uri", "longer than %d bytes", urlrule.MaxURLLength)
 	}
 	if req.GetEndpointUrl() == "" {
 		return nil, rpcerr.InvalidField("endpoint_url", "is required")

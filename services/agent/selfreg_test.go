@@ -7,13 +7,19 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
+
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/jose"
 	"pactd/internal/jws"
+	"pactd/internal/regjwt"
+	"pactd/internal/urlrule"
 	"pactd/services/agent"
 )
 
@@ -44,11 +50,7 @@ func TestSelfRegisterAgent(t *testing.T) {
 		return in + "." + base64.RawURLEncoding.EncodeToString(sig)
 	}
 	newSvc := func(t *testing.T, policy string) (*agent.Service, db.Store) {
-		st, err := db.Open(t.Context(), "", t.TempDir())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
+		st := dbtest.Open(t, "", t.TempDir())
 		return agent.New(agent.Deps{Store: st, Audience: "https://provider.example", Now: func() time.Time { return now },
 			SelfRegistration: policy, RegistrationKeys: keys{set}}), st
 	}
@@ -98,6 +100,9 @@ func TestSelfRegisterAgent(t *testing.T) {
 			{"name taken", token("j3", "https://other.example"), "my-pa", "https://other.example/jwks.json", conflict, "name_taken"},
 			{"issuer taken", token("j4", issuer), "another-pa", jwksURI, conflict, "issuer_taken"},
 			{"bad name", token("j5", issuer), "-x", jwksURI, badReq, "name_invalid"},
+			// One bound for the token, regjwt.MaxTokenBytes, however far past it.
+			{"token one byte too long", strings.Repeat("a", regjwt.MaxTokenBytes+1), "my-pa", jwksURI, badTok, "token_too_large"},
+			{"token far too long", strings.Repeat("a", 200<<10), "my-pa", jwksURI, badTok, "token_too_large"},
 		}
 		for _, tc := range refusals {
 			r := call(t, s, tc.tok, tc.pa, tc.uri)
@@ -111,6 +116,22 @@ func TestSelfRegisterAgent(t *testing.T) {
 		// Idempotent: the same registration with a fresh jti.
 		if r2 := call(t, s, token("j6", issuer), "my-pa", jwksURI); r2.GetResult() != exists || r2.GetAgent().GetId() != r.GetAgent().GetId() {
 			t.Fatalf("identical registration = %v; want EXISTS %s", r2, r.GetAgent().GetId())
+		}
+	})
+	t.Run("oversized fields", func(t *testing.T) {
+		s, st := newSvc(t, agent.SelfRegistrationEnabled)
+		long := "https://pa.example/" + strings.Repeat("a", urlrule.MaxURLLength)
+		for field, req := range map[string]*pactv1.SelfRegisterAgentRequest{
+			"name":     {Token: token("j1", issuer), Name: long, JwksUri: jwksURI, EndpointUrl: endpoint},
+			"jwks_uri": {Token: token("j1", issuer), Name: "my-pa", JwksUri: long, EndpointUrl: endpoint},
+		} {
+			_, err := s.SelfRegisterAgent(t.Context(), req)
+			if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), field) {
+				t.Errorf("%s longer than %d bytes: %v; want InvalidArgument naming %s", field, urlrule.MaxURLLength, err, field)
+			}
+		}
+		if n, j := snapshot(t, st); n != 0 || j != 0 {
+			t.Fatalf("oversized fields stored %d agents, %d jtis", n, j)
 		}
 	})
 	t.Run("pending", func(t *testing.T) {
