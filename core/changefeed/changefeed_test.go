@@ -83,11 +83,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	s, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, "", t.TempDir())
 	w := &world{store: &flakyStore{Store: s}, rec: &recorder{}, reg: prometheus.NewRegistry(), now: time.Unix(1_800_000_000, 0)}
 	w.feed = changefeed.New(changefeed.Config{Store: w.store, Interval: 500 * time.Millisecond, Apply: w.rec.apply, Resync: w.rec.resync,
 		Now: func() time.Time { return w.now }, Registerer: w.reg})
@@ -292,11 +288,7 @@ func TestFeedReadsUntilTheHead(t *testing.T) {
 
 // Run polls on its interval and at once when woken.
 func TestFeedRunWakes(t *testing.T) {
-	s, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, "", t.TempDir())
 	rec := &recorder{}
 	f := changefeed.New(changefeed.Config{Store: s, Interval: changefeed.MaxInterval, Apply: rec.apply, Resync: rec.resync})
 	ctx, cancel := context.WithCancel(t.Context())
@@ -331,11 +323,7 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 // go-cpu-ns/op for pactd, pg-cpu-ns/op for the database.
 func BenchmarkPollNothingNew(b *testing.B) {
 	u := dbtest.PostgresURL(b)
-	s, err := db.Open(b.Context(), u, "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(b, u, "")
 	if _, err := s.CreateBrand(b.Context(), db.Brand{ID: "acme", DisplayName: "Acme"}); err != nil {
 		b.Fatal(err)
 	}

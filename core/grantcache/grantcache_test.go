@@ -12,6 +12,7 @@ import (
 
 	"pactd/core/grantcache"
 	"pactd/db"
+	"pactd/db/dbtest"
 )
 
 // countingStore is a real SQLite store that counts grant reads and can
@@ -54,11 +55,7 @@ const (
 func newStore(t *testing.T, at, exp time.Time) *countingStore {
 	t.Helper()
 	ctx := t.Context()
-	s, err := db.Open(ctx, "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, "", t.TempDir())
 	for _, b := range []string{"acme", "beta"} {
 		if _, err := s.CreateBrand(ctx, db.Brand{ID: b, DisplayName: b, CreateTime: at, UpdateTime: at}); err != nil {
 			t.Fatal(err)

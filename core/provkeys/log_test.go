@@ -11,18 +11,14 @@ import (
 	"testing"
 
 	"pactd/core/provkeys"
-	"pactd/db"
+	"pactd/db/dbtest"
 )
 
 // TestNoSecretsInLogs logs every secret-holding value and runs a rotation
 // with a debug logger, then scans the output for the KEK and the private
 // scalars in every encoding.
 func TestNoSecretsInLogs(t *testing.T) {
-	s, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, "", t.TempDir())
 	var logs bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := newClock()

@@ -422,11 +422,7 @@ func (f *flakyStore) ListPublishedSigningKeys(ctx context.Context, now time.Time
 
 func TestStaleKeysAreBounded(t *testing.T) {
 	c := newClock()
-	s, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, "", t.TempDir())
 	fs := &flakyStore{Store: s}
 	r := openRing(t, fs, c)
 	fs.set(true)
@@ -455,11 +451,7 @@ func TestStaleKeysAreBounded(t *testing.T) {
 }
 
 func TestOpenRefusesBadConfig(t *testing.T) {
-	s, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, "", t.TempDir())
 	for name, cfg := range map[string]provkeys.Config{
 		"no-store":            {KEK: testKEK},
 		"short-kek":           {Store: s, KEK: testKEK[:16]},
@@ -479,11 +471,7 @@ func TestOpenRefusesBadConfig(t *testing.T) {
 // while the clock moves past refreshes and a rotation activates (run it
 // with -race).
 func TestConcurrentUse(t *testing.T) {
-	s, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, "", t.TempDir())
 	c := newClock()
 	r := openRing(t, s, c)
 	if _, err := r.Rotate(t.Context()); err != nil {

@@ -19,6 +19,7 @@ import (
 	"connectrpc.com/connect"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	"pactd/frontends/pacta2a"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
@@ -179,11 +180,7 @@ func newEnv(t *testing.T) *env {
 // Agent is the env's counting agent (Wrap clears it and uses an SDK).
 func newEnvWith(t *testing.T, build func(pacta2a.Config) (http.Handler, error)) *env {
 	t.Helper()
-	store, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
+	store := dbtest.Open(t, "", t.TempDir())
 	now := time.Now()
 	for _, b := range []string{"acme", "beta"} {
 		if _, err := store.CreateBrand(t.Context(), db.Brand{ID: b, DisplayName: strings.ToUpper(b), Description: "Support", CreateTime: now, UpdateTime: now}); err != nil {

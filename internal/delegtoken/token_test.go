@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"pactd/core/provkeys"
-	"pactd/db"
+	"pactd/db/dbtest"
 	"pactd/internal/delegtoken"
 )
 
@@ -286,11 +286,7 @@ func TestVerifyReturnsClaimsAndSeparatesInfrastructureFaults(t *testing.T) {
 // the very key that signs delegation tokens (a real key ring), each with
 // claims that would otherwise make a valid delegation token.
 func TestSameKeyOtherKindsNeverPass(t *testing.T) {
-	st, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := dbtest.Open(t, "", t.TempDir())
 	ring, err := provkeys.Open(t.Context(), provkeys.Config{Store: st, KEK: make([]byte, 32), Now: clock})
 	if err != nil {
 		t.Fatal(err)

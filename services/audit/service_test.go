@@ -5,17 +5,14 @@ import (
 	"time"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	"pactd/services/audit"
 )
 
 // Prune deletes exactly the events older than the retention, counts them
 // for the metric, and deletes nothing when the retention is zero.
 func TestPrune(t *testing.T) {
-	s, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, "", t.TempDir())
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
 	for _, age := range []time.Duration{100 * 24 * time.Hour, 91 * 24 * time.Hour, 89 * 24 * time.Hour, time.Hour} {
 		if _, err := s.RecordAuditEvent(t.Context(), db.AuditEvent{Kind: db.AuditStepUp, Time: now.Add(-age), BrandID: "acme"}); err != nil {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
 	"pactd/db"
+	"pactd/db/dbtest"
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/internal/rpcerr"
 	"pactd/services/brand"
@@ -41,11 +42,7 @@ func goodSettings() *pactv1.DelegationSettings {
 
 func newService(t *testing.T) (*brand.Service, db.Store) {
 	t.Helper()
-	s, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, "", t.TempDir())
 	return brand.New(brand.Deps{Store: s, PublicURL: "https://provider.example"}), s
 }
 

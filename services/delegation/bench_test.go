@@ -98,11 +98,7 @@ func newBenchService(b *testing.B, engine string, withGrantCache bool) *refreshE
 		}
 		dbName = strings.TrimPrefix(u.Path, "/")
 	}
-	s, err := db.Open(ctx, dbURL, b.TempDir())
-	if err != nil {
-		b.Fatalf("open %s store: %v", engine, err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(b, dbURL, b.TempDir())
 	ring, err := provkeys.Open(ctx, provkeys.Config{Store: s, KEK: bytes.Repeat([]byte{9}, 32)})
 	if err != nil {
 		b.Fatalf("provkeys.Open: %v", err)

@@ -118,11 +118,7 @@ func TestCheckGrantAnswers(t *testing.T) {
 // grant exists (the answer never depends on it); the positive control is
 // the same call made well.
 func TestCheckGrantRefusesMalformedCalls(t *testing.T) {
-	s, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, "", t.TempDir())
 	e := newEnv(t, s)
 	seedRAR(t, s)
 	id := checkGrant(t, e)

@@ -790,11 +790,7 @@ func TestNoSecretsInLogs(t *testing.T) {
 
 func openSQLite(t *testing.T) db.Store {
 	t.Helper()
-	s, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, "", t.TempDir())
 	return s
 }
 

@@ -80,11 +80,7 @@ type env struct {
 func start(t *testing.T, dbURL string, opts ...func(*token.Deps)) *env {
 	t.Helper()
 	ctx := t.Context()
-	s, err := db.Open(ctx, dbURL, t.TempDir())
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, dbURL, t.TempDir())
 	c := testclock.New(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
 	ring, err := provkeys.Open(ctx, provkeys.Config{Store: s, KEK: bytes.Repeat([]byte{9}, 32), Now: c.Now})
 	if err != nil {
@@ -495,11 +491,7 @@ func mintForAud(t *testing.T, e *env, aud, client, grant string) string {
 
 func openOther(t *testing.T) db.Store {
 	t.Helper()
-	s, err := db.Open(t.Context(), "", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(t, "", t.TempDir())
 	return s
 }
 

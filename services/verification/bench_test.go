@@ -68,11 +68,7 @@ func newBenchEnv(b *testing.B, engine string, tokenCache int) *benchEnv {
 		}
 		dbName = strings.TrimPrefix(u.Path, "/")
 	}
-	s, err := db.Open(ctx, dbURL, b.TempDir())
-	if err != nil {
-		b.Fatalf("open %s store: %v", engine, err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
+	s := dbtest.Open(b, dbURL, b.TempDir())
 
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
