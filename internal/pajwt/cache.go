@@ -1,17 +1,26 @@
 package pajwt
 
 import (
-	"strings"
+	"cmp"
+	"slices"
 	"sync"
 )
 
 // maxCachedBytes bounds the strings one cache entry may hold (signature,
-// kid and claims); larger tokens are verified in full every time. With it
-// the cache holds at most about CacheSize x 1.2 KiB.
+// kid and claims); larger tokens are verified in full every time.
 const maxCachedBytes = 1024
 
+// arenaBytesPerEntry is the string space a shard reserves per entry it may
+// hold: a typical ES256 token's strings take 250–350 bytes, an RS256
+// token's 500–600. A shard whose entries are larger on average holds fewer
+// of them (it evicts to make room), so the cache's memory is at most about
+// CacheSize × (arenaBytesPerEntry + the slot's ≈ 170 bytes), and never more
+// than that however large the tokens.
+const arenaBytesPerEntry = 640
+
 // cachedToken is what the repeat-token cache remembers about a token that
-// passed every check once. It is immutable after insertion.
+// passed every check once. get hands out a copy: the cache's own storage
+// is reused.
 type cachedToken struct {
 	sig    string // the signature segment, compared on every hit
 	claims claimSet
@@ -22,55 +31,70 @@ type cachedToken struct {
 }
 
 // tokenCache is a sharded LRU keyed by SHA-256 of the JWS signing input.
-// Each shard is a map plus an intrusive doubly linked list under one mutex.
+//
+// It holds no pointer per entry. A shard keeps its entries in one slice of
+// pointer-free slots, their strings in one byte arena, and its index in a
+// map from key to slot number, so a full cache is a handful of objects per
+// shard that the garbage collector marks without scanning them. With one object (or
+// two) per entry, a full cache was hundreds of thousands of objects to
+// mark each cycle: tens of milliseconds of mark work on the process's one
+// core, during which requests queued (docs/benchmarks.md §2).
 type tokenCache struct {
 	shards []cacheShard
 	mask   uint8
 }
 
 type cacheShard struct {
-	mu         sync.Mutex
-	m          map[[32]byte]*cacheNode
-	head, tail *cacheNode // head is the most recently used
-	cap        int
-	_          [32]byte // keep hot shard mutexes on separate cache lines
+	mu      sync.Mutex
+	index   map[[32]byte]int32 // key → slot number
+	slots   []slot             // grows to cap; dropped slots are reused
+	free    []int32            // dropped slots
+	scratch []int32            // compact's list of live slots
+	data    []byte             // the arena: entries' strings, back to back
+	used    int                // arena bytes written (live or not) from the start
+	live    int                // arena bytes of entries in the cache
+	head    int32              // most recently used slot, or -1
+	tail    int32              // least recently used slot, or -1
+	gen     uint32             // last generation handed to an entry
+	cap     int
+	_       [32]byte // keep hot shard mutexes on separate cache lines
 }
 
-// cacheNode holds its entry inline, and every string of the entry points
-// into one shared allocation (packed): two objects per entry for the
-// collector to mark rather than eight, which kept a full cache's mark phase
-// (tens of MB of small objects) long enough to show in tail latency
-// (docs/benchmarks.md). A node is never reused: a caller may still hold its
-// entry.
-type cacheNode struct {
+// field numbers of a slot's strings, in arena order.
+const (
+	fieldSig = iota
+	fieldKID
+	fieldKeyKID
+	fieldIss
+	fieldSub
+	fieldAud
+	fieldJTI
+	numFields
+)
+
+// slot is one entry, with no pointer in it (TestCacheSlotHasNoPointers).
+type slot struct {
 	key        [32]byte
-	val        cachedToken
-	prev, next *cacheNode
+	thumb      [32]byte
+	facts      claimFacts
+	off        uint32            // where its strings start in the arena
+	lens       [numFields]uint16 // each string's length, in field order
+	gen        uint32            // tells a replaced entry from its replacement
+	prev, next int32             // LRU list; -1 ends it
+	alg        alg
 }
 
-// packed returns a copy of t whose strings share one allocation.
-func (t *cachedToken) packed() cachedToken {
-	c := &t.claims
-	var b strings.Builder
-	b.Grow(t.size())
-	for _, s := range [...]string{t.sig, t.kid, t.keyKID, c.iss, c.sub, c.aud, c.jti} {
-		b.WriteString(s)
+func (s *slot) size() int {
+	n := 0
+	for _, l := range s.lens {
+		n += int(l)
 	}
-	blob := b.String()
-	cut := func(n int) string {
-		s := blob[:n]
-		blob = blob[n:]
-		return s
-	}
-	out := *t
-	out.sig, out.kid, out.keyKID = cut(len(t.sig)), cut(len(t.kid)), cut(len(t.keyKID))
-	out.claims.iss, out.claims.sub = cut(len(c.iss)), cut(len(c.sub))
-	out.claims.aud, out.claims.jti = cut(len(c.aud)), cut(len(c.jti))
-	return out
+	return n
 }
 
 // newTokenCache returns a cache holding about size entries (one shard below
-// 256 entries, 16 shards above, each with size/shards entries).
+// 256 entries, 16 shards above, each with size/shards entries). Its memory
+// is reserved here but touched only as entries arrive.
 func newTokenCache(size int) *tokenCache {
 	n := 1
 	if size >= 256 {
@@ -79,8 +103,11 @@ func newTokenCache(size int) *tokenCache {
 	per := (size + n - 1) / n
 	c := &tokenCache{shards: make([]cacheShard, n), mask: uint8(n - 1)}
 	for i := range c.shards {
-		c.shards[i].m = make(map[[32]byte]*cacheNode)
-		c.shards[i].cap = per
+		s := &c.shards[i]
+		s.index = make(map[[32]byte]int32)
+		s.slots = make([]slot, 0, per)
+		s.data = make([]byte, max(per*arenaBytesPerEntry, 2*maxCachedBytes))
+		s.head, s.tail, s.cap = -1, -1, per
 	}
 	return c
 }
@@ -95,50 +122,127 @@ func (t *cachedToken) size() int {
 	return len(t.sig) + len(t.kid) + len(t.keyKID) + len(c.iss) + len(c.sub) + len(c.aud) + len(c.jti)
 }
 
-// get returns the entry for key if its signature segment equals sig
-// (compared in constant time), and marks it most recently used.
-func (c *tokenCache) get(key *[32]byte, sig string) (*cachedToken, bool) {
-	s := c.shard(key)
-	s.mu.Lock()
-	n := s.m[*key]
-	if n == nil || !constantTimeEqual(n.val.sig, sig) {
-		s.mu.Unlock()
-		return nil, false
-	}
-	s.moveToFront(n)
-	s.mu.Unlock()
-	return &n.val, true
+func (t *cachedToken) fields() [numFields]string {
+	c := &t.claims
+	return [numFields]string{t.sig, t.kid, t.keyKID, c.iss, c.sub, c.aud, c.jti}
 }
 
-// put inserts or replaces the entry for key with a packed copy of v,
-// evicting the least recently used entry of the shard when it is full.
+// get returns a copy of the entry for key if its signature segment equals
+// sig (compared in constant time), with its generation for remove, and
+// marks it most recently used.
+func (c *tokenCache) get(key *[32]byte, sig string) (cachedToken, uint32, bool) {
+	s := c.shard(key)
+	s.mu.Lock()
+	i, ok := s.index[*key]
+	if !ok {
+		s.mu.Unlock()
+		return cachedToken{}, 0, false
+	}
+	e := &s.slots[i]
+	if !constantTimeEqualBytes(s.data[e.off:e.off+uint32(e.lens[fieldSig])], sig) {
+		s.mu.Unlock()
+		return cachedToken{}, 0, false
+	}
+	// One allocation holds every string of the copy.
+	blob := string(s.data[e.off : e.off+uint32(e.size())])
+	out := cachedToken{alg: e.alg, thumb: e.thumb}
+	out.claims.claimFacts = e.facts
+	gen, lens := e.gen, e.lens
+	s.moveToFront(i)
+	s.mu.Unlock()
+	var f [numFields]string
+	for j, l := range lens {
+		f[j], blob = blob[:l], blob[l:]
+	}
+	out.sig, out.kid, out.keyKID = f[fieldSig], f[fieldKID], f[fieldKeyKID]
+	out.claims.iss, out.claims.sub, out.claims.aud, out.claims.jti = f[fieldIss], f[fieldSub], f[fieldAud], f[fieldJTI]
+	return out, gen, true
+}
+
+// put inserts or replaces the entry for key with a copy of v, evicting the
+// least recently used entries of the shard when it has no slot or no arena
+// space left.
 func (c *tokenCache) put(key *[32]byte, v *cachedToken) {
-	if v.size() > maxCachedBytes {
+	n := v.size()
+	if n > maxCachedBytes {
 		return
 	}
-	n := &cacheNode{key: *key, val: v.packed()} // outside the lock
 	s := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old := s.m[*key]; old != nil {
-		s.unlink(old)
-	} else if len(s.m) >= s.cap && s.tail != nil {
-		lru := s.tail
-		s.unlink(lru)
-		delete(s.m, lru.key)
+	if i, ok := s.index[*key]; ok {
+		s.drop(i) // replaced: its strings become a hole
 	}
-	s.m[*key] = n
-	s.pushFront(n)
+	for len(s.index) >= s.cap {
+		s.drop(s.tail)
+	}
+	// Room in the arena: compact when the holes suffice, else evict first.
+	// n ≤ len(s.data)/2, so while live+n does not fit there is an entry.
+	for s.used+n > len(s.data) {
+		if s.live+n > len(s.data) {
+			s.drop(s.tail)
+			continue
+		}
+		s.compact()
+	}
+	var i int32
+	if k := len(s.free); k > 0 {
+		i, s.free = s.free[k-1], s.free[:k-1]
+	} else {
+		s.slots = append(s.slots, slot{})
+		i = int32(len(s.slots) - 1)
+	}
+	e := &s.slots[i]
+	s.gen++
+	*e = slot{key: *key, thumb: v.thumb, facts: v.claims.claimFacts, off: uint32(s.used), gen: s.gen, alg: v.alg}
+	for j, f := range v.fields() {
+		e.lens[j] = uint16(len(f))
+		s.used += copy(s.data[s.used:], f)
+	}
+	s.live += n
+	s.index[*key] = i
+	s.pushFront(i)
 }
 
-// remove drops the entry for key if it is still the one get returned as v.
-func (c *tokenCache) remove(key *[32]byte, v *cachedToken) {
+// drop takes slot i's entry out of the cache; the slot goes to the free
+// list and its strings become a hole in the arena.
+func (s *cacheShard) drop(i int32) {
+	s.unlink(i)
+	delete(s.index, s.slots[i].key)
+	s.live -= s.slots[i].size()
+	s.free = append(s.free, i)
+}
+
+// compact slides the live entries' strings down to the start of the
+// arena, in arena order (so each moves toward the start and none is
+// overwritten before it is copied); afterwards used == live. It allocates
+// nothing once the shard's scratch list has grown.
+func (s *cacheShard) compact() {
+	order := s.scratch[:0]
+	for i := s.head; i >= 0; i = s.slots[i].next {
+		order = append(order, i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(s.slots[a].off, s.slots[b].off) })
+	off := 0
+	for _, i := range order {
+		e := &s.slots[i]
+		n := e.size()
+		copy(s.data[off:], s.data[e.off:int(e.off)+n])
+		e.off = uint32(off)
+		off += n
+	}
+	s.scratch = order
+	s.used, s.live = off, off
+}
+
+// remove drops the entry for key if it is still the one get returned with
+// generation gen.
+func (c *tokenCache) remove(key *[32]byte, gen uint32) {
 	s := c.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n := s.m[*key]; n != nil && &n.val == v {
-		s.unlink(n)
-		delete(s.m, *key)
+	if i, ok := s.index[*key]; ok && s.slots[i].gen == gen {
+		s.drop(i)
 	}
 }
 
@@ -148,55 +252,57 @@ func (c *tokenCache) len() int {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
-		total += len(s.m)
+		total += len(s.index)
 		s.mu.Unlock()
 	}
 	return total
 }
 
-func (s *cacheShard) pushFront(n *cacheNode) {
-	n.prev, n.next = nil, s.head
-	if s.head != nil {
-		s.head.prev = n
+func (s *cacheShard) pushFront(i int32) {
+	e := &s.slots[i]
+	e.prev, e.next = -1, s.head
+	if s.head >= 0 {
+		s.slots[s.head].prev = i
 	}
-	s.head = n
-	if s.tail == nil {
-		s.tail = n
+	s.head = i
+	if s.tail < 0 {
+		s.tail = i
 	}
 }
 
-func (s *cacheShard) unlink(n *cacheNode) {
-	if n.prev != nil {
-		n.prev.next = n.next
+func (s *cacheShard) unlink(i int32) {
+	e := &s.slots[i]
+	if e.prev >= 0 {
+		s.slots[e.prev].next = e.next
 	} else {
-		s.head = n.next
+		s.head = e.next
 	}
-	if n.next != nil {
-		n.next.prev = n.prev
+	if e.next >= 0 {
+		s.slots[e.next].prev = e.prev
 	} else {
-		s.tail = n.prev
+		s.tail = e.prev
 	}
-	n.prev, n.next = nil, nil
+	e.prev, e.next = -1, -1
 }
 
-func (s *cacheShard) moveToFront(n *cacheNode) {
-	if s.head == n {
+func (s *cacheShard) moveToFront(i int32) {
+	if s.head == i {
 		return
 	}
-	s.unlink(n)
-	s.pushFront(n)
+	s.unlink(i)
+	s.pushFront(i)
 }
 
-// constantTimeEqual compares two strings in time that depends only on their
-// lengths (like crypto/subtle.ConstantTimeCompare, without converting the
-// strings to byte slices).
-func constantTimeEqual(a, b string) bool {
-	if len(a) != len(b) {
+// constantTimeEqualBytes compares b and s in time that depends only on
+// their lengths (like crypto/subtle.ConstantTimeCompare, without
+// converting).
+func constantTimeEqualBytes(b []byte, s string) bool {
+	if len(b) != len(s) {
 		return false
 	}
 	var v byte
-	for i := 0; i < len(a); i++ {
-		v |= a[i] ^ b[i]
+	for i := 0; i < len(b); i++ {
+		v |= b[i] ^ s[i]
 	}
 	return v == 0
 }

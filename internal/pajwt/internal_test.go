@@ -9,10 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"pactd/internal/jose"
+	"pactd/internal/jws"
 )
 
 // TestVerifyWithVectors checks the ES256 path on published vectors: RFC 7515
@@ -62,8 +65,8 @@ func TestConstantTimeEqual(t *testing.T) {
 		a, b string
 		eq   bool
 	}{{"", "", true}, {"abc", "abc", true}, {"abc", "abd", false}, {"abc", "ab", false}, {"xbc", "abc", false}} {
-		if got := constantTimeEqual(tt.a, tt.b); got != tt.eq {
-			t.Errorf("constantTimeEqual(%q, %q) = %v", tt.a, tt.b, got)
+		if got := constantTimeEqualBytes([]byte(tt.a), tt.b); got != tt.eq {
+			t.Errorf("constantTimeEqualBytes(%q, %q) = %v", tt.a, tt.b, got)
 		}
 	}
 }
@@ -79,40 +82,171 @@ func TestErrorFormatting(t *testing.T) {
 	}
 }
 
-// A cached entry keeps every value it was put with (its strings packed into
-// one allocation), and an entry a caller holds stays intact when the cache
-// evicts or replaces it: nodes are never reused.
-func TestTokenCachePacksAndNeverReuses(t *testing.T) {
-	c := newTokenCache(1) // one shard of one entry
-	entry := func(i int) *cachedToken {
-		return &cachedToken{
-			sig: fmt.Sprintf("sig-%d", i), kid: "kid", keyKID: fmt.Sprintf("key-%d", i), alg: algES256,
-			claims: claimSet{iss: "https://pa.example", sub: fmt.Sprintf("user-%d", i), aud: "https://provider.example/a2a", jti: fmt.Sprintf("jti-%d", i), exp: float64(i)},
-		}
+// cacheEntry is a distinct entry for key i whose strings take about
+// extra more bytes than the base ones.
+func cacheEntry(i, extra int) *cachedToken {
+	e := &cachedToken{
+		sig: fmt.Sprintf("sig-%d", i), kid: "kid", keyKID: fmt.Sprintf("key-%d", i), alg: algES256, thumb: [32]byte{byte(i), 7},
+		claims: claimSet{iss: "https://pa.example", sub: fmt.Sprintf("user-%d", i) + strings.Repeat("x", extra), aud: "https://provider.example/a2a", jti: fmt.Sprintf("jti-%d", i)},
 	}
-	k1, k2 := [32]byte{1}, [32]byte{2}
-	c.put(&k1, entry(1))
-	got, ok := c.get(&k1, "sig-1")
+	e.claims.exp, e.claims.expK, e.claims.subBad = float64(i), jws.KindNumber, i%2 == 1
+	return e
+}
+
+func cacheKey(i int) *[32]byte { k := [32]byte{byte(i), byte(i >> 8), byte(i >> 16), 1}; return &k }
+
+// A cached entry gives back every value it was put with; the copy a caller
+// holds stays intact when the cache evicts or replaces the entry (its slot
+// and arena bytes are reused), and a stale generation removes nothing.
+func TestTokenCacheCopiesAndGenerations(t *testing.T) {
+	c := newTokenCache(1) // one shard of one entry
+	k1, k2 := cacheKey(1), cacheKey(2)
+	c.put(k1, cacheEntry(1, 0))
+	got, _, ok := c.get(k1, "sig-1")
 	if !ok {
 		t.Fatal("entry not found")
 	}
-	if want := entry(1); got.sig != want.sig || got.kid != want.kid || got.keyKID != want.keyKID || got.alg != want.alg || got.claims != want.claims {
-		t.Fatalf("cached %+v, want %+v", *got, *want)
+	if want := cacheEntry(1, 0); got != *want {
+		t.Fatalf("cached %+v, want %+v", got, *want)
 	}
-	if _, ok := c.get(&k1, "sig-2"); ok {
+	if _, _, ok := c.get(k1, "sig-2"); ok {
 		t.Fatal("served for another signature")
 	}
-	c.put(&k2, entry(2)) // evicts k1
-	if _, ok := c.get(&k1, "sig-1"); ok {
+	c.put(k2, cacheEntry(2, 0)) // evicts k1, reusing its slot and bytes
+	if _, _, ok := c.get(k1, "sig-1"); ok {
 		t.Fatal("evicted entry still served")
 	}
-	if got.sig != "sig-1" || got.claims.sub != "user-1" || got.claims.exp != 1 {
-		t.Fatalf("a held entry changed after eviction: %+v", *got)
+	if got != *cacheEntry(1, 0) {
+		t.Fatalf("a held copy changed after eviction: %+v", got)
 	}
-	held, _ := c.get(&k2, "sig-2")
-	c.put(&k2, entry(3)) // replaces k2
-	c.remove(&k2, held)  // the stale entry must not remove its replacement
-	if now, ok := c.get(&k2, "sig-3"); !ok || now.claims.sub != "user-3" || held.claims.sub != "user-2" {
+	held, gen, _ := c.get(k2, "sig-2")
+	c.put(k2, cacheEntry(3, 0)) // replaces k2
+	c.remove(k2, gen)           // the stale generation must not remove its replacement
+	now, gen3, ok := c.get(k2, "sig-3")
+	if !ok || now != *cacheEntry(3, 0) || held != *cacheEntry(2, 0) {
 		t.Fatalf("replacement: ok=%v now=%+v held=%+v", ok, now, held)
+	}
+	c.remove(k2, gen3)
+	if _, _, ok := c.get(k2, "sig-3"); ok || c.len() != 0 {
+		t.Fatalf("removed entry still served (len %d)", c.len())
+	}
+	// An entry over maxCachedBytes is not cached at all.
+	c.put(k1, cacheEntry(1, maxCachedBytes))
+	if c.len() != 0 {
+		t.Fatal("oversized entry cached")
+	}
+}
+
+// The cache is LRU by count and bounded by its arena: entries larger than
+// arenaBytesPerEntry on average evict the least recently used ones to make
+// room, holes left by evictions are compacted away, and every entry still
+// in the cache reads back exactly as it was put.
+func TestTokenCacheArena(t *testing.T) {
+	const size = 64 // one shard
+	c := newTokenCache(size)
+	s := &c.shards[0]
+	// By count: size+16 small entries leave the last size, the first 16 gone.
+	for i := range size + 16 {
+		c.put(cacheKey(i), cacheEntry(i, 0))
+	}
+	if c.len() != size {
+		t.Fatalf("len = %d, want %d", c.len(), size)
+	}
+	for i := range size + 16 {
+		got, _, ok := c.get(cacheKey(i), fmt.Sprintf("sig-%d", i))
+		if want := i >= 16; ok != want || ok && got != *cacheEntry(i, 0) {
+			t.Fatalf("entry %d: served %v (%+v), want %v", i, ok, got, want)
+		}
+	}
+	// Recency, not age: touch entry 16, and it outlives the next eviction.
+	c.get(cacheKey(16), "sig-16")
+	c.put(cacheKey(1000), cacheEntry(1000, 0))
+	if _, _, ok := c.get(cacheKey(16), "sig-16"); !ok {
+		t.Fatal("recently used entry evicted")
+	}
+	if _, _, ok := c.get(cacheKey(17), "sig-17"); ok {
+		t.Fatal("least recently used entry kept")
+	}
+	// By bytes: entries near maxCachedBytes fill the arena before the count.
+	big := maxCachedBytes - cacheEntry(2000, 0).size()
+	for i := 2000; i < 2000+size; i++ {
+		c.put(cacheKey(i), cacheEntry(i, big))
+		if s.live > len(s.data) || s.used > len(s.data) {
+			t.Fatalf("arena overflow: live %d used %d of %d", s.live, s.used, len(s.data))
+		}
+	}
+	n := c.len()
+	if want := len(s.data) / cacheEntry(2000, big).size(); n != want || n >= size {
+		t.Fatalf("len with large entries = %d, want %d (what the arena holds)", n, want)
+	}
+	for i := 2000 + size - n; i < 2000+size; i++ {
+		if got, _, ok := c.get(cacheKey(i), fmt.Sprintf("sig-%d", i)); !ok || got != *cacheEntry(i, big) {
+			t.Fatalf("large entry %d: served %v, %+v", i, ok, got)
+		}
+	}
+	// live counts exactly the bytes of the entries in the cache.
+	want := 0
+	for k, i := range s.index {
+		want += s.slots[i].size()
+		if s.slots[i].key != k {
+			t.Fatalf("slot %d holds key %x, indexed as %x", i, s.slots[i].key, k)
+		}
+	}
+	if s.live != want || len(s.slots)-len(s.free) != len(s.index) {
+		t.Fatalf("live = %d, want %d; %d slots, %d free, %d indexed", s.live, want, len(s.slots), len(s.free), len(s.index))
+	}
+}
+
+// A slot must hold no pointer: that is what keeps a full cache out of the
+// collector's mark work. Adding a string or slice field to claimFacts or
+// slot fails here.
+func TestCacheSlotHasNoPointers(t *testing.T) {
+	var check func(reflect.Type, string)
+	check = func(ty reflect.Type, path string) {
+		switch ty.Kind() {
+		case reflect.Struct:
+			for i := range ty.NumField() {
+				check(ty.Field(i).Type, path+"."+ty.Field(i).Name)
+			}
+		case reflect.Array:
+			check(ty.Elem(), path+"[]")
+		case reflect.Bool, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int,
+			reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint, reflect.Float32, reflect.Float64:
+		default:
+			t.Errorf("%s is a %s: a pointer the collector must scan", path, ty.Kind())
+		}
+	}
+	check(reflect.TypeFor[slot](), "slot")
+	check(reflect.TypeFor[[32]byte](), "key")
+}
+
+// Concurrent puts, gets and removes on few shards keep the shard's books
+// straight (run under -race by the test command).
+func TestTokenCacheConcurrent(t *testing.T) {
+	c := newTokenCache(300)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 3000 {
+				i := (j*7 + w) % 900
+				if got, gen, ok := c.get(cacheKey(i), fmt.Sprintf("sig-%d", i)); ok {
+					if got != *cacheEntry(i, i%5*200) {
+						t.Errorf("entry %d read back as %+v", i, got)
+						return
+					}
+					if j%11 == 0 {
+						c.remove(cacheKey(i), gen)
+					}
+					continue
+				}
+				c.put(cacheKey(i), cacheEntry(i, i%5*200))
+			}
+		}()
+	}
+	wg.Wait()
+	if c.len() > 16*((300+15)/16) {
+		t.Fatalf("len %d over the bound", c.len())
 	}
 }

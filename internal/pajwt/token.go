@@ -117,7 +117,14 @@ func parseHeader(b []byte) (header, *Error) {
 // claimSet holds the registered claims of a PA JWT, typed but not yet
 // judged. Strings are decoded; numbers are NumericDates in seconds.
 type claimSet struct {
-	iss, sub, aud, jti             string
+	iss, sub, aud, jti string
+	claimFacts
+}
+
+// claimFacts are the claims' values other than strings. They hold no
+// pointer, so the repeat-token cache keeps them where the collector never
+// looks (cache.go).
+type claimFacts struct {
 	iat, exp, nbf                  float64
 	issK, subK, audK, jtiK         jws.Kind
 	iatK, expK, nbfK               jws.Kind

@@ -170,8 +170,9 @@ func New(cfg Config) (*Verifier, error) {
 }
 
 // CacheEntries returns how many tokens the repeat-token cache holds now (0
-// when it is disabled): its memory is about this many times 1.2 KiB at
-// most, which operators watch as the cache fills under load.
+// when it is disabled), which operators watch as the cache fills under
+// load. Its memory is at most about CacheSize × 780 bytes however many it
+// holds (cache.go).
 func (v *Verifier) CacheEntries() int {
 	if v.cache == nil {
 		return 0
@@ -241,8 +242,8 @@ func (v *Verifier) Verify(ctx context.Context, authorization string, lookup Agen
 	digest := sha256.Sum256([]byte(parts.SigningInput))
 
 	if v.cache != nil {
-		if ct, ok := v.cache.get(&digest, sigSeg); ok {
-			return v.verifyCached(ctx, &digest, ct, lookup)
+		if ct, gen, ok := v.cache.get(&digest, sigSeg); ok {
+			return v.verifyCached(ctx, &digest, &ct, gen, lookup)
 		}
 	}
 
@@ -293,7 +294,7 @@ func (v *Verifier) Verify(ctx context.Context, authorization string, lookup Agen
 
 // verifyCached re-runs every check but the signature for a token that
 // passed before.
-func (v *Verifier) verifyCached(ctx context.Context, digest *[32]byte, ct *cachedToken, lookup AgentLookup) (Result, error) {
+func (v *Verifier) verifyCached(ctx context.Context, digest *[32]byte, ct *cachedToken, gen uint32, lookup AgentLookup) (Result, error) {
 	agent, err := v.agent(ctx, lookup, ct.claims.iss)
 	if err != nil {
 		return Result{}, err
@@ -310,12 +311,12 @@ func (v *Verifier) verifyCached(ctx context.Context, digest *[32]byte, ct *cache
 		_, still = ks.LookupThumbprint(ct.thumb)
 	}
 	if !still {
-		v.cache.remove(digest, ct)
+		v.cache.remove(digest, gen)
 		return Result{}, refuse(ReasonUnknownKey, "verifying key no longer published")
 	}
 	if rerr := v.checkClaims(&ct.claims, &agent); rerr != nil {
 		if rerr.Reason == ReasonExpired {
-			v.cache.remove(digest, ct)
+			v.cache.remove(digest, gen)
 		}
 		return Result{}, rerr
 	}
