@@ -171,7 +171,7 @@ func New(cfg Config) (*Verifier, error) {
 
 // CacheEntries returns how many tokens the repeat-token cache holds now (0
 // when it is disabled), which operators watch as the cache fills under
-// load. Its memory is at most about CacheSize × 780 bytes however many it
+// load. Its memory is at most about CacheSize × 830 bytes however many it
 // holds (cache.go).
 func (v *Verifier) CacheEntries() int {
 	if v.cache == nil {
