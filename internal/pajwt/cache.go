@@ -14,8 +14,8 @@ const maxCachedBytes = 1024
 // hold: a typical ES256 token's strings take 250–350 bytes, an RS256
 // token's 500–600. A shard whose entries are larger on average holds fewer
 // of them (it evicts to make room), so the cache's memory is at most about
-// CacheSize × (arenaBytesPerEntry + a 144-byte slot + its index entry), and never more
-// than that however large the tokens.
+// CacheSize × (arenaBytesPerEntry + a 144-byte slot + its index entry),
+// however large the tokens.
 const arenaBytesPerEntry = 640
 
 // cachedToken is what the repeat-token cache remembers about a token that
