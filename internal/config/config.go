@@ -151,8 +151,9 @@ func parseRetention(v string) (time.Duration, error) {
 	return time.ParseDuration(v)
 }
 
-// Bounds of the token-cache-size setting. The default is
-// pajwt.DefaultCacheSize; the maximum keeps the cache near 5 GB at most.
+// Bounds of the token-cache-size setting: pajwt.DefaultCacheSize and
+// pajwt.MaxCacheSize (a full cache of it is ≈ 3.5 GB), asserted equal by
+// the tests (config stays a leaf that imports no verifier).
 const (
 	DefaultTokenCacheSize = 65536
 	MaxTokenCacheSize     = 4 << 20

@@ -33,6 +33,9 @@ func TestLoadDefaults(t *testing.T) {
 	if config.DefaultGrantCacheSize != grantcache.DefaultSize {
 		t.Errorf("DefaultGrantCacheSize = %d, want grantcache.DefaultSize %d", config.DefaultGrantCacheSize, grantcache.DefaultSize)
 	}
+	if config.MaxTokenCacheSize != pajwt.MaxCacheSize {
+		t.Errorf("MaxTokenCacheSize = %d, want pajwt.MaxCacheSize %d", config.MaxTokenCacheSize, pajwt.MaxCacheSize)
+	}
 	if config.DefaultTokenCacheSize != pajwt.DefaultCacheSize {
 		t.Errorf("DefaultTokenCacheSize = %d, want pajwt.DefaultCacheSize %d", config.DefaultTokenCacheSize, pajwt.DefaultCacheSize)
 	}

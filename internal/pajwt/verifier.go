@@ -25,6 +25,9 @@ const (
 	DefaultMaxSubjectBytes = 256
 	// DefaultCacheSize is the default number of repeat-token cache entries.
 	DefaultCacheSize = 65536
+	// MaxCacheSize is the largest CacheSize New accepts (a full cache of
+	// it is ≈ 3.5 GB; a shard's arena offsets stay within 32 bits).
+	MaxCacheSize = 4 << 20
 	// DefaultMaxKidlessKeys bounds the keys tried for a token without kid.
 	DefaultMaxKidlessKeys = 8
 
@@ -140,6 +143,9 @@ func New(cfg Config) (*Verifier, error) {
 	}
 	if cfg.CacheSize == 0 {
 		cfg.CacheSize = DefaultCacheSize
+	}
+	if cfg.CacheSize > MaxCacheSize {
+		return nil, fmt.Errorf("pajwt: CacheSize %d is above MaxCacheSize (%d)", cfg.CacheSize, MaxCacheSize)
 	}
 	if cfg.MaxKidlessKeys == 0 {
 		cfg.MaxKidlessKeys = DefaultMaxKidlessKeys

@@ -605,6 +605,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{name: "fail/lifetime-301s", cfg: pajwt.Config{Keys: keys, MaxLifetime: 301 * time.Second}},
 		{name: "fail/negative-skew", cfg: pajwt.Config{Keys: keys, Skew: -time.Second}},
 		{name: "fail/huge-token-bound", cfg: pajwt.Config{Keys: keys, MaxTokenBytes: 1 << 20}},
+		{name: "fail/cache-over-max", cfg: pajwt.Config{Keys: keys, CacheSize: pajwt.MaxCacheSize + 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
