@@ -69,7 +69,7 @@ func parseHeader(b []byte) (header, *Error) {
 	}
 	if !it.Valid() {
 		if it.Duplicate() {
-			return h, refuse(ReasonMalformed, "duplicate header member")
+			return h, refuse(ReasonMalformed, "duplicate header member, or a member named twice inside one")
 		}
 		return h, refuse(ReasonMalformed, "header is not a JSON object")
 	}
@@ -177,7 +177,7 @@ func parseClaims(b []byte) (claimSet, *Error) {
 	}
 	if !it.Valid() {
 		if it.Duplicate() {
-			return c, refuse(ReasonMalformed, "duplicate claim")
+			return c, refuse(ReasonMalformed, "duplicate claim, or a member named twice inside one")
 		}
 		return c, refuse(ReasonMalformed, "claims are not a JSON object")
 	}

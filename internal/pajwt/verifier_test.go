@@ -168,6 +168,12 @@ func TestVerifyRefusals(t *testing.T) {
 		{name: "fail/claims-not-json", auth: raw(`{"alg":"ES256","kid":"es-1"}`, `{"iss":`), want: pajwt.ReasonMalformed},
 		{name: "fail/claims-array", auth: raw(`{"alg":"ES256","kid":"es-1"}`, `["`+testIssuer+`"]`), want: pajwt.ReasonMalformed},
 		{name: "fail/claims-duplicate-iss", auth: raw(`{"alg":"ES256","kid":"es-1"}`, `{"iss":"x","iss":"`+testIssuer+`","sub":"s","aud":"`+testAudience+`","iat":NOW,"exp":EXP}`), want: pajwt.ReasonMalformed},
+		// Nested members follow the top-level rule (one strict reader,
+		// package jws): an extension claim holding an object is fine, one
+		// naming a member twice or escaping a lone surrogate is not.
+		{name: "ok/nested-extension-claim", auth: raw(`{"alg":"ES256","kid":"es-1"}`, `{"iss":"`+testIssuer+`","sub":"`+testSubject+`","aud":"`+testAudience+`","iat":NOW,"exp":EXP,"ext":{"a":[1,{"b":"\ud83d\ude00"}],"c":null}}`)},
+		{name: "fail/claims-nested-duplicate", auth: raw(`{"alg":"ES256","kid":"es-1"}`, `{"iss":"`+testIssuer+`","sub":"`+testSubject+`","aud":"`+testAudience+`","iat":NOW,"exp":EXP,"ext":{"a":1,"\u0061":2}}`), want: pajwt.ReasonMalformed},
+		{name: "fail/claims-nested-lone-surrogate", auth: raw(`{"alg":"ES256","kid":"es-1"}`, `{"iss":"`+testIssuer+`","sub":"`+testSubject+`","aud":"`+testAudience+`","iat":NOW,"exp":EXP,"ext":["\udc00"]}`), want: pajwt.ReasonMalformed},
 		{name: "fail/claims-duplicate-aud", auth: raw(`{"alg":"ES256","kid":"es-1"}`, `{"iss":"`+testIssuer+`","sub":"s","aud":"x","aud":"`+testAudience+`","iat":NOW,"exp":EXP}`), want: pajwt.ReasonMalformed},
 		{name: "fail/claims-too-deep", auth: raw(`{"alg":"ES256","kid":"es-1"}`, `{"x":`+strings.Repeat("[", 40)+strings.Repeat("]", 40)+`,"iss":"`+testIssuer+`"}`), want: pajwt.ReasonMalformed},
 
