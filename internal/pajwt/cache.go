@@ -118,10 +118,14 @@ func (c *tokenCache) shard(key *[32]byte) *cacheShard {
 
 // size returns the bytes of strings the entry holds.
 func (t *cachedToken) size() int {
-	c := &t.claims
-	return len(t.sig) + len(t.kid) + len(t.keyKID) + len(c.iss) + len(c.sub) + len(c.aud) + len(c.jti)
+	n := 0
+	for _, f := range t.fields() {
+		n += len(f)
+	}
+	return n
 }
 
+// fields returns the entry's strings in arena order.
 func (t *cachedToken) fields() [numFields]string {
 	c := &t.claims
 	return [numFields]string{t.sig, t.kid, t.keyKID, c.iss, c.sub, c.aud, c.jti}
