@@ -109,6 +109,7 @@ type options struct {
 	health    time.Duration
 	freePort  bool
 	bare      string
+	gcBudget  int
 
 	// Staging mode (-mix).
 	mixSpec      string
@@ -176,6 +177,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.health, "wait-health", 0, "only wait up to this long for pactd to report SERVING, then exit")
 	fs.StringVar(&o.bare, "serve-bare", "", "serve the transports' own floor without pactd (main=host:port for net/http + connect-go,\ngrpc=host:port for grpc-go; a fixed refusal, nothing else) until interrupted")
 	fs.BoolVar(&o.freePort, "free-port", false, "print a free TCP port on 127.0.0.1 and exit")
+	fs.IntVar(&o.gcBudget, "gc-budget", 16, "MiB of garbage this tool's own collector lets accumulate per cycle during a run, so that its\nsweeps stay short and its pauses do not read as pactd's latency (0, or GOGC set: Go's default pacing)")
 
 	// Staging mode.
 	fs.StringVar(&o.mixSpec, "mix", "", "staging mode: request kinds and their weights, e.g. new=60,repeat=30,delegated=10; kinds: new, repeat, floor,\n"+
@@ -273,6 +275,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	check(o.maxReqs >= 0, "-n must not be negative")
 	check(o.rate >= 0 && o.rate <= maxRate, "-rate must be in [0, %d]", maxRate)
+	check(o.gcBudget >= 0 && o.gcBudget <= maxGCBudgetMiB, "-gc-budget must be in [0, %d] MiB", maxGCBudgetMiB)
 	check(o.pool >= 1 && o.pool <= maxPool, "-pool must be in [1, %d]", maxPool)
 	check(o.warmup >= 0 && o.warmup <= 100_000, "-warmup must be in [0, 100000]")
 	check(o.health >= 0 && o.health <= 5*time.Minute, "-wait-health must be in [0, 5m]")
@@ -462,9 +465,11 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 	}
 	fetches0 := pa.fetches.Load()
 	mem0 := serverMemory(ctx, o.addr, admin, o.serverPID)
+	pace := paceCollector(o.gcBudget)
 	cpu0 := cpuTime()
 	srv0, srvErr := loadstat.ProcCPU(o.serverPID)
 	res := drive(ctx, loadSpec{workers: o.workers, duration: o.duration, maxReqs: o.maxReqs, rate: o.rate, grace: grace}, fns, pool.authz)
+	ownGC := pace.cycles()
 	cpu1 := cpuTime()
 	srv1, srvErr1 := loadstat.ProcCPU(o.serverPID)
 	clientCPU := (cpu1 - cpu0).Seconds() / res.wall.Seconds()
@@ -500,6 +505,7 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		fmt.Fprintf(stdout, ", pactd %.0f%% of one core (%.1f µs/request)", 100*serverCPU, serverUS)
 	}
 	fmt.Fprintf(stdout, "; JWKS fetches during the run: %d\n", pa.fetches.Load()-fetches0)
+	fmt.Fprintf(stdout, "  loadgen's collector: %d cycles, %s\n", ownGC, pace)
 	if o.mode == "new" && res.requests > int64(len(pool.authz)) {
 		if len(pool.authz) > pactdCacheSize {
 			fmt.Fprintf(stdout, "  note: the pool of %d was cycled; pactd's cache had evicted each token before its reuse\n", len(pool.authz))
@@ -537,6 +543,7 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		{"server_cache_entries", fmt.Sprint(mem.cacheEntries)},
 		{"server_gc_cycles", fmt.Sprint(gcCycles)}, {"server_gc_pause_ms", fmt.Sprintf("%.3f", 1e3*gcPause)},
 		{"server_gc_pause_max_ms", fmt.Sprintf("%.3f", 1e3*mem.gcPauseMax)}, {"server_gc_mark_cpu_ms", fmt.Sprintf("%.1f", 1e3*gcMark)},
+		{"client_gc_cycles", fmt.Sprint(ownGC)}, {"client_gogc", fmt.Sprint(pace.percent)},
 	})
 	return valid, err
 }
