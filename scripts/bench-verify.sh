@@ -266,7 +266,7 @@ for t in $TRANSPORTS; do
 		-v n="$(us "new_$t")" -v nrps="$(val "new_$t" rps)" -v nok="$(val "new_$t" valid)" \
 		-v r="$(us "repeat_$t")" -v rrps="$(val "repeat_$t" rps)" -v rok="$(val "repeat_$t" valid)" \
 		-v rate="$(val "rate_$t" rate)" -v done="$(val "rate_$t" rps)" -v p50="$(val "rate_$t" p50_ms)" -v p99="$(val "rate_$t" p99_ms)" -v p999="$(val "rate_$t" p999_ms)" -v qok="$(val "rate_$t" valid)" \
-		-v gcn="$(val "rate_$t" server_gc_cycles)" -v gcp="$(val "rate_$t" server_gc_pause_ms)" -v gcmax="$(val "rate_$t" server_gc_pause_max_ms)" -v gcmark="$(val "rate_$t" server_gc_mark_cpu_ms)" '
+		-v gcn="$(val "rate_$t" server_gc_cycles)" -v gcp="$(val "rate_$t" server_gc_pause_ms)" -v gcmax="$(val "rate_$t" server_gc_pause_max_ms)" -v gcmark="$(val "rate_$t" server_gc_mark_cpu_ms)" -v lgc="$(val "rate_$t" client_gc_cycles)" -v lgogc="$(val "rate_$t" client_gogc)" '
 	function cell(ok, u, rps) { return ok != "true" ? "INVALID" : sprintf("%.0f µs (%s/s)", u, rps) }
 	BEGIN {
 		bare = (bok == "true" ? sprintf("%.0f µs (%s/s)", b, brps) : "—")
@@ -274,7 +274,7 @@ for t in $TRANSPORTS; do
 		xc = 1e6 / n / rawcpu
 		newx = (nok != "true" ? "INVALID" : sprintf("**%.2f** (≥ %s: %s; by CPU %.2f; raw %s/s)", x, tg, x >= tg ? "met" : sprintf("missed by %.0f %%", 100 * (1 - x / tg)), xc, raw))
 		rep = (rok != "true" || fok != "true" ? "INVALID" : sprintf("%.0f µs (%s/s), **%.2f ×** floor: %s", r, rrps, r / f, r / f <= 1.25 ? "met" : "missed"))
-		q = (qok != "true" ? "INVALID" : sprintf("%s/s (%s done): %s / **%s** / %s (%s); GC: %s cycles, %s ms paused (longest %s), %s ms of mark CPU", rate, done, p50, p99, p999, p99 < 5 ? "met" : "missed", gcn, gcp, gcmax, gcmark))
+		q = (qok != "true" ? "INVALID" : sprintf("%s/s (%s done): %s / **%s** / %s (%s); GC: %s cycles, %s ms paused (longest %s), %s ms of mark CPU; loadgen GC: %s cycles (GOGC %s)", rate, done, p50, p99, p999, p99 < 5 ? "met" : "missed", gcn, gcp, gcmax, gcmark, lgc, lgogc == 0 ? "default" : lgogc))
 		printf "| %s | %s | %s | %s = floor + %.0f µs | %s | %s | %s |\n", l, bare, cell(fok, f, frps), cell(nok, n, nrps), n - f, newx, rep, q
 	}'
 done
