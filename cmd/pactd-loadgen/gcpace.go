@@ -74,8 +74,11 @@ func readUint(name string) uint64 {
 
 // String says how the collector was paced, for the run's report.
 func (p gcPace) String() string {
-	if p.percent == 0 {
+	switch p.percent {
+	case 0:
 		return fmt.Sprintf("Go's default pacing (%.0f MB live at the start)", float64(p.live)/1e6)
+	case 100:
+		return fmt.Sprintf("GOGC=100, Go's default: -gc-budget is above the %.0f MB live at the start", float64(p.live)/1e6)
 	}
 	return fmt.Sprintf("GOGC=%d for ≈ %.0f MB of garbage per cycle over %.0f MB live at the start (-gc-budget)",
 		p.percent, float64(p.live)*float64(p.percent)/100/1e6, float64(p.live)/1e6)
