@@ -52,9 +52,6 @@ func TestPaceCollectorLeavesAnExplicitGOGC(t *testing.T) {
 	if p := paceCollector(16); p.percent != 0 {
 		t.Fatalf("with GOGC set, paceCollector set GOGC=%d", p.percent)
 	}
-	if p := (gcPace{}); p.String() == "" {
-		t.Fatal("empty report")
-	}
 	t.Setenv("GOGC", "")
 	if p := paceCollector(0); p.percent != 0 {
 		t.Fatalf("-gc-budget 0 set GOGC=%d", p.percent)
@@ -62,5 +59,20 @@ func TestPaceCollectorLeavesAnExplicitGOGC(t *testing.T) {
 	p := paceCollector(16)
 	if p.percent < 1 || p.percent > 100 || debug.SetGCPercent(100) != p.percent {
 		t.Fatalf("paceCollector(16) reported GOGC=%d and left the runtime elsewhere", p.percent)
+	}
+}
+
+func TestGCPaceReportNamesThePace(t *testing.T) {
+	for _, c := range []struct {
+		p    gcPace
+		want string
+	}{
+		{gcPace{live: 75e6}, "Go's default pacing (75 MB live at the start)"},
+		{gcPace{percent: 100, live: 2e6}, "GOGC=100, Go's default: -gc-budget is above the 2 MB live at the start"},
+		{gcPace{percent: 22, live: 75e6}, "GOGC=22 for ≈ 16 MB of garbage per cycle over 75 MB live at the start (-gc-budget)"},
+	} {
+		if got := c.p.String(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.p, got, c.want)
+		}
 	}
 }
