@@ -17,7 +17,6 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -34,6 +33,7 @@ import (
 	pactv1 "pactd/gen/pact/v1"
 	"pactd/gen/pact/v1/pactv1connect"
 	"pactd/internal/config"
+	"pactd/internal/freeport"
 	"pactd/server"
 )
 
@@ -156,7 +156,9 @@ type world struct {
 func newWorld(t *testing.T, dbURL string) *world {
 	t.Helper()
 	w := &world{pa: newPA(t), agent: &countingAgent{entered: make(chan struct{}), release: make(chan struct{}), demo: demo.NewAgent()}}
-	feLn, err := net.Listen("tcp", "127.0.0.1:0")
+	// A frontend process binds this address after the listener closes: the
+	// port is outside the kernel's ephemeral range, so no other socket takes it meanwhile.
+	feLn, err := freeport.Listen()
 	if err != nil {
 		t.Fatal(err)
 	}

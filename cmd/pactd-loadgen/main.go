@@ -53,13 +53,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"runtime"
 	"syscall"
 	"time"
 
+	"pactd/internal/freeport"
 	"pactd/internal/loadstat"
 )
 
@@ -176,7 +176,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.raw, "raw", false, "measure raw single-threaded signature verifications/s for -d and exit")
 	fs.DurationVar(&o.health, "wait-health", 0, "only wait up to this long for pactd to report SERVING, then exit")
 	fs.StringVar(&o.bare, "serve-bare", "", "serve the transports' own floor without pactd (main=host:port for net/http + connect-go,\ngrpc=host:port for grpc-go; a fixed refusal, nothing else) until interrupted")
-	fs.BoolVar(&o.freePort, "free-port", false, "print a free TCP port on 127.0.0.1 and exit")
+	fs.BoolVar(&o.freePort, "free-port", false, "print a free TCP port on 127.0.0.1, outside the kernel's ephemeral range, and exit")
 	fs.IntVar(&o.gcBudget, "gc-budget", 16, "MiB of garbage this tool's own collector lets accumulate per cycle during a run, so that its\nsweeps stay short and its pauses do not read as pactd's latency (0, or GOGC set: Go's default pacing)")
 
 	// Staging mode.
@@ -329,13 +329,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// printFreePort prints a port for a script to hand to a server it starts:
+// outside the kernel's ephemeral range, so no client socket takes it first.
 func printFreePort(w io.Writer) error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Port()
 	if err != nil {
 		return err
 	}
-	defer ln.Close()
-	_, err = fmt.Fprintln(w, ln.Addr().(*net.TCPAddr).Port)
+	_, err = fmt.Fprintln(w, port)
 	return err
 }
 

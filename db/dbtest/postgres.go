@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"pactd/internal/freeport"
 )
 
 // PostgresURL returns the URL of a fresh, empty PostgreSQL database for this
@@ -165,15 +166,9 @@ func asPostgres(name string, args ...string) *exec.Cmd {
 	return exec.Command(name, args...)
 }
 
-// freePort is a loopback TCP port nothing listens on right now.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort is a loopback TCP port nothing listens on right now, outside
+// the range the kernel hands to other sockets before the server binds it.
+func freePort() (int, error) { return freeport.Port() }
 
 func lookPG(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
