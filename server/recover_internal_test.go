@@ -55,10 +55,8 @@ func TestPanicAnswersInternalOnBothPorts(t *testing.T) {
 	logs.Reset()
 	info := &grpc.UnaryServerInfo{FullMethod: procedure}
 	ctx := reqlog.With(t.Context(), "req-1")
-	_, err = grpcStatusErrors(ctx, nil, info, func(ctx context.Context, req any) (any, error) {
-		return s.grpcRecover(ctx, req, info, func(context.Context, any) (any, error) { panic("boom") })
-	})
-	st, ok := status.FromError(err)
+	_, err = s.grpcRecover(ctx, nil, info, func(context.Context, any) (any, error) { panic("boom") })
+	st, ok := status.FromError(grpcStatus(err))
 	if !ok || st.Code() != codes.Internal || st.Message() != "internal error" || len(st.Details()) != 0 {
 		t.Fatalf("native gRPC port: %v", err)
 	}

@@ -1,11 +1,8 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"strings"
-
-	"google.golang.org/grpc"
 
 	"pactd/internal/workpool"
 )
@@ -34,13 +31,4 @@ func onWorkers(pool *workpool.Pool, next http.Handler) http.Handler {
 		}
 		pool.Do(func() { next.ServeHTTP(w, r) })
 	})
-}
-
-// grpcOnWorkers is the native port's outermost unary interceptor: the rest
-// of the chain and the service run on pool.
-func grpcOnWorkers(pool *workpool.Pool) grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (resp any, err error) {
-		pool.Do(func() { resp, err = next(ctx, req) })
-		return resp, err
-	}
 }
