@@ -45,12 +45,21 @@ func TestCredentialCommands(t *testing.T) {
 			t.Errorf("an admin call with the new frontend token: %v, want PermissionDenied", err)
 		}
 		// The calls above record the new token's last use in the background
-		// (core/auth touch); wait for it, so the comparisons below do
-		// not race it.
+		// (core/auth touch), and so did this test's first call with the
+		// bootstrap admin token; wait for both, so the comparisons below do
+		// not race them (a CI run saw the admin's land between two lists).
+		used := func(l *pactv1.ListCredentialsResponse, name string) bool {
+			for _, c := range l.GetCredentials() {
+				if c.GetName() == name {
+					return c.GetLastUseTime() != nil
+				}
+			}
+			return false
+		}
 		var list *pactv1.ListCredentialsResponse
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 			list = listCreds()
-			if n := len(list.GetCredentials()); n > 0 && list.GetCredentials()[n-1].GetLastUseTime() != nil || time.Now().After(deadline) {
+			if used(list, "checkout frontend") && used(list, "bootstrap admin") || time.Now().After(deadline) {
 				break
 			}
 		}
