@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"pactd/internal/freeport"
 )
 
 // PgBouncerPoolSize is the server connections the test PgBouncer keeps per
@@ -97,7 +99,7 @@ func startBouncer(bin, pgHost, pgPort string) (string, error) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		return "", err
 	}
-	port, err := freePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return "", err
 	}

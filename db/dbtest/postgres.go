@@ -137,7 +137,7 @@ func startThrowaway() (string, error) {
 	if err := os.Chmod(dir, 0o777); err != nil {
 		return "", err
 	}
-	port, err := freePort()
+	port, err := freeport.Port()
 	if err != nil {
 		return "", err
 	}
@@ -165,10 +165,6 @@ func asPostgres(name string, args ...string) *exec.Cmd {
 	}
 	return exec.Command(name, args...)
 }
-
-// freePort is a loopback TCP port nothing listens on right now, outside
-// the range the kernel hands to other sockets before the server binds it.
-func freePort() (int, error) { return freeport.Port() }
 
 func lookPG(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"pactd/internal/freeport"
 )
 
 // PairOptions shape a primary and streaming standby pair.
@@ -67,10 +69,10 @@ func StartPair(ctx context.Context, o PairOptions) (_ *Pair, err error) {
 			p.Close()
 		}
 	}()
-	if p.primary.port, err = freePort(); err != nil {
+	if p.primary.port, err = freeport.Port(); err != nil {
 		return nil, err
 	}
-	if p.standby.port, err = freePort(); err != nil {
+	if p.standby.port, err = freeport.Port(); err != nil {
 		return nil, err
 	}
 	if out, err := asPostgres(bins["initdb"], "-D", p.primary.data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--locale=C").CombinedOutput(); err != nil {
