@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"connectrpc.com/connect"
 	"google.golang.org/grpc"
 
 	pactv1 "pactd/gen/pact/v1"
@@ -139,7 +140,10 @@ func startBare(mainAddr, grpcAddr string) (*bareServer, error) {
 			return nil, err
 		}
 		mux := http.NewServeMux()
-		mux.Handle(pactv1connect.NewVerificationServiceHandler(bareVerifier{}))
+		// pactd compresses no answer below 4 KiB (server.go); without the
+		// same floor connect-go gzips every answer a client accepts gzip
+		// for, and the bare floor would pay a cost pactd does not.
+		mux.Handle(pactv1connect.NewVerificationServiceHandler(bareVerifier{}, connect.WithCompressMinBytes(4096)))
 		p := new(http.Protocols)
 		p.SetHTTP1(true)
 		p.SetUnencryptedHTTP2(true)

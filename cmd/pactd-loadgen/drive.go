@@ -110,6 +110,16 @@ func buildVerifiers(base, client, protocol string, w wire, conns int, gzip bool,
 				resp, err := vc.VerifyAgentRequest(ctx, &pactv1.VerifyAgentRequestRequest{BrandId: brand, Authorization: authz})
 				return outcome(resp, err)
 			})
+		case "http1":
+			if protocol != "connect" || w.http != "1.1" {
+				return nil, errors.New("-client http1 speaks only -protocol connect -http 1.1")
+			}
+			hv, err := newHTTP1Verifier(base, w.codec, frontendToken, brand, w.workers)
+			if err != nil {
+				return nil, err
+			}
+			*closers = append(*closers, hv.close)
+			fns = append(fns, hv.verify)
 		case "grpc-go":
 			if protocol != "grpc" {
 				return nil, errors.New("grpc-go speaks only -protocol grpc")

@@ -173,6 +173,8 @@ func TestEveryWireReachesTheBareFloor(t *testing.T) {
 		{"Connect JSON HTTP/2", mainURL, "connect-go", "connect", wire{http: "2", codec: "json"}},
 		{"Connect binary HTTP/1.1", mainURL, "connect-go", "connect", wire{http: "1.1", codec: "proto", workers: 2}},
 		{"Connect JSON HTTP/1.1", mainURL, "connect-go", "connect", wire{http: "1.1", codec: "json", workers: 2}},
+		{"http1 Connect binary HTTP/1.1", mainURL, "http1", "connect", wire{http: "1.1", codec: "proto", workers: 2}},
+		{"http1 Connect JSON HTTP/1.1", mainURL, "http1", "connect", wire{http: "1.1", codec: "json", workers: 2}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			fns, closeFns, err := newVerifiers(c.base, c.client, c.protocol, c.w, 1, true, "fe", "loadgen")
