@@ -173,6 +173,7 @@ var sameRankAllowed = map[string]string{
 	"pactd/internal/pajwt -> pactd/internal/jose":    "PA-JWT verification runs on the jose key set and JWKS client",
 
 	"pactd/internal/pajwt -> pactd/internal/jws":          "PA JWTs are parsed and verified by the one compact-JWS core",
+	"pactd/internal/pajwt -> pactd/internal/offheap":      "the repeat-token cache keeps its slots and strings outside the Go heap, out of the collector's goal and sweep",
 	"pactd/internal/delegtoken -> pactd/internal/jws":     "delegation tokens, receipts and consent sessions are parsed, signed and verified by the one compact-JWS core",
 	"pactd/internal/jose -> pactd/internal/jws":           "JWK documents are read with the core's strict unique-member JSON reader",
 	"pactd/internal/authzdetails -> pactd/internal/jws":   "authorization_details are read and canonicalized by the one strict JSON value reader",

@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"slices"
 	"sync"
+	"unsafe"
+
+	"pactd/internal/offheap"
 )
 
 // maxCachedBytes bounds the strings one cache entry may hold (signature,
@@ -33,9 +36,10 @@ type cachedToken struct {
 // tokenCache is a sharded LRU keyed by SHA-256 of the JWS signing input.
 //
 // It holds no pointer per entry. A shard keeps its entries in one slice of
-// pointer-free slots, their strings in one byte arena, and its index in a
-// map from key to slot number, so a full cache is a handful of objects per
-// shard that the garbage collector marks without scanning them. With one object (or
+// pointer-free slots, their strings in one byte arena (both outside the Go
+// heap), and its index in a map from key to slot number, so a full cache is
+// a handful of objects per shard that the garbage collector marks without
+// scanning them. With one object (or
 // two) per entry, a full cache was hundreds of thousands of objects to
 // mark each cycle: tens of milliseconds of mark work on the process's one
 // core, during which requests queued (docs/benchmarks.md §2).
@@ -45,6 +49,12 @@ type tokenCache struct {
 }
 
 type cacheShard struct {
+	// mem holds slots and data outside the Go heap (internal/offheap): the
+	// collector neither counts a full cache toward its heap goal, which
+	// would let as many bytes of garbage pile up before each collection,
+	// nor sweeps it. Every shard refers to it, so the mapping lives as long
+	// as any shard is in use.
+	mem     *offheap.Region
 	mu      sync.Mutex
 	index   map[[32]byte]int32 // key → slot number
 	slots   []slot             // grows to cap; dropped slots are reused
@@ -101,12 +111,17 @@ func newTokenCache(size int) *tokenCache {
 		n = 16
 	}
 	per := (size + n - 1) / n
+	arena := max(per*arenaBytesPerEntry, 2*maxCachedBytes)
+	slotAlign := int(unsafe.Alignof(slot{}))
+	perShard := per*int(unsafe.Sizeof(slot{})) + arena + slotAlign
+	mem := offheap.New(n * perShard)
 	c := &tokenCache{shards: make([]cacheShard, n), mask: uint8(n - 1)}
 	for i := range c.shards {
 		s := &c.shards[i]
+		s.mem = mem
 		s.index = make(map[[32]byte]int32)
-		s.slots = make([]slot, 0, per)
-		s.data = make([]byte, max(per*arenaBytesPerEntry, 2*maxCachedBytes))
+		s.slots = offheap.Slice[slot](mem, per)
+		s.data = offheap.Bytes(mem, arena)
 		s.head, s.tail, s.cap = -1, -1, per
 	}
 	return c

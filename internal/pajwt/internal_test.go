@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -197,9 +198,9 @@ func TestTokenCacheArena(t *testing.T) {
 	}
 }
 
-// A slot must hold no pointer: that is what keeps a full cache out of the
-// collector's mark work. Adding a string or slice field to claimFacts or
-// slot fails here.
+// A slot must hold no pointer: slots live outside the Go heap, where the
+// collector would not see a pointer and would free what it points to.
+// Adding a string or slice field to claimFacts or slot fails here.
 func TestCacheSlotHasNoPointers(t *testing.T) {
 	var check func(reflect.Type, string)
 	check = func(ty reflect.Type, path string) {
@@ -218,6 +219,37 @@ func TestCacheSlotHasNoPointers(t *testing.T) {
 	}
 	check(reflect.TypeFor[slot](), "slot")
 	check(reflect.TypeFor[[32]byte](), "key")
+}
+
+// A full default-size cache keeps its slots and strings outside the Go
+// heap: filling 65,536 entries of about 300 bytes grows the collector's
+// heap by its index maps only (a few MB), not by the ≈ 50 MB of entries,
+// so it neither raises the heap goal nor adds spans to sweep.
+func TestFullCacheStaysOffTheGoHeap(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the mapping is checked on Linux")
+	}
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	const n = 65536
+	c := newTokenCache(n)
+	v := cachedToken{sig: strings.Repeat("s", 86), kid: "k1", keyKID: "k1"}
+	v.claims.iss, v.claims.sub, v.claims.aud = "https://pa.example", strings.Repeat("u", 40), "https://brand.example"
+	for i := range n {
+		v.claims.jti = fmt.Sprintf("%0100d", i)
+		key := sha256.Sum256([]byte(v.claims.jti))
+		c.put(&key, &v)
+	}
+	if got := c.len(); got < n*9/10 {
+		t.Fatalf("cache holds %d entries, want about %d", got, n)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	if grew := int64(m1.HeapAlloc) - int64(m0.HeapAlloc); grew > 16<<20 {
+		t.Fatalf("a full cache grew the Go heap by %d MB; want its index only (< 16 MB)", grew>>20)
+	}
+	runtime.KeepAlive(c)
 }
 
 // Concurrent puts, gets and removes on few shards keep the shard's books
