@@ -176,12 +176,15 @@ val() { sed -n "s/^$2=//p" "$tmp/$1.env" 2>/dev/null; }
 
 # The transports: NAME|LABEL|TARGET (new token, × raw)|loadgen arguments.
 # "@native" in the arguments stands for the native gRPC port's URL.
+# HTTP/1.1 rows use -client http1: connect-go over net/http's client spent
+# as much CPU per call as pactd and, at half the peak, milliseconds of its
+# own queueing in the tail (docs/benchmarks.md §2.9).
 transport_table='native|native gRPC port, gRPC (grpc-go)|0.70|-protocol grpc -client grpc-go -verify-addr @native
 grpc|main port, gRPC (connect-go, h2c)|0.55|-protocol grpc -client connect-go
 connect|main port, Connect binary, HTTP/2|0.55|-protocol connect
 json2|main port, Connect JSON, HTTP/2|0.55|-protocol connect -codec json
-proto1|main port, Connect binary, HTTP/1.1|0.55|-protocol connect -http 1.1
-json1|main port, Connect JSON, HTTP/1.1|0.55|-protocol connect -codec json -http 1.1'
+proto1|main port, Connect binary, HTTP/1.1|0.55|-protocol connect -http 1.1 -client http1
+json1|main port, Connect JSON, HTTP/1.1|0.55|-protocol connect -codec json -http 1.1 -client http1'
 field() { # NAME FIELD(2..4): one column of the transport table
 	printf '%s\n' "$transport_table" | awk -F'|' -v n="$1" -v f="$2" '$1 == n { print $f }'
 }
@@ -240,6 +243,26 @@ for t in $TRANSPORTS; do
 	measure "rate_$t" -mode new "${targs[@]}" -c "$RATE_CONC" -d "${RATE_SECONDS}s" -rate "$rate" -pool "$POOL"
 done
 
+# The transport's own tail: the bare floor again, open loop at each
+# transport's 50 % rate, same client and workers, so each p99 has beside it
+# what the load generator, the transport and the machine give with no pactd
+# code at that rate.
+echo "== bare floor at each 50 % rate ($pinning)"
+env GOMAXPROCS=1 "${server_pin[@]}" "$LG" -serve-bare "main=127.0.0.1:$bport,grpc=127.0.0.1:$bgport" >"$tmp/bare.log" 2>&1 &
+bare_pid=$!
+for _ in $(seq 50); do grep -q "bare grpc-go" "$tmp/bare.log" 2>/dev/null && break; sleep 0.1; done
+for t in $TRANSPORTS; do
+	# shellcheck disable=SC2046 # the arguments are words
+	env PACT_ADMIN_TOKEN="$ADMIN" PACT_FRONTEND_TOKEN="$FRONT" "${client_pin[@]}" "$LG" -addr "$url" \
+		-jwks-addr "127.0.0.1:$jwks_port" -key-file "$tmp/pa.pem" -server-pid "$bare_pid" -out "$tmp/bare_rate_$t.env" \
+		-mode floor -c "$RATE_CONC" -d "${RATE_SECONDS}s" -rate "$(val "rate_$t" rate)" \
+		$(args_for "$t" "http://127.0.0.1:$bgport" "http://127.0.0.1:$bport") \
+		>"$tmp/bare_rate_$t.txt" 2>&1 || echo "bare_rate_$t failed: $(tail -n 1 "$tmp/bare_rate_$t.txt")" >&2
+	echo "bare_rate_$t: $(grep -E 'latency ms' "$tmp/bare_rate_$t.txt" | tr -s ' ')"
+done
+kill -TERM "$bare_pid" 2>/dev/null || true
+wait "$bare_pid" 2>/dev/null || true
+
 # ---- the tables
 raw=$(val raw raw_per_s)
 raw_cpu=$(val raw raw_per_cpu_s)
@@ -255,8 +278,8 @@ awk -v c="$SERVER_CPU" -v r="$raw" -v rc="$raw_cpu" 'BEGIN {
 echo
 echo "pactd's CPU per call (from /proc), and in brackets requests/s. \"bare\" is the transport alone (-serve-bare)."
 echo
-echo "| transport | bare floor | pactd floor | new token = floor + verification | new × raw (target) | repeat token (× floor, target ≤ 1.25) | 50 % load: rate, p50 / p99 / p99.9 ms (target p99 < 5); pactd's GC in the run |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| transport | bare floor | pactd floor | new token = floor + verification | new × raw (target) | repeat token (× floor, target ≤ 1.25) | 50 % load: rate, p50 / p99 / p99.9 ms (target p99 < 5); pactd's GC in the run | bare floor at the same rate: p50 / p99 / p99.9 ms |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 for t in $TRANSPORTS; do
 	label=$(field "$t" 2)
 	target=$(field "$t" 3)
@@ -266,6 +289,7 @@ for t in $TRANSPORTS; do
 		-v n="$(us "new_$t")" -v nrps="$(val "new_$t" rps)" -v nok="$(val "new_$t" valid)" \
 		-v r="$(us "repeat_$t")" -v rrps="$(val "repeat_$t" rps)" -v rok="$(val "repeat_$t" valid)" \
 		-v rate="$(val "rate_$t" rate)" -v done="$(val "rate_$t" rps)" -v p50="$(val "rate_$t" p50_ms)" -v p99="$(val "rate_$t" p99_ms)" -v p999="$(val "rate_$t" p999_ms)" -v qok="$(val "rate_$t" valid)" \
+		-v bq50="$(val "bare_rate_$t" p50_ms)" -v bq99="$(val "bare_rate_$t" p99_ms)" -v bq999="$(val "bare_rate_$t" p999_ms)" -v bqok="$(val "bare_rate_$t" valid)" \
 		-v gcn="$(val "rate_$t" server_gc_cycles)" -v gcp="$(val "rate_$t" server_gc_pause_ms)" -v gcmax="$(val "rate_$t" server_gc_pause_max_ms)" -v gcmark="$(val "rate_$t" server_gc_mark_cpu_ms)" -v lgc="$(val "rate_$t" client_gc_cycles)" -v lgogc="$(val "rate_$t" client_gogc)" '
 	function cell(ok, u, rps) { return ok != "true" ? "INVALID" : sprintf("%.0f µs (%s/s)", u, rps) }
 	BEGIN {
@@ -275,7 +299,8 @@ for t in $TRANSPORTS; do
 		newx = (nok != "true" ? "INVALID" : sprintf("**%.2f** (≥ %s: %s; by CPU %.2f; raw %s/s)", x, tg, x >= tg ? "met" : sprintf("missed by %.0f %%", 100 * (1 - x / tg)), xc, raw))
 		rep = (rok != "true" || fok != "true" ? "INVALID" : sprintf("%.0f µs (%s/s), **%.2f ×** floor: %s", r, rrps, r / f, r / f <= 1.25 ? "met" : "missed"))
 		q = (qok != "true" ? "INVALID" : sprintf("%s/s (%s done): %s / **%s** / %s (%s); GC: %s cycles, %s ms paused (longest %s), %s ms of mark CPU; loadgen GC: %s cycles (GOGC %s)", rate, done, p50, p99, p999, p99 < 5 ? "met" : "missed", gcn, gcp, gcmax, gcmark, lgc, lgogc == 0 ? "default" : lgogc))
-		printf "| %s | %s | %s | %s = floor + %.0f µs | %s | %s | %s |\n", l, bare, cell(fok, f, frps), cell(nok, n, nrps), n - f, newx, rep, q
+		bq = (bqok != "true" ? "—" : sprintf("%s / %s / %s", bq50, bq99, bq999))
+		printf "| %s | %s | %s | %s = floor + %.0f µs | %s | %s | %s | %s |\n", l, bare, cell(fok, f, frps), cell(nok, n, nrps), n - f, newx, rep, q, bq
 	}'
 done
 echo
