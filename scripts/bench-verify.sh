@@ -63,8 +63,10 @@ started=$(date +%s)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bench-verify.XXXXXX")
 pid=""
 lg_pid=""
+bare_pid=""
 cleanup() {
 	if [ -n "$lg_pid" ]; then kill -TERM "$lg_pid" 2>/dev/null || true; fi
+	if [ -n "$bare_pid" ]; then kill -TERM "$bare_pid" 2>/dev/null || true; fi
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
 		kill -TERM "$pid" 2>/dev/null || true
 		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -205,23 +207,39 @@ done
 echo "== raw ES256 verify/s on CPU $SERVER_CPU (pactd idle), ${RAW_SECONDS}s"
 "${server_pin[@]}" "$LG" -raw -d "${RAW_SECONDS}s" -out "$tmp/raw.env"
 
-# The bare floors, with pactd idle on the same CPU.
+# The bare floor: the transports' libraries answering a fixed refusal, with
+# pactd idle on the same CPU, pinned and limited like pactd.
 bport=$("$LG" -free-port)
 bgport=$("$LG" -free-port)
-echo "== bare floor: net/http + connect-go on 127.0.0.1:$bport, grpc-go on 127.0.0.1:$bgport ($pinning)"
-env GOMAXPROCS=1 "${server_pin[@]}" "$LG" -serve-bare "main=127.0.0.1:$bport,grpc=127.0.0.1:$bgport" >"$tmp/bare.log" 2>&1 &
-bare_pid=$!
-for _ in $(seq 50); do grep -q "bare grpc-go" "$tmp/bare.log" 2>/dev/null && break; sleep 0.1; done
-for t in $TRANSPORTS; do
+bare_start() {
+	env GOMAXPROCS=1 "${server_pin[@]}" "$LG" -serve-bare "main=127.0.0.1:$bport,grpc=127.0.0.1:$bgport" >"$tmp/bare.log" 2>&1 &
+	bare_pid=$!
+	for _ in $(seq 50); do grep -q "bare grpc-go" "$tmp/bare.log" 2>/dev/null && break; sleep 0.1; done
+}
+bare_stop() {
+	kill -TERM "$bare_pid" 2>/dev/null || true
+	wait "$bare_pid" 2>/dev/null || true
+	bare_pid=""
+}
+# bare_run NAME TRANSPORT ARGS...: one -mode floor run of TRANSPORT's wire
+# against the bare floor into $tmp/NAME.{env,txt}; a failure is reported,
+# not fatal.
+bare_run() {
+	local name=$1 t=$2
+	shift 2
 	# shellcheck disable=SC2046 # the arguments are words
 	env PACT_ADMIN_TOKEN="$ADMIN" PACT_FRONTEND_TOKEN="$FRONT" "${client_pin[@]}" "$LG" -addr "$url" \
-		-jwks-addr "127.0.0.1:$jwks_port" -key-file "$tmp/pa.pem" -server-pid "$bare_pid" -out "$tmp/bare_$t.env" \
-		-mode floor -c "$CONC" -d "${PEAK}s" $(args_for "$t" "http://127.0.0.1:$bgport" "http://127.0.0.1:$bport") \
-		>"$tmp/bare_$t.txt" 2>&1 || echo "bare_$t failed: $(tail -n 1 "$tmp/bare_$t.txt")" >&2
+		-jwks-addr "127.0.0.1:$jwks_port" -key-file "$tmp/pa.pem" -server-pid "$bare_pid" -out "$tmp/$name.env" \
+		-mode floor "$@" $(args_for "$t" "http://127.0.0.1:$bgport" "http://127.0.0.1:$bport") \
+		>"$tmp/$name.txt" 2>&1 || echo "$name failed: $(tail -n 1 "$tmp/$name.txt")" >&2
+}
+echo "== bare floor: net/http + connect-go on 127.0.0.1:$bport, grpc-go on 127.0.0.1:$bgport ($pinning)"
+bare_start
+for t in $TRANSPORTS; do
+	bare_run "bare_$t" "$t" -c "$CONC" -d "${PEAK}s"
 	echo "bare_$t: $(grep -E 'requests' "$tmp/bare_$t.txt" | tr -s ' ')"
 done
-kill -TERM "$bare_pid" 2>/dev/null || true
-wait "$bare_pid" 2>/dev/null || true
+bare_stop
 
 common=(-c "$CONC" -d "${PEAK}s" -pool "$POOL")
 for t in $TRANSPORTS; do
@@ -248,20 +266,12 @@ done
 # what the load generator, the transport and the machine give with no pactd
 # code at that rate.
 echo "== bare floor at each 50 % rate ($pinning)"
-env GOMAXPROCS=1 "${server_pin[@]}" "$LG" -serve-bare "main=127.0.0.1:$bport,grpc=127.0.0.1:$bgport" >"$tmp/bare.log" 2>&1 &
-bare_pid=$!
-for _ in $(seq 50); do grep -q "bare grpc-go" "$tmp/bare.log" 2>/dev/null && break; sleep 0.1; done
+bare_start
 for t in $TRANSPORTS; do
-	# shellcheck disable=SC2046 # the arguments are words
-	env PACT_ADMIN_TOKEN="$ADMIN" PACT_FRONTEND_TOKEN="$FRONT" "${client_pin[@]}" "$LG" -addr "$url" \
-		-jwks-addr "127.0.0.1:$jwks_port" -key-file "$tmp/pa.pem" -server-pid "$bare_pid" -out "$tmp/bare_rate_$t.env" \
-		-mode floor -c "$RATE_CONC" -d "${RATE_SECONDS}s" -rate "$(val "rate_$t" rate)" \
-		$(args_for "$t" "http://127.0.0.1:$bgport" "http://127.0.0.1:$bport") \
-		>"$tmp/bare_rate_$t.txt" 2>&1 || echo "bare_rate_$t failed: $(tail -n 1 "$tmp/bare_rate_$t.txt")" >&2
+	bare_run "bare_rate_$t" "$t" -c "$RATE_CONC" -d "${RATE_SECONDS}s" -rate "$(val "rate_$t" rate)"
 	echo "bare_rate_$t: $(grep -E 'latency ms' "$tmp/bare_rate_$t.txt" | tr -s ' ')"
 done
-kill -TERM "$bare_pid" 2>/dev/null || true
-wait "$bare_pid" 2>/dev/null || true
+bare_stop
 
 # ---- the tables
 raw=$(val raw raw_per_s)
