@@ -312,7 +312,7 @@ for t in $TRANSPORTS; do
 		xc = 1e6 / n / rawcpu
 		newx = (nok != "true" ? "INVALID" : sprintf("**%.2f** (≥ %s: %s; by CPU %.2f; raw %s/s)", x, tg, x >= tg ? "met" : sprintf("missed by %.0f %%", 100 * (1 - x / tg)), xc, raw))
 		rep = (rok != "true" || fok != "true" ? "INVALID" : sprintf("%.0f µs (%s/s), **%.2f ×** floor: %s", r, rrps, r / f, r / f <= 1.25 ? "met" : "missed"))
-		q = (qok != "true" ? "INVALID" : sprintf("%s/s (%s done): %s / **%s** / %s (%s); pactd %.0f %% busy, %.0f µs per call; raw %s/s before, %s/s right after; GC: %s cycles, %s ms paused (longest %s), %s ms of mark CPU; loadgen GC: %s cycles (GOGC %s)", rate, done, p50, p99, p999, p99 < 5 ? "met" : "missed", 100 * qcpu, qus, raw, rawafter == "" ? "?" : rawafter, gcn, gcp, gcmax, gcmark, lgc, lgogc == 0 ? "default" : lgogc))
+		q = (qok != "true" ? "INVALID" : sprintf("%s/s (%s done): %s / **%s** / %s (%s); pactd %.0f %% busy, %.0f µs per call; raw %s/s with the peak, %s/s right after; GC: %s cycles, %s ms paused (longest %s), %s ms of mark CPU; loadgen GC: %s cycles (GOGC %s)", rate, done, p50, p99, p999, p99 < 5 ? "met" : "missed", 100 * qcpu, qus, raw, rawafter == "" ? "?" : rawafter, gcn, gcp, gcmax, gcmark, lgc, lgogc == 0 ? "default" : lgogc))
 		bq = (bqok != "true" ? "—" : sprintf("%s / %s / %s", bq50, bq99, bq999))
 		printf "| %s | %s | %s | %s = floor + %.0f µs | %s | %s | %s | %s |\n", l, bare, cell(fok, f, frps), cell(nok, n, nrps), n - f, newx, rep, q, bq
 	}'
