@@ -304,7 +304,8 @@ for t in $TRANSPORTS; do
 		-v rate="$(val "rate_$t" rate)" -v done="$(val "rate_$t" rps)" -v p50="$(val "rate_$t" p50_ms)" -v p99="$(val "rate_$t" p99_ms)" -v p999="$(val "rate_$t" p999_ms)" -v qok="$(val "rate_$t" valid)" \
 		-v bq50="$(val "bare_rate_$t" p50_ms)" -v bq99="$(val "bare_rate_$t" p99_ms)" -v bq999="$(val "bare_rate_$t" p999_ms)" -v bqok="$(val "bare_rate_$t" valid)" \
 		-v gcn="$(val "rate_$t" server_gc_cycles)" -v gcp="$(val "rate_$t" server_gc_pause_ms)" -v gcmax="$(val "rate_$t" server_gc_pause_max_ms)" -v gcmark="$(val "rate_$t" server_gc_mark_cpu_ms)" -v lgc="$(val "rate_$t" client_gc_cycles)" -v lgogc="$(val "rate_$t" client_gogc)" \
-		-v qcpu="$(val "rate_$t" server_cpu)" -v qus="$(us "rate_$t")" -v rawafter="$(val "rawafter_$t" raw_per_s)" '
+		-v qcpu="$(val "rate_$t" server_cpu)" -v qus="$(us "rate_$t")" -v rawafter="$(val "rawafter_$t" raw_per_s)" \
+		-v qcs="$(val "rate_$t" server_switches_per_req)" -v qrd="$(val "rate_$t" server_reads_per_req)" -v qwr="$(val "rate_$t" server_writes_per_req)" '
 	function cell(ok, u, rps) { return ok != "true" ? "INVALID" : sprintf("%.0f µs (%s/s)", u, rps) }
 	BEGIN {
 		bare = (bok == "true" ? sprintf("%.0f µs (%s/s)", b, brps) : "—")
@@ -312,7 +313,7 @@ for t in $TRANSPORTS; do
 		xc = 1e6 / n / rawcpu
 		newx = (nok != "true" ? "INVALID" : sprintf("**%.2f** (≥ %s: %s; by CPU %.2f; raw %s/s)", x, tg, x >= tg ? "met" : sprintf("missed by %.0f %%", 100 * (1 - x / tg)), xc, raw))
 		rep = (rok != "true" || fok != "true" ? "INVALID" : sprintf("%.0f µs (%s/s), **%.2f ×** floor: %s", r, rrps, r / f, r / f <= 1.25 ? "met" : "missed"))
-		q = (qok != "true" ? "INVALID" : sprintf("%s/s (%s done): %s / **%s** / %s (%s); pactd %.0f %% busy, %.0f µs per call; raw %s/s with the peak, %s/s right after; GC: %s cycles, %s ms paused (longest %s), %s ms of mark CPU; loadgen GC: %s cycles (GOGC %s)", rate, done, p50, p99, p999, p99 < 5 ? "met" : "missed", 100 * qcpu, qus, raw, rawafter == "" ? "?" : rawafter, gcn, gcp, gcmax, gcmark, lgc, lgogc == 0 ? "default" : lgogc))
+		q = (qok != "true" ? "INVALID" : sprintf("%s/s (%s done): %s / **%s** / %s (%s); pactd %.0f %% busy, %.0f µs per call (%s context switches, %s reads, %s writes); raw %s/s with the peak, %s/s right after; GC: %s cycles, %s ms paused (longest %s), %s ms of mark CPU; loadgen GC: %s cycles (GOGC %s)", rate, done, p50, p99, p999, p99 < 5 ? "met" : "missed", 100 * qcpu, qus, qcs == "" ? "?" : qcs, qrd == "" ? "?" : qrd, qwr == "" ? "?" : qwr, raw, rawafter == "" ? "?" : rawafter, gcn, gcp, gcmax, gcmark, lgc, lgogc == 0 ? "default" : lgogc))
 		bq = (bqok != "true" ? "—" : sprintf("%s / %s / %s", bq50, bq99, bq999))
 		printf "| %s | %s | %s | %s = floor + %.0f µs | %s | %s | %s | %s |\n", l, bare, cell(fok, f, frps), cell(nok, n, nrps), n - f, newx, rep, q, bq
 	}'

@@ -470,16 +470,27 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 	pace := paceCollector(o.gcBudget)
 	cpu0 := cpuTime()
 	srv0, srvErr := loadstat.ProcCPU(o.serverPID)
+	sch0, schErr := loadstat.ProcSched(o.serverPID)
 	res := drive(ctx, loadSpec{workers: o.workers, duration: o.duration, maxReqs: o.maxReqs, rate: o.rate, grace: grace}, fns, pool.authz)
 	ownGC := pace.cycles()
 	cpu1 := cpuTime()
 	srv1, srvErr1 := loadstat.ProcCPU(o.serverPID)
+	sch1, schErr1 := loadstat.ProcSched(o.serverPID)
 	clientCPU := (cpu1 - cpu0).Seconds() / res.wall.Seconds()
 	clientUS := 1e6 * (cpu1 - cpu0).Seconds() / float64(max(res.requests, 1))
 	serverCPU, serverUS := -1.0, -1.0
 	if o.serverPID > 0 && srvErr == nil && srvErr1 == nil {
 		serverCPU = (srv1 - srv0).Seconds() / res.wall.Seconds()
 		serverUS = 1e6 * (srv1 - srv0).Seconds() / float64(max(res.requests, 1))
+	}
+	// Context switches and read/write system calls per request: where a
+	// rise in CPU per request at a moderate rate goes (docs/benchmarks.md
+	// §2.10-2.11); -1 when /proc could not be read.
+	perReq := func(n uint64) float64 { return float64(n) / float64(max(res.requests, 1)) }
+	srvSwitches, srvReads, srvWrites := -1.0, -1.0, -1.0
+	if o.serverPID > 0 && schErr == nil && schErr1 == nil {
+		d := sch1.Sub(sch0)
+		srvSwitches, srvReads, srvWrites = perReq(d.Switches), perReq(d.Reads), perReq(d.Writes)
 	}
 	valid := res.failures == 0 && res.requests > 0 && ctx.Err() == nil
 	mem := serverMemory(ctx, o.addr, admin, o.serverPID)
@@ -505,6 +516,9 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 	fmt.Fprintf(stdout, "  cpu: loadgen %.0f%% of one core (%.1f µs/request)", 100*clientCPU, clientUS)
 	if serverCPU >= 0 {
 		fmt.Fprintf(stdout, ", pactd %.0f%% of one core (%.1f µs/request)", 100*serverCPU, serverUS)
+	}
+	if srvSwitches >= 0 {
+		fmt.Fprintf(stdout, "; pactd per request: %.2f context switches, %.2f reads, %.2f writes", srvSwitches, srvReads, srvWrites)
 	}
 	fmt.Fprintf(stdout, "; JWKS fetches during the run: %d\n", pa.fetches.Load()-fetches0)
 	fmt.Fprintf(stdout, "  loadgen's collector: %d cycles, %s\n", ownGC, pace)
@@ -541,6 +555,8 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		{"lag_p99_ms", ms(res.lagP99)}, {"late", fmt.Sprint(res.late)},
 		{"client_cpu", fmt.Sprintf("%.2f", clientCPU)}, {"server_cpu", fmt.Sprintf("%.2f", serverCPU)},
 		{"client_us_per_req", fmt.Sprintf("%.1f", clientUS)}, {"server_us_per_req", fmt.Sprintf("%.1f", serverUS)},
+		{"server_switches_per_req", fmt.Sprintf("%.2f", srvSwitches)},
+		{"server_reads_per_req", fmt.Sprintf("%.2f", srvReads)}, {"server_writes_per_req", fmt.Sprintf("%.2f", srvWrites)},
 		{"server_rss_kb", fmt.Sprint(mem.rssKB)}, {"server_heap_inuse", fmt.Sprint(mem.heapInuse)},
 		{"server_cache_entries", fmt.Sprint(mem.cacheEntries)},
 		{"server_gc_cycles", fmt.Sprint(gcCycles)}, {"server_gc_pause_ms", fmt.Sprintf("%.3f", 1e3*gcPause)},

@@ -1,6 +1,6 @@
 // Package loadstat holds what pactd's load generators (cmd/pactd-loadgen,
-// cmd/pactd-peerload) share: latency quantiles, a process's CPU time from
-// /proc, the key=value result files the benchmark scripts read, failure
+// cmd/pactd-peerload) share: latency quantiles, a process's CPU time,
+// context switches and system calls from /proc, the key=value result files the benchmark scripts read, failure
 // summaries and the HTTP/1.1 client they drive servers with; and the CPU
 // meter the in-process benchmarks report with (Meter).
 package loadstat
@@ -60,6 +60,102 @@ func ParseStat(s string) (time.Duration, error) {
 		return 0, err
 	}
 	return time.Duration(ut+st) * clockTick, nil
+}
+
+// Sched is what a process cost the kernel beyond CPU time: context
+// switches (voluntary and involuntary, over its threads) and read and
+// write system calls (any file, socket or pipe, the process's whole life).
+// At a moderate rate each request pays its own wake-up, read and write
+// (docs/benchmarks.md §2.10), so these per request say where a rise in CPU
+// per request came from.
+type Sched struct {
+	Switches, Reads, Writes uint64
+}
+
+// Sub returns s - o, field by field.
+func (s Sched) Sub(o Sched) Sched {
+	return Sched{s.Switches - o.Switches, s.Reads - o.Reads, s.Writes - o.Writes}
+}
+
+// ProcSched reads process pid's Sched from /proc/<pid>/task/*/status (the
+// switch counts are per thread) and /proc/<pid>/io (syscr, syscw). Reading
+// another user's io file needs the right to ptrace it.
+func ProcSched(pid int) (Sched, error) {
+	dir := "/proc/" + strconv.Itoa(pid)
+	b, err := os.ReadFile(dir + "/io")
+	if err != nil {
+		return Sched{}, err
+	}
+	s, err := ParseIO(string(b))
+	if err != nil {
+		return Sched{}, err
+	}
+	tasks, err := os.ReadDir(dir + "/task")
+	if err != nil {
+		return Sched{}, err
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/task/" + t.Name() + "/status")
+		if err != nil {
+			continue // the thread exited between the listing and the read
+		}
+		n, err := ParseSwitches(string(b))
+		if err != nil {
+			return Sched{}, err
+		}
+		s.Switches += n
+	}
+	return s, nil
+}
+
+// ParseIO reads syscr and syscw from the text of /proc/<pid>/io into a
+// Sched's Reads and Writes.
+func ParseIO(text string) (Sched, error) {
+	var s Sched
+	var seen int
+	for _, line := range strings.Split(text, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "syscr" && k != "syscw") {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return Sched{}, errors.New("unexpected /proc io format")
+		}
+		if k == "syscr" {
+			s.Reads = n
+		} else {
+			s.Writes = n
+		}
+		seen++
+	}
+	if seen != 2 {
+		return Sched{}, errors.New("unexpected /proc io format")
+	}
+	return s, nil
+}
+
+// ParseSwitches returns voluntary_ctxt_switches + nonvoluntary_ctxt_switches
+// from the text of a /proc status file.
+func ParseSwitches(text string) (uint64, error) {
+	var sum uint64
+	var seen int
+	for _, line := range strings.Split(text, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || (k != "voluntary_ctxt_switches" && k != "nonvoluntary_ctxt_switches") {
+			continue
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return 0, errors.New("unexpected /proc status format")
+		}
+		sum += n
+		seen++
+	}
+	if seen != 2 {
+		return 0, errors.New("unexpected /proc status format")
+	}
+	return sum, nil
 }
 
 // WriteKV writes key=value lines to path (nothing when path is empty).

@@ -47,6 +47,62 @@ func TestParseStat(t *testing.T) {
 	}
 }
 
+func TestParseIOAndSwitches(t *testing.T) {
+	// /proc/<pid>/io and status as proc(5) documents them (status trimmed).
+	io := "rchar: 323934931\nwchar: 323929600\nsyscr: 632687\nsyscw: 632675\nread_bytes: 0\nwrite_bytes: 323932160\ncancelled_write_bytes: 0\n"
+	s, err := ParseIO(io)
+	if err != nil || s != (Sched{Reads: 632687, Writes: 632675}) {
+		t.Fatalf("ParseIO = %+v, %v; want reads 632687, writes 632675", s, err)
+	}
+	status := "Name:\tpactd\nState:\tS (sleeping)\nThreads:\t7\nvoluntary_ctxt_switches:\t150\nnonvoluntary_ctxt_switches:\t545\n"
+	if n, err := ParseSwitches(status); err != nil || n != 695 {
+		t.Fatalf("ParseSwitches = %d, %v; want 695", n, err)
+	}
+	for _, bad := range []string{"", "syscr: 1\n", "syscr: x\nsyscw: 2\n"} {
+		if _, err := ParseIO(bad); err == nil || err.Error() != "unexpected /proc io format" {
+			t.Errorf("ParseIO(%q) = %v, want unexpected /proc io format", bad, err)
+		}
+	}
+	for _, bad := range []string{"", "voluntary_ctxt_switches:\t1\n", "voluntary_ctxt_switches:\t-1\nnonvoluntary_ctxt_switches:\t2\n"} {
+		if _, err := ParseSwitches(bad); err == nil || err.Error() != "unexpected /proc status format" {
+			t.Errorf("ParseSwitches(%q) = %v, want unexpected /proc status format", bad, err)
+		}
+	}
+	if d := (Sched{5, 7, 9}).Sub(Sched{1, 2, 3}); d != (Sched{4, 5, 6}) {
+		t.Errorf("Sub = %+v, want {4 5 6}", d)
+	}
+	// This process: a sleep is a voluntary switch, a pipe's write and read
+	// are one system call each at least.
+	before, err := ProcSched(os.Getpid())
+	if err != nil {
+		t.Fatalf("ProcSched(self): %v", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if _, err := w.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Read(make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	after, err := ProcSched(os.Getpid())
+	if err != nil {
+		t.Fatalf("ProcSched(self): %v", err)
+	}
+	d := after.Sub(before)
+	if d.Switches < 1 || d.Reads < 1 || d.Writes < 1 {
+		t.Errorf("ProcSched(self) moved by %+v over a pipe round trip and a sleep; want at least one of each", d)
+	}
+	if _, err := ProcSched(-1); err == nil {
+		t.Error("ProcSched(-1): want an error")
+	}
+}
+
 func TestWriteKV(t *testing.T) {
 	if err := WriteKV("", [][2]string{{"a", "1"}}); err != nil {
 		t.Fatalf("empty path: %v", err)
