@@ -6,7 +6,8 @@
 #   BENCH_AB_RATE=5000 BENCH_AB_ROUNDS=8 bash scripts/bench-ab.sh 'a=' 'b=GODEBUG=schedtrace=2147483647'
 #
 # Each argument is NAME=VARS: a label and the space-separated VAR=value
-# pairs added to pactd's environment (none for pactd's defaults). This VM's
+# pairs added to pactd's environment (none for pactd's defaults); values
+# are letters, digits and _.,:=/+- only (no quoting, no globbing). This VM's
 # speed drifts by a fifth over minutes and one 15 s run's p99 at two thirds
 # busy spans a factor of four with the same binary (docs/benchmarks.md
 # §2.10), so one run of each decides nothing: the settings run in turn,
@@ -58,7 +59,7 @@ for a in "$@"; do
 	names+=("${a%%=*}")
 	envs+=("${a#*=}")
 	for kv in ${a#*=}; do
-		if ! [[ $kv =~ ^[A-Z_][A-Z0-9_]*=[^[:space:]]*$ ]] || [[ $kv == PACT_* ]]; then
+		if ! [[ $kv =~ ^[A-Z_][A-Z0-9_]*=[A-Za-z0-9_.,:=/+-]*$ ]] || [[ $kv == PACT_* ]]; then
 			echo "bench-ab: '$kv' is not VAR=value (PACT_ settings belong in pactd's configuration, not here)" >&2
 			exit 2
 		fi
