@@ -111,51 +111,52 @@ func ProcSched(pid int) (Sched, error) {
 // ParseIO reads syscr and syscw from the text of /proc/<pid>/io into a
 // Sched's Reads and Writes.
 func ParseIO(text string) (Sched, error) {
-	var s Sched
-	var seen int
-	for _, line := range strings.Split(text, "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || (k != "syscr" && k != "syscw") {
-			continue
-		}
-		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return Sched{}, errors.New("unexpected /proc io format")
-		}
-		if k == "syscr" {
-			s.Reads = n
-		} else {
-			s.Writes = n
-		}
-		seen++
+	v, err := procFields(text, "io", "syscr", "syscw")
+	if err != nil {
+		return Sched{}, err
 	}
-	if seen != 2 {
-		return Sched{}, errors.New("unexpected /proc io format")
-	}
-	return s, nil
+	return Sched{Reads: v[0], Writes: v[1]}, nil
 }
 
 // ParseSwitches returns voluntary_ctxt_switches + nonvoluntary_ctxt_switches
 // from the text of a /proc status file.
 func ParseSwitches(text string) (uint64, error) {
-	var sum uint64
-	var seen int
+	v, err := procFields(text, "status", "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")
+	if err != nil {
+		return 0, err
+	}
+	return v[0] + v[1], nil
+}
+
+// procFields returns the unsigned values of keys, in their order, from
+// "key: value" lines of a /proc file (file names it in the error); each
+// key must be there once.
+func procFields(text, file string, keys ...string) ([]uint64, error) {
+	bad := errors.New("unexpected /proc " + file + " format")
+	vals := make([]uint64, len(keys))
+	seen := make([]bool, len(keys))
 	for _, line := range strings.Split(text, "\n") {
 		k, v, ok := strings.Cut(line, ":")
-		if !ok || (k != "voluntary_ctxt_switches" && k != "nonvoluntary_ctxt_switches") {
+		if !ok {
 			continue
 		}
-		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return 0, errors.New("unexpected /proc status format")
+		for i, key := range keys {
+			if k != key {
+				continue
+			}
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			if err != nil || seen[i] {
+				return nil, bad
+			}
+			vals[i], seen[i] = n, true
 		}
-		sum += n
-		seen++
 	}
-	if seen != 2 {
-		return 0, errors.New("unexpected /proc status format")
+	for _, ok := range seen {
+		if !ok {
+			return nil, bad
+		}
 	}
-	return sum, nil
+	return vals, nil
 }
 
 // WriteKV writes key=value lines to path (nothing when path is empty).

@@ -58,7 +58,7 @@ func TestParseIOAndSwitches(t *testing.T) {
 	if n, err := ParseSwitches(status); err != nil || n != 695 {
 		t.Fatalf("ParseSwitches = %d, %v; want 695", n, err)
 	}
-	for _, bad := range []string{"", "syscr: 1\n", "syscr: x\nsyscw: 2\n"} {
+	for _, bad := range []string{"", "syscr: 1\n", "syscr: x\nsyscw: 2\n", "syscr: 1\nsyscr: 2\nsyscw: 3\n"} {
 		if _, err := ParseIO(bad); err == nil || err.Error() != "unexpected /proc io format" {
 			t.Errorf("ParseIO(%q) = %v, want unexpected /proc io format", bad, err)
 		}
