@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"pactd/db"
 	"pactd/internal/buildinfo"
 	"pactd/internal/config"
+	"pactd/internal/sysmonprio"
 	"pactd/internal/tracing"
 	"pactd/server"
 )
@@ -164,6 +166,18 @@ func serve(ctx context.Context, cfg config.Config, env []string, stdout, stderr 
 			log.Warn("flush traces", slog.String("error", err.Error()))
 		}
 	}()
+	// On one CPU every wake-up of the runtime's sysmon thread would preempt
+	// the thread serving a request (docs/benchmarks.md §2.11).
+	if cfg.SysmonBatch && sysmonprio.Supported && runtime.GOMAXPROCS(0) == 1 {
+		if tid, err := sysmonprio.Batch(); err != nil {
+			log.Warn("could not move the Go runtime's sysmon thread to SCHED_BATCH (PACT_SYSMON_BATCH=off skips this)", slog.String("error", err.Error()))
+		} else {
+			log.Info("the Go runtime's sysmon thread runs in SCHED_BATCH", slog.Int("tid", tid))
+			go sysmonprio.Keep(ctx, tid, time.Second, func(n int) {
+				log.Debug("threads started by sysmon returned to SCHED_NORMAL", slog.Int("threads", n))
+			})
+		}
+	}
 	srv, err := server.New(ctx, cfg, log, stdout)
 	if err != nil {
 		closeListeners()
