@@ -31,7 +31,7 @@ func Batch() (int, error) {
 }
 
 // Keep runs until ctx ends, every interval returning each thread but
-// sysmon (tid) that is in SCHED_BATCH to SCHED_OTHER, and reports how many
+// sysmon (tid) that is in SCHED_BATCH to SCHED_NORMAL, and reports how many
 // it moved to moved (which may be nil).
 func Keep(ctx context.Context, tid int, interval time.Duration, moved func(int)) {
 	t := time.NewTicker(interval)
@@ -48,8 +48,8 @@ func Keep(ctx context.Context, tid int, interval time.Duration, moved func(int))
 	}
 }
 
-// restore moves every thread under dir but keep out of SCHED_BATCH (to SCHED_NORMAL,
-// which sched(7) also calls SCHED_OTHER).
+// restore moves every thread under dir but keep out of SCHED_BATCH (to
+// SCHED_NORMAL, which sched(7) calls SCHED_OTHER).
 func restore(dir string, keep int) int {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -72,9 +72,15 @@ func restore(dir string, keep int) int {
 	return n
 }
 
-// setPolicy sets a normal (fair-class) policy at nice 0 on thread tid.
+// setPolicy sets a fair-class policy on thread tid and keeps its nice
+// value (an operator's nice -n stays as it was; lowering it would need a
+// privilege anyway).
 func setPolicy(tid int, policy uint32) error {
-	return unix.SchedSetAttr(tid, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: policy}, 0)
+	a, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return err
+	}
+	return unix.SchedSetAttr(tid, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: policy, Nice: a.Nice}, 0)
 }
 
 // find returns the earliest-started thread under dir (a /proc task

@@ -178,3 +178,34 @@ func TestBatchAndKeep(t *testing.T) {
 		t.Errorf("sysmon's policy after Keep = %d, want SCHED_BATCH still", p)
 	}
 }
+
+// TestSetPolicyKeepsNice: moving a thread between the fair policies keeps
+// the nice value it had (raising it needs no privilege, so the test can
+// set one).
+func TestSetPolicyKeepsNice(t *testing.T) {
+	done := make(chan struct{})
+	defer close(done)
+	ready := make(chan int)
+	go func() {
+		runtime.LockOSThread() // this thread exits with the goroutine: its nice goes with it
+		id := unix.Gettid()
+		if err := unix.Setpriority(unix.PRIO_PROCESS, id, 7); err != nil {
+			t.Error(err)
+		}
+		ready <- id
+		<-done
+	}()
+	id := <-ready
+	for _, p := range []uint32{unix.SCHED_BATCH, unix.SCHED_NORMAL} {
+		if err := setPolicy(id, p); err != nil {
+			t.Fatalf("setPolicy(%d): %v", p, err)
+		}
+		a, err := unix.SchedGetAttr(id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Policy != p || a.Nice != 7 {
+			t.Errorf("after setPolicy(%d): policy %d, nice %d; want policy %d, nice 7", p, a.Policy, a.Nice, p)
+		}
+	}
+}
