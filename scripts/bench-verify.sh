@@ -34,6 +34,15 @@
 # proto1 json1"), BENCH_KEEP=1 keeps the temporary directory (logs),
 # BENCH_PEERS=1 also measures OPA and Ory Hydra (scripts/bench-peers.sh).
 #
+# BENCH_PACTD_ENV adds space-separated VAR=value pairs to pactd's environment
+# only (not the load generator's, the bare floor's or the raw limit's), to
+# run the whole table under one pactd setting: BENCH_PACTD_ENV=GOGC=250.
+# Values are letters, digits and _.,:=/+- only; the settings the script
+# makes itself (listeners, data directory, credentials, PACT_DEV, log
+# level, GOMAXPROCS, BENCH_PPROF_ADDR) are refused. (GOGC exported to the
+# whole script also reaches the load generator, which then keeps it instead
+# of pacing its own collector: docs/benchmarks.md §2.12.)
+#
 # BENCH_PROFILE=1 builds pactd with a net/http/pprof listener on loopback
 # (added only to this build, through a go build -overlay file written to the
 # temporary directory; pactd's sources and its production mux are
@@ -53,6 +62,20 @@ TRANSPORTS=${BENCH_TRANSPORTS:-native grpc connect json2 proto1 json1}
 POOL=${BENCH_POOL:-200000}
 SERVER_CPU=${BENCH_SERVER_CPU:-0}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
+
+pactd_env=()
+read -r -a pactd_env <<<"${BENCH_PACTD_ENV:-}"
+for kv in "${pactd_env[@]}"; do
+	if ! [[ $kv =~ ^[A-Z_][A-Z0-9_]*=[A-Za-z0-9_.,:=/+-]*$ ]]; then
+		echo "bench-verify: BENCH_PACTD_ENV: '$kv' is not VAR=value" >&2
+		exit 2
+	fi
+	case ${kv%%=*} in PACT_LISTEN | PACT_GRPC_LISTEN | PACT_DATA_DIR | PACT_DEV | PACT_LOG_LEVEL | PACT_ADMIN_TOKEN | PACT_FRONTEND_TOKEN | GOMAXPROCS | BENCH_PPROF_ADDR)
+		echo "bench-verify: BENCH_PACTD_ENV: ${kv%%=*} is bench-verify's own setting of pactd" >&2
+		exit 2
+		;;
+	esac
+done
 
 # pactd refuses unknown PACT_* variables; start from none but ours.
 for v in $(compgen -e); do
@@ -139,7 +162,7 @@ mkdir -p "$tmp/data"
 
 echo "== start pactd on $url ($pinning)"
 env PACT_LISTEN="127.0.0.1:$port" PACT_GRPC_LISTEN="127.0.0.1:$gport" PACT_DATA_DIR="$tmp/data" PACT_DEV=true PACT_LOG_LEVEL=warn \
-	PACT_ADMIN_TOKEN="$ADMIN" PACT_FRONTEND_TOKEN="$FRONT" GOMAXPROCS=1 BENCH_PPROF_ADDR="${pprof_addr:-}" \
+	PACT_ADMIN_TOKEN="$ADMIN" PACT_FRONTEND_TOKEN="$FRONT" GOMAXPROCS=1 BENCH_PPROF_ADDR="${pprof_addr:-}" "${pactd_env[@]}" \
 	"${server_pin[@]}" "$tmp/pactd" serve >"$tmp/pactd.log" 2>&1 &
 pid=$! # env and taskset exec, so this is pactd's pid
 if ! "$LG" -addr "$url" -wait-health 20s; then
@@ -321,6 +344,7 @@ done
 echo
 echo "- machine: nproc $(nproc), ${cpu_model:-unknown CPU}, load average now $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "- $(go version), pactd $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet 2>/dev/null || echo ' (dirty tree)')"
+if [ ${#pactd_env[@]} -gt 0 ]; then echo "- added to pactd's environment only: ${pactd_env[*]}"; fi
 echo "- pactd: GOMAXPROCS=1, SQLite, $pinning; closed loop c=$CONC (one HTTP/2 connection, or one HTTP/1.1 connection per worker), open loop $RATE_CONC workers; token pool $POOL (pactd's cache holds 65,536)"
 echo "- × raw: requests/s over raw verifications/s, both wall-clock (the design's measure), the raw limit measured"
 echo "  again on the server's CPU just before each new-token run; \"by CPU\": raw CPU per verification over pactd's CPU per call."

@@ -11,9 +11,10 @@ import (
 	"time"
 )
 
-// benchAB runs scripts/bench-ab.sh with args and extra environment, from
-// the repository root and without the caller's PACT_* variables.
-func benchAB(t *testing.T, timeout time.Duration, extra []string, args ...string) (string, int) {
+// benchScript runs one of scripts/ with args and extra environment, from
+// the repository root and without the caller's PACT_* and BENCH_*
+// variables; it returns the combined output and the exit status.
+func benchScript(t *testing.T, script string, timeout time.Duration, extra []string, args ...string) (string, int) {
 	t.Helper()
 	var env []string
 	for _, kv := range os.Environ() {
@@ -23,7 +24,7 @@ func benchAB(t *testing.T, timeout time.Duration, extra []string, args ...string
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", append([]string{"scripts/bench-ab.sh"}, args...)...)
+	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
 	cmd.Dir, cmd.Env = "../..", append(env, extra...)
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
@@ -33,9 +34,15 @@ func benchAB(t *testing.T, timeout time.Duration, extra []string, args ...string
 	case errors.As(err, &exit):
 		return string(out), exit.ExitCode()
 	default:
-		t.Fatalf("bench-ab.sh: %v\n%s", err, out)
+		t.Fatalf("%s: %v\n%s", script, err, out)
 		return "", -1
 	}
+}
+
+// benchAB runs scripts/bench-ab.sh (benchScript).
+func benchAB(t *testing.T, timeout time.Duration, extra []string, args ...string) (string, int) {
+	t.Helper()
+	return benchScript(t, "scripts/bench-ab.sh", timeout, extra, args...)
 }
 
 // TestBenchABRefusesBadArguments: every malformed setting or bound is
