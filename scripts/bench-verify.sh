@@ -64,7 +64,8 @@ SERVER_CPU=${BENCH_SERVER_CPU:-0}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
 
 pactd_env=()
-read -r -a pactd_env <<<"${BENCH_PACTD_ENV:-}"
+# -d '': every line, not the first only (a newline separates pairs too).
+read -r -d '' -a pactd_env <<<"${BENCH_PACTD_ENV:-}" || true
 for kv in "${pactd_env[@]}"; do
 	if ! [[ $kv =~ ^[A-Z_][A-Z0-9_]*=[A-Za-z0-9_.,:=/+-]*$ ]]; then
 		echo "bench-verify: BENCH_PACTD_ENV: '$kv' is not VAR=value" >&2

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -26,6 +27,11 @@ func benchScript(t *testing.T, script string, timeout time.Duration, extra []str
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
 	cmd.Dir, cmd.Env = "../..", append(env, extra...)
+	// On a timeout, TERM lets the script's trap stop the pactd and load
+	// generator it started (a KILL would leave them running, pinned to the
+	// CPUs the next test measures on).
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
 	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	switch {

@@ -26,6 +26,7 @@ func TestBenchVerifyRefusesBadPactdEnv(t *testing.T) {
 		{"the script's own GOMAXPROCS", "GOGC=250 GOMAXPROCS=2", "bench-verify: BENCH_PACTD_ENV: GOMAXPROCS is bench-verify's own setting of pactd"},
 		{"the script's own data directory", "PACT_DATA_DIR=/", "bench-verify: BENCH_PACTD_ENV: PACT_DATA_DIR is bench-verify's own setting of pactd"},
 		{"the script's own PACT_DEV", "PACT_DEV=false", "bench-verify: BENCH_PACTD_ENV: PACT_DEV is bench-verify's own setting of pactd"},
+		{"the script's own setting on a second line", "GOGC=250\nGOMAXPROCS=2", "bench-verify: BENCH_PACTD_ENV: GOMAXPROCS is bench-verify's own setting of pactd"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, code := benchScript(t, "scripts/bench-verify.sh", 20*time.Second, append(benchVerifyShort, "BENCH_PACTD_ENV="+c.env))
