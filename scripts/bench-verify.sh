@@ -43,6 +43,11 @@
 # whole script also reaches the load generator, which then keeps it instead
 # of pacing its own collector: docs/benchmarks.md §2.12.)
 #
+# BENCH_NATIVE_CLIENT picks the native row's client: h2grpc (the default:
+# the load generator's minimal gRPC client, which costs the load generator
+# less and adds less of its own to the tail, docs/benchmarks.md §2.13) or
+# grpc-go (the row as measured before 2026-12-06).
+#
 # BENCH_PROFILE=1 builds pactd with a net/http/pprof listener on loopback
 # (added only to this build, through a go build -overlay file written to the
 # temporary directory; pactd's sources and its production mux are
@@ -62,6 +67,13 @@ TRANSPORTS=${BENCH_TRANSPORTS:-native grpc connect json2 proto1 json1}
 POOL=${BENCH_POOL:-200000}
 SERVER_CPU=${BENCH_SERVER_CPU:-0}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
+
+NATIVE_CLIENT=${BENCH_NATIVE_CLIENT:-h2grpc}
+case $NATIVE_CLIENT in h2grpc | grpc-go) ;; *)
+	echo "bench-verify: BENCH_NATIVE_CLIENT must be h2grpc or grpc-go" >&2
+	exit 2
+	;;
+esac
 
 pactd_env=()
 # -d '': every line, not the first only (a newline separates pairs too).
@@ -205,7 +217,8 @@ val() { sed -n "s/^$2=//p" "$tmp/$1.env" 2>/dev/null; }
 # HTTP/1.1 rows use -client http1: connect-go over net/http's client spent
 # as much CPU per call as pactd and, at half the peak, milliseconds of its
 # own queueing in the tail (docs/benchmarks.md §2.9).
-transport_table='native|native gRPC port, gRPC (grpc-go)|0.70|-protocol grpc -client grpc-go -verify-addr @native
+transport_table="native|native gRPC port, gRPC ($NATIVE_CLIENT)|0.70|-protocol grpc -client $NATIVE_CLIENT -verify-addr @native"
+transport_table+='
 grpc|main port, gRPC (connect-go, h2c)|0.55|-protocol grpc -client connect-go
 connect|main port, Connect binary, HTTP/2|0.55|-protocol connect
 json2|main port, Connect JSON, HTTP/2|0.55|-protocol connect -codec json

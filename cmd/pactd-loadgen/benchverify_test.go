@@ -37,6 +37,17 @@ func TestBenchVerifyRefusesBadPactdEnv(t *testing.T) {
 	}
 }
 
+// TestBenchVerifyRefusesAnUnknownNativeClient: BENCH_NATIVE_CLIENT is
+// h2grpc or grpc-go; anything else is refused before anything is built.
+func TestBenchVerifyRefusesAnUnknownNativeClient(t *testing.T) {
+	for _, v := range []string{"connect-go", "http1", "H2GRPC", "h2grpc ", "grpc-go;id"} {
+		out, code := benchScript(t, "scripts/bench-verify.sh", 20*time.Second, append(benchVerifyShort, "BENCH_NATIVE_CLIENT="+v))
+		if want := "bench-verify: BENCH_NATIVE_CLIENT must be h2grpc or grpc-go"; code != 2 || strings.TrimSpace(out) != want {
+			t.Errorf("%q: exit %d, output %q; want exit 2 and %q", v, code, out, want)
+		}
+	}
+}
+
 // TestBenchVerifyPactdEnvReachesPactd: the settings reach pactd itself.
 // A value pactd refuses stops the run with pactd's own reason (so the
 // variable was in its environment), and the positive control, two
@@ -56,7 +67,7 @@ func TestBenchVerifyPactdEnvReachesPactd(t *testing.T) {
 	}
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^- added to pactd's environment only: GOGC=250 PACT_SYSMON_BATCH=off$`),
-		regexp.MustCompile(`(?m)^\| native gRPC port, gRPC \(grpc-go\) \| [0-9]+ µs \(`),
+		regexp.MustCompile(`(?m)^\| native gRPC port, gRPC \(h2grpc\) \| [0-9]+ µs \(`),
 	} {
 		if !want.MatchString(out) {
 			t.Errorf("output lacks %s:\n%s", want, out)

@@ -120,6 +120,16 @@ func buildVerifiers(base, client, protocol string, w wire, conns int, gzip bool,
 			}
 			*closers = append(*closers, hv.close)
 			fns = append(fns, hv.verify)
+		case "h2grpc":
+			if protocol != "grpc" || w.http != "2" || w.codec != "proto" {
+				return nil, errors.New("-client h2grpc speaks only -protocol grpc over HTTP/2 with -codec proto")
+			}
+			hv, err := newH2GRPCVerifier(base, frontendToken, brand)
+			if err != nil {
+				return nil, err
+			}
+			*closers = append(*closers, hv.close)
+			fns = append(fns, hv.verify)
 		case "grpc-go":
 			if protocol != "grpc" {
 				return nil, errors.New("grpc-go speaks only -protocol grpc")

@@ -155,7 +155,8 @@ func TestExpectFloorRefusal(t *testing.T) {
 // decodes its answer: the bare floor's fixed refusal is what -mode floor
 // expects, over grpc-go, and connect-go's gRPC, Connect binary and Connect
 // JSON, on HTTP/2 and (Connect only) HTTP/1.1. The control: a verifier that
-// expects an allow reports the refusal as a failure.
+// expects an allow reports the refusal as a failure. h2grpc reaches both
+// gRPC servers, grpc-go's and connect-go's.
 func TestEveryWireReachesTheBareFloor(t *testing.T) {
 	b, err := startBare("127.0.0.1:0", "127.0.0.1:0")
 	if err != nil {
@@ -168,6 +169,8 @@ func TestEveryWireReachesTheBareFloor(t *testing.T) {
 		w                            wire
 	}{
 		{"grpc-go", grpcURL, "grpc-go", "grpc", wire{http: "2", codec: "proto"}},
+		{"h2grpc", grpcURL, "h2grpc", "grpc", wire{http: "2", codec: "proto"}},
+		{"h2grpc to connect-go's gRPC", mainURL, "h2grpc", "grpc", wire{http: "2", codec: "proto"}},
 		{"connect-go gRPC", mainURL, "connect-go", "grpc", wire{http: "2", codec: "proto"}},
 		{"Connect binary HTTP/2", mainURL, "connect-go", "connect", wire{http: "2", codec: "proto"}},
 		{"Connect JSON HTTP/2", mainURL, "connect-go", "connect", wire{http: "2", codec: "json"}},
