@@ -27,8 +27,10 @@
 #                       port's new-token peak on a 2-vCPU VM]
 #   BENCH_AB_SECONDS    each measured run [15]; BENCH_AB_WARM the warm-up [5]
 #   BENCH_AB_ROUNDS     rounds [6]
-#   BENCH_AB_TRANSPORT  native (grpc-go on the native port) or json1 (Connect
+#   BENCH_AB_TRANSPORT  native (the native gRPC port) or json1 (Connect
 #                       JSON over HTTP/1.1 on the main port) [native]
+#   BENCH_NATIVE_CLIENT the native port's client: h2grpc (the load
+#                       generator's minimal gRPC client) or grpc-go [h2grpc]
 #   BENCH_AB_POOL       distinct tokens [100000]
 #   BENCH_SERVER_CPU, BENCH_CLIENT_CPU  [0, 1]
 set -euo pipefail
@@ -46,6 +48,12 @@ TRANSPORT=${BENCH_AB_TRANSPORT:-native}
 POOL=${BENCH_AB_POOL:-100000}
 SERVER_CPU=${BENCH_SERVER_CPU:-0}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
+NATIVE_CLIENT=${BENCH_NATIVE_CLIENT:-h2grpc}
+case $NATIVE_CLIENT in h2grpc | grpc-go) ;; *)
+	echo "bench-ab: BENCH_NATIVE_CLIENT must be h2grpc or grpc-go" >&2
+	exit 2
+	;;
+esac
 for n in RATE SECONDS_RUN WARM ROUNDS POOL; do
 	if ! [[ ${!n} =~ ^[1-9][0-9]{0,6}$ ]]; then
 		echo "bench-ab: $n must be a positive integer, got '${!n}'" >&2
@@ -102,7 +110,7 @@ run() {
 	port=$("$LG" -free-port)
 	gport=$("$LG" -free-port)
 	case $TRANSPORT in
-	native) targs=(-protocol grpc -client grpc-go -verify-addr "http://127.0.0.1:$gport") ;;
+	native) targs=(-protocol grpc -client "$NATIVE_CLIENT" -verify-addr "http://127.0.0.1:$gport") ;;
 	json1) targs=(-protocol connect -codec json -http 1.1 -client http1) ;;
 	*) echo "bench-ab: BENCH_AB_TRANSPORT is native or json1" >&2; exit 2 ;;
 	esac
@@ -133,7 +141,9 @@ run() {
 	pid=""
 }
 
-echo "== $ROUNDS rounds of ${SECONDS_RUN}s at $RATE/s on $TRANSPORT, pactd on CPU $SERVER_CPU (GOMAXPROCS=1), loadgen on CPU $CLIENT_CPU"
+client=$NATIVE_CLIENT
+[ "$TRANSPORT" = native ] || client=http1
+echo "== $ROUNDS rounds of ${SECONDS_RUN}s at $RATE/s on $TRANSPORT (client $client), pactd on CPU $SERVER_CPU (GOMAXPROCS=1), loadgen on CPU $CLIENT_CPU"
 echo
 echo "| round | setting | p50 / p99 / p99.9 ms | pactd µs per call | switches / reads / writes per call | GC cycles | valid |"
 echo "| --- | --- | --- | --- | --- | --- | --- |"

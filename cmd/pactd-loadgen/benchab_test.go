@@ -69,6 +69,7 @@ func TestBenchABRefusesBadArguments(t *testing.T) {
 		{"shell in a value", nil, []string{"a=", "b=GOGC=$(id)"}, "bench-ab: 'GOGC=$(id)' is not VAR=value"},
 		{"rate zero", []string{"BENCH_AB_RATE=0"}, []string{"a=", "b="}, "bench-ab: RATE must be a positive integer, got '0'"},
 		{"rate not a number", []string{"BENCH_AB_RATE=5e3"}, []string{"a=", "b="}, "bench-ab: RATE must be a positive integer, got '5e3'"},
+		{"unknown native client", []string{"BENCH_NATIVE_CLIENT=grpc"}, []string{"a=", "b="}, "bench-ab: BENCH_NATIVE_CLIENT must be h2grpc or grpc-go"},
 		{"rounds too many digits", []string{"BENCH_AB_ROUNDS=12345678"}, []string{"a=", "b="}, "bench-ab: ROUNDS must be a positive integer, got '12345678'"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
