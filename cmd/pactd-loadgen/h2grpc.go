@@ -39,7 +39,8 @@ import (
 // and labels the answer as outcome labels grpc-go's; it keeps the HTTP/2
 // rules a server relies on (the peer's stream limit, flow-control windows
 // both ways, SETTINGS and PING acknowledgements, GOAWAY) and nothing more:
-// no compression, no keepalive pings, no TLS.
+// no compression, no keepalive pings, no TLS. PING acknowledgements ride
+// with the next request (within a millisecond), as one write.
 type h2grpcVerifier struct {
 	fields []hpack.HeaderField // the request headers but grpc-timeout
 	brand  string
@@ -61,6 +62,10 @@ type h2conn struct {
 	hbuf   bytes.Buffer
 	henc   *hpack.Encoder
 	nextID uint32
+	// acks are PING acknowledgements not yet written: they leave with the
+	// next request, or after h2AckDelay when none comes (ackTimer armed).
+	acks     [][8]byte
+	ackTimer *time.Timer
 
 	// mu guards the rest; cond (on mu) wakes a worker waiting for a stream
 	// slot or send window. Lock order: wmu before mu; the reader never holds
@@ -98,6 +103,12 @@ const (
 	h2MaxHeaderList = 16 << 10
 	// h2WriteTimeout bounds one write to the server.
 	h2WriteTimeout = 10 * time.Second
+	// h2AckDelay is how long a PING acknowledgement may wait for a request
+	// to ride with. grpc-go's server pings with nearly every answer (its
+	// flow-control estimate); acknowledging each in a write of its own cost
+	// pactd a read and a wake-up per call. h2MaxAcks bounds those waiting.
+	h2AckDelay = time.Millisecond
+	h2MaxAcks  = 16
 )
 
 // h2LastStreamID is the last stream id a connection opens before the
@@ -320,6 +331,9 @@ func (c *h2conn) start(ctx context.Context, fields []hpack.HeaderField, body []b
 	}
 	c.mu.Unlock()
 	err := c.writeLocked(func() error {
+		if err := c.writeAcksLocked(); err != nil {
+			return err
+		}
 		c.hbuf.Reset()
 		for _, f := range fields {
 			_ = c.henc.WriteField(f)
@@ -375,7 +389,8 @@ func (c *h2conn) writeFrames(fn func() error) error {
 	return c.writeLocked(fn)
 }
 
-// writeLocked writes what fn frames; the caller holds wmu.
+// writeLocked writes what fn frames; the caller holds wmu. fn runs after
+// the buffer is reset, so it may add to what it frames but not keep it.
 func (c *h2conn) writeLocked(fn func() error) error {
 	c.wbuf.Reset()
 	if err := fn(); err != nil {
@@ -384,6 +399,43 @@ func (c *h2conn) writeLocked(fn func() error) error {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(h2WriteTimeout))
 	_, err := c.nc.Write(c.wbuf.Bytes())
 	return err
+}
+
+// ack queues the acknowledgement of a PING carrying data, to leave with
+// the next request; a timer writes it when no request comes within
+// h2AckDelay, and a full queue is written at once.
+func (c *h2conn) ack(data [8]byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.acks = append(c.acks, data)
+	if len(c.acks) >= h2MaxAcks {
+		return c.writeLocked(c.writeAcksLocked)
+	}
+	if c.ackTimer == nil {
+		c.ackTimer = time.AfterFunc(h2AckDelay, func() {
+			c.wmu.Lock()
+			defer c.wmu.Unlock()
+			c.ackTimer = nil
+			if len(c.acks) > 0 {
+				if err := c.writeLocked(c.writeAcksLocked); err != nil {
+					_ = c.nc.Close() // the reader ends every open call
+				}
+			}
+		})
+	}
+	return nil
+}
+
+// writeAcksLocked frames the waiting PING acknowledgements into the write
+// buffer; the caller holds wmu.
+func (c *h2conn) writeAcksLocked() error {
+	for _, d := range c.acks {
+		if err := c.fr.WritePing(true, d); err != nil {
+			return err
+		}
+	}
+	c.acks = c.acks[:0]
+	return nil
 }
 
 // settings applies the server's SETTINGS.
@@ -454,8 +506,7 @@ func (c *h2conn) read(rf *http2.Framer) {
 				if f.IsAck() {
 					continue
 				}
-				data := f.Data
-				if err := c.writeFrames(func() error { return c.fr.WritePing(true, data) }); err != nil {
+				if err := c.ack(f.Data); err != nil {
 					return err
 				}
 			case *http2.WindowUpdateFrame:

@@ -483,3 +483,95 @@ func TestH2GRPCPipeAnswer(t *testing.T) {
 		v.close()
 	}
 }
+
+// A PING's acknowledgement leaves with the next request, in the same
+// write and ahead of it, or on its own within about h2AckDelay when no
+// request comes; each ping is acknowledged once, with its own data.
+func TestH2GRPCClientAcknowledgesPings(t *testing.T) {
+	cli, srv := net.Pipe()
+	defer srv.Close()
+	type frame struct {
+		typ  http2.FrameType
+		ack  bool
+		data [8]byte
+	}
+	frames := make(chan frame, 64)
+	go func() {
+		_, _ = io.Copy(io.Discard, io.LimitReader(srv, int64(len(http2.ClientPreface))))
+		fr := http2.NewFramer(nil, srv)
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				close(frames)
+				return
+			}
+			fe := frame{typ: f.Header().Type}
+			if p, ok := f.(*http2.PingFrame); ok {
+				fe.ack, fe.data = p.IsAck(), p.Data
+			}
+			frames <- fe
+		}
+	}()
+	go func() {
+		var b bytes.Buffer
+		_ = http2.NewFramer(&b, nil).WriteSettings()
+		_, _ = srv.Write(b.Bytes())
+	}()
+	c, err := startH2(t.Context(), cli)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func() frame {
+		t.Helper()
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				t.Fatal("the connection ended")
+			}
+			return f
+		case <-time.After(2 * time.Second):
+			t.Fatal("no frame within 2 s")
+		}
+		return frame{}
+	}
+	// The handshake: SETTINGS, WINDOW_UPDATE, then the SETTINGS ack.
+	for _, want := range []http2.FrameType{http2.FrameSettings, http2.FrameWindowUpdate, http2.FrameSettings} {
+		if f := next(); f.typ != want {
+			t.Fatalf("handshake frame %v, want %v", f.typ, want)
+		}
+	}
+
+	// No request: the acknowledgement comes on its own.
+	start := time.Now()
+	if err := c.ack([8]byte{'a'}); err != nil {
+		t.Fatal(err)
+	}
+	if f := next(); f.typ != http2.FramePing || !f.ack || f.data != [8]byte{'a'} {
+		t.Fatalf("got %+v, want the PING ack of 'a'", f)
+	}
+	if d := time.Since(start); d < h2AckDelay/2 {
+		t.Errorf("the lone ack left after %v, before the %v it may wait for a request", d, h2AckDelay)
+	}
+
+	// A request right after: the acknowledgement leads it.
+	if err := c.ack([8]byte{'b'}); err != nil {
+		t.Fatal(err)
+	}
+	call, _, retry, label := c.start(t.Context(), []hpack.HeaderField{{Name: ":method", Value: "POST"}}, []byte{0, 0, 0, 0, 0})
+	if call == nil || retry {
+		t.Fatalf("start: %q", label)
+	}
+	for _, want := range []frame{{typ: http2.FramePing, ack: true, data: [8]byte{'b'}}, {typ: http2.FrameHeaders}, {typ: http2.FrameData}} {
+		if f := next(); f != want {
+			t.Fatalf("got %+v, want %+v", f, want)
+		}
+	}
+	// And it is not sent again when the timer fires.
+	select {
+	case f, ok := <-frames:
+		if ok {
+			t.Fatalf("after the request: %+v, want nothing", f)
+		}
+	case <-time.After(20 * h2AckDelay):
+	}
+}
