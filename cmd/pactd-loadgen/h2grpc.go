@@ -178,9 +178,9 @@ func (v *h2grpcVerifier) verify(ctx context.Context, authz string) string {
 		select {
 		case <-call.done:
 			if dl, ok := ctx.Deadline(); call.fail != "" && ok && !time.Now().Before(dl) {
-				// The server reset the stream as its copy of our deadline
-				// ran out, a moment before ours did: grpc-go reports the
-				// deadline then.
+				// The server reset the stream when its copy of our
+				// deadline ran out, before our context said so: grpc-go
+				// reports the deadline then.
 				return outcome(nil, status.FromContextError(context.DeadlineExceeded).Err())
 			}
 			return call.label()
