@@ -540,9 +540,7 @@ func (c *h2conn) read(rf *http2.Framer) {
 
 // headers takes a HEADERS block: the answer's headers, or its trailers.
 func (c *h2conn) headers(f *http2.MetaHeadersFrame) {
-	c.mu.Lock()
-	call := c.active[f.StreamID]
-	c.mu.Unlock()
+	call := c.lookup(f.StreamID)
 	if call == nil {
 		return
 	}
@@ -566,9 +564,7 @@ func (c *h2conn) headers(f *http2.MetaHeadersFrame) {
 
 // data takes a DATA frame of an answer.
 func (c *h2conn) data(f *http2.DataFrame) {
-	c.mu.Lock()
-	call := c.active[f.StreamID]
-	c.mu.Unlock()
+	call := c.lookup(f.StreamID)
 	if call == nil {
 		return
 	}
@@ -581,6 +577,13 @@ func (c *h2conn) data(f *http2.DataFrame) {
 	if f.StreamEnded() {
 		c.finish(f.StreamID, "")
 	}
+}
+
+// lookup returns stream id's open call, or nil.
+func (c *h2conn) lookup(id uint32) *h2call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.active[id]
 }
 
 // finish ends stream id's call (with fail as its label when set).
