@@ -1,4 +1,4 @@
-module pactd
+module pactd.dev/pactd
 
 go 1.26.8
 

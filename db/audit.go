@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/liteq"
 )
 
 // AuditKind names what an audit event records.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"pactd/db/internal/liteq"
-	"pactd/db/internal/pgq"
+	"pactd.dev/pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/pgq"
 )
 
 // pgRecordAudit inserts e with q (inside the caller's transaction when q

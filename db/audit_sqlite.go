@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/liteq"
 )
 
 // liteRecordAudit inserts e with q (inside the caller's transaction when q

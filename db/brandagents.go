@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"pactd/db/internal/liteq"
-	"pactd/db/internal/pgq"
+	"pactd.dev/pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/pgq"
 )
 
 // Per-Brand agent policy (migration 0011). Adding takes the Brand's row

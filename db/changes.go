@@ -6,8 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"pactd/db/internal/liteq"
-	"pactd/db/internal/pgq"
+	"pactd.dev/pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/pgq"
 )
 
 // ChangeKind names what changed; it is the table the change was made in.

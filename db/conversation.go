@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"pactd/db/internal/liteq"
-	"pactd/db/internal/pgq"
+	"pactd.dev/pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/pgq"
 )
 
 // Conversation is an A2A context (its id is the contextId PAs send). It is

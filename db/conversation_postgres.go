@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"pactd/db/internal/pgq"
+	"pactd.dev/pactd/db/internal/pgq"
 )
 
 // pgConvErr is pgErr plus: a foreign-key violation (the Brand, agent or

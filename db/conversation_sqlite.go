@@ -10,7 +10,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/liteq"
 )
 
 // liteConvErr is liteErr plus: a foreign-key violation (the Brand, agent or

@@ -16,7 +16,7 @@ import (
 	"slices"
 	"time"
 
-	"pactd/internal/authzdetails"
+	"pactd.dev/pactd/internal/authzdetails"
 )
 
 // ErrNotFound means the requested row does not exist.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"pactd/db/internal/liteq"
-	"pactd/db/internal/pgq"
+	"pactd.dev/pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/pgq"
 )
 
 // DeviceStatus is the state of a device authorization (RFC 8628). The only

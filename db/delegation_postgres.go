@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"pactd/db/internal/pgq"
+	"pactd.dev/pactd/db/internal/pgq"
 )
 
 // delegationTx runs fn in one transaction.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/liteq"
 )
 
 // delegationTx runs fn in one BEGIN IMMEDIATE transaction (the DSN's _txlock), so

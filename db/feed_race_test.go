@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"pactd/db"
-	"pactd/db/dbtest"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
 )
 
 // feedRace is one way of numbering changes: write makes change n inside

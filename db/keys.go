@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"pactd/db/internal/liteq"
-	"pactd/db/internal/pgq"
+	"pactd.dev/pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/pgq"
 )
 
 // SigningKey is one of the Provider's signing keys. The private half is

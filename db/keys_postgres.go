@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"pactd/db/internal/pgq"
+	"pactd.dev/pactd/db/internal/pgq"
 )
 
 func (s *pgStore) AddSigningKey(ctx context.Context, k SigningKey, expireRetired time.Time) error {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	"pactd/internal/authzdetails"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	"pactd.dev/pactd/internal/authzdetails"
 )
 
 // Entry types of the backfill test.

@@ -7,8 +7,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"pactd/db"
-	"pactd/db/dbtest"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
 )
 
 // The whole store contract through PgBouncer in transaction pooling mode,

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"pactd/db/internal/pgq"
+	"pactd.dev/pactd/db/internal/pgq"
 )
 
 // pgStore is the PostgreSQL engine: a pgx pool shared by any number of

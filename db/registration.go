@@ -8,8 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"pactd/db/internal/liteq"
-	"pactd/db/internal/pgq"
+	"pactd.dev/pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/pgq"
 )
 
 // Refusals of [Store.SelfRegisterAgent]. Each leaves the store unchanged.

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"pactd/db/internal/liteq"
-	"pactd/db/internal/pgq"
+	"pactd.dev/pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/pgq"
 )
 
 // Both engines' generated rows have the same shape, so the PostgreSQL rows

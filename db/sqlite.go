@@ -14,7 +14,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"pactd/db/internal/liteq"
+	"pactd.dev/pactd/db/internal/liteq"
 )
 
 // sqliteStore is the embedded engine: one database file in WAL mode, every

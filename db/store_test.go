@@ -15,8 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "modernc.org/sqlite"
 
-	"pactd/db"
-	"pactd/db/dbtest"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -18,7 +18,7 @@ import (
 // tracer makes one client span per SQL statement, a child of the caller's
 // span (the RPC's), named after the sqlc query ("-- name: GetAgent :one").
 // Without a configured tracer provider it is a no-op.
-var tracer = otel.Tracer("pactd/db")
+var tracer = otel.Tracer("pactd.dev/pactd/db")
 
 // queryName is the sqlc name of a statement, or "query".
 func queryName(sql string) string {

@@ -19,8 +19,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"pactd/internal/config"
-	"pactd/server"
+	"pactd.dev/pactd/internal/config"
+	"pactd.dev/pactd/server"
 )
 
 // manifest is the part of a Kubernetes object the test reads.

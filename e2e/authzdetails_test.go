@@ -9,9 +9,9 @@ import (
 
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	"pactd/frontends/demo"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/frontends/demo"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // PACT §5.7 end to end, through the reference frontend (its OAuth reverse

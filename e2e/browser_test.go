@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // PACT_E2E_SCREENSHOTS names a directory (relative to the repository's

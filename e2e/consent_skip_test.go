@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // TestSignedConsentSkippedWhenGranted: with the Brand's

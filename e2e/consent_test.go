@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // user is a User's browser without JavaScript: a cookie jar, redirects

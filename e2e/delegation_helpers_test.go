@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // The PA's side of PACT Delegated: the OAuth endpoints on the frontend (a

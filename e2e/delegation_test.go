@@ -9,9 +9,9 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/frontends/demo"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/a2aerr"
+	"pactd.dev/pactd/frontends/demo"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/a2aerr"
 )
 
 // TestDelegationCardAndMetadata: the card's userDelegation scheme and the

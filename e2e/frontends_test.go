@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"pactd/frontends/demo"
-	"pactd/frontends/pacta2a"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/frontends/demo"
+	"pactd.dev/pactd/frontends/pacta2a"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // One end-to-end suite, five frontends: every test that runs through
@@ -97,7 +97,7 @@ func goSDKCommand() ([]string, string) {
 			return
 		}
 		bin := filepath.Join(goSDK.dir, "a2a-go-example")
-		build := []string{goTool, "build", "-o", bin, "pactd/frontends/a2a-go-example"}
+		build := []string{goTool, "build", "-o", bin, "pactd.dev/pactd/frontends/a2a-go-example"}
 		if err := exec.Command(build[0], build[1:]...).Run(); err != nil {
 			goSDK.cmdline = build
 			return

@@ -27,14 +27,14 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	"pactd/db/dbtest"
-	"pactd/frontends/demo"
-	"pactd/frontends/pacta2a"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/config"
-	"pactd/internal/freeport"
-	"pactd/server"
+	"pactd.dev/pactd/db/dbtest"
+	"pactd.dev/pactd/frontends/demo"
+	"pactd.dev/pactd/frontends/pacta2a"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/config"
+	"pactd.dev/pactd/internal/freeport"
+	"pactd.dev/pactd/server"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m, removeGoSDKBuild) }

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/a2aerr"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/a2aerr"
 )
 
 func errBody(r a2aerr.Reason, msg string) string { return string(a2aerr.Body(r, msg)) }

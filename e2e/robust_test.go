@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/a2aerr"
+	"pactd.dev/pactd/internal/a2aerr"
 )
 
 // TestNoInputStopsTheFrontend (docs/frontends.md, "Limits and failures"):

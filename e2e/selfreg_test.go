@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/frontends/pacta2a"
-	pactv1 "pactd/gen/pact/v1"
+	"pactd.dev/pactd/frontends/pacta2a"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // selfRegistering are the frontends that mount POST /api/platforms (with

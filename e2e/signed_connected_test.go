@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // TestSignedConnectedWithoutCookies: the connected page of a

@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"pactd/frontends/demo"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/frontends/demo"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // mart is the Brand in BRAND_LOGIN_MODE_SIGNED_ASSERTION: the demo Brand's

@@ -6,9 +6,9 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // The per-Brand agent policy through pactd's RPCs on one instance: the

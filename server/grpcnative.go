@@ -21,13 +21,13 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/protoadapt"
 
-	"pactd/core/auth"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/apidesc"
-	"pactd/internal/reqlog"
-	"pactd/internal/rpcerr"
-	"pactd/internal/workpool"
+	"pactd.dev/pactd/core/auth"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/apidesc"
+	"pactd.dev/pactd/internal/reqlog"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/internal/workpool"
 )
 
 // The native gRPC transport (PACT_GRPC_LISTEN) serves the same service

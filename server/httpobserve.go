@@ -10,8 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"pactd/internal/oauthwire"
-	"pactd/internal/reqlog"
+	"pactd.dev/pactd/internal/oauthwire"
+	"pactd.dev/pactd/internal/reqlog"
 )
 
 // withRequestID gives every request on the main port a request id: the

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/server"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/server"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's concurrent writes.

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/buildinfo"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/buildinfo"
 )
 
 // monitoringFiles are the alert rules and the dashboard in deploy/.

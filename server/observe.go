@@ -15,10 +15,10 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
-	"pactd/db"
-	"pactd/internal/buildinfo"
-	"pactd/internal/pajwt"
-	"pactd/internal/reqlog"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/buildinfo"
+	"pactd.dev/pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/reqlog"
 )
 
 // rpcMetrics are the per-procedure RPC metrics.

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	"pactd/server"
+	"pactd.dev/pactd/server"
 )
 
 // TestReflectionCarriesTheProtoComments asks both ports' reflection, over

@@ -23,12 +23,12 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/config"
-	"pactd/internal/rpcerr"
-	"pactd/server"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/config"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/server"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -18,8 +18,8 @@ import (
 
 	"connectrpc.com/connect"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // TestServesTLSWhenGivenACertificate starts pactd with PACT_TLS_CERT and

@@ -15,11 +15,11 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/core/provkeys"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/server"
+	"pactd.dev/pactd/core/provkeys"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/server"
 )
 
 func tokens(inst *instance, tok string, opts ...connect.ClientOption) pactv1connect.TokenServiceClient {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // cacheEntries reads pactd_pa_token_cache_entries from a scrape.

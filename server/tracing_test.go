@@ -18,9 +18,9 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/tracing"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/tracing"
 )
 
 // otlpReceiver is an in-process OTLP/HTTP trace receiver.

@@ -1,4 +1,4 @@
-module pactd/tools
+module pactd.dev/pactd/tools
 
 go 1.26.8
 

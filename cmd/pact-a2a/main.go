@@ -1,8 +1,8 @@
 // Command pact-a2a is the reference A2A frontend of a PACT Provider: it
 // serves /a2a/{brandId}/… to personal agents and asks pactd about
-// everything else. It is a thin program on package pactd/frontends/pacta2a
+// everything else. It is a thin program on package pactd.dev/pactd/frontends/pacta2a
 // (settings, listening, shutdown); the Brand logic is package
-// pactd/frontends/demo's, or EchoAgent.
+// pactd.dev/pactd/frontends/demo's, or EchoAgent.
 //
 // Settings (flags win over the environment; docs/frontends.md):
 //
@@ -34,9 +34,9 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/frontends/demo"
-	"pactd/frontends/pacta2a"
-	"pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/frontends/demo"
+	"pactd.dev/pactd/frontends/pacta2a"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"pactd/frontends/pacta2a"
+	"pactd.dev/pactd/frontends/pacta2a"
 )
 
 // TestTraceparentGoesOnToPactd: a request that arrives with a W3C

@@ -13,8 +13,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"pactd/frontends/demo"
-	"pactd/frontends/pacta2a"
+	"pactd.dev/pactd/frontends/demo"
+	"pactd.dev/pactd/frontends/pacta2a"
 )
 
 // inProcess runs the frontend in this process (the command builds and runs

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"pactd/frontends/demo"
+	"pactd.dev/pactd/frontends/demo"
 )
 
 const paUsage = `usage: pact-demo pa [-dir DIR] COMMAND

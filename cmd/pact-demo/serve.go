@@ -23,10 +23,10 @@ import (
 
 	"connectrpc.com/connect"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/config"
-	"pactd/server"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/config"
+	"pactd.dev/pactd/server"
 )
 
 // brandID is the demo Brand.
@@ -271,7 +271,7 @@ func jwksHandler(pub *ecdsa.PublicKey, kid string) http.Handler {
 
 // startFrontend builds cmd/pact-a2a with the go command and runs it.
 func startFrontend(ctx context.Context, ln net.Listener, pactdURL, token, dir string, stderr io.Writer) (func(), error) {
-	return buildAndRun(ctx, "pactd/cmd/pact-a2a", ln, pactdURL, token, dir, stderr)
+	return buildAndRun(ctx, "pactd.dev/pactd/cmd/pact-a2a", ln, pactdURL, token, dir, stderr)
 }
 
 // buildAndRun builds a Go frontend program with the go command and runs it.
@@ -321,7 +321,7 @@ func namedFrontend(kind string) (fe, error) {
 	switch kind {
 	case "a2a-go":
 		return fe{"frontends/a2a-go-example", func(ctx context.Context, ln net.Listener, pactdURL, token, dir string, stderr io.Writer) (func(), error) {
-			return buildAndRun(ctx, "pactd/frontends/a2a-go-example", ln, pactdURL, token, dir, stderr)
+			return buildAndRun(ctx, "pactd.dev/pactd/frontends/a2a-go-example", ln, pactdURL, token, dir, stderr)
 		}}, nil
 	case "ts":
 		return script("frontends/node", filepath.Join("frontends", "node", "bin", "pact-a2a-node"),

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // report is what one failover run measured.

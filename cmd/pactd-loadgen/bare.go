@@ -16,9 +16,9 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/grpc"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/oauthwire"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/oauthwire"
 )
 
 // The bare server (-serve-bare) is the transports' own floor, without

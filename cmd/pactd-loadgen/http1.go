@@ -16,8 +16,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // maxAnswerBytes bounds one answer body the http1 client reads.

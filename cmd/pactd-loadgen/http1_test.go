@@ -12,8 +12,8 @@ import (
 
 	"connectrpc.com/connect"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // scriptedVerifier answers by the Authorization value it receives and

@@ -59,8 +59,8 @@ import (
 	"syscall"
 	"time"
 
-	"pactd/internal/freeport"
-	"pactd/internal/loadstat"
+	"pactd.dev/pactd/internal/freeport"
+	"pactd.dev/pactd/internal/loadstat"
 )
 
 // Bounds on the flags, so that every run is bounded in count and time.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/freeport"
+	"pactd.dev/pactd/internal/freeport"
 )
 
 // TestREADMEStagingRecipe runs the README's "Load-testing staging" recipe as

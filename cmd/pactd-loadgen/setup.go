@@ -8,8 +8,8 @@ import (
 	"connectrpc.com/connect"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // waitHealthy polls grpc.health.v1 Check (no credential needed) until pactd

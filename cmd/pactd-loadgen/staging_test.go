@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/config"
-	"pactd/server"
+	"pactd.dev/pactd/internal/config"
+	"pactd.dev/pactd/server"
 )
 
 const (

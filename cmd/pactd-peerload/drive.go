@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"pactd/internal/loadstat"
+	"pactd.dev/pactd/internal/loadstat"
 )
 
 // checkFunc inspects one answer (status and body); it returns "" when the

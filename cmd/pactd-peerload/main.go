@@ -35,7 +35,7 @@ import (
 	"syscall"
 	"time"
 
-	"pactd/internal/loadstat"
+	"pactd.dev/pactd/internal/loadstat"
 )
 
 // Bounds on the flags, so that every run is bounded in count and time.

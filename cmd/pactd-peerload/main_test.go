@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/loadstat"
+	"pactd.dev/pactd/internal/loadstat"
 )
 
 func TestQuantileNearestRank(t *testing.T) {

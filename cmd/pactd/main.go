@@ -18,14 +18,14 @@ import (
 	"syscall"
 	"time"
 
-	"pactd/cmd/pactd/admin"
-	"pactd/core/auth"
-	"pactd/db"
-	"pactd/internal/buildinfo"
-	"pactd/internal/config"
-	"pactd/internal/sysmonprio"
-	"pactd/internal/tracing"
-	"pactd/server"
+	"pactd.dev/pactd/cmd/pactd/admin"
+	"pactd.dev/pactd/core/auth"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/buildinfo"
+	"pactd.dev/pactd/internal/config"
+	"pactd.dev/pactd/internal/sysmonprio"
+	"pactd.dev/pactd/internal/tracing"
+	"pactd.dev/pactd/server"
 )
 
 func main() {

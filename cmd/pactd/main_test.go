@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/core/auth"
-	"pactd/db"
-	"pactd/internal/config"
-	"pactd/server"
+	"pactd.dev/pactd/core/auth"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/config"
+	"pactd.dev/pactd/server"
 )
 
 // TestHelp: pactd -h lists every subcommand, and every subcommand answers -h

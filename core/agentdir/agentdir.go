@@ -25,9 +25,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"pactd/db"
-	"pactd/internal/pajwt"
-	"pactd/internal/ttlcache"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/ttlcache"
 )
 
 // DefaultTTL bounds how long a replica may act on an agent's old state.

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"pactd/core/changefeed"
-	"pactd/db"
-	"pactd/internal/pajwt"
+	"pactd.dev/pactd/core/changefeed"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/pajwt"
 )
 
 // slowStore answers from a fixed row; when gate is set it waits on it

@@ -21,10 +21,10 @@ import (
 	"connectrpc.com/connect"
 	"golang.org/x/sync/singleflight"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/ids"
-	"pactd/internal/rpcerr"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/ids"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // MaxTokenLength bounds a caller credential; longer values are refused

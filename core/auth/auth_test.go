@@ -10,9 +10,9 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/db"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/testclock"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/testclock"
 )
 
 // fakeStore holds credentials in memory and can fail or count lookups.

@@ -5,10 +5,10 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/rpcerr"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // frontendProcedures are the procedures a frontend credential may call; an

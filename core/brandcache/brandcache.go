@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"pactd/db"
-	"pactd/internal/ttlcache"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/ttlcache"
 )
 
 // Store is what the cache reads.

@@ -34,7 +34,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 // Settings of the poll interval (PACT_CHANGE_POLL_INTERVAL).

@@ -13,10 +13,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"pactd/core/changefeed"
-	"pactd/db"
-	"pactd/db/dbtest"
-	"pactd/internal/loadstat"
+	"pactd.dev/pactd/core/changefeed"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	"pactd.dev/pactd/internal/loadstat"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -26,8 +26,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"pactd/db"
-	"pactd/internal/ttlcache"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/ttlcache"
 )
 
 // TTL bounds how long a grant's row is kept (read again after it even

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"pactd/core/grantcache"
-	"pactd/db"
-	"pactd/db/dbtest"
+	"pactd.dev/pactd/core/grantcache"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
 )
 
 // countingStore is a real SQLite store that counts grant reads and can

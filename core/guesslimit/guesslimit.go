@@ -21,8 +21,8 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/rpcerr"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // Defaults of the user-code guessing limits and the pending bounds.

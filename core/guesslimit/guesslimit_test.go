@@ -7,7 +7,7 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/core/guesslimit"
+	"pactd.dev/pactd/core/guesslimit"
 )
 
 // counts is a Store in memory: the failures per (scope, window) and fixed

@@ -12,7 +12,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	jwxjws "github.com/lestrrat-go/jwx/v3/jws"
 
-	"pactd/core/provkeys"
+	"pactd.dev/pactd/core/provkeys"
 )
 
 // TestThumbprintAndJWKSAgreeWithJWX cross-checks the Provider's key

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"pactd/core/provkeys"
+	"pactd.dev/pactd/core/provkeys"
 )
 
 func TestLoadKEK(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/core/provkeys"
-	"pactd/db/dbtest"
+	"pactd.dev/pactd/core/provkeys"
+	"pactd.dev/pactd/db/dbtest"
 )
 
 // TestNoSecretsInLogs logs every secret-holding value and runs a rotation

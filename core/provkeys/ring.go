@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"pactd/db"
-	"pactd/internal/jws"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/jws"
 )
 
 // Timing defaults.

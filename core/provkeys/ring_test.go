@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
-	"pactd/core/provkeys"
-	"pactd/db"
-	"pactd/db/dbtest"
-	"pactd/internal/testclock"
+	"pactd.dev/pactd/core/provkeys"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	"pactd.dev/pactd/internal/testclock"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

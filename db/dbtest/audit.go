@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 func runAudit(t *testing.T, newStore Factory) {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
-	"pactd/internal/authzdetails"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/authzdetails"
 )
 
 // runAuthorizationDetails is the part of the contract for resource-bound

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 // runBrandAgents is the per-Brand agent policy part of the contract

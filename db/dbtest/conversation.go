@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 // runConversations is the contract of db.ConversationStore.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 // Factory returns a fresh, empty, migrated store for one subtest. It

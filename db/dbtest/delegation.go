@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 // runDelegation is the DelegationStore part of the contract.

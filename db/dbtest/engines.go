@@ -3,7 +3,7 @@ package dbtest
 import (
 	"testing"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 // engines are the store engines every store-using test runs on: the

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 // runFeed is the change-feed part of the contract (db.FeedStore), and the

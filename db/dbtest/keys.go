@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 // runKeys is the KeyStore part of the contract.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/freeport"
+	"pactd.dev/pactd/internal/freeport"
 )
 
 // PgBouncerPoolSize is the server connections the test PgBouncer keeps per

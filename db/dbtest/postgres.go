@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"pactd/internal/freeport"
+	"pactd.dev/pactd/internal/freeport"
 )
 
 // PostgresURL returns the URL of a fresh, empty PostgreSQL database for this

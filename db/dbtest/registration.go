@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 func runRegistration(t *testing.T, newStore Factory) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"pactd/internal/freeport"
+	"pactd.dev/pactd/internal/freeport"
 )
 
 // PairOptions shape a primary and streaming standby pair.

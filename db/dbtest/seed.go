@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 // SeedEveryTable writes at least one row into every table of the schema

@@ -34,8 +34,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
-	"pactd/frontends/demo"
-	"pactd/frontends/pacta2a"
+	"pactd.dev/pactd/frontends/demo"
+	"pactd.dev/pactd/frontends/pacta2a"
 )
 
 // executor is the Brand's agent as a2a-go runs it. Its Brand logic is

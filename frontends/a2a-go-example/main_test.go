@@ -80,7 +80,7 @@ func TestPACTLineCounter(t *testing.T) {
 	src := []byte(`package main
 
 // PACT: a comment line is not code
-import "pactd/frontends/pacta2a"
+import "pactd.dev/pactd/frontends/pacta2a"
 
 var a = pacta2a.EchoAgent{} // PACT
 var b = pacta2a.EchoAgent{}

@@ -18,8 +18,8 @@ import (
 	"strings"
 	"sync"
 
-	"pactd/frontends/pacta2a"
-	pactv1 "pactd/gen/pact/v1"
+	"pactd.dev/pactd/frontends/pacta2a"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // The demo Brand's scopes.

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/frontends/pacta2a"
-	pactv1 "pactd/gen/pact/v1"
+	"pactd.dev/pactd/frontends/pacta2a"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 func cancelDetail(order string, actions ...string) *pactv1.AuthorizationDetail {

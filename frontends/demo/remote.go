@@ -9,7 +9,7 @@ import (
 	"io"
 	"net/http"
 
-	"pactd/frontends/pacta2a"
+	"pactd.dev/pactd/frontends/pacta2a"
 )
 
 // MaxRemoteAnswerBytes bounds a remote agent's answer.

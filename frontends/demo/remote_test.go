@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/frontends/pacta2a"
-	pactv1 "pactd/gen/pact/v1"
+	"pactd.dev/pactd/frontends/pacta2a"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // remote serves the RemoteAgent protocol with a fixed answer and keeps the

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // Agent is the Brand's support agent: the only part of the frontend that is

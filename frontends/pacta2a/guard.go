@@ -10,8 +10,8 @@ import (
 
 	"connectrpc.com/connect"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // Guard is the action guard: a delegated agent asks it, right before a

@@ -11,9 +11,9 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/frontends/pacta2a"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/frontends/pacta2a"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // fakeCheck stands in for pactd's CheckGrant: grant "live" is active,

@@ -18,14 +18,14 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	"pactd/frontends/pacta2a"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/a2aerr"
-	"pactd/services/brand"
-	"pactd/services/conversation"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	"pactd.dev/pactd/frontends/pacta2a"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/a2aerr"
+	"pactd.dev/pactd/services/brand"
+	"pactd.dev/pactd/services/conversation"
 )
 
 const frontendToken = "frontend-secret"

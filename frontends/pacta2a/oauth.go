@@ -16,7 +16,7 @@ import (
 
 	"connectrpc.com/connect"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // Sessions tells the consent and connected-apps pages who the User is at a

@@ -20,8 +20,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
-	"pactd/frontends/pacta2a"
-	"pactd/internal/a2aerr"
+	"pactd.dev/pactd/frontends/pacta2a"
+	"pactd.dev/pactd/internal/a2aerr"
 )
 
 // panicSessions is a Sessions whose every answer panics.

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // MaxRegistrationBody bounds a POST /api/platforms body.

@@ -19,8 +19,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
-	"pactd/frontends/pacta2a"
-	"pactd/internal/a2aerr"
+	"pactd.dev/pactd/frontends/pacta2a"
+	"pactd.dev/pactd/internal/a2aerr"
 )
 
 // agentExecutor is an a2a-go executor that runs a pacta2a.Agent, the way

@@ -14,7 +14,7 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // The consent pages of a Brand in BRAND_LOGIN_MODE_SIGNED_ASSERTION keep

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"time"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // The connected page of a Brand in BRAND_LOGIN_MODE_SIGNED_ASSERTION works

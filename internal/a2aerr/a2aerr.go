@@ -13,7 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // ContentType is the exact Content-Type of every A2A response.

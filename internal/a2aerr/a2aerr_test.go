@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"pactd/internal/a2aerr"
+	"pactd.dev/pactd/internal/a2aerr"
 )
 
 // The bodies clients compare byte for byte (PACT 1.0 §6).

@@ -10,8 +10,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	_ "pactd/gen/pact/v1" // registers the compiled descriptors
-	"pactd/internal/apidesc"
+	_ "pactd.dev/pactd/gen/pact/v1" // registers the compiled descriptors
+	"pactd.dev/pactd/internal/apidesc"
 )
 
 // shape is a file's descriptor without documentation and file options

@@ -20,7 +20,7 @@ import (
 )
 
 // module is the main module's path; every package of the repository is under it.
-const module = "pactd"
+const module = "pactd.dev/pactd"
 
 // ---------------------------------------------------------------------------
 // Walking the repository
@@ -36,7 +36,7 @@ func repoRoot(t *testing.T) string {
 	for {
 		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 		if err == nil {
-			if !regexp.MustCompile(`(?m)^module\s+` + module + `\s*$`).Match(b) {
+			if !regexp.MustCompile(`(?m)^module\s+` + regexp.QuoteMeta(module) + `\s*$`).Match(b) {
 				t.Fatalf("%s/go.mod is not module %s", dir, module)
 			}
 			return dir
@@ -52,7 +52,7 @@ func repoRoot(t *testing.T) string {
 // goFile is one .go file of the main module.
 type goFile struct {
 	rel    string // slash path from the repository root, e.g. "db/open.go"
-	pkg    string // import path of its directory, e.g. "pactd/db"
+	pkg    string // import path of its directory, e.g. "pactd.dev/pactd/db"
 	isTest bool
 }
 
@@ -114,13 +114,13 @@ func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/"
 // Each rank is one top-level folder (rank 0 is gen/, db's sqlc output and
 // internal/, which holds leaf helpers only):
 //
-//	0  pactd/gen/..., pactd/db/internal/..., pactd/internal/<leaf>/...
-//	1  pactd/db, pactd/db/dbtest
-//	2  pactd/core/<name>/...      (the store-using core)
-//	3  pactd/services/<name>/...  (one package per API service)
-//	4  pactd/server/...           (the composition root)
-//	4  pactd/frontends/<name>/... (they see pactd only through gen/; see edgeProblem)
-//	5  pactd/cmd/<name>/...
+//	0  pactd.dev/pactd/gen/..., pactd.dev/pactd/db/internal/..., pactd.dev/pactd/internal/<leaf>/...
+//	1  pactd.dev/pactd/db, pactd.dev/pactd/db/dbtest
+//	2  pactd.dev/pactd/core/<name>/...      (the store-using core)
+//	3  pactd.dev/pactd/services/<name>/...  (one package per API service)
+//	4  pactd.dev/pactd/server/...           (the composition root)
+//	4  pactd.dev/pactd/frontends/<name>/... (they see pactd only through gen/; see edgeProblem)
+//	5  pactd.dev/pactd/cmd/<name>/...
 func classify(importPath string) (rank int, tree string, ok bool) {
 	rel, found := strings.CutPrefix(importPath, module+"/")
 	if !found {
@@ -164,29 +164,29 @@ func classify(importPath string) (rank int, tree string, ok bool) {
 // and its subpackages, one service) imports are free, and every leaf helper
 // may import gen/, the floor of rank 0; neither needs an entry.
 var sameRankAllowed = map[string]string{
-	"pactd/db/dbtest -> pactd/db": "the store contract suite judges engines through db.Store",
+	"pactd.dev/pactd/db/dbtest -> pactd.dev/pactd/db": "the store contract suite judges engines through db.Store",
 
-	"pactd/internal/oauthhttp -> pactd/internal/oauthwire": "the OAuth endpoints read forms and write errors in the one OAuth wire form the services decide in",
+	"pactd.dev/pactd/internal/oauthhttp -> pactd.dev/pactd/internal/oauthwire": "the OAuth endpoints read forms and write errors in the one OAuth wire form the services decide in",
 
-	"pactd/internal/paging -> pactd/internal/rpcerr": "a bad page token is an InvalidArgument with a field violation",
-	"pactd/internal/rpcerr -> pactd/internal/reqlog": "Fault marks the request's fault as logged, so the RPC boundary does not log it twice",
-	"pactd/internal/pajwt -> pactd/internal/jose":    "PA-JWT verification runs on the jose key set and JWKS client",
+	"pactd.dev/pactd/internal/paging -> pactd.dev/pactd/internal/rpcerr": "a bad page token is an InvalidArgument with a field violation",
+	"pactd.dev/pactd/internal/rpcerr -> pactd.dev/pactd/internal/reqlog": "Fault marks the request's fault as logged, so the RPC boundary does not log it twice",
+	"pactd.dev/pactd/internal/pajwt -> pactd.dev/pactd/internal/jose":    "PA-JWT verification runs on the jose key set and JWKS client",
 
-	"pactd/internal/pajwt -> pactd/internal/jws":          "PA JWTs are parsed and verified by the one compact-JWS core",
-	"pactd/internal/pajwt -> pactd/internal/offheap":      "the repeat-token cache keeps its slots and strings outside the Go heap, out of the collector's goal and sweep",
-	"pactd/internal/delegtoken -> pactd/internal/jws":     "delegation tokens, receipts and consent sessions are parsed, signed and verified by the one compact-JWS core",
-	"pactd/internal/jose -> pactd/internal/jws":           "JWK documents are read with the core's strict unique-member JSON reader",
-	"pactd/internal/authzdetails -> pactd/internal/jws":   "authorization_details are read and canonicalized by the one strict JSON value reader",
-	"pactd/internal/brandassert -> pactd/internal/jose":   "Brand login assertions are verified against the Brand's JWKS through the jose key set",
-	"pactd/internal/brandassert -> pactd/internal/jws":    "Brand login assertions are parsed and verified by the one compact-JWS core",
-	"pactd/internal/brandassert -> pactd/internal/rpcerr": "an assertion refusal is an RPC error in pactd's ErrorInfo domain",
-	"pactd/internal/regjwt -> pactd/internal/jose":        "registration JWTs are verified against a JWKS fetched under the onboarding address rules",
-	"pactd/internal/regjwt -> pactd/internal/jws":         "registration JWTs are parsed and verified by the one compact-JWS core",
-	"pactd/internal/regjwt -> pactd/internal/urlrule":     "a registration's URLs follow the onboarding URL rules",
+	"pactd.dev/pactd/internal/pajwt -> pactd.dev/pactd/internal/jws":          "PA JWTs are parsed and verified by the one compact-JWS core",
+	"pactd.dev/pactd/internal/pajwt -> pactd.dev/pactd/internal/offheap":      "the repeat-token cache keeps its slots and strings outside the Go heap, out of the collector's goal and sweep",
+	"pactd.dev/pactd/internal/delegtoken -> pactd.dev/pactd/internal/jws":     "delegation tokens, receipts and consent sessions are parsed, signed and verified by the one compact-JWS core",
+	"pactd.dev/pactd/internal/jose -> pactd.dev/pactd/internal/jws":           "JWK documents are read with the core's strict unique-member JSON reader",
+	"pactd.dev/pactd/internal/authzdetails -> pactd.dev/pactd/internal/jws":   "authorization_details are read and canonicalized by the one strict JSON value reader",
+	"pactd.dev/pactd/internal/brandassert -> pactd.dev/pactd/internal/jose":   "Brand login assertions are verified against the Brand's JWKS through the jose key set",
+	"pactd.dev/pactd/internal/brandassert -> pactd.dev/pactd/internal/jws":    "Brand login assertions are parsed and verified by the one compact-JWS core",
+	"pactd.dev/pactd/internal/brandassert -> pactd.dev/pactd/internal/rpcerr": "an assertion refusal is an RPC error in pactd's ErrorInfo domain",
+	"pactd.dev/pactd/internal/regjwt -> pactd.dev/pactd/internal/jose":        "registration JWTs are verified against a JWKS fetched under the onboarding address rules",
+	"pactd.dev/pactd/internal/regjwt -> pactd.dev/pactd/internal/jws":         "registration JWTs are parsed and verified by the one compact-JWS core",
+	"pactd.dev/pactd/internal/regjwt -> pactd.dev/pactd/internal/urlrule":     "a registration's URLs follow the onboarding URL rules",
 
-	"pactd/internal/delegtoken -> pactd/internal/scopeid": "a delegation token's and a receipt's scopes follow the one scope-id rule",
-	"pactd/internal/jose -> pactd/internal/urlrule":       "the dial guard applies the one public-address rule, the one onboarding applies",
-	"pactd/internal/config -> pactd/internal/tracing":     "the configuration says whether the OTEL_* variables it is given turn tracing on, by the tracing package's rule",
+	"pactd.dev/pactd/internal/delegtoken -> pactd.dev/pactd/internal/scopeid": "a delegation token's and a receipt's scopes follow the one scope-id rule",
+	"pactd.dev/pactd/internal/jose -> pactd.dev/pactd/internal/urlrule":       "the dial guard applies the one public-address rule, the one onboarding applies",
+	"pactd.dev/pactd/internal/config -> pactd.dev/pactd/internal/tracing":     "the configuration says whether the OTEL_* variables it is given turn tracing on, by the tracing package's rule",
 }
 
 // knownExceptions are imports that break the rule today and are to be
@@ -224,9 +224,9 @@ func edgeProblem(from, to string) string {
 	case strings.HasPrefix(relFrom, "frontends/") && strings.HasPrefix(relTo, "frontends/"):
 		return "" // the demo and the example build on the library
 	case under(relTo, "db/internal") && from != module+"/db":
-		return edge + ": db/internal (sqlc output) is imported only by pactd/db"
+		return edge + ": db/internal (sqlc output) is imported only by pactd.dev/pactd/db"
 	case from == module+"/db" && (under(relTo, "gen") || strings.HasPrefix(relTo, "services/")):
-		return edge + ": pactd/db stays free of protobuf and of services"
+		return edge + ": pactd.dev/pactd/db stays free of protobuf and of services"
 	case strings.HasPrefix(relFrom, "services/") && strings.HasPrefix(relTo, "services/"):
 		return edge + ": a service never imports another service; move what they share into core/ or internal/"
 	case strings.HasPrefix(relTo, "services/") && !under(relFrom, "server"):
@@ -357,72 +357,72 @@ func TestEdgeProblem(t *testing.T) {
 		name, from, to string
 		ok             bool
 	}{
-		{"ok/server-service", "pactd/server", "pactd/services/agent", true},
-		{"ok/server-db", "pactd/server", "pactd/db", true},
-		{"ok/cmd-server", "pactd/cmd/pactd", "pactd/server", true},
-		{"ok/cmd-config", "pactd/cmd/pactd", "pactd/internal/config", true},
-		{"ok/service-db", "pactd/services/brand", "pactd/db", true},
-		{"ok/service-gen", "pactd/services/brand", "pactd/gen/pact/v1/pactv1connect", true},
-		{"ok/service-leaf", "pactd/services/brand", "pactd/internal/rpcerr", true},
-		{"ok/service-own-subpackage", "pactd/services/verification", "pactd/services/verification/internal/x", true},
-		{"ok/leaf-gen", "pactd/internal/rpcerr", "pactd/gen/pact/v1", true},
-		{"ok/leaf-own-subpackage", "pactd/internal/jose", "pactd/internal/jose/jwk", true},
-		{"ok/leaf-leaf-allowed", "pactd/internal/paging", "pactd/internal/rpcerr", true},
-		{"ok/db-generated", "pactd/db", "pactd/db/internal/pgq", true},
-		{"ok/dbtest-db", "pactd/db/dbtest", "pactd/db", true},
-		{"ok/a2a-gen", "pactd/cmd/pact-a2a", "pactd/gen/pact/v1/pactv1connect", true},
-		{"ok/a2a-frontend", "pactd/cmd/pact-a2a", "pactd/frontends/pacta2a", true},
-		{"ok/a2a-demo", "pactd/cmd/pact-a2a", "pactd/frontends/demo", true},
-		{"ok/pacta2a-gen", "pactd/frontends/pacta2a", "pactd/gen/pact/v1/pactv1connect", true},
-		{"ok/demo-pacta2a", "pactd/frontends/demo", "pactd/frontends/pacta2a", true},
-		{"ok/demo-gen", "pactd/frontends/demo", "pactd/gen/pact/v1", true},
-		{"ok/example-pacta2a", "pactd/frontends/a2a-go-example", "pactd/frontends/pacta2a", true},
-		{"ok/example-demo", "pactd/frontends/a2a-go-example", "pactd/frontends/demo", true},
-		{"ok/pact-demo-demo", "pactd/cmd/pact-demo", "pactd/frontends/demo", true},
+		{"ok/server-service", "pactd.dev/pactd/server", "pactd.dev/pactd/services/agent", true},
+		{"ok/server-db", "pactd.dev/pactd/server", "pactd.dev/pactd/db", true},
+		{"ok/cmd-server", "pactd.dev/pactd/cmd/pactd", "pactd.dev/pactd/server", true},
+		{"ok/cmd-config", "pactd.dev/pactd/cmd/pactd", "pactd.dev/pactd/internal/config", true},
+		{"ok/service-db", "pactd.dev/pactd/services/brand", "pactd.dev/pactd/db", true},
+		{"ok/service-gen", "pactd.dev/pactd/services/brand", "pactd.dev/pactd/gen/pact/v1/pactv1connect", true},
+		{"ok/service-leaf", "pactd.dev/pactd/services/brand", "pactd.dev/pactd/internal/rpcerr", true},
+		{"ok/service-own-subpackage", "pactd.dev/pactd/services/verification", "pactd.dev/pactd/services/verification/internal/x", true},
+		{"ok/leaf-gen", "pactd.dev/pactd/internal/rpcerr", "pactd.dev/pactd/gen/pact/v1", true},
+		{"ok/leaf-own-subpackage", "pactd.dev/pactd/internal/jose", "pactd.dev/pactd/internal/jose/jwk", true},
+		{"ok/leaf-leaf-allowed", "pactd.dev/pactd/internal/paging", "pactd.dev/pactd/internal/rpcerr", true},
+		{"ok/db-generated", "pactd.dev/pactd/db", "pactd.dev/pactd/db/internal/pgq", true},
+		{"ok/dbtest-db", "pactd.dev/pactd/db/dbtest", "pactd.dev/pactd/db", true},
+		{"ok/a2a-gen", "pactd.dev/pactd/cmd/pact-a2a", "pactd.dev/pactd/gen/pact/v1/pactv1connect", true},
+		{"ok/a2a-frontend", "pactd.dev/pactd/cmd/pact-a2a", "pactd.dev/pactd/frontends/pacta2a", true},
+		{"ok/a2a-demo", "pactd.dev/pactd/cmd/pact-a2a", "pactd.dev/pactd/frontends/demo", true},
+		{"ok/pacta2a-gen", "pactd.dev/pactd/frontends/pacta2a", "pactd.dev/pactd/gen/pact/v1/pactv1connect", true},
+		{"ok/demo-pacta2a", "pactd.dev/pactd/frontends/demo", "pactd.dev/pactd/frontends/pacta2a", true},
+		{"ok/demo-gen", "pactd.dev/pactd/frontends/demo", "pactd.dev/pactd/gen/pact/v1", true},
+		{"ok/example-pacta2a", "pactd.dev/pactd/frontends/a2a-go-example", "pactd.dev/pactd/frontends/pacta2a", true},
+		{"ok/example-demo", "pactd.dev/pactd/frontends/a2a-go-example", "pactd.dev/pactd/frontends/demo", true},
+		{"ok/pact-demo-demo", "pactd.dev/pactd/cmd/pact-demo", "pactd.dev/pactd/frontends/demo", true},
 
-		{"ok/core-db", "pactd/core/agentdir", "pactd/db", true},
-		{"ok/core-leaf", "pactd/core/agentdir", "pactd/internal/ttlcache", true},
-		{"ok/service-core", "pactd/services/verification", "pactd/core/agentdir", true},
-		{"ok/server-core", "pactd/server", "pactd/core/provkeys", true},
-		{"ok/cmd-core", "pactd/cmd/pactd", "pactd/core/provkeys", true},
+		{"ok/core-db", "pactd.dev/pactd/core/agentdir", "pactd.dev/pactd/db", true},
+		{"ok/core-leaf", "pactd.dev/pactd/core/agentdir", "pactd.dev/pactd/internal/ttlcache", true},
+		{"ok/service-core", "pactd.dev/pactd/services/verification", "pactd.dev/pactd/core/agentdir", true},
+		{"ok/server-core", "pactd.dev/pactd/server", "pactd.dev/pactd/core/provkeys", true},
+		{"ok/cmd-core", "pactd.dev/pactd/cmd/pactd", "pactd.dev/pactd/core/provkeys", true},
 
-		{"fail/db-core", "pactd/db", "pactd/core/auth", false},
-		{"fail/leaf-core", "pactd/internal/pajwt", "pactd/core/agentdir", false},
-		{"fail/core-core-unlisted", "pactd/core/auth", "pactd/core/agentdir", false},
-		{"fail/core-service", "pactd/core/auth", "pactd/services/agent", false},
-		{"fail/core-server", "pactd/core/provkeys", "pactd/server", false},
-		{"fail/cmd-service", "pactd/cmd/pactd", "pactd/services/agent", false},
-		{"fail/db-gen", "pactd/db", "pactd/gen/pact/v1", false},
-		{"fail/db-service", "pactd/db", "pactd/services/agent", false},
-		{"fail/db-server", "pactd/db", "pactd/server", false},
-		{"fail/service-service", "pactd/services/verification", "pactd/services/agent", false},
-		{"fail/service-server", "pactd/services/agent", "pactd/server", false},
-		{"fail/service-db-internal", "pactd/services/agent", "pactd/db/internal/pgq", false},
-		{"fail/server-db-internal", "pactd/server", "pactd/db/internal/liteq", false},
-		{"fail/dbtest-db-internal", "pactd/db/dbtest", "pactd/db/internal/pgq", false},
-		{"fail/leaf-db", "pactd/internal/rpcerr", "pactd/db", false},
-		{"fail/leaf-service", "pactd/internal/jose", "pactd/services/agent", false},
-		{"fail/leaf-server", "pactd/internal/config", "pactd/server", false},
-		{"fail/leaf-leaf-unlisted", "pactd/internal/ids", "pactd/internal/jose", false},
-		{"fail/leaf-db-internal", "pactd/internal/jose", "pactd/db/internal/pgq", false},
-		{"fail/server-cmd", "pactd/server", "pactd/cmd/pactd", false},
-		{"fail/cmd-cmd", "pactd/cmd/pact-a2a", "pactd/cmd/pactd", false},
-		{"fail/a2a-server", "pactd/cmd/pact-a2a", "pactd/server", false},
-		{"fail/a2a-leaf", "pactd/cmd/pact-a2a", "pactd/internal/rpcerr", false},
-		{"fail/a2a-db", "pactd/cmd/pact-a2a", "pactd/db", false},
-		{"fail/pacta2a-demo", "pactd/frontends/pacta2a", "pactd/frontends/demo", false},
-		{"fail/pacta2a-leaf", "pactd/frontends/pacta2a", "pactd/internal/a2aerr", false},
-		{"fail/pacta2a-db", "pactd/frontends/pacta2a", "pactd/db", false},
-		{"fail/demo-leaf", "pactd/frontends/demo", "pactd/internal/rpcerr", false},
-		{"fail/example-server", "pactd/frontends/a2a-go-example", "pactd/server", false},
-		{"fail/example-service", "pactd/frontends/a2a-go-example", "pactd/services/brand", false},
-		{"fail/example-cmd", "pactd/frontends/a2a-go-example", "pactd/cmd/pact-a2a", false},
-		{"fail/server-frontend", "pactd/server", "pactd/frontends/pacta2a", false},
-		{"fail/service-frontend", "pactd/services/brand", "pactd/frontends/demo", false},
-		{"fail/leaf-frontend", "pactd/internal/a2aerr", "pactd/frontends/pacta2a", false},
-		{"fail/unranked-importer", "pactd/tools/x", "pactd/db", false},
-		{"fail/unranked-imported", "pactd/services/agent", "pactd/misc", false},
-		{"fail/root-package", "pactd/server", "pactd", false},
+		{"fail/db-core", "pactd.dev/pactd/db", "pactd.dev/pactd/core/auth", false},
+		{"fail/leaf-core", "pactd.dev/pactd/internal/pajwt", "pactd.dev/pactd/core/agentdir", false},
+		{"fail/core-core-unlisted", "pactd.dev/pactd/core/auth", "pactd.dev/pactd/core/agentdir", false},
+		{"fail/core-service", "pactd.dev/pactd/core/auth", "pactd.dev/pactd/services/agent", false},
+		{"fail/core-server", "pactd.dev/pactd/core/provkeys", "pactd.dev/pactd/server", false},
+		{"fail/cmd-service", "pactd.dev/pactd/cmd/pactd", "pactd.dev/pactd/services/agent", false},
+		{"fail/db-gen", "pactd.dev/pactd/db", "pactd.dev/pactd/gen/pact/v1", false},
+		{"fail/db-service", "pactd.dev/pactd/db", "pactd.dev/pactd/services/agent", false},
+		{"fail/db-server", "pactd.dev/pactd/db", "pactd.dev/pactd/server", false},
+		{"fail/service-service", "pactd.dev/pactd/services/verification", "pactd.dev/pactd/services/agent", false},
+		{"fail/service-server", "pactd.dev/pactd/services/agent", "pactd.dev/pactd/server", false},
+		{"fail/service-db-internal", "pactd.dev/pactd/services/agent", "pactd.dev/pactd/db/internal/pgq", false},
+		{"fail/server-db-internal", "pactd.dev/pactd/server", "pactd.dev/pactd/db/internal/liteq", false},
+		{"fail/dbtest-db-internal", "pactd.dev/pactd/db/dbtest", "pactd.dev/pactd/db/internal/pgq", false},
+		{"fail/leaf-db", "pactd.dev/pactd/internal/rpcerr", "pactd.dev/pactd/db", false},
+		{"fail/leaf-service", "pactd.dev/pactd/internal/jose", "pactd.dev/pactd/services/agent", false},
+		{"fail/leaf-server", "pactd.dev/pactd/internal/config", "pactd.dev/pactd/server", false},
+		{"fail/leaf-leaf-unlisted", "pactd.dev/pactd/internal/ids", "pactd.dev/pactd/internal/jose", false},
+		{"fail/leaf-db-internal", "pactd.dev/pactd/internal/jose", "pactd.dev/pactd/db/internal/pgq", false},
+		{"fail/server-cmd", "pactd.dev/pactd/server", "pactd.dev/pactd/cmd/pactd", false},
+		{"fail/cmd-cmd", "pactd.dev/pactd/cmd/pact-a2a", "pactd.dev/pactd/cmd/pactd", false},
+		{"fail/a2a-server", "pactd.dev/pactd/cmd/pact-a2a", "pactd.dev/pactd/server", false},
+		{"fail/a2a-leaf", "pactd.dev/pactd/cmd/pact-a2a", "pactd.dev/pactd/internal/rpcerr", false},
+		{"fail/a2a-db", "pactd.dev/pactd/cmd/pact-a2a", "pactd.dev/pactd/db", false},
+		{"fail/pacta2a-demo", "pactd.dev/pactd/frontends/pacta2a", "pactd.dev/pactd/frontends/demo", false},
+		{"fail/pacta2a-leaf", "pactd.dev/pactd/frontends/pacta2a", "pactd.dev/pactd/internal/a2aerr", false},
+		{"fail/pacta2a-db", "pactd.dev/pactd/frontends/pacta2a", "pactd.dev/pactd/db", false},
+		{"fail/demo-leaf", "pactd.dev/pactd/frontends/demo", "pactd.dev/pactd/internal/rpcerr", false},
+		{"fail/example-server", "pactd.dev/pactd/frontends/a2a-go-example", "pactd.dev/pactd/server", false},
+		{"fail/example-service", "pactd.dev/pactd/frontends/a2a-go-example", "pactd.dev/pactd/services/brand", false},
+		{"fail/example-cmd", "pactd.dev/pactd/frontends/a2a-go-example", "pactd.dev/pactd/cmd/pact-a2a", false},
+		{"fail/server-frontend", "pactd.dev/pactd/server", "pactd.dev/pactd/frontends/pacta2a", false},
+		{"fail/service-frontend", "pactd.dev/pactd/services/brand", "pactd.dev/pactd/frontends/demo", false},
+		{"fail/leaf-frontend", "pactd.dev/pactd/internal/a2aerr", "pactd.dev/pactd/frontends/pacta2a", false},
+		{"fail/unranked-importer", "pactd.dev/pactd/tools/x", "pactd.dev/pactd/db", false},
+		{"fail/unranked-imported", "pactd.dev/pactd/services/agent", "pactd.dev/pactd/misc", false},
+		{"fail/root-package", "pactd.dev/pactd/server", "pactd", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

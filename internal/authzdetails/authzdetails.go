@@ -23,7 +23,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"pactd/internal/jws"
+	"pactd.dev/pactd/internal/jws"
 )
 
 // Bounds of a request (what a PA sends) and of a Brand's declarations.

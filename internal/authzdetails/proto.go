@@ -1,6 +1,6 @@
 package authzdetails
 
-import pactv1 "pactd/gen/pact/v1"
+import pactv1 "pactd.dev/pactd/gen/pact/v1"
 
 // Proto is one entry as the API returns it: type, canonical JSON, and the
 // members sorted by name.

@@ -22,10 +22,10 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/jose"
-	"pactd/internal/jws"
-	"pactd/internal/rpcerr"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // Bounds and clock rules.

@@ -15,7 +15,7 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/internal/jose"
+	"pactd.dev/pactd/internal/jose"
 )
 
 // testVerifier is a Verifier on keys with the delegation rules' shape: a

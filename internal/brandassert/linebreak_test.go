@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/jose"
+	"pactd.dev/pactd/internal/jose"
 )
 
 // assertionFixture is a verifier with one signed-login Brand and its key,

@@ -12,7 +12,7 @@ import (
 // version and commit may be set at link time, for builds outside a git
 // checkout (a release tarball, a container build without .git):
 //
-//	go build -ldflags "-X pactd/internal/buildinfo.version=v1.2.0 -X pactd/internal/buildinfo.commit=abc123" ./cmd/pactd
+//	go build -ldflags "-X pactd.dev/pactd/internal/buildinfo.version=v1.2.0 -X pactd.dev/pactd/internal/buildinfo.commit=abc123" ./cmd/pactd
 var version, commit string
 
 // Info describes the running binary.

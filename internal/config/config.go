@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"pactd/internal/tracing"
+	"pactd.dev/pactd/internal/tracing"
 )
 
 // Config is the complete, validated configuration of one pactd process.

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"pactd/core/grantcache"
-	"pactd/internal/config"
-	"pactd/internal/pajwt"
+	"pactd.dev/pactd/core/grantcache"
+	"pactd.dev/pactd/internal/config"
+	"pactd.dev/pactd/internal/pajwt"
 )
 
 // Tokens long enough to pass validation, distinct, and easy to spot if they

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/delegtoken"
 )
 
 // BenchmarkVerify is the pure verification path of IntrospectToken and of

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/delegtoken"
 )
 
 const connectedA = brandA + "/oauth/connected"

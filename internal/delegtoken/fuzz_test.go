@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/internal/delegtoken"
-	"pactd/internal/jws/jwstest"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/jws/jwstest"
 )
 
 // FuzzVerify feeds arbitrary strings, and every jwstest mutation of a

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"pactd/core/provkeys"
-	"pactd/internal/delegtoken"
-	"pactd/internal/testsigner"
+	"pactd.dev/pactd/core/provkeys"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/testsigner"
 )
 
 // now is the fixed instant of the tests.

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"pactd/internal/jws"
+	"pactd.dev/pactd/internal/jws"
 )
 
 // Reason names the rule a refused token or receipt broke. It is for logs,

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/delegtoken"
 )
 
 // TestLineBreakAnywhereIsRefused inserts CR, LF and CRLF at every position

@@ -8,8 +8,8 @@ import (
 	"regexp"
 	"time"
 
-	"pactd/internal/jws"
-	"pactd/internal/scopeid"
+	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/internal/scopeid"
 )
 
 // Receipt kinds and limits.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/delegtoken"
 )
 
 func TestReceipts(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"pactd/internal/scopeid"
+	"pactd.dev/pactd/internal/scopeid"
 )
 
 // Token kinds and limits.

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"pactd/core/provkeys"
-	"pactd/db/dbtest"
-	"pactd/internal/delegtoken"
+	"pactd.dev/pactd/core/provkeys"
+	"pactd.dev/pactd/db/dbtest"
+	"pactd.dev/pactd/internal/delegtoken"
 )
 
 func TestMintProducesTheSpecShape(t *testing.T) {

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/jose"
-	"pactd/internal/testclock"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/testclock"
 )
 
 // newDevClient builds a client with the loopback allowance on and a fake

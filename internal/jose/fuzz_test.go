@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"pactd/internal/jose"
+	"pactd.dev/pactd/internal/jose"
 )
 
 // FuzzParseJWKS asserts properties of ParseJWKS on arbitrary input: it never

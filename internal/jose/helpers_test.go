@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/testclock"
+	"pactd.dev/pactd/internal/testclock"
 )
 
 var b64 = base64.RawURLEncoding

@@ -7,7 +7,7 @@ import (
 
 	"github.com/lestrrat-go/jwx/v3/jwk"
 
-	"pactd/internal/jose"
+	"pactd.dev/pactd/internal/jose"
 )
 
 // TestKeySetsAgreeWithJWX cross-checks JWK handling with lestrrat-go/jwx/v3:

@@ -13,7 +13,7 @@ import (
 	"math/big"
 	"strings"
 
-	"pactd/internal/jws"
+	"pactd.dev/pactd/internal/jws"
 )
 
 // Signature algorithms a [Key] can be used with.

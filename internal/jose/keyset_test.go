@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/internal/jose"
+	"pactd.dev/pactd/internal/jose"
 )
 
 func TestParseJWKS(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"pactd/internal/urlrule"
+	"pactd.dev/pactd/internal/urlrule"
 )
 
 // MaxURIBytes bounds the length of a JWKS URI.

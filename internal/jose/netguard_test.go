@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/internal/jose"
-	"pactd/internal/urlrule"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/urlrule"
 )
 
 func TestCheckAddress(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	jwxjwa "github.com/lestrrat-go/jwx/v3/jwa"
 	jwxjws "github.com/lestrrat-go/jwx/v3/jws"
 
-	"pactd/internal/jws"
-	"pactd/internal/jws/jwstest"
+	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/internal/jws/jwstest"
 )
 
 // The differential oracle: lestrrat-go/jwx/v3, configured strictly (compact

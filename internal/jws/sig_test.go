@@ -11,8 +11,8 @@ import (
 	"math/big"
 	"testing"
 
-	"pactd/internal/jws"
-	"pactd/internal/jws/jwstest"
+	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/internal/jws/jwstest"
 )
 
 // TestLowSPolicy pins the one low-S rule (package doc): a third party's

@@ -27,8 +27,8 @@ import (
 
 	"connectrpc.com/connect"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/oauthwire"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/oauthwire"
 )
 
 // Delegation is the part of pact.v1.DelegationService the endpoints call.

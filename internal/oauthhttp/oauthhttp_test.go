@@ -11,9 +11,9 @@ import (
 
 	"connectrpc.com/connect"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/oauthhttp"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/oauthhttp"
 )
 
 // fakeDelegation answers IssueDelegation with a fixed error and records

@@ -15,7 +15,7 @@ import (
 	"net/http"
 	"net/url"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // OAuth error codes pactd answers with (RFC 6749 §5.2, RFC 8628 §3.5,

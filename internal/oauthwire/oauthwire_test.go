@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/internal/oauthwire"
+	"pactd.dev/pactd/internal/oauthwire"
 )
 
 // The error JSON is wire bytes a frontend sends as they are.

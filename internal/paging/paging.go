@@ -6,8 +6,8 @@ import (
 	"encoding/base64"
 	"strings"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/rpcerr"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // Limits of a page.

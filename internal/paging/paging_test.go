@@ -5,8 +5,8 @@ import (
 
 	"connectrpc.com/connect"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/rpcerr"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 func TestParse(t *testing.T) {

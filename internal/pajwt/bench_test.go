@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/jose"
-	"pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/pajwt"
 )
 
 // benchWorld is a verifier fed by a real jose.JWKSClient (warm, against an

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"pactd/internal/offheap"
+	"pactd.dev/pactd/internal/offheap"
 )
 
 // maxCachedBytes bounds the strings one cache entry may hold (signature,

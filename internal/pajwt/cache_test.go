@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/jose"
-	"pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/pajwt"
 )
 
 // TestRepeatTokenCache: a repeated token skips only the signature; every

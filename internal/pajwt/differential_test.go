@@ -8,9 +8,9 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	jwxjws "github.com/lestrrat-go/jwx/v3/jws"
 
-	"pactd/internal/jws"
-	"pactd/internal/jws/jwstest"
-	"pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/internal/jws/jwstest"
+	"pactd.dev/pactd/internal/pajwt"
 )
 
 // signRaw signs raw header and claims JSON with the fuzz world's key

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/jose"
-	"pactd/internal/jws/jwstest"
-	"pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/jws/jwstest"
+	"pactd.dev/pactd/internal/pajwt"
 )
 
 // fuzzWorld is a deterministic verifier setup: a fixed P-256 key, RFC 6979

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/jose"
-	"pactd/internal/pajwt"
-	"pactd/internal/testclock"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/testclock"
 )
 
 const (

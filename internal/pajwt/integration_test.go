@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/jose"
-	"pactd/internal/pajwt"
-	"pactd/internal/testclock"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/testclock"
 )
 
 // jwksEndpoint is an httptest JWKS server (the network edge) whose document,

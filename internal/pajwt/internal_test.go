@@ -15,8 +15,8 @@ import (
 	"sync"
 	"testing"
 
-	"pactd/internal/jose"
-	"pactd/internal/jws"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/jws"
 )
 
 // TestVerifyWithVectors checks the ES256 path on published vectors: RFC 7515

@@ -3,7 +3,7 @@ package pajwt
 import (
 	"strings"
 
-	"pactd/internal/jws"
+	"pactd.dev/pactd/internal/jws"
 )
 
 // alg is an accepted signature algorithm.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"pactd/internal/jose"
-	"pactd/internal/jws"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/jws"
 )
 
 // Defaults and hard limits for [Config].

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/jose"
-	"pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/pajwt"
 )
 
 // hmacToken builds an HS* token keyed with secret (alg confusion).

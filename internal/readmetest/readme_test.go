@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db/dbtest"
+	"pactd.dev/pactd/db/dbtest"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -16,9 +16,9 @@ import (
 	"strings"
 	"time"
 
-	"pactd/internal/jose"
-	"pactd/internal/jws"
-	"pactd/internal/urlrule"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/internal/urlrule"
 )
 
 // Bounds of untrusted input.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd/internal/jose"
-	"pactd/internal/jws"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/jws"
 )
 
 const (

@@ -14,8 +14,8 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/reqlog"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/reqlog"
 )
 
 // Domain is the ErrorInfo domain of every pactd error.

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/ids"
-	"pactd/internal/regjwt"
-	"pactd/internal/rpcerr"
-	"pactd/internal/urlrule"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/ids"
+	"pactd.dev/pactd/internal/regjwt"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/internal/urlrule"
 )
 
 // Self-registration policies (PACT_SELF_REGISTRATION).

@@ -13,14 +13,14 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/jose"
-	"pactd/internal/jws"
-	"pactd/internal/regjwt"
-	"pactd/internal/urlrule"
-	"pactd/services/agent"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/internal/regjwt"
+	"pactd.dev/pactd/internal/urlrule"
+	"pactd.dev/pactd/services/agent"
 )
 
 const (

@@ -3,7 +3,7 @@ package agent
 import (
 	"context"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 // Store is the storage the agent service needs.

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	"pactd/services/audit"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	"pactd.dev/pactd/services/audit"
 )
 
 // Prune deletes exactly the events older than the retention, counts them

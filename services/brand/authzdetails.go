@@ -1,9 +1,9 @@
 package brand
 
 import (
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/authzdetails"
-	"pactd/internal/rpcerr"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // The proto enums and the stored kinds and combinations (PACT §5.7).

@@ -3,8 +3,8 @@ package brand
 import (
 	"encoding/json"
 
-	"pactd/db"
-	"pactd/internal/pacturl"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/pacturl"
 )
 
 // Literals of the Agent Card that clients compare byte for byte.

@@ -3,7 +3,7 @@ package brand
 import (
 	"testing"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 // The deviceCode flow's scopes object keeps the Brand's configured order

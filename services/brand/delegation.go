@@ -3,10 +3,10 @@ package brand
 import (
 	"strings"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/rpcerr"
-	"pactd/internal/scopeid"
-	"pactd/internal/urlrule"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/internal/scopeid"
+	"pactd.dev/pactd/internal/urlrule"
 )
 
 // Bounds of delegation settings.

@@ -14,13 +14,13 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/ids"
-	"pactd/internal/pacturl"
-	"pactd/internal/paging"
-	"pactd/internal/rpcerr"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/ids"
+	"pactd.dev/pactd/internal/pacturl"
+	"pactd.dev/pactd/internal/paging"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // Bounds of Brand fields.

@@ -25,11 +25,11 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/a2aerr"
-	"pactd/internal/rpcerr"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/a2aerr"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // Bounds of the conversation inputs, in bytes.

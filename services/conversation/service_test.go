@@ -10,13 +10,13 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/a2aerr"
-	"pactd/internal/rpcerr"
-	"pactd/services/conversation"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/a2aerr"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/services/conversation"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

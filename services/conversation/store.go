@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"pactd/db"
+	"pactd.dev/pactd/db"
 )
 
 // Store is the storage the conversation service needs.

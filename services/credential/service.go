@@ -14,12 +14,12 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"pactd/core/auth"
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/paging"
-	"pactd/internal/rpcerr"
+	"pactd.dev/pactd/core/auth"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/paging"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // Limits of a credential request.

@@ -9,13 +9,13 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"pactd/core/auth"
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/rpcerr"
-	"pactd/internal/testclock"
-	"pactd/services/credential"
+	"pactd.dev/pactd/core/auth"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/internal/testclock"
+	"pactd.dev/pactd/services/credential"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

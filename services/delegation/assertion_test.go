@@ -26,13 +26,13 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/jose"
-	"pactd/internal/rpcerr"
-	"pactd/services/delegation"
-	"pactd/services/delegation/codes"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/services/delegation"
+	"pactd.dev/pactd/services/delegation/codes"
 )
 
 // The signed-login Brands of these tests: "signed" (seeded by newEnv) and

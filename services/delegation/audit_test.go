@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/oauthwire"
-	"pactd/services/delegation"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/oauthwire"
+	"pactd.dev/pactd/services/delegation"
 )
 
 // auditEvents lists every audit event, oldest first.

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/authzdetails"
-	"pactd/internal/delegtoken"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/internal/delegtoken"
 )
 
 // The Brand of these tests declares two RFC 9396 types (PACT §5.7).

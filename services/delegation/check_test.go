@@ -9,11 +9,11 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/rpcerr"
-	"pactd/services/delegation/base"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/services/delegation/base"
 )
 
 // checkGrant makes a grant at Brand rar of user-42 to PA 1 with

@@ -18,17 +18,17 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/delegtoken"
-	"pactd/internal/oauthhttp"
-	"pactd/internal/oauthwire"
-	"pactd/internal/pajwt"
-	"pactd/internal/testclock"
-	"pactd/internal/testsigner"
-	"pactd/services/delegation"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/oauthhttp"
+	"pactd.dev/pactd/internal/oauthwire"
+	"pactd.dev/pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/testclock"
+	"pactd.dev/pactd/internal/testsigner"
+	"pactd.dev/pactd/services/delegation"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

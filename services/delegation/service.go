@@ -3,14 +3,14 @@ package delegation
 import (
 	"context"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/services/delegation/base"
-	"pactd/services/delegation/consent"
-	"pactd/services/delegation/device"
-	"pactd/services/delegation/grants"
-	"pactd/services/delegation/stepup"
-	"pactd/services/delegation/token"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/services/delegation/base"
+	"pactd.dev/pactd/services/delegation/consent"
+	"pactd.dev/pactd/services/delegation/device"
+	"pactd.dev/pactd/services/delegation/grants"
+	"pactd.dev/pactd/services/delegation/stepup"
+	"pactd.dev/pactd/services/delegation/token"
 )
 
 // Deps are the service's collaborators (see base.Deps).

@@ -17,14 +17,14 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/delegtoken"
-	"pactd/internal/rpcerr"
-	"pactd/services/delegation"
-	"pactd/services/delegation/base"
-	"pactd/services/delegation/codes"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/services/delegation"
+	"pactd.dev/pactd/services/delegation/base"
+	"pactd.dev/pactd/services/delegation/codes"
 )
 
 // Spec §6 items 26-29: the device authorization endpoint's refusals, each

@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/rpcerr"
-	"pactd/services/delegation/base"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/services/delegation/base"
 )
 
 // skipConsent turns the Brand's skip_consent_when_granted on or off.

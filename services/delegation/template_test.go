@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"testing"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/authzdetails"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/authzdetails"
 )
 
 // useTemplates gives the Brand's types (by URI) these consent templates.

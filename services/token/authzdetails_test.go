@@ -7,11 +7,11 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/authzdetails"
-	"pactd/internal/delegtoken"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/internal/delegtoken"
 )
 
 const cancelType = "https://acme.example/authorization/order-cancel/v1"

@@ -36,16 +36,16 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/core/brandcache"
-	"pactd/core/provkeys"
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/apidesc"
-	"pactd/internal/delegtoken"
-	"pactd/internal/loadstat"
-	"pactd/services/token"
+	"pactd.dev/pactd/core/brandcache"
+	"pactd.dev/pactd/core/provkeys"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/apidesc"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/loadstat"
+	"pactd.dev/pactd/services/token"
 )
 
 const (

@@ -7,9 +7,9 @@ import (
 
 	"connectrpc.com/connect"
 
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/rpcerr"
-	"pactd/internal/scopeid"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/internal/scopeid"
 )
 
 // TestSignReceiptScopeIDRule pins the one scope-id rule on receipts: the

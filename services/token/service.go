@@ -11,7 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"pactd/internal/pacturl"
+	"pactd.dev/pactd/internal/pacturl"
 	"regexp"
 	"strings"
 	"time"
@@ -19,14 +19,14 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"pactd/core/auth"
-	"pactd/core/provkeys"
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/authzdetails"
-	"pactd/internal/delegtoken"
-	"pactd/internal/rpcerr"
+	"pactd.dev/pactd/core/auth"
+	"pactd.dev/pactd/core/provkeys"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // Literals clients compare byte for byte.

@@ -23,15 +23,15 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"pactd/core/provkeys"
-	"pactd/db"
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/delegtoken"
-	"pactd/internal/rpcerr"
-	"pactd/internal/testclock"
-	"pactd/services/token"
+	"pactd.dev/pactd/core/provkeys"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/internal/testclock"
+	"pactd.dev/pactd/services/token"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"pactd/core/provkeys"
-	"pactd/db"
-	"pactd/internal/delegtoken"
+	"pactd.dev/pactd/core/provkeys"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/delegtoken"
 )
 
 // BrandStore finds Brands.

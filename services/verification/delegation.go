@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"pactd/db"
-	"pactd/internal/authzdetails"
-	"pactd/internal/delegtoken"
-	"pactd/internal/pacturl"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/pacturl"
 )
 
 // TokenVerifier verifies the signature and claims of a delegation token.

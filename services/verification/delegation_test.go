@@ -8,13 +8,13 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/delegtoken"
-	"pactd/internal/oauthwire"
-	"pactd/internal/pajwt"
-	"pactd/internal/testsigner"
-	"pactd/services/verification"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/oauthwire"
+	"pactd.dev/pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/testsigner"
+	"pactd.dev/pactd/services/verification"
 )
 
 const (

@@ -14,14 +14,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/authzdetails"
-	"pactd/internal/oauthwire"
-	"pactd/internal/pajwt"
-	"pactd/internal/ratelimit"
-	"pactd/internal/rpcerr"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/internal/oauthwire"
+	"pactd.dev/pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/ratelimit"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // MaxHeaderBytes bounds each raw header value; a longer one is refused

@@ -3,8 +3,8 @@ package verification
 import (
 	"context"
 
-	"pactd/db"
-	"pactd/internal/pajwt"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/pajwt"
 )
 
 // BrandStore is the storage the service reads Brands from.

@@ -1,7 +1,7 @@
 // Package admin is pactd's own admin client: the subcommands pactd agent,
 // brand, credential, grant, key and health, which call a running pactd over
 // the RPCs it serves (Connect over HTTP by default, gRPC with -grpc), with
-// the generated clients of pactd/gen only. It prints aligned tables for
+// the generated clients of pactd.dev/pactd/gen only. It prints aligned tables for
 // people and, with -o json, the response message as protojson for scripts.
 //
 // The credential comes from PACT_ADMIN_TOKEN (or -token-file); it is sent

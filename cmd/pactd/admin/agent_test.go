@@ -7,8 +7,8 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // TestAgentCommands: every agent command against a real pactd on both

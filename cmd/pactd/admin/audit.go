@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // auditKind reads -kind: the AuditEventKind name, with or without its

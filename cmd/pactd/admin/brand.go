@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // maxFileBytes bounds a settings file a command reads (-skills-file,

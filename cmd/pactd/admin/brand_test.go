@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // TestBrandCommands: brand create, get, list, update (scopes, login

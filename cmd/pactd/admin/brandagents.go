@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // brandAgentCommands manage a Brand's agent policy: which enabled PAs may

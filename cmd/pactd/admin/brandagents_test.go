@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // TestBrandAgentCommands: brand agent-policy, add-agent, remove-agent and

@@ -18,7 +18,7 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 const (

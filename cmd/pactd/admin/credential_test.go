@@ -8,8 +8,8 @@ import (
 
 	"connectrpc.com/connect"
 
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // TestCredentialCommands: credential create (the token on standard output

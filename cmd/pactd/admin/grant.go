@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 func grantCommands() []*command {

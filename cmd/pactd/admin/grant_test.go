@@ -16,8 +16,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // testPA is a personal agent on loopback: an ES256 key whose JWKS it serves.

@@ -19,11 +19,11 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
-	"pactd/cmd/pactd/admin"
-	"pactd/db/dbtest"
-	"pactd/gen/pact/v1/pactv1connect"
-	"pactd/internal/config"
-	"pactd/server"
+	"pactd.dev/pactd/cmd/pactd/admin"
+	"pactd.dev/pactd/db/dbtest"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/config"
+	"pactd.dev/pactd/server"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 func keyCommands() []*command {

@@ -22,8 +22,8 @@ import (
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"pactd/db/dbtest"
-	pactv1 "pactd/gen/pact/v1"
+	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // TestKeyCommands: key rotate adds a key that GetJwks then publishes, and

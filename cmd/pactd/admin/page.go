@@ -6,7 +6,7 @@ import (
 	"io"
 	"math"
 
-	pactv1 "pactd/gen/pact/v1"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 const (

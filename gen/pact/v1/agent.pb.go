@@ -969,9 +969,9 @@ const file_pact_v1_agent_proto_rawDesc = "" +
 	"ListAgents\x12\x1a.pact.v1.ListAgentsRequest\x1a\x1b.pact.v1.ListAgentsResponse\"\x00\x12J\n" +
 	"\vUpdateAgent\x12\x1b.pact.v1.UpdateAgentRequest\x1a\x1c.pact.v1.UpdateAgentResponse\"\x00\x12J\n" +
 	"\vDeleteAgent\x12\x1b.pact.v1.DeleteAgentRequest\x1a\x1c.pact.v1.DeleteAgentResponse\"\x00\x12\\\n" +
-	"\x11SelfRegisterAgent\x12!.pact.v1.SelfRegisterAgentRequest\x1a\".pact.v1.SelfRegisterAgentResponse\"\x00Bp\n" +
+	"\x11SelfRegisterAgent\x12!.pact.v1.SelfRegisterAgentRequest\x1a\".pact.v1.SelfRegisterAgentResponse\"\x00Bz\n" +
 	"\vcom.pact.v1B\n" +
-	"AgentProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
+	"AgentProtoP\x01Z\"pactd.dev/pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
 var (
 	file_pact_v1_agent_proto_rawDescOnce sync.Once

@@ -700,9 +700,9 @@ const file_pact_v1_audit_proto_rawDesc = "" +
 	"$AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED\x10\b2\xcd\x01\n" +
 	"\fAuditService\x12V\n" +
 	"\x0fListAuditEvents\x12\x1f.pact.v1.ListAuditEventsRequest\x1a .pact.v1.ListAuditEventsResponse\"\x00\x12e\n" +
-	"\x14ListBrandAuditEvents\x12$.pact.v1.ListBrandAuditEventsRequest\x1a%.pact.v1.ListBrandAuditEventsResponse\"\x00Bp\n" +
+	"\x14ListBrandAuditEvents\x12$.pact.v1.ListBrandAuditEventsRequest\x1a%.pact.v1.ListBrandAuditEventsResponse\"\x00Bz\n" +
 	"\vcom.pact.v1B\n" +
-	"AuditProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
+	"AuditProtoP\x01Z\"pactd.dev/pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
 var (
 	file_pact_v1_audit_proto_rawDescOnce sync.Once

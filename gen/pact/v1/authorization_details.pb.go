@@ -610,8 +610,8 @@ const file_pact_v1_authorization_details_proto_rawDesc = "" +
 	"\x1fAuthorizationDetailsCombination\x121\n" +
 	"-AUTHORIZATION_DETAILS_COMBINATION_UNSPECIFIED\x10\x00\x12+\n" +
 	"'AUTHORIZATION_DETAILS_COMBINATION_UNION\x10\x01\x12,\n" +
-	"(AUTHORIZATION_DETAILS_COMBINATION_SINGLE\x10\x02B\x7f\n" +
-	"\vcom.pact.v1B\x19AuthorizationDetailsProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
+	"(AUTHORIZATION_DETAILS_COMBINATION_SINGLE\x10\x02B\x89\x01\n" +
+	"\vcom.pact.v1B\x19AuthorizationDetailsProtoP\x01Z\"pactd.dev/pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
 var (
 	file_pact_v1_authorization_details_proto_rawDescOnce sync.Once

@@ -1687,9 +1687,9 @@ const file_pact_v1_brand_proto_rawDesc = "" +
 	"\x13SetBrandAgentPolicy\x12#.pact.v1.SetBrandAgentPolicyRequest\x1a$.pact.v1.SetBrandAgentPolicyResponse\"\x00\x12P\n" +
 	"\rAddBrandAgent\x12\x1d.pact.v1.AddBrandAgentRequest\x1a\x1e.pact.v1.AddBrandAgentResponse\"\x00\x12Y\n" +
 	"\x10RemoveBrandAgent\x12 .pact.v1.RemoveBrandAgentRequest\x1a!.pact.v1.RemoveBrandAgentResponse\"\x00\x12V\n" +
-	"\x0fListBrandAgents\x12\x1f.pact.v1.ListBrandAgentsRequest\x1a .pact.v1.ListBrandAgentsResponse\"\x00Bp\n" +
+	"\x0fListBrandAgents\x12\x1f.pact.v1.ListBrandAgentsRequest\x1a .pact.v1.ListBrandAgentsResponse\"\x00Bz\n" +
 	"\vcom.pact.v1B\n" +
-	"BrandProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
+	"BrandProtoP\x01Z\"pactd.dev/pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
 var (
 	file_pact_v1_brand_proto_rawDescOnce sync.Once

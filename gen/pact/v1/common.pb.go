@@ -359,8 +359,8 @@ const file_pact_v1_common_proto_rawDesc = "" +
 	"\x1bERROR_REASON_ALREADY_EXISTS\x10\x05\x12\x1c\n" +
 	"\x18ERROR_REASON_UNAVAILABLE\x10\x06\x12\x19\n" +
 	"\x15ERROR_REASON_INTERNAL\x10\a\x12$\n" +
-	" ERROR_REASON_FAILED_PRECONDITION\x10\bBq\n" +
-	"\vcom.pact.v1B\vCommonProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
+	" ERROR_REASON_FAILED_PRECONDITION\x10\bB{\n" +
+	"\vcom.pact.v1B\vCommonProtoP\x01Z\"pactd.dev/pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
 var (
 	file_pact_v1_common_proto_rawDescOnce sync.Once

@@ -692,8 +692,8 @@ const file_pact_v1_conversation_proto_rawDesc = "" +
 	"\tBeginTurn\x12\x19.pact.v1.BeginTurnRequest\x1a\x1a.pact.v1.BeginTurnResponse\"\x00\x12M\n" +
 	"\fCompleteTurn\x12\x1c.pact.v1.CompleteTurnRequest\x1a\x1d.pact.v1.CompleteTurnResponse\"\x00\x12J\n" +
 	"\vAbandonTurn\x12\x1b.pact.v1.AbandonTurnRequest\x1a\x1c.pact.v1.AbandonTurnResponse\"\x00\x12M\n" +
-	"\fCloseContext\x12\x1c.pact.v1.CloseContextRequest\x1a\x1d.pact.v1.CloseContextResponse\"\x00Bw\n" +
-	"\vcom.pact.v1B\x11ConversationProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
+	"\fCloseContext\x12\x1c.pact.v1.CloseContextRequest\x1a\x1d.pact.v1.CloseContextResponse\"\x00B\x81\x01\n" +
+	"\vcom.pact.v1B\x11ConversationProtoP\x01Z\"pactd.dev/pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
 var (
 	file_pact_v1_conversation_proto_rawDescOnce sync.Once

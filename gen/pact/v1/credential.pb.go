@@ -537,8 +537,8 @@ const file_pact_v1_credential_proto_rawDesc = "" +
 	"\x11CredentialService\x12Y\n" +
 	"\x10CreateCredential\x12 .pact.v1.CreateCredentialRequest\x1a!.pact.v1.CreateCredentialResponse\"\x00\x12V\n" +
 	"\x0fListCredentials\x12\x1f.pact.v1.ListCredentialsRequest\x1a .pact.v1.ListCredentialsResponse\"\x00\x12Y\n" +
-	"\x10RevokeCredential\x12 .pact.v1.RevokeCredentialRequest\x1a!.pact.v1.RevokeCredentialResponse\"\x00Bu\n" +
-	"\vcom.pact.v1B\x0fCredentialProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
+	"\x10RevokeCredential\x12 .pact.v1.RevokeCredentialRequest\x1a!.pact.v1.RevokeCredentialResponse\"\x00B\x7f\n" +
+	"\vcom.pact.v1B\x0fCredentialProtoP\x01Z\"pactd.dev/pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
 var (
 	file_pact_v1_credential_proto_rawDescOnce sync.Once

@@ -2884,8 +2884,8 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x0fRevokeConnected\x12\x1f.pact.v1.RevokeConnectedRequest\x1a .pact.v1.RevokeConnectedResponse\"\x00\x12J\n" +
 	"\vStartStepUp\x12\x1b.pact.v1.StartStepUpRequest\x1a\x1c.pact.v1.StartStepUpResponse\"\x00\x12G\n" +
 	"\n" +
-	"CheckGrant\x12\x1a.pact.v1.CheckGrantRequest\x1a\x1b.pact.v1.CheckGrantResponse\"\x00Bu\n" +
-	"\vcom.pact.v1B\x0fDelegationProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
+	"CheckGrant\x12\x1a.pact.v1.CheckGrantRequest\x1a\x1b.pact.v1.CheckGrantResponse\"\x00B\x7f\n" +
+	"\vcom.pact.v1B\x0fDelegationProtoP\x01Z\"pactd.dev/pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
 var (
 	file_pact_v1_delegation_proto_rawDescOnce sync.Once

@@ -816,9 +816,9 @@ const file_pact_v1_token_proto_rawDesc = "" +
 	"\vSignReceipt\x12\x1b.pact.v1.SignReceiptRequest\x1a\x1c.pact.v1.SignReceiptResponse\"\x00\x12>\n" +
 	"\aGetJwks\x12\x17.pact.v1.GetJwksRequest\x1a\x18.pact.v1.GetJwksResponse\"\x00\x12\x83\x01\n" +
 	"\x1eGetAuthorizationServerMetadata\x12..pact.v1.GetAuthorizationServerMetadataRequest\x1a/.pact.v1.GetAuthorizationServerMetadataResponse\"\x00\x12Y\n" +
-	"\x10RotateSigningKey\x12 .pact.v1.RotateSigningKeyRequest\x1a!.pact.v1.RotateSigningKeyResponse\"\x00Bp\n" +
+	"\x10RotateSigningKey\x12 .pact.v1.RotateSigningKeyRequest\x1a!.pact.v1.RotateSigningKeyResponse\"\x00Bz\n" +
 	"\vcom.pact.v1B\n" +
-	"TokenProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
+	"TokenProtoP\x01Z\"pactd.dev/pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
 var (
 	file_pact_v1_token_proto_rawDescOnce sync.Once

@@ -554,8 +554,8 @@ const file_pact_v1_verification_proto_rawDesc = "" +
 	"\x12DENY_REASON_CLAIMS\x10\x13\x12!\n" +
 	"\x1dDENY_REASON_AGENT_NOT_ALLOWED\x10\x142v\n" +
 	"\x13VerificationService\x12_\n" +
-	"\x12VerifyAgentRequest\x12\".pact.v1.VerifyAgentRequestRequest\x1a#.pact.v1.VerifyAgentRequestResponse\"\x00Bw\n" +
-	"\vcom.pact.v1B\x11VerificationProtoP\x01Z\x18pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
+	"\x12VerifyAgentRequest\x12\".pact.v1.VerifyAgentRequestRequest\x1a#.pact.v1.VerifyAgentRequestResponse\"\x00B\x81\x01\n" +
+	"\vcom.pact.v1B\x11VerificationProtoP\x01Z\"pactd.dev/pactd/gen/pact/v1;pactv1\xa2\x02\x03PXX\xaa\x02\aPact.V1\xca\x02\aPact\\V1\xe2\x02\x13Pact\\V1\\GPBMetadata\xea\x02\bPact::V1b\x06proto3"
 
 var (
 	file_pact_v1_verification_proto_rawDescOnce sync.Once

@@ -3,8 +3,8 @@ package base
 import (
 	"context"
 
-	"pactd/core/auth"
-	"pactd/db"
+	"pactd.dev/pactd/core/auth"
+	"pactd.dev/pactd/db"
 )
 
 // AuditGrant returns ctx carrying the audit event of a change to grant g

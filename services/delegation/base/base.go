@@ -20,15 +20,15 @@ import (
 	"connectrpc.com/connect"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"pactd/core/guesslimit"
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/brandassert"
-	"pactd/internal/delegtoken"
-	"pactd/internal/oauthwire"
-	"pactd/internal/pacturl"
-	"pactd/internal/pajwt"
-	"pactd/internal/rpcerr"
+	"pactd.dev/pactd/core/guesslimit"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/brandassert"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/oauthwire"
+	"pactd.dev/pactd/internal/pacturl"
+	"pactd.dev/pactd/internal/pajwt"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // Lifetimes and intervals (PACT §5, reference values).

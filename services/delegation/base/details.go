@@ -4,9 +4,9 @@ import (
 	"errors"
 	"slices"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/authzdetails"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/authzdetails"
 )
 
 // Resource-bound delegation (PACT §5.7, RFC 9396): the requested details

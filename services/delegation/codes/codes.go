@@ -12,7 +12,7 @@ import (
 	"io"
 	"strings"
 
-	"pactd/internal/scopeid"
+	"pactd.dev/pactd/internal/scopeid"
 )
 
 // Code formats (PACT §5.3, reference values).

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/internal/scopeid"
-	"pactd/services/delegation/codes"
+	"pactd.dev/pactd/internal/scopeid"
+	"pactd.dev/pactd/services/delegation/codes"
 )
 
 // FuzzNormalizeUserCode: whatever a User types, normalization is bounded,

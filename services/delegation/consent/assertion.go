@@ -4,11 +4,11 @@ import (
 	"context"
 	"unicode/utf8"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/brandassert"
-	"pactd/services/delegation/base"
-	"pactd/services/delegation/codes"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/brandassert"
+	"pactd.dev/pactd/services/delegation/base"
+	"pactd.dev/pactd/services/delegation/codes"
 )
 
 // The Brand login assertion verifier lives in package brandassert; this

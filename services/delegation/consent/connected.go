@@ -7,14 +7,14 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/delegtoken"
-	"pactd/internal/ids"
-	"pactd/internal/pacturl"
-	"pactd/internal/rpcerr"
-	"pactd/services/delegation/base"
-	"pactd/services/delegation/grants"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/ids"
+	"pactd.dev/pactd/internal/pacturl"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/services/delegation/base"
+	"pactd.dev/pactd/services/delegation/grants"
 )
 
 // maxConnectedGrants bounds the grants a connected page lists (and a

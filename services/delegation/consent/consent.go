@@ -17,13 +17,13 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/ids"
-	"pactd/internal/rpcerr"
-	"pactd/services/delegation/base"
-	"pactd/services/delegation/codes"
-	"pactd/services/delegation/skip"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/ids"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/services/delegation/base"
+	"pactd.dev/pactd/services/delegation/codes"
+	"pactd.dev/pactd/services/delegation/skip"
 )
 
 // Service answers the consent and connected pages' calls.

@@ -9,15 +9,15 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/delegtoken"
-	"pactd/internal/ids"
-	"pactd/internal/pacturl"
-	"pactd/internal/rpcerr"
-	"pactd/services/delegation/base"
-	"pactd/services/delegation/codes"
-	"pactd/services/delegation/skip"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/ids"
+	"pactd.dev/pactd/internal/pacturl"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/services/delegation/base"
+	"pactd.dev/pactd/services/delegation/codes"
+	"pactd.dev/pactd/services/delegation/skip"
 )
 
 // decisionURL is the Brand's consent decision URL, the aud of its consent

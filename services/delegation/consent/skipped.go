@@ -5,10 +5,10 @@ import (
 	"log/slog"
 	"time"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/services/delegation/base"
-	"pactd/services/delegation/skip"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/services/delegation/base"
+	"pactd.dev/pactd/services/delegation/skip"
 )
 
 // approveSkipped is ApproveConsent with skip_consent (trusted-frontend

@@ -9,13 +9,13 @@ import (
 	"errors"
 	"log/slog"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/authzdetails"
-	"pactd/internal/ids"
-	"pactd/internal/oauthwire"
-	"pactd/services/delegation/base"
-	"pactd/services/delegation/codes"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/internal/ids"
+	"pactd.dev/pactd/internal/oauthwire"
+	"pactd.dev/pactd/services/delegation/base"
+	"pactd.dev/pactd/services/delegation/codes"
 )
 
 // Service answers StartDeviceAuthorization.

@@ -8,12 +8,12 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/authzdetails"
-	"pactd/internal/rpcerr"
-	"pactd/internal/scopeid"
-	"pactd/services/delegation/base"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/internal/scopeid"
+	"pactd.dev/pactd/services/delegation/base"
 )
 
 // maxCheckScopes bounds the scopes one CheckGrant asks about.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"pactd/db"
-	"pactd/internal/authzdetails"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/internal/authzdetails"
 )
 
 // FuzzCheckEntry: CheckGrant's one authorization_details entry is

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"time"
 
-	"pactd/db"
-	"pactd/services/delegation/base"
+	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/services/delegation/base"
 )
 
 // Store is what the rule reads: a Brand user's grants, newest first.

@@ -6,11 +6,11 @@ import (
 	"context"
 	"log/slog"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/rpcerr"
-	"pactd/services/delegation/base"
-	"pactd/services/delegation/codes"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/services/delegation/base"
+	"pactd.dev/pactd/services/delegation/codes"
 )
 
 // Service answers StartStepUp.

@@ -12,13 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"pactd/db"
-	pactv1 "pactd/gen/pact/v1"
-	"pactd/internal/delegtoken"
-	"pactd/internal/jws"
-	"pactd/internal/oauthwire"
-	"pactd/services/delegation/base"
-	"pactd/services/delegation/codes"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/internal/oauthwire"
+	"pactd.dev/pactd/services/delegation/base"
+	"pactd.dev/pactd/services/delegation/codes"
 )
 
 // Service answers IssueDelegation and RevokeToken.

@@ -1,4 +1,4 @@
-module pactd/tools/peers/hydra
+module pactd.dev/pactd/tools/peers/hydra
 
 go 1.26.8
 

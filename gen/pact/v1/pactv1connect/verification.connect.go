@@ -9,7 +9,7 @@ import (
 	context "context"
 	errors "errors"
 	http "net/http"
-	v1 "pactd/gen/pact/v1"
+	v1 "pactd.dev/pactd/gen/pact/v1"
 	strings "strings"
 )
 
