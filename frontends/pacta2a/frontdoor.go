@@ -134,6 +134,9 @@ func (h *Handler) turn(w http.ResponseWriter, r *http.Request, t *pactv1.Turn) {
 	} else if req.Result, err = reply.result(); err != nil {
 		req.Result = &pactv1.FinishTurnRequest_Failure{Failure: err.Error()}
 	}
+	if f := req.GetFailure(); f != "" {
+		h.cfg.Logger.ErrorContext(r.Context(), "agent failed", slog.String("brand", t.GetBrandId()), slog.String("error", f))
+	}
 	// Finish with a context of its own: the turn's may have run out.
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(r.Context()), 30*time.Second)
 	defer fcancel()
