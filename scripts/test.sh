@@ -20,7 +20,9 @@
 #                                 files, the findings generators commonly cause and still
 #                                 reports bugs there; deadcode runs without -generated, as protoc
 #                                 and sqlc emit every getter and query whether called or not;
-#                                 -test counts what only tests call as used (test helpers)
+#                                 -test counts what only tests call as used (test helpers);
+#                                 then the frontend libraries installed in scratch projects
+#                                 (scripts/scratch/{go,ts,py}.sh)
 #   5. PostgreSQL                 127.0.0.1:5432 answers, or the machine's cluster is started
 #   6. go test -race ./...        every package under the race detector; internal/readmetest
 #                                 runs the README's blocks in order on a copy of the checkout
@@ -344,6 +346,19 @@ if [[ $PY_FE == 1 ]]; then
 	fi
 fi
 
+# The frontend libraries used from outside this repository, each in a scratch project
+# (scripts/scratch/): the Go module required by another module, @pactd/a2a installed from
+# npm pack's tarball, the Python package installed with pip from its directory.
+scratch_one() { # scratch_one NAME: run scripts/scratch/NAME.sh, report, fail the run on failure
+	if heartbeat "scratch install ($1)" bash "scripts/scratch/$1.sh"; then :; else
+		echo "FAIL  scripts/scratch/$1.sh"
+		scratch_failed=1
+	fi
+}
+scratch_one go
+if [[ $NODE_FE == 1 ]]; then scratch_one ts; fi
+if [[ $PY_FE == 1 ]]; then scratch_one py; fi
+
 # ---------------------------------------------------------------------------
 section "PostgreSQL"
 pg_up() {
@@ -455,7 +470,7 @@ JSON_FUZZ="$WORK/fuzz.json"
 : >"$JSON_TEST"
 : >"$JSON_FUZZ"
 status=0
-if [[ ${py_failed:-0} == 1 ]]; then status=1; fi
+if [[ ${py_failed:-0} == 1 || ${scratch_failed:-0} == 1 ]]; then status=1; fi
 
 # ---------------------------------------------------------------------------
 # The whole suite runs under the race detector: on this 2-core machine it took
