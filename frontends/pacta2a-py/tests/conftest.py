@@ -1,16 +1,30 @@
-"""The package's tests import pacta2a from this checkout; their shared world
-(a live pactd, a PA, Brands, the served middleware) is in pactworld.py,
-whose fixtures are registered here. Test files import helpers from
-pactworld, never from conftest (another folder's conftest may hold that
-name when pytest runs several folders)."""
+"""The package's tests import pacta2a from this checkout. Most run against
+FakePactd (fakepactd.py); the live world (a pactd built from this
+repository, pactworld.py) is for the few that need the real thing. Test
+files import helpers from those modules, never from conftest (another
+folder's conftest may hold that name when pytest runs several folders)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Iterator
+
+import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from pactworld import pactd, server, srv, world  # noqa: E402,F401  (fixtures)
+from fakepactd import FakePactd  # noqa: E402
+from pactworld import pactd, world  # noqa: E402,F401  (fixtures)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakePactd]:
+    """A fake pactd, serving for one test."""
+    f = FakePactd().start()
+    try:
+        yield f
+    finally:
+        f.stop()
