@@ -270,6 +270,8 @@ class Sessions:
 
 
 def needs_user(req: Any, ctx: Any) -> Any:
+    if req.sign_in_url:
+        return frontdoor_pb2.ServeResponse(response=response(303, [("Location", req.sign_in_url)]))
     if not req.brand_user:
         return frontdoor_pb2.ServeResponse(user_needed=frontdoor_pb2.UserNeeded(brand_id="shop", return_to="/a2a/shop/oauth/connected?x=1"))
     return frontdoor_pb2.ServeResponse(response=response(200, [("Content-Type", "text/html")], b"page of " + req.brand_user.encode()))
@@ -281,7 +283,7 @@ def test_user_needed_signed_in_serves_again_with_the_user(fake: FakePactd) -> No
     a = run(FrontDoor(pactd=client(fake), sessions=s), "GET", "/a2a/shop/oauth/connected", query=b"x=1", headers=[(b"cookie", b"s=1")])
     assert (a.status, a.body) == (200, b"page of alice") and s.asked == ["shop"]
     first, second = fake.requests("Serve")
-    assert first.signs_in_users and first.brand_user == ""
+    assert first.signs_in_users and first.brand_user == "" and first.sign_in_url == ""
     # The same request again, with the User pactd asked for.
     expected = frontdoor_pb2.ServeRequest()
     expected.CopyFrom(first)
@@ -289,11 +291,16 @@ def test_user_needed_signed_in_serves_again_with_the_user(fake: FakePactd) -> No
     assert second == expected
 
 
-def test_user_needed_nobody_signed_in_goes_to_sign_in(fake: FakePactd) -> None:
+def test_user_needed_nobody_signed_in_serves_again_with_the_sign_in(fake: FakePactd) -> None:
     fake.serve = needs_user
-    a = run(FrontDoor(pactd=client(fake), sessions=Sessions("")), "GET", "/a2a/shop/oauth/connected")
+    a = run(FrontDoor(pactd=client(fake), sessions=Sessions("")), "POST", "/a2a/shop/oauth/connected", chunks=[b"form"])
+    # pactd's answer, written as given.
     assert (a.status, a.headers, a.body) == (303, [(b"location", b"/login/shop?return_to=/a2a/shop/oauth/connected?x=1"), (b"content-length", b"0")], b"")
-    assert len(fake.requests("Serve")) == 1
+    first, second = fake.requests("Serve")
+    expected = frontdoor_pb2.ServeRequest()
+    expected.CopyFrom(first)
+    expected.sign_in_url = "/login/shop?return_to=/a2a/shop/oauth/connected?x=1"
+    assert second == expected and second.body == b"form" and second.brand_user == ""
 
 
 def test_user_needed_refusals_are_bad_gateways(fake: FakePactd, logs: Logs) -> None:

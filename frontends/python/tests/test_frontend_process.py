@@ -125,6 +125,8 @@ def test_demo_sign_in_and_the_user_pactd_asks_for(fake: FakePactd) -> None:
     fake.get_agent_card = lambda req, ctx: brand_pb2.GetAgentCardResponse(card_json=json.dumps({"name": "Shop Inc."}))
 
     def serve(req: Any, ctx: Any) -> Any:
+        if req.sign_in_url:
+            return frontdoor_pb2.ServeResponse(response=response(303, [("Location", req.sign_in_url)]))
         if not req.brand_user:
             return frontdoor_pb2.ServeResponse(user_needed=frontdoor_pb2.UserNeeded(brand_id="shop", return_to="/a2a/shop/oauth/connected"))
         return frontdoor_pb2.ServeResponse(response=response(200, [], req.brand_user.encode()))
@@ -134,7 +136,7 @@ def test_demo_sign_in_and_the_user_pactd_asks_for(fake: FakePactd) -> None:
     try:
         out = fe.get("/demo/shop/login?return_to=%2Fa2a%2Fshop%2Foauth%2Fconnected")
         assert out.startswith(b"HTTP/1.1 200 ") and b"<title>Sign in to Shop Inc.</title>" in out
-        # Not signed in: to the sign-in, which returns to pactd's return_to.
+        # Not signed in: pactd is told the sign-in URL, returning to pactd's return_to.
         out = fe.get("/a2a/shop/oauth/connected")
         assert out.startswith(b"HTTP/1.1 303 ") and b"location: /demo/shop/login?return_to=%2Fa2a%2Fshop%2Foauth%2Fconnected\r\n" in out
         form = b"username=alice&return_to=%2Fa2a%2Fshop%2Foauth%2Fconnected"

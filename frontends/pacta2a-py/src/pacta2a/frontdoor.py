@@ -13,7 +13,8 @@ writes pactd's answer as given. What it does itself:
   AsgiAgent) to the end even when the client hangs up, within the turn's
   timeout, and writes FinishTurn's answer;
 - for a page that needs the User signed in at a trusted-frontend Brand,
-  asks the Sessions hook, then Serve again, or sends the User to sign in;
+  asks the Sessions hook and calls Serve again with the User, or with the
+  hook's sign-in URL when nobody is signed in;
 - answers a bare 502 when pactd cannot be called (one log line naming the
   RPC) and a bare 500 for an exception of its own (logged with its stack).
 
@@ -200,12 +201,12 @@ class FrontDoor:
         try:
             res = await self.pactd.serve(req, md)
             if res.WhichOneof("outcome") == "user_needed" and self.sessions is not None:
+                # Serve again with the User, or with where to sign in when
+                # nobody is (pactd answers the redirect or the refusal).
                 need = res.user_needed
                 req.brand_user = await signed_in(self.sessions, scope, need.brand_id)
                 if not req.brand_user:
-                    location = self.sessions.login_url(need.brand_id, need.return_to)
-                    await write(send, 303, [("location", location)], b"", too_large)
-                    return
+                    req.sign_in_url = self.sessions.login_url(need.brand_id, need.return_to)
                 res = await self.pactd.serve(req, md)
             outcome = res.WhichOneof("outcome")
             if outcome == "turn":

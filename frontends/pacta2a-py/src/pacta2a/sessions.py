@@ -22,9 +22,9 @@ class Sessions(Protocol):
         ...
 
     def login_url(self, brand_id: str, return_to: str) -> str:
-        """Is where a User who is not signed in goes (303 See Other); the
-        sign-in then returns to return_to, a path and query on this
-        frontend."""
+        """Is where a User who is not signed in goes (pactd answers the
+        redirect to it); the sign-in then returns to return_to, a path and
+        query on this frontend."""
         ...
 
 
