@@ -176,9 +176,9 @@ class FrontDoor:
         self.logger = logger or logging.getLogger("pacta2a")
         self.routes = routes or pact_routes
         self._recovered = Recover(self._serve, self.logger)
-        # Turns whose client left: they run on to FinishTurn (so a retry of
-        # the messageId finds the stored reply) and are kept from the
-        # garbage collector here.
+        # The running turns, held here so that one whose request was
+        # cancelled (the client left) is not garbage collected: it runs on
+        # to FinishTurn, so a retry of the messageId finds the stored reply.
         self._turns: set[asyncio.Task[Any]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
