@@ -8,23 +8,10 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Iterator
-
-import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from fakepactd import FakePactd  # noqa: E402
+from fakepactd import fake  # noqa: E402,F401  (fixture)
 from pactworld import pactd, world  # noqa: E402,F401  (fixtures)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakePactd]:
-    """A fake pactd, serving for one test."""
-    f = FakePactd().start()
-    try:
-        yield f
-    finally:
-        f.stop()

@@ -16,9 +16,10 @@ import asyncio
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import grpc
+import pytest
 
 from pacta2a._pb import delegation_pb2, frontdoor_pb2, load
 
@@ -164,3 +165,13 @@ async def asgi_request(
     start = next((m for m in messages if m["type"] == "http.response.start"), {"status": 0, "headers": []})
     body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.response.body")
     return Answer(start["status"], list(start.get("headers", [])), body, messages)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakePactd]:
+    """A fake pactd, serving for one test (conftest.py registers it)."""
+    f = FakePactd().start()
+    try:
+        yield f
+    finally:
+        f.stop()

@@ -14,11 +14,9 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
-import grpc
-import pytest
-from fakepactd import FakePactd, brand_pb2, response
+from fakepactd import FakePactd, brand_pb2, fake, response  # noqa: F401  (fake: the fixture)
 
 from pacta2a._pb import frontdoor_pb2, verification_pb2
 
@@ -69,15 +67,6 @@ class Frontend:
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGTERM)
         return self.proc.wait(10)
-
-
-@pytest.fixture
-def fake() -> Iterator[FakePactd]:
-    f = FakePactd().start()
-    try:
-        yield f
-    finally:
-        f.stop()
 
 
 def env_for(fake: FakePactd, **extra: str) -> dict[str, str]:
@@ -236,4 +225,3 @@ def test_grpc_native_transport_reaches_pactd(fake: FakePactd) -> None:
         assert fe.get("/").startswith(b"HTTP/1.1 204 ")
     finally:
         assert fe.stop() == 0, "".join(fe.lines)
-    assert grpc  # the fake's gRPC is the real one
