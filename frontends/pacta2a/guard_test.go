@@ -45,6 +45,8 @@ func (f *fakeCheck) CheckGrant(ctx context.Context, req *pactv1.CheckGrantReques
 // Check passes the turn's Brand, grant, user and PA and the need to
 // pactd, and runs the tool (nil) only on an active answer: every other
 // answer, an identity-only turn and an unreachable pactd are errors.
+const frontendToken = "frontend-secret"
+
 func TestGuardCheck(t *testing.T) {
 	f := &fakeCheck{}
 	mux := http.NewServeMux()

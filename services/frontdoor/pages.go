@@ -1,68 +1,46 @@
-package pacta2a
+package frontdoor
 
 import (
 	"bytes"
+	"crypto/hmac"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
+	"encoding/binary"
 	"html/template"
 	"net/http"
 	"net/url"
+	"strings"
+	"time"
 )
 
-//go:embed pages.html
-var pagesHTML string
-
-// pageCSS is the pages' only style sheet, inline and allowed by its hash.
-const pageCSS = `body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1b1f24;background:#f4f5f7}
-header{display:flex;flex-wrap:wrap;justify-content:space-between;gap:.25em 1em;padding:.75em 1.5em;background:#1d3557;color:#fff}
-main{max-width:40em;margin:2em auto;padding:1.5em 2em;background:#fff;border-radius:8px;box-shadow:0 1px 4px #0002}
-h1{font-size:1.4em;line-height:1.3}h2{font-size:1.1em;margin:0}
-.agent{color:#1d3557}
-.facts{display:grid;grid-template-columns:max-content 1fr;gap:.25em 1em}
-.facts dt{font-weight:600}.facts dd{margin:0;overflow-wrap:anywhere}
-fieldset{border:1px solid #c5cad3;border-radius:6px;margin:1em 0;padding:.5em 1em}
-legend{font-weight:600;padding:0 .25em}
-.scope{display:flex;gap:.5em;align-items:baseline;margin:.5em 0}
-.scope input{width:1.15em;height:1.15em;flex:none}
-code,.id{font-size:.8em;color:#5f6875}
-.hint{font-size:.9em;color:#4a5260}
-.details{margin:0 0 .5em 1.9em;padding-left:1em}
-.usercode{font:600 1.3em ui-monospace,monospace;letter-spacing:.1em;white-space:nowrap}
-.compare{padding:.75em 1em;border:2px dashed #1d3557;border-radius:6px;text-align:center}
-label{display:block;font-weight:600}.scope label{display:inline;font-weight:400}
-input[type=text],input:not([type]){font:1.1em ui-monospace,monospace;padding:.4em;margin:.3em 0 1em;border:1px solid #8a94a3;border-radius:4px;max-width:100%;box-sizing:border-box}
-.buttons{display:flex;flex-wrap:wrap;gap:1em;margin-top:1em}
-button,a.button{font:inherit;font-weight:600;padding:.5em 1.5em;border-radius:4px;border:2px solid #1d3557;background:#1d3557;color:#fff;cursor:pointer;text-decoration:none}
-button.secondary,a.button.secondary{background:#fff;color:#1d3557}
-button.danger{background:#b3261e;border-color:#b3261e}
-button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #e76f51;outline-offset:2px}
-.error{padding:.5em 1em;border-left:4px solid #b3261e;background:#fdecea}
-.status{padding:.5em 1em;border-left:4px solid #2a9d8f;background:#e8f6f4}
-.pas,.brands,.grants{list-style:none;margin:0;padding:0}
-.pa,.brand{border:1px solid #dde1e6;border-radius:6px;padding:.75em 1em;margin:.75em 0}
-.pa-head{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:baseline;gap:.25em 1em}
-.state{font-size:.85em;font-weight:600;padding:.1em .6em;border-radius:1em;background:#e8f6f4;color:#1f6f65;white-space:nowrap}
-.state.off{background:#eceef1;color:#4a5260}
-.grants>li{margin:.5em 0;padding-top:.5em;border-top:1px solid #eceef1}
-.grants ul{margin:.25em 0;padding-left:1.25em}
-.when{font-size:.9em;color:#4a5260}.when time{white-space:nowrap}
-.pa form{margin:.5em 0 0}
-@media (max-width:40em){main{margin:0;padding:1em;border-radius:0;box-shadow:none}header{padding:.5em 1em}.facts{grid-template-columns:1fr}.facts dd{margin-bottom:.5em}}`
+// The pages a User sees at the Provider: one template set and one style
+// sheet, for every frontend.
+var (
+	//go:embed pages.html
+	pagesHTML string
+	//go:embed pages.css
+	pagesCSSFile string
+	// pageCSS is the pages' only style sheet, inline and allowed by its
+	// hash in the Content-Security-Policy.
+	pageCSS = strings.TrimSuffix(pagesCSSFile, "\n")
+)
 
 // pages renders the Provider's HTML pages.
 type pages struct {
 	t        *template.Template
 	styleSrc string // the CSP's style-src: the style sheet's hash
 	key      []byte // keys the forms' anti-forgery tokens
+	now      func() time.Time
 }
 
-func newPages() *pages {
+func newPages(key []byte, now func() time.Time) *pages {
 	sum := sha256.Sum256([]byte(pageCSS))
 	return &pages{
 		t:        template.Must(template.New("pages").Parse(pagesHTML)),
 		styleSrc: "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'",
-		key:      newKey(),
+		key:      key,
+		now:      now,
 	}
 }
 
@@ -107,9 +85,8 @@ type view struct {
 	CSS    template.CSS
 }
 
-// scopeView is one requested scope; Details are the conditions in words of
-// the authorization_details entries that need it (PACT §5.7), as pactd
-// wrote them.
+// scopeView is one scope in the Brand's words; Details are the conditions
+// in words of the authorization_details entries under it (PACT §5.7).
 type scopeView struct {
 	ID, Description string
 	Details         []string
@@ -156,4 +133,39 @@ func (p *pages) render(w http.ResponseWriter, status int, name string, v view) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// csrfWindow is how long a form's anti-forgery token is valid: at least
+// one window and at most two.
+const csrfWindow = 12 * time.Hour
+
+// csrf is the anti-forgery token of one form: an HMAC of the Brand, the
+// signed-in User, what the form decides and the time window, under a key
+// every replica shares.
+func (p *pages) csrf(brandID, user, purpose string) string {
+	return p.token(brandID, user, purpose, p.now().Unix()/int64(csrfWindow.Seconds()))
+}
+
+func (p *pages) token(brandID, user, purpose string, window int64) string {
+	m := hmac.New(sha256.New, p.key)
+	for _, s := range []string{brandID, user, purpose} {
+		m.Write([]byte(s))
+		m.Write([]byte{0})
+	}
+	_ = binary.Write(m, binary.BigEndian, window)
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// checkCSRF accepts a token of this window or the one before.
+func (p *pages) checkCSRF(token, brandID, user, purpose string) bool {
+	if token == "" {
+		return false
+	}
+	w := p.now().Unix() / int64(csrfWindow.Seconds())
+	for _, win := range []int64{w, w - 1} {
+		if hmac.Equal([]byte(token), []byte(p.token(brandID, user, purpose, win))) {
+			return true
+		}
+	}
+	return false
 }
