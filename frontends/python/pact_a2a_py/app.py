@@ -6,7 +6,6 @@ goes to a Starlette app: the sign-in, and a bare 404 for anything else."""
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -47,18 +46,17 @@ class Frontend:
 
 
 def brand_name(pactd: PactdClient) -> Callable[[str], Any]:
-    """Is a lookup of a Brand's display name (its Agent Card's name), ""
-    when pactd does not know the Brand or cannot answer: for the sign-in."""
+    """Is a lookup of a Brand's display name, "" when pactd does not know
+    the Brand or cannot answer: for the sign-in."""
 
     async def lookup(brand_id: str) -> str:
         try:
             res = await pactd.call(
                 "pact.v1.BrandService/GetAgentCard", _brand_pb2.GetAgentCardRequest(brand_id=brand_id), _brand_pb2.GetAgentCardResponse
             )
-            name = json.loads(res.card_json).get("name")
-        except (PactdError, ValueError, AttributeError):
+        except PactdError:
             return ""
-        return name if isinstance(name, str) else ""
+        return res.display_name
 
     return lookup
 

@@ -111,7 +111,7 @@ def test_pactd_answers_and_its_answer_is_written_as_given(fake: FakePactd) -> No
 
 
 def test_demo_sign_in_and_the_user_pactd_asks_for(fake: FakePactd) -> None:
-    fake.get_agent_card = lambda req, ctx: brand_pb2.GetAgentCardResponse(card_json=json.dumps({"name": "Shop Inc."}))
+    fake.get_agent_card = lambda req, ctx: brand_pb2.GetAgentCardResponse(display_name="Shop Inc.")
 
     def serve(req: Any, ctx: Any) -> Any:
         if req.sign_in_url:
