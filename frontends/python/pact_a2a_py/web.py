@@ -1,10 +1,10 @@
-"""HTTP on ASGI for the middleware: one request and its response, bounded
-body reads, and the parsers (path, query, form, cookie) that read untrusted
-input, each with the semantics of Go's net/http and net/url that the
-reference frontend has, so every PACT frontend answers alike.
+"""HTTP on ASGI for the demo Brand's sign-in: one request and its response,
+bounded body reads, and the parsers (query, form, cookie) that read
+untrusted input, each with the semantics of Go's net/http and net/url that
+the Go demo's sign-in has, so both answer alike.
 
 Every parser returns a value or None and raises nothing for any input
-(tests/test_fuzz.py holds them to that).
+(tests/test_web_fuzz.py holds them to that).
 """
 
 from __future__ import annotations
@@ -18,19 +18,12 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-#: The bound of a message:send body (docs/frontends.md, "Limits and failures").
-MAX_SEND_BYTES = 1 << 20
-#: The bound of a request's target and headers together, as Go's
-#: MaxHeaderBytes of the reference frontend counts them.
-MAX_HEADER_BYTES = 64 << 10
-#: The bound of a page's form, and of a body proxied to pactd's OAuth
-#: endpoints (pactd's own bound for them, internal/oauthhttp).
+#: The bound of the sign-in form.
 MAX_FORM_BYTES = 16 << 10
 
-#: How long a request body may take to arrive, as the Go frontend's
-#: ReadTimeout; a slower body is treated as unreadable.
+#: How long a request body may take to arrive; a slower body is treated as
+#: unreadable.
 BODY_TIMEOUT = 30.0
 
 # Bytes a header value may not hold (RFC 9110 §5.5): controls but HTAB.
@@ -53,17 +46,11 @@ class Exchange:
         self.method: str = scope["method"]
         #: The percent-decoded path (for relative redirects, as Go's r.URL.Path).
         self.path: str = scope.get("path", "/")
-        #: The path as the client sent it; segments are split on it.
-        self.raw_path: bytes = scope.get("raw_path") or self.path.encode("utf-8")
         self.query: bytes = scope.get("query_string", b"")
         self.headers: list[tuple[bytes, bytes]] = list(scope.get("headers", []))
         self._unread = _may_have_body(self.headers)
         self.started = False
         self.finished = False
-
-    def header_bytes(self) -> int:
-        """Is the size of the request's target and headers, as sent."""
-        return len(self.raw_path) + len(self.query) + sum(len(k) + len(v) + 4 for k, v in self.headers)
 
     def header(self, name: str) -> str:
         """Is the first value of a request header, or ""."""
@@ -74,13 +61,6 @@ class Exchange:
         """Are every value of a request header, in order."""
         key = name.lower().encode("latin-1")
         return [v.decode("latin-1") for k, v in self.headers if k.lower() == key]
-
-    def request_uri(self) -> str:
-        """Is the path and query as sent, as Go's r.URL.RequestURI()."""
-        uri = self.raw_path.decode("latin-1")
-        if self.query:
-            uri += "?" + self.query.decode("latin-1")
-        return uri
 
     async def read_body(self, limit: int) -> bytes | None:
         """Reads the whole body if it is at most limit bytes; None when it is
@@ -134,11 +114,6 @@ class Exchange:
         """Sends a whole response, with its Content-Length."""
         await self.start(status, [*headers, ("content-length", str(len(body)))])
         await self.write(body, more=False)
-
-    async def bare(self, status: int, headers: Iterable[tuple[str, str]] = ()) -> None:
-        """Sends a status with no body: unmatched routes, an unknown Brand and
-        refused PA JWTs are not A2A errors."""
-        await self.respond(status, headers)
 
     async def redirect(self, location: str, status: int = 303, extra: Iterable[tuple[str, str]] = ()) -> None:
         """Answers as Go's http.Redirect: a relative target is resolved against
@@ -197,28 +172,6 @@ def path_unescape(s: str) -> str | None:
         return d.decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-def split_path(raw_path: bytes) -> tuple[str, list[str]] | None:
-    """Takes /a2a/{brandId}/{rest...} apart. Segments are split on the raw
-    path, then percent-decoded one by one (so %3A is ':' and %2F stays inside
-    its segment). None when the path is not under /a2a/{brandId}/, has a bad
-    escape, or decodes to bytes that are not UTF-8 (no Brand has such an id;
-    Go's frontend sends them on to pactd and answers 500)."""
-    if not raw_path.startswith(b"/a2a/"):
-        return None
-    segs: list[str] = []
-    for s in raw_path[len(b"/a2a/") :].split(b"/"):
-        d = _unescape(s, plus_is_space=False)
-        if d is None:
-            return None
-        try:
-            segs.append(d.decode("utf-8"))
-        except UnicodeDecodeError:
-            return None
-    if len(segs) < 2 or segs[0] == "":
-        return None
-    return segs[0], segs[1:]
 
 
 def path_escape(s: str) -> str:
@@ -365,3 +318,13 @@ def redirect_location(url: str, request_path: str) -> str:
 def _html_escape(s: str) -> str:
     """Is Go's html.EscapeString."""
     return s.replace("&", "&amp;").replace("'", "&#39;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;")
+
+
+_ESC = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;", "+": "&#43;", "\0": "\ufffd"}
+_ESC_RE = re.compile("[&<>\"'+\0]")
+
+
+def esc(s: str) -> str:
+    """Escapes text for HTML text and quoted attribute values as Go's
+    html/template does."""
+    return _ESC_RE.sub(lambda m: _ESC[m.group(0)], s)
