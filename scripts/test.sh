@@ -217,14 +217,16 @@ else
 fi
 
 # frontends/pacta2a-py and frontends/python run on Debian's packages for
-# /usr/bin/python3 (not whatever python3 is first on PATH). CI installs them;
+# /usr/bin/python3 (not whatever python3 is first on PATH); python3-pip is for
+# scripts/scratch/py.sh, which installs the package with pip as a user would
+# (offline, from its directory). CI installs them;
 # elsewhere the Python steps are skipped without them, saying so (and the
 # e2e suite skips its py tests).
 PY=/usr/bin/python3
-PY_DEBS="python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc python3-starlette python3-uvicorn python3-httpx python3-pytest"
+PY_DEBS="python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc python3-starlette python3-uvicorn python3-httpx python3-pytest python3-pip"
 py_ready() {
 	[[ -x $PY ]] && command -v protoc >/dev/null && command -v grpc_python_plugin >/dev/null &&
-		"$PY" -c 'import grpc, google.protobuf, h11, httpx, pytest, starlette, uvicorn' 2>/dev/null
+		"$PY" -c 'import grpc, google.protobuf, h11, httpx, pytest, starlette, uvicorn' 2>/dev/null && "$PY" -m pip --version >/dev/null 2>&1
 }
 PY_FE=0
 if [[ "${CI:-}" == "true" ]] && ! py_ready; then

@@ -7,10 +7,12 @@
 # request through FrontDoor with a stand-in for pactd. The scratch folder is
 # removed on exit.
 #
-# Python is Debian's /usr/bin/python3 (PACT_PY overrides it), with pip,
-# setuptools, grpcio and protobuf (Debian: python3-pip python3-setuptools
-# python3-grpcio python3-protobuf). Without them it skips (exit 0), except
-# under CI=true, where it fails. Any failure exits non-zero.
+# Python is Debian's /usr/bin/python3 (PACT_PY overrides it), with grpcio and
+# protobuf (Debian: python3-grpcio python3-protobuf). pip is its own when it
+# has one, else the first python3 on PATH that has pip and setuptools (the
+# package is pure Python: any pip of the same Python version builds the same
+# files). Without them it skips (exit 0), except under CI=true, where it
+# fails. Any failure exits non-zero.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,9 +28,17 @@ cannot_run() {
 }
 
 [[ -x $py ]] || cannot_run "$py is missing"
-"$py" -m pip --version >/dev/null 2>&1 || cannot_run "$py has no pip (Debian: apt-get install python3-pip)"
-"$py" -c 'import setuptools, grpc, google.protobuf' 2>/dev/null ||
-	cannot_run "$py lacks setuptools, grpcio or protobuf (Debian: apt-get install python3-setuptools python3-grpcio python3-protobuf)"
+"$py" -c 'import grpc, google.protobuf' 2>/dev/null ||
+	cannot_run "$py lacks grpcio or protobuf (Debian: apt-get install python3-grpcio python3-protobuf)"
+version() { "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])'; }
+pip_py=""
+for cand in "$py" $(type -ap python3); do
+	if "$cand" -c 'import setuptools, pip' 2>/dev/null && [[ $(version "$cand") == $(version "$py") ]]; then
+		pip_py=$cand
+		break
+	fi
+done
+[[ -n $pip_py ]] || cannot_run "no python3 $(version "$py") with pip and setuptools (Debian: apt-get install python3-pip)"
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/pacta2a-scratch.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
@@ -36,7 +46,7 @@ trap 'rm -rf "$scratch"' EXIT
 # pip builds in the source folder (build/, *.egg-info): a copy keeps the checkout clean.
 mkdir "$scratch/pkg"
 cp -R "$repo/frontends/pacta2a-py/pyproject.toml" "$repo/frontends/pacta2a-py/src" "$scratch/pkg/"
-PIP_ROOT_USER_ACTION=ignore "$py" -m pip install --quiet --disable-pip-version-check --no-cache-dir \
+PIP_ROOT_USER_ACTION=ignore "$pip_py" -m pip install --quiet --disable-pip-version-check --no-cache-dir \
 	--no-deps --no-index --no-build-isolation --target "$scratch/site" "$scratch/pkg"
 rm -rf "$scratch/pkg"
 
