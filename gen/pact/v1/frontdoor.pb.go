@@ -104,8 +104,9 @@ type ServeRequest struct {
 	BodyTooLarge bool `protobuf:"varint,6,opt,name=body_too_large,json=bodyTooLarge,proto3" json:"body_too_large,omitempty"`
 	// The User signed in at this frontend for the Brand Serve named in
 	// UserNeeded, when the frontend answers one (trusted-frontend Brands
-	// only); empty otherwise. At most 256 bytes. pactd trusts it because the
-	// call carries the frontend's credential: the frontend vouches for it.
+	// only); empty otherwise. At most 256 bytes of UTF-8 without control
+	// characters. pactd trusts it because the call carries the frontend's
+	// credential: the frontend vouches for it.
 	BrandUser string `protobuf:"bytes,7,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`
 	// Whether this frontend signs Users in for trusted-frontend Brands (has
 	// a session hook). Without it those Brands' pages answer 404.
@@ -114,6 +115,12 @@ type ServeRequest struct {
 	// without port). pactd keys its user-code guessing limits by a hash of
 	// it; it never appears in a log line.
 	ClientAddress string `protobuf:"bytes,9,opt,name=client_address,json=clientAddress,proto3" json:"client_address,omitempty"`
+	// When the frontend answers a UserNeeded and nobody is signed in: its
+	// sign-in URL for the Brand, returning to UserNeeded.return_to (an
+	// absolute URL or a path; at most 2 KiB). pactd sends a signed-out User
+	// there from a page (303) and refuses a signed-out form (403). Empty
+	// otherwise.
+	SignInUrl     string `protobuf:"bytes,10,opt,name=sign_in_url,json=signInUrl,proto3" json:"sign_in_url,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -207,6 +214,13 @@ func (x *ServeRequest) GetSignsInUsers() bool {
 func (x *ServeRequest) GetClientAddress() string {
 	if x != nil {
 		return x.ClientAddress
+	}
+	return ""
+}
+
+func (x *ServeRequest) GetSignInUrl() string {
+	if x != nil {
+		return x.SignInUrl
 	}
 	return ""
 }
@@ -306,9 +320,8 @@ type ServeResponse_Turn struct {
 
 type ServeResponse_UserNeeded struct {
 	// The page needs the User signed in at this frontend for a
-	// trusted-frontend Brand: call Serve again with brand_user, or, when
-	// nobody is signed in, send the User to the frontend's sign-in, which
-	// returns to return_to.
+	// trusted-frontend Brand: call Serve again with the same request and
+	// brand_user set, or, when nobody is signed in, with sign_in_url set.
 	UserNeeded *UserNeeded `protobuf:"bytes,3,opt,name=user_needed,json=userNeeded,proto3,oneof"`
 }
 
@@ -388,7 +401,8 @@ type UserNeeded struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The Brand id (decoded from the path).
 	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
-	// Where the frontend's sign-in returns to: the request's path and query.
+	// Where the frontend's sign-in returns to: the request's path and query,
+	// as received.
 	ReturnTo      string `protobuf:"bytes,2,opt,name=return_to,json=returnTo,proto3" json:"return_to,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -890,7 +904,7 @@ const file_pact_v1_frontdoor_proto_rawDesc = "" +
 	"\n" +
 	"HttpHeader\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value\"\xa5\x02\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"\xc5\x02\n" +
 	"\fServeRequest\x12\x16\n" +
 	"\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n" +
@@ -901,7 +915,9 @@ const file_pact_v1_frontdoor_proto_rawDesc = "" +
 	"\n" +
 	"brand_user\x18\a \x01(\tR\tbrandUser\x12$\n" +
 	"\x0esigns_in_users\x18\b \x01(\bR\fsignsInUsers\x12%\n" +
-	"\x0eclient_address\x18\t \x01(\tR\rclientAddress\"\xac\x01\n" +
+	"\x0eclient_address\x18\t \x01(\tR\rclientAddress\x12\x1e\n" +
+	"\vsign_in_url\x18\n" +
+	" \x01(\tR\tsignInUrl\"\xac\x01\n" +
 	"\rServeResponse\x123\n" +
 	"\bresponse\x18\x01 \x01(\v2\x15.pact.v1.HttpResponseH\x00R\bresponse\x12#\n" +
 	"\x04turn\x18\x02 \x01(\v2\r.pact.v1.TurnH\x00R\x04turn\x126\n" +

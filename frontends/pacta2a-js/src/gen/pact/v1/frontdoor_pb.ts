@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pact/v1/frontdoor.proto.
  */
 export const file_pact_v1_frontdoor: GenFile = /*@__PURE__*/
-  fileDesc("ChdwYWN0L3YxL2Zyb250ZG9vci5wcm90bxIHcGFjdC52MSIpCgpIdHRwSGVhZGVyEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAkiywEKDFNlcnZlUmVxdWVzdBIOCgZtZXRob2QYASABKAkSDAoEcGF0aBgCIAEoCRINCgVxdWVyeRgDIAEoCRIkCgdoZWFkZXJzGAQgAygLMhMucGFjdC52MS5IdHRwSGVhZGVyEgwKBGJvZHkYBSABKAwSFgoOYm9keV90b29fbGFyZ2UYBiABKAgSEgoKYnJhbmRfdXNlchgHIAEoCRIWCg5zaWduc19pbl91c2VycxgIIAEoCBIWCg5jbGllbnRfYWRkcmVzcxgJIAEoCSKQAQoNU2VydmVSZXNwb25zZRIpCghyZXNwb25zZRgBIAEoCzIVLnBhY3QudjEuSHR0cFJlc3BvbnNlSAASHQoEdHVybhgCIAEoCzINLnBhY3QudjEuVHVybkgAEioKC3VzZXJfbmVlZGVkGAMgASgLMhMucGFjdC52MS5Vc2VyTmVlZGVkSABCCQoHb3V0Y29tZSJSCgxIdHRwUmVzcG9uc2USDgoGc3RhdHVzGAEgASgFEiQKB2hlYWRlcnMYAiADKAsyEy5wYWN0LnYxLkh0dHBIZWFkZXISDAoEYm9keRgDIAEoDCIxCgpVc2VyTmVlZGVkEhAKCGJyYW5kX2lkGAEgASgJEhEKCXJldHVybl90bxgCIAEoCSL3AQoEVHVybhIOCgZoYW5kbGUYASABKAkSEAoIYnJhbmRfaWQYAiABKAkSEgoKY29udGV4dF9pZBgDIAEoCRITCgtuZXdfY29udGV4dBgEIAEoCBIMCgR0ZXh0GAUgASgJEh8KBmNhbGxlchgGIAEoCzIPLnBhY3QudjEuQ2FsbGVyEisKCmRlbGVnYXRpb24YByABKAsyFy5wYWN0LnYxLkRlbGVnYXRpb25JbmZvEhgKEHNka19yZXF1ZXN0X2pzb24YCCABKAkSEAoIc2RrX3BhdGgYCSABKAkSHAoUdHVybl90aW1lb3V0X3NlY29uZHMYCiABKAUikAEKEUZpbmlzaFR1cm5SZXF1ZXN0Eg4KBmhhbmRsZRgBIAEoCRIkCgVyZXBseRgCIAEoCzITLnBhY3QudjEuQWdlbnRSZXBseUgAEigKCnNka19hbnN3ZXIYAyABKAsyEi5wYWN0LnYxLlNka0Fuc3dlckgAEhEKB2ZhaWx1cmUYBCABKAlIAEIICgZyZXN1bHQihAEKCkFnZW50UmVwbHkSDAoEdGV4dBgBIAEoCRITCgtuZWVkX3Njb3BlcxgCIAMoCRITCgtzY29wZXNfdXNlZBgDIAMoCRInCgdhY3Rpb25zGAQgAygLMhYucGFjdC52MS5SZWNlaXB0QWN0aW9uEhUKDW1ldGFkYXRhX2pzb24YBSABKAkiKQoJU2RrQW5zd2VyEg4KBnN0YXR1cxgBIAEoBRIMCgRib2R5GAIgASgMIj0KEkZpbmlzaFR1cm5SZXNwb25zZRInCghyZXNwb25zZRgBIAEoCzIVLnBhY3QudjEuSHR0cFJlc3BvbnNlMpUBChBGcm9udERvb3JTZXJ2aWNlEjgKBVNlcnZlEhUucGFjdC52MS5TZXJ2ZVJlcXVlc3QaFi5wYWN0LnYxLlNlcnZlUmVzcG9uc2UiABJHCgpGaW5pc2hUdXJuEhoucGFjdC52MS5GaW5pc2hUdXJuUmVxdWVzdBobLnBhY3QudjEuRmluaXNoVHVyblJlc3BvbnNlIgBiBnByb3RvMw", [file_pact_v1_token, file_pact_v1_verification]);
+  fileDesc("ChdwYWN0L3YxL2Zyb250ZG9vci5wcm90bxIHcGFjdC52MSIpCgpIdHRwSGVhZGVyEgwKBG5hbWUYASABKAkSDQoFdmFsdWUYAiABKAki4AEKDFNlcnZlUmVxdWVzdBIOCgZtZXRob2QYASABKAkSDAoEcGF0aBgCIAEoCRINCgVxdWVyeRgDIAEoCRIkCgdoZWFkZXJzGAQgAygLMhMucGFjdC52MS5IdHRwSGVhZGVyEgwKBGJvZHkYBSABKAwSFgoOYm9keV90b29fbGFyZ2UYBiABKAgSEgoKYnJhbmRfdXNlchgHIAEoCRIWCg5zaWduc19pbl91c2VycxgIIAEoCBIWCg5jbGllbnRfYWRkcmVzcxgJIAEoCRITCgtzaWduX2luX3VybBgKIAEoCSKQAQoNU2VydmVSZXNwb25zZRIpCghyZXNwb25zZRgBIAEoCzIVLnBhY3QudjEuSHR0cFJlc3BvbnNlSAASHQoEdHVybhgCIAEoCzINLnBhY3QudjEuVHVybkgAEioKC3VzZXJfbmVlZGVkGAMgASgLMhMucGFjdC52MS5Vc2VyTmVlZGVkSABCCQoHb3V0Y29tZSJSCgxIdHRwUmVzcG9uc2USDgoGc3RhdHVzGAEgASgFEiQKB2hlYWRlcnMYAiADKAsyEy5wYWN0LnYxLkh0dHBIZWFkZXISDAoEYm9keRgDIAEoDCIxCgpVc2VyTmVlZGVkEhAKCGJyYW5kX2lkGAEgASgJEhEKCXJldHVybl90bxgCIAEoCSL3AQoEVHVybhIOCgZoYW5kbGUYASABKAkSEAoIYnJhbmRfaWQYAiABKAkSEgoKY29udGV4dF9pZBgDIAEoCRITCgtuZXdfY29udGV4dBgEIAEoCBIMCgR0ZXh0GAUgASgJEh8KBmNhbGxlchgGIAEoCzIPLnBhY3QudjEuQ2FsbGVyEisKCmRlbGVnYXRpb24YByABKAsyFy5wYWN0LnYxLkRlbGVnYXRpb25JbmZvEhgKEHNka19yZXF1ZXN0X2pzb24YCCABKAkSEAoIc2RrX3BhdGgYCSABKAkSHAoUdHVybl90aW1lb3V0X3NlY29uZHMYCiABKAUikAEKEUZpbmlzaFR1cm5SZXF1ZXN0Eg4KBmhhbmRsZRgBIAEoCRIkCgVyZXBseRgCIAEoCzITLnBhY3QudjEuQWdlbnRSZXBseUgAEigKCnNka19hbnN3ZXIYAyABKAsyEi5wYWN0LnYxLlNka0Fuc3dlckgAEhEKB2ZhaWx1cmUYBCABKAlIAEIICgZyZXN1bHQihAEKCkFnZW50UmVwbHkSDAoEdGV4dBgBIAEoCRITCgtuZWVkX3Njb3BlcxgCIAMoCRITCgtzY29wZXNfdXNlZBgDIAMoCRInCgdhY3Rpb25zGAQgAygLMhYucGFjdC52MS5SZWNlaXB0QWN0aW9uEhUKDW1ldGFkYXRhX2pzb24YBSABKAkiKQoJU2RrQW5zd2VyEg4KBnN0YXR1cxgBIAEoBRIMCgRib2R5GAIgASgMIj0KEkZpbmlzaFR1cm5SZXNwb25zZRInCghyZXNwb25zZRgBIAEoCzIVLnBhY3QudjEuSHR0cFJlc3BvbnNlMpUBChBGcm9udERvb3JTZXJ2aWNlEjgKBVNlcnZlEhUucGFjdC52MS5TZXJ2ZVJlcXVlc3QaFi5wYWN0LnYxLlNlcnZlUmVzcG9uc2UiABJHCgpGaW5pc2hUdXJuEhoucGFjdC52MS5GaW5pc2hUdXJuUmVxdWVzdBobLnBhY3QudjEuRmluaXNoVHVyblJlc3BvbnNlIgBiBnByb3RvMw", [file_pact_v1_token, file_pact_v1_verification]);
 
 /**
  * HttpHeader is one HTTP header field. Repeated fields keep their order.
@@ -106,8 +106,9 @@ export type ServeRequest = Message<"pact.v1.ServeRequest"> & {
   /**
    * The User signed in at this frontend for the Brand Serve named in
    * UserNeeded, when the frontend answers one (trusted-frontend Brands
-   * only); empty otherwise. At most 256 bytes. pactd trusts it because the
-   * call carries the frontend's credential: the frontend vouches for it.
+   * only); empty otherwise. At most 256 bytes of UTF-8 without control
+   * characters. pactd trusts it because the call carries the frontend's
+   * credential: the frontend vouches for it.
    *
    * @generated from field: string brand_user = 7;
    */
@@ -129,6 +130,17 @@ export type ServeRequest = Message<"pact.v1.ServeRequest"> & {
    * @generated from field: string client_address = 9;
    */
   clientAddress: string;
+
+  /**
+   * When the frontend answers a UserNeeded and nobody is signed in: its
+   * sign-in URL for the Brand, returning to UserNeeded.return_to (an
+   * absolute URL or a path; at most 2 KiB). pactd sends a signed-out User
+   * there from a page (303) and refuses a signed-out form (403). Empty
+   * otherwise.
+   *
+   * @generated from field: string sign_in_url = 10;
+   */
+  signInUrl: string;
 };
 
 /**
@@ -168,9 +180,8 @@ export type ServeResponse = Message<"pact.v1.ServeResponse"> & {
   } | {
     /**
      * The page needs the User signed in at this frontend for a
-     * trusted-frontend Brand: call Serve again with brand_user, or, when
-     * nobody is signed in, send the User to the frontend's sign-in, which
-     * returns to return_to.
+     * trusted-frontend Brand: call Serve again with the same request and
+     * brand_user set, or, when nobody is signed in, with sign_in_url set.
      *
      * @generated from field: pact.v1.UserNeeded user_needed = 3;
      */
@@ -236,7 +247,8 @@ export type UserNeeded = Message<"pact.v1.UserNeeded"> & {
   brandId: string;
 
   /**
-   * Where the frontend's sign-in returns to: the request's path and query.
+   * Where the frontend's sign-in returns to: the request's path and query,
+   * as received.
    *
    * @generated from field: string return_to = 2;
    */

@@ -15,7 +15,7 @@ from pact.v1 import token_pb2 as pact_dot_v1_dot_token__pb2
 from pact.v1 import verification_pb2 as pact_dot_v1_dot_verification__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17pact/v1/frontdoor.proto\x12\x07pact.v1\x1a\x13pact/v1/token.proto\x1a\x1apact/v1/verification.proto\"6\n\nHttpHeader\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value\"\xa5\x02\n\x0cServeRequest\x12\x16\n\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n\x05query\x18\x03 \x01(\tR\x05query\x12-\n\x07headers\x18\x04 \x03(\x0b\x32\x13.pact.v1.HttpHeaderR\x07headers\x12\x12\n\x04\x62ody\x18\x05 \x01(\x0cR\x04\x62ody\x12$\n\x0e\x62ody_too_large\x18\x06 \x01(\x08R\x0c\x62odyTooLarge\x12\x1d\n\nbrand_user\x18\x07 \x01(\tR\tbrandUser\x12$\n\x0esigns_in_users\x18\x08 \x01(\x08R\x0csignsInUsers\x12%\n\x0e\x63lient_address\x18\t \x01(\tR\rclientAddress\"\xac\x01\n\rServeResponse\x12\x33\n\x08response\x18\x01 \x01(\x0b\x32\x15.pact.v1.HttpResponseH\x00R\x08response\x12#\n\x04turn\x18\x02 \x01(\x0b\x32\r.pact.v1.TurnH\x00R\x04turn\x12\x36\n\x0buser_needed\x18\x03 \x01(\x0b\x32\x13.pact.v1.UserNeededH\x00R\nuserNeededB\t\n\x07outcome\"i\n\x0cHttpResponse\x12\x16\n\x06status\x18\x01 \x01(\x05R\x06status\x12-\n\x07headers\x18\x02 \x03(\x0b\x32\x13.pact.v1.HttpHeaderR\x07headers\x12\x12\n\x04\x62ody\x18\x03 \x01(\x0cR\x04\x62ody\"D\n\nUserNeeded\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12\x1b\n\treturn_to\x18\x02 \x01(\tR\x08returnTo\"\xe6\x02\n\x04Turn\x12\x16\n\x06handle\x18\x01 \x01(\tR\x06handle\x12\x19\n\x08\x62rand_id\x18\x02 \x01(\tR\x07\x62randId\x12\x1d\n\ncontext_id\x18\x03 \x01(\tR\tcontextId\x12\x1f\n\x0bnew_context\x18\x04 \x01(\x08R\nnewContext\x12\x12\n\x04text\x18\x05 \x01(\tR\x04text\x12\'\n\x06\x63\x61ller\x18\x06 \x01(\x0b\x32\x0f.pact.v1.CallerR\x06\x63\x61ller\x12\x37\n\ndelegation\x18\x07 \x01(\x0b\x32\x17.pact.v1.DelegationInfoR\ndelegation\x12(\n\x10sdk_request_json\x18\x08 \x01(\tR\x0esdkRequestJson\x12\x19\n\x08sdk_path\x18\t \x01(\tR\x07sdkPath\x12\x30\n\x14turn_timeout_seconds\x18\n \x01(\x05R\x12turnTimeoutSeconds\"\xb3\x01\n\x11\x46inishTurnRequest\x12\x16\n\x06handle\x18\x01 \x01(\tR\x06handle\x12+\n\x05reply\x18\x02 \x01(\x0b\x32\x13.pact.v1.AgentReplyH\x00R\x05reply\x12\x33\n\nsdk_answer\x18\x03 \x01(\x0b\x32\x12.pact.v1.SdkAnswerH\x00R\tsdkAnswer\x12\x1a\n\x07\x66\x61ilure\x18\x04 \x01(\tH\x00R\x07\x66\x61ilureB\x08\n\x06result\"\xb9\x01\n\nAgentReply\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\x12\x1f\n\x0bneed_scopes\x18\x02 \x03(\tR\nneedScopes\x12\x1f\n\x0bscopes_used\x18\x03 \x03(\tR\nscopesUsed\x12\x30\n\x07\x61\x63tions\x18\x04 \x03(\x0b\x32\x16.pact.v1.ReceiptActionR\x07\x61\x63tions\x12#\n\rmetadata_json\x18\x05 \x01(\tR\x0cmetadataJson\"7\n\tSdkAnswer\x12\x16\n\x06status\x18\x01 \x01(\x05R\x06status\x12\x12\n\x04\x62ody\x18\x02 \x01(\x0cR\x04\x62ody\"G\n\x12\x46inishTurnResponse\x12\x31\n\x08response\x18\x01 \x01(\x0b\x32\x15.pact.v1.HttpResponseR\x08response2\x95\x01\n\x10\x46rontDoorService\x12\x38\n\x05Serve\x12\x15.pact.v1.ServeRequest\x1a\x16.pact.v1.ServeResponse\"\x00\x12G\n\nFinishTurn\x12\x1a.pact.v1.FinishTurnRequest\x1a\x1b.pact.v1.FinishTurnResponse\"\x00\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17pact/v1/frontdoor.proto\x12\x07pact.v1\x1a\x13pact/v1/token.proto\x1a\x1apact/v1/verification.proto\"6\n\nHttpHeader\x12\x12\n\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n\x05value\x18\x02 \x01(\tR\x05value\"\xc5\x02\n\x0cServeRequest\x12\x16\n\x06method\x18\x01 \x01(\tR\x06method\x12\x12\n\x04path\x18\x02 \x01(\tR\x04path\x12\x14\n\x05query\x18\x03 \x01(\tR\x05query\x12-\n\x07headers\x18\x04 \x03(\x0b\x32\x13.pact.v1.HttpHeaderR\x07headers\x12\x12\n\x04\x62ody\x18\x05 \x01(\x0cR\x04\x62ody\x12$\n\x0e\x62ody_too_large\x18\x06 \x01(\x08R\x0c\x62odyTooLarge\x12\x1d\n\nbrand_user\x18\x07 \x01(\tR\tbrandUser\x12$\n\x0esigns_in_users\x18\x08 \x01(\x08R\x0csignsInUsers\x12%\n\x0e\x63lient_address\x18\t \x01(\tR\rclientAddress\x12\x1e\n\x0bsign_in_url\x18\n \x01(\tR\tsignInUrl\"\xac\x01\n\rServeResponse\x12\x33\n\x08response\x18\x01 \x01(\x0b\x32\x15.pact.v1.HttpResponseH\x00R\x08response\x12#\n\x04turn\x18\x02 \x01(\x0b\x32\r.pact.v1.TurnH\x00R\x04turn\x12\x36\n\x0buser_needed\x18\x03 \x01(\x0b\x32\x13.pact.v1.UserNeededH\x00R\nuserNeededB\t\n\x07outcome\"i\n\x0cHttpResponse\x12\x16\n\x06status\x18\x01 \x01(\x05R\x06status\x12-\n\x07headers\x18\x02 \x03(\x0b\x32\x13.pact.v1.HttpHeaderR\x07headers\x12\x12\n\x04\x62ody\x18\x03 \x01(\x0cR\x04\x62ody\"D\n\nUserNeeded\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12\x1b\n\treturn_to\x18\x02 \x01(\tR\x08returnTo\"\xe6\x02\n\x04Turn\x12\x16\n\x06handle\x18\x01 \x01(\tR\x06handle\x12\x19\n\x08\x62rand_id\x18\x02 \x01(\tR\x07\x62randId\x12\x1d\n\ncontext_id\x18\x03 \x01(\tR\tcontextId\x12\x1f\n\x0bnew_context\x18\x04 \x01(\x08R\nnewContext\x12\x12\n\x04text\x18\x05 \x01(\tR\x04text\x12\'\n\x06\x63\x61ller\x18\x06 \x01(\x0b\x32\x0f.pact.v1.CallerR\x06\x63\x61ller\x12\x37\n\ndelegation\x18\x07 \x01(\x0b\x32\x17.pact.v1.DelegationInfoR\ndelegation\x12(\n\x10sdk_request_json\x18\x08 \x01(\tR\x0esdkRequestJson\x12\x19\n\x08sdk_path\x18\t \x01(\tR\x07sdkPath\x12\x30\n\x14turn_timeout_seconds\x18\n \x01(\x05R\x12turnTimeoutSeconds\"\xb3\x01\n\x11\x46inishTurnRequest\x12\x16\n\x06handle\x18\x01 \x01(\tR\x06handle\x12+\n\x05reply\x18\x02 \x01(\x0b\x32\x13.pact.v1.AgentReplyH\x00R\x05reply\x12\x33\n\nsdk_answer\x18\x03 \x01(\x0b\x32\x12.pact.v1.SdkAnswerH\x00R\tsdkAnswer\x12\x1a\n\x07\x66\x61ilure\x18\x04 \x01(\tH\x00R\x07\x66\x61ilureB\x08\n\x06result\"\xb9\x01\n\nAgentReply\x12\x12\n\x04text\x18\x01 \x01(\tR\x04text\x12\x1f\n\x0bneed_scopes\x18\x02 \x03(\tR\nneedScopes\x12\x1f\n\x0bscopes_used\x18\x03 \x03(\tR\nscopesUsed\x12\x30\n\x07\x61\x63tions\x18\x04 \x03(\x0b\x32\x16.pact.v1.ReceiptActionR\x07\x61\x63tions\x12#\n\rmetadata_json\x18\x05 \x01(\tR\x0cmetadataJson\"7\n\tSdkAnswer\x12\x16\n\x06status\x18\x01 \x01(\x05R\x06status\x12\x12\n\x04\x62ody\x18\x02 \x01(\x0cR\x04\x62ody\"G\n\x12\x46inishTurnResponse\x12\x31\n\x08response\x18\x01 \x01(\x0b\x32\x15.pact.v1.HttpResponseR\x08response2\x95\x01\n\x10\x46rontDoorService\x12\x38\n\x05Serve\x12\x15.pact.v1.ServeRequest\x1a\x16.pact.v1.ServeResponse\"\x00\x12G\n\nFinishTurn\x12\x1a.pact.v1.FinishTurnRequest\x1a\x1b.pact.v1.FinishTurnResponse\"\x00\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pact.v1.frontdoor_pb2', globals())
@@ -25,23 +25,23 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _HTTPHEADER._serialized_start=85
   _HTTPHEADER._serialized_end=139
   _SERVEREQUEST._serialized_start=142
-  _SERVEREQUEST._serialized_end=435
-  _SERVERESPONSE._serialized_start=438
-  _SERVERESPONSE._serialized_end=610
-  _HTTPRESPONSE._serialized_start=612
-  _HTTPRESPONSE._serialized_end=717
-  _USERNEEDED._serialized_start=719
-  _USERNEEDED._serialized_end=787
-  _TURN._serialized_start=790
-  _TURN._serialized_end=1148
-  _FINISHTURNREQUEST._serialized_start=1151
-  _FINISHTURNREQUEST._serialized_end=1330
-  _AGENTREPLY._serialized_start=1333
-  _AGENTREPLY._serialized_end=1518
-  _SDKANSWER._serialized_start=1520
-  _SDKANSWER._serialized_end=1575
-  _FINISHTURNRESPONSE._serialized_start=1577
-  _FINISHTURNRESPONSE._serialized_end=1648
-  _FRONTDOORSERVICE._serialized_start=1651
-  _FRONTDOORSERVICE._serialized_end=1800
+  _SERVEREQUEST._serialized_end=467
+  _SERVERESPONSE._serialized_start=470
+  _SERVERESPONSE._serialized_end=642
+  _HTTPRESPONSE._serialized_start=644
+  _HTTPRESPONSE._serialized_end=749
+  _USERNEEDED._serialized_start=751
+  _USERNEEDED._serialized_end=819
+  _TURN._serialized_start=822
+  _TURN._serialized_end=1180
+  _FINISHTURNREQUEST._serialized_start=1183
+  _FINISHTURNREQUEST._serialized_end=1362
+  _AGENTREPLY._serialized_start=1365
+  _AGENTREPLY._serialized_end=1550
+  _SDKANSWER._serialized_start=1552
+  _SDKANSWER._serialized_end=1607
+  _FINISHTURNRESPONSE._serialized_start=1609
+  _FINISHTURNRESPONSE._serialized_end=1680
+  _FRONTDOORSERVICE._serialized_start=1683
+  _FRONTDOORSERVICE._serialized_end=1832
 # @@protoc_insertion_point(module_scope)

@@ -66,7 +66,7 @@ class SdkAnswer(_message.Message):
     def __init__(self, status: _Optional[int] = ..., body: _Optional[bytes] = ...) -> None: ...
 
 class ServeRequest(_message.Message):
-    __slots__ = ["body", "body_too_large", "brand_user", "client_address", "headers", "method", "path", "query", "signs_in_users"]
+    __slots__ = ["body", "body_too_large", "brand_user", "client_address", "headers", "method", "path", "query", "sign_in_url", "signs_in_users"]
     BODY_FIELD_NUMBER: _ClassVar[int]
     BODY_TOO_LARGE_FIELD_NUMBER: _ClassVar[int]
     BRAND_USER_FIELD_NUMBER: _ClassVar[int]
@@ -76,6 +76,7 @@ class ServeRequest(_message.Message):
     PATH_FIELD_NUMBER: _ClassVar[int]
     QUERY_FIELD_NUMBER: _ClassVar[int]
     SIGNS_IN_USERS_FIELD_NUMBER: _ClassVar[int]
+    SIGN_IN_URL_FIELD_NUMBER: _ClassVar[int]
     body: bytes
     body_too_large: bool
     brand_user: str
@@ -84,8 +85,9 @@ class ServeRequest(_message.Message):
     method: str
     path: str
     query: str
+    sign_in_url: str
     signs_in_users: bool
-    def __init__(self, method: _Optional[str] = ..., path: _Optional[str] = ..., query: _Optional[str] = ..., headers: _Optional[_Iterable[_Union[HttpHeader, _Mapping]]] = ..., body: _Optional[bytes] = ..., body_too_large: bool = ..., brand_user: _Optional[str] = ..., signs_in_users: bool = ..., client_address: _Optional[str] = ...) -> None: ...
+    def __init__(self, method: _Optional[str] = ..., path: _Optional[str] = ..., query: _Optional[str] = ..., headers: _Optional[_Iterable[_Union[HttpHeader, _Mapping]]] = ..., body: _Optional[bytes] = ..., body_too_large: bool = ..., brand_user: _Optional[str] = ..., signs_in_users: bool = ..., client_address: _Optional[str] = ..., sign_in_url: _Optional[str] = ...) -> None: ...
 
 class ServeResponse(_message.Message):
     __slots__ = ["response", "turn", "user_needed"]
