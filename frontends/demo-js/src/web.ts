@@ -115,7 +115,7 @@ export function redirect(req: IncomingMessage, res: ServerResponse, to: string):
 }
 
 /**
- * cardNames names Brands by their Agent Card's name, asking pactd
+ * cardNames names Brands by their display name, asking pactd
  * (GetAgentCard) over transport: DemoLogin's brandName. A Brand pactd does
  * not know, or a failed call, is "".
  */
@@ -123,8 +123,7 @@ export function cardNames(transport: Transport): (brandId: string) => Promise<st
   const brands = createClient(BrandService, transport);
   return async (brandId) => {
     try {
-      const c = JSON.parse((await brands.getAgentCard({ brandId })).cardJson) as { name?: unknown };
-      return typeof c.name === "string" ? c.name : "";
+      return (await brands.getAgentCard({ brandId })).displayName;
     } catch {
       return "";
     }

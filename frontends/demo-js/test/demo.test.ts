@@ -124,7 +124,7 @@ test("demo login: the page names the Brand by its Agent Card (pactd's GetAgentCa
     routes: (r) => r.service(BrandService, {
       getAgentCard(req) {
         if (req.brandId !== "shop") throw new ConnectError("no such Brand", Code.NotFound);
-        return { cardJson: '{"name":"Shop <Inc.>"}' };
+        return { cardJson: '{"name":"not this"}', displayName: "Shop <Inc.>" };
       },
     }),
   }));

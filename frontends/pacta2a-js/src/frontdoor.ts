@@ -12,7 +12,6 @@ import { Code, createClient, ConnectError, type CallOptions, type Client, type T
 import {
   FinishTurnRequestSchema,
   FrontDoorService,
-  HttpResponseSchema,
   ServeRequestSchema,
   type HttpResponse,
   type ServeRequest,
@@ -116,11 +115,9 @@ export class FrontDoor {
       if (out?.outcome.case === "userNeeded") {
         const need = out.outcome.value;
         if (!this.sessions) throw new Error("pactd asked who is signed in, and this frontend has no sign-in hook");
+        // Who is signed in, or (nobody) where the sign-in is: pactd answers the page, the redirect or the refusal.
         sreq.brandUser = await this.sessions.brandUser(req, need.brandId);
-        if (!sreq.brandUser) {
-          const location = { name: "Location", value: this.sessions.loginUrl(need.brandId, need.returnTo) };
-          return write(res, create(HttpResponseSchema, { status: 303, headers: [location] }));
-        }
+        if (!sreq.brandUser) sreq.signInUrl = this.sessions.loginUrl(need.brandId, need.returnTo);
         out = await this.call("Serve", res, () => this.client.serve(sreq, opts));
       }
       if (!out) return;

@@ -12,9 +12,9 @@ export interface Sessions {
   /** brandUser is the id at brandId of the User signed in on req, or "" when nobody is. */
   brandUser(req: IncomingMessage, brandId: string): string | Promise<string>;
   /**
-   * loginUrl is where a User who is not signed in goes first (the answer's
-   * Location); the sign-in then returns to returnTo, a path and query on
-   * this frontend.
+   * loginUrl is where a User who is not signed in goes first (pactd
+   * redirects there from a page); the sign-in then returns to returnTo, a
+   * path and query on this frontend.
    */
   loginUrl(brandId: string, returnTo: string): string;
 }

@@ -98,7 +98,7 @@ test("pactd's answer is written as given: status, headers in order (repeats too)
     assert.deepEqual([r.status, r.headers["content-type"], r.body], [204, undefined, ""]);
   }));
 
-test("sign-in: pactd asks who is signed in; the hook answers, or the User is sent to the hook's login", async () => {
+test("sign-in: pactd asks who is signed in; Serve again with the User, or with the hook's sign-in URL when nobody is", async () => {
   const asked: string[] = [];
   const sessions: Sessions = {
     brandUser: async (req, brandId) => {
@@ -109,18 +109,22 @@ test("sign-in: pactd asks who is signed in; the hook answers, or the User is sen
   };
   await withEnv({ sessions }, async (e) => {
     e.pactd.serve = (req) =>
-      req.brandUser === ""
+      req.brandUser === "" && req.signInUrl === ""
         ? { outcome: { case: "userNeeded", value: { brandId: "shop", returnTo: "/a2a/shop/oauth/connected?x=1" } } }
-        : response(200, [["Content-Type", "text/html; charset=utf-8"]], "hello " + req.brandUser);
-    const signedIn = await send(e.url + "/a2a/shop/oauth/connected?x=1", "GET", "", "Cookie: u=alice");
+        : req.brandUser !== ""
+          ? response(200, [["Content-Type", "text/html; charset=utf-8"]], "hello " + req.brandUser)
+          : response(303, [["Location", req.signInUrl]]);
+    const signedIn = await send(e.url + "/a2a/shop/oauth/connected?x=1", "POST", "a=1", "Cookie: u=alice");
     assert.deepEqual([signedIn.status, signedIn.body], [200, "hello alice"]);
     const [first, second] = e.pactd.serves;
-    assert.deepEqual([first!.signsInUsers, first!.brandUser, second!.brandUser], [true, "", "alice"]);
-    assert.deepEqual({ ...second!, brandUser: "" }, first, "the second Serve is the same request with brand_user");
+    assert.deepEqual([first!.signsInUsers, first!.brandUser, second!.brandUser, second!.signInUrl], [true, "", "alice", ""]);
+    assert.deepEqual({ ...second!, brandUser: "" }, first, "the second Serve is the same request (body too) with brand_user");
     const out = await send(e.url + "/a2a/shop/oauth/connected?x=1", "GET", "", "Cookie: u=bob");
-    assert.deepEqual([out.status, out.headers.location, out.body, out.headers["content-length"]],
-      [303, "/demo/shop/login?return_to=%2Fa2a%2Fshop%2Foauth%2Fconnected%3Fx%3D1", "", "0"]);
-    assert.equal(e.pactd.serves.length, 3, "nobody signed in: no second Serve");
+    assert.deepEqual([out.status, out.headers.location, out.body], [303, "/demo/shop/login?return_to=%2Fa2a%2Fshop%2Foauth%2Fconnected%3Fx%3D1", ""]);
+    const [third, fourth] = e.pactd.serves.slice(2);
+    assert.deepEqual([fourth!.brandUser, fourth!.signInUrl], ["", "/demo/shop/login?return_to=%2Fa2a%2Fshop%2Foauth%2Fconnected%3Fx%3D1"]);
+    assert.deepEqual({ ...fourth!, signInUrl: "" }, third, "the second Serve is the same request with sign_in_url");
+    assert.equal(e.pactd.serves.length, 4);
     assert.deepEqual(asked, ["shop", "shop"]);
   });
   // Without a hook, pactd is told so; if it asks all the same, that is a fault (500, logged), not a guess.

@@ -81,9 +81,12 @@ function answer(req: ServeRequest) {
     r.want = { status: 200, body: req.method === "HEAD" ? "" : "finished reply\r\n\r\n" };
     return { outcome: { case: "turn" as const, value: create(TurnSchema, { handle: "h", brandId: "b", text: "t", turnTimeoutSeconds: 1 }) } };
   }
-  if (p.includes("user") && req.brandUser === "") {
-    r.want = { status: 303, body: "" };
+  if (p.includes("user") && req.brandUser === "" && req.signInUrl === "") {
     return { outcome: { case: "userNeeded" as const, value: { brandId: "b", returnTo: p } } };
+  }
+  if (req.signInUrl !== "") {
+    r.want = { status: 303, body: "" };
+    return { outcome: { case: "response" as const, value: create(HttpResponseSchema, { status: 303, headers: [{ name: "Location", value: req.signInUrl }] }) } };
   }
   if (p.includes("empty")) {
     r.want = { status: 500, body: "" };
