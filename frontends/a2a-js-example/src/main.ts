@@ -18,7 +18,8 @@ import express from "express";
 import { AgentCard, Role, type Message } from "@a2a-js/sdk";
 import { AgentEvent, DefaultRequestHandler, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server";
 import { restHandler } from "@a2a-js/sdk/server/express";
-import { EphemeralTaskStore, FrontDoor, errorHandler, fatal, listen, logLine, pactUser, parseOptions, pactdTransport, recover, sdkTurns, sdkUser, stepUpTask, stopOnSignal, withReceipt, type Agent, type Options } from "@pactd/a2a"; // PACT
+import { FrontDoor, errorHandler, fatal, listen, logLine, parseOptions, pactdTransport, recover, stopOnSignal, type Agent, type Options } from "@pactd/a2a"; // PACT
+import { EphemeralTaskStore, pactUser, sdkTurns, sdkUser, stepUpTask, withReceipt } from "@pactd/a2a/sdk"; // PACT
 import { DemoAgent, DemoLogin, RemoteAgent, cardNames } from "@pactd/demo"; // PACT
 
 /** BrandExecutor answers each turn with the demo Brand's logic (brand), in the SDK's own events. */

@@ -5,10 +5,10 @@ import { fileURLToPath } from "node:url";
 
 const source = readFileSync(fileURLToPath(new URL("../../src/main.ts", import.meta.url)), "utf8");
 
-/** pactNames are the names the example imports from @pactd/a2a and @pactd/demo. */
+/** pactNames are the names the example imports from @pactd/a2a (and its sdk entry) and @pactd/demo. */
 function pactNames(): string[] {
   const names: string[] = [];
-  for (const m of source.matchAll(/^import \{([^}]*)\} from "@pactd\/(?:a2a|demo)";/gm)) {
+  for (const m of source.matchAll(/^import \{([^}]*)\} from "@pactd\/(?:a2a|a2a\/sdk|demo)";/gm)) {
     for (const n of m[1]!.split(",")) names.push(n.trim().replace(/^type /, ""));
   }
   return names.filter((n) => n !== "");

@@ -4,7 +4,8 @@
  * this process, the verified caller rides in the SDK's own User (the
  * restHandler's userBuilder), and the SDK's answer goes back to pactd as it
  * was, which reads it. Plus the events an AgentExecutor publishes for PACT:
- * a step-up Task and a Message whose metadata feeds the receipt.
+ * a step-up Task and a Message whose metadata feeds the receipt. It is the
+ * entry "@pactd/a2a/sdk": the only one that needs @a2a-js/sdk.
  */
 import { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
@@ -18,6 +19,8 @@ import type { Caller, DelegationInfo } from "./gen/pact/v1/verification_pb.js";
 import { failure, turnMs, withDeadline, type Action, type TurnRunner } from "./agent.js";
 import { hopByHop, maxBodyBytes } from "./frontdoor.js";
 import { errorText } from "./recover.js";
+
+export { EphemeralTaskStore } from "./taskstore.js";
 
 /** SdkHandler is the SDK's HTTP handler: an Express app with restHandler mounted at /a2a, never exposed itself. */
 export type SdkHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
