@@ -15,7 +15,6 @@ import {
   ServeRequestSchema,
   type HttpResponse,
   type ServeRequest,
-  type ServeResponse,
 } from "./gen/pact/v1/frontdoor_pb.js";
 import { EchoAgent, failure, runAgent, type Agent, type TurnRunner } from "./agent.js";
 import type { Sessions } from "./sessions.js";
@@ -129,6 +128,7 @@ export class FrontDoor {
         case "turn": {
           const turn = out.outcome.value;
           const result = await this.turns(turn, req).catch((err: unknown) => failure("the turn failed: " + errorText(err)));
+          if (result.case === "failure") this.log("turn failed", { brand: turn.brandId, error: result.value });
           const fin = create(FinishTurnRequestSchema, { handle: turn.handle, result });
           // No signal from the PA's connection: a turn runs to its end, so a retry finds the stored reply.
           const done = await this.call("FinishTurn", res, () => this.client.finishTurn(fin, opts));

@@ -201,6 +201,7 @@ test("a failed turn is FinishTurn's failure, one line: the agent throws, answers
       assert.equal(fin.result.case, "failure", name);
       assert.match(String(fin.result.value), want, name);
       if (name === "too slow") assert.equal(agent.signals[0]!.aborted, true, "the agent's signal aborts at the deadline");
+      assert.deepEqual(e.logs.map((l) => [l.msg, l.fields["brand"], l.fields["error"]]), [["turn failed", "shop", fin.result.value]], name + ": logged once");
     });
   }
 });
