@@ -27,7 +27,7 @@ cannot_run() {
 command -v node >/dev/null && command -v npm >/dev/null || cannot_run "node and npm are needed"
 [[ -x $repo/frontends/node_modules/.bin/tsc ]] || cannot_run "the npm workspace is not installed (cd frontends && npm ci)"
 
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/pacta2a-js-scratch.XXXXXX")
+scratch=$(mktemp -d -t pacta2a-js-scratch.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 
 # The versions the workspace's lockfile pins, for the program's own tools.
