@@ -109,7 +109,9 @@ type refusal struct {
 	message string
 }
 
-func (r *refusal) Error() string { return "the agent refused the turn: " + string(r.reason) + ": " + r.message }
+func (r *refusal) Error() string {
+	return "the agent refused the turn: " + string(r.reason) + ": " + r.message
+}
 
 // FinishTurn completes a turn Serve handed out with the agent's answer.
 func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest) (*pactv1.FinishTurnResponse, error) {
