@@ -433,7 +433,7 @@ func FuzzTurnHandle(f *testing.F) {
 	payload, mac, _ := strings.Cut(valid, ".")
 	for _, s := range []string{valid, delegated, "", ".", payload, payload + ".", "." + mac, valid + "=", valid + ".", strings.ToUpper(valid),
 		payload + "." + mac[:len(mac)-1], payload[1:] + "." + mac, payload + " ." + mac, payload + strings.Repeat("A", 4<<10) + "." + mac,
-		"eyJiIjoiYWNtZSJ9." + mac} {
+		"eyJiIjoiYWNtZSJ9." + mac, valid + "\n", payload + ".\r\n" + mac} {
 		f.Add(s)
 	}
 	issued := map[string]bool{valid: true, delegated: true}

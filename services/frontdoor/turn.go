@@ -75,11 +75,16 @@ func (h *handles) seal(t turnState) (string, error) {
 var errHandleExpired = errors.New("the turn handle has expired")
 
 // open checks a handle's MAC and returns its state; an expired handle is
-// returned with errHandleExpired, so its turn can still be released.
+// returned with errHandleExpired, so its turn can still be released. Only
+// the handle exactly as sealed opens: Go's base64 decoders skip CR and LF
+// even in strict mode, so both parts are checked to be base64url first.
 func (h *handles) open(s string) (turnState, error) {
 	p, sig, ok := strings.Cut(s, ".")
+	if !ok || len(s) > maxHandleBytes || !isBase64URL(p) || !isBase64URL(sig) {
+		return turnState{}, errors.New("the turn handle is not one pactd issued")
+	}
 	mac, err := base64.RawURLEncoding.Strict().DecodeString(sig)
-	if !ok || len(s) > maxHandleBytes || err != nil || !hmac.Equal(mac, h.mac(p)) {
+	if err != nil || !hmac.Equal(mac, h.mac(p)) {
 		return turnState{}, errors.New("the turn handle is not one pactd issued")
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(p)
@@ -91,6 +96,17 @@ func (h *handles) open(s string) (turnState, error) {
 		return t, errHandleExpired
 	}
 	return t, nil
+}
+
+// isBase64URL reports whether s is made of the base64url alphabet only
+// (RFC 4648 §5, no padding).
+func isBase64URL(s string) bool {
+	for _, c := range []byte(s) {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // reply is the agent's answer in pactd's terms.

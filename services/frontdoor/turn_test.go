@@ -75,7 +75,7 @@ func TestTurnCarriesTheVerifiedCall(t *testing.T) {
 
 // TestTurnHandles: FinishTurn refuses a handle pactd did not issue
 // (InvalidArgument, field handle): altered in its payload or MAC,
-// truncated, padded, with a space inserted, empty, past 4 KiB, or
+// truncated, padded, with whitespace or a line break inserted, empty, past 4 KiB, or
 // sealed under another secret; and refuses a request without a result.
 // Nothing is stored or released for a refused handle. The control: the
 // handle as issued finishes the turn.
@@ -123,6 +123,13 @@ func TestTurnHandles(t *testing.T) {
 		{"fail/padded", h + "="},
 		{"fail/two-dots", h + "." + mac},
 		{"fail/space-inserted", payload[:4] + " " + payload[4:] + "." + mac},
+		// Go's base64 decoders skip CR and LF, even in strict mode.
+		{"fail/newline-in-mac", payload + "." + mac[:5] + "\n" + mac[5:]},
+		{"fail/newline-after-dot", payload + ".\n" + mac},
+		{"fail/trailing-newline", h + "\n"},
+		{"fail/trailing-crlf", h + "\r\n"},
+		{"fail/cr-in-mac", payload + "." + mac[:1] + "\r" + mac[1:]},
+		{"fail/newline-in-payload", payload[:3] + "\n" + payload[3:] + "." + mac},
 		{"fail/std-base64", strings.NewReplacer("-", "+", "_", "/").Replace(h) + "+"},
 		{"fail/forged-payload", forged + "." + mac},
 		{"fail/over-4KiB", payload + strings.Repeat("A", 4<<10) + "." + mac},
