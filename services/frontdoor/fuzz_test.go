@@ -205,6 +205,7 @@ func FuzzServe(f *testing.F) {
 		{"POST", "/a2a/acme/message:send", "", auth + "\nX-A2A-User-Delegation: Bearer deleg-u1", sendBody("m1", "", "hi"), "", "", false, false},
 		{"GET", "/a2a/acme/message:send", "", "Authorization: Bearer busy", "", "", "", false, false},
 		{"M-SEARCH", "/a2a/acme/tasks/t1", "", "", "", "", "", false, false},
+		{"POST", "/a2a/acme/message:send", "", auth, strings.Replace(sendBody("m1", "", "hi @"), "@", "\xff", 1), "", "", false, false},
 	}
 	// The old library's route fuzz seeds, by GET and POST.
 	for _, p := range []string{

@@ -419,3 +419,38 @@ func TestOversizedBodyClosesTheConnection(t *testing.T) {
 func isReset(err error) bool {
 	return strings.Contains(err.Error(), "connection reset") || strings.Contains(err.Error(), "broken pipe")
 }
+
+// TestSendBodyNotUTF8: a message:send body that is not UTF-8 is not a
+// JSON text PAs may exchange (RFC 8259 §8.1), and it is refused as one
+// before a turn is claimed: its bytes would otherwise go on in the SDK's
+// request (sdk_request_json, a protobuf string, which must be UTF-8), so
+// no frontend could receive the turn and its messageId would stay
+// claimed. The control: the same messages in UTF-8 run, with the same
+// messageId.
+func TestSendBodyNotUTF8(t *testing.T) {
+	e := newEnv(t)
+	bad := func(body, invalid string) string { return strings.Replace(body, "@", invalid, 1) }
+	notJSON := errBody(a2aerr.InvalidParams, `The body must be JSON: {"message": Message}`)
+	for _, c := range []struct{ name, body string }{
+		{"fail/text", bad(sendBody("m1", "", "hi @"), "\xff")},
+		{"fail/truncated-sequence", bad(sendBody("m1", "", "hi @"), "\xc3")},
+		{"fail/surrogate-as-utf8", bad(sendBody("m1", "", "hi @"), "\xed\xa0\x80")},
+		{"fail/overlong", bad(sendBody("m1", "", "hi @"), "\xc0\xaf")},
+		{"fail/message-metadata", bad(`{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}],"metadata":{"k":"@"}}}`, "\xfe")},
+		{"fail/request-metadata", bad(`{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]},"metadata":{"k":"@"}}`, "\x80")},
+		{"fail/part-metadata", bad(`{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi","metadata":{"@":1}}]}}`, "\xff")},
+	} {
+		wantA2A(t, c.name, e.do(t, "POST", "/a2a/acme/message:send", c.body, good), 400, notJSON)
+	}
+	if n := e.agent.runs.Load(); n != 0 || e.calls.Load() != 0 {
+		t.Fatalf("a body that is not UTF-8 reached the agent (%d runs) or the conversation (%d calls)", n, e.calls.Load())
+	}
+	for _, body := range []string{
+		bad(sendBody("m1", "", "hi @"), "é"),
+		`{"message":{"messageId":"m2","role":"ROLE_USER","parts":[{"text":"hi","metadata":{"ü":1}}]},"metadata":{"k":"\u00ff"}}`,
+	} {
+		if r := decodeReply(t, e.do(t, "POST", "/a2a/acme/message:send", body, good)); r.Message.Parts[0].Text == "" {
+			t.Fatalf("control %s: %+v", body, r)
+		}
+	}
+}
