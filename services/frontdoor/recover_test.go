@@ -8,10 +8,11 @@ import (
 )
 
 // TestPanicsBecomeInternalErrors: a panic in what pactd's front door calls
-// (the verification, the Brand service, the grant list) becomes the A2A
-// INTERNAL answer under /a2a/, logged once by pactd with its cause and
-// stack (never by the frontend or its http.Server), and the Service goes
-// on serving; an agent's panic reaches pactd as the turn's failure, which
+// (the verification, the Brand service, the grant list, the receipt
+// signer) becomes the A2A INTERNAL answer under /a2a/, logged once by
+// pactd with its cause and stack (never by the frontend or its
+// http.Server), a turn it interrupts is released, and the Service goes on
+// serving; an agent's panic reaches pactd as the turn's failure, which
 // answers INTERNAL, is logged once and releases the messageId.
 func TestPanicsBecomeInternalErrors(t *testing.T) {
 	internal := errBody(a2aerr.Internal, "Internal error")
@@ -40,6 +41,20 @@ func TestPanicsBecomeInternalErrors(t *testing.T) {
 		e.deleg.listPanic = false
 		e.deleg.mu.Unlock()
 		wantPage(t, "after the panic", e.do(t, "GET", "/a2a/shop/oauth/connected", "", alice), 200, "no personal agent is connected")
+	})
+	t.Run("receipt-signer", func(t *testing.T) {
+		// A panic in FinishTurn: the INTERNAL answer, and the turn is
+		// released like any failed turn.
+		e := newEnv(t)
+		e.receipts.panics.Store(true)
+		deleg := "X-A2A-User-Delegation: Bearer deleg-u1"
+		wantA2A(t, "panicking receipt signer", e.do(t, "POST", "/a2a/acme/message:send", sendBody("m1", "", "hi"), good, deleg), 500, internal)
+		wantPanicLoggedOnce(t, e, "the receipt signer fell over")
+		if n := e.turns.abandoned.Load(); n != 1 {
+			t.Errorf("AbandonTurn called %d times, want 1", n)
+		}
+		e.receipts.panics.Store(false)
+		decodeReply(t, e.do(t, "POST", "/a2a/acme/message:send", sendBody("m1", "", "hi"), good, deleg))
 	})
 	t.Run("agent", func(t *testing.T) {
 		e := newEnv(t)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -130,14 +131,46 @@ func (r *refusal) Error() string {
 }
 
 // FinishTurn completes a turn Serve handed out with the agent's answer.
+// Every answer but a stored reply releases the turn, so the PA may send
+// the messageId again; a panic on the way (in a service the front door
+// calls) is logged once and answers INTERNAL, and releases it too.
 func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest) (*pactv1.FinishTurnResponse, error) {
 	t, err := s.turns.open(req.GetHandle())
 	expired := errors.Is(err, errHandleExpired)
 	if err != nil && !expired {
 		return nil, rpcerr.InvalidField("handle", "%s", err.Error())
 	}
+	if !expired && req.GetReply() == nil && req.GetSdkAnswer() == nil && req.GetFailure() == "" {
+		return nil, rpcerr.InvalidField("result", "set one of reply, sdk_answer or failure")
+	}
 	rec := newRecorder()
+	stored := false
+	if s.caught(ctx, func() { stored = s.finish(ctx, rec, t, req, expired) }) {
+		rec.reset()
+		internalError(rec)
+		stored = false
+	}
+	if !stored {
+		// A failed or refused turn, or a step-up (which the spec does not
+		// store): release the messageId, with a context of its own (the
+		// caller's may be about to end).
+		s.caught(ctx, func() {
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if _, aerr := s.d.Turns.AbandonTurn(actx, &pactv1.AbandonTurnRequest{Owner: t.owner(), ContextId: t.ContextID, MessageId: t.MessageID}); aerr != nil {
+				s.d.Logger.ErrorContext(ctx, "abandon turn", slog.String("error", aerr.Error()))
+			}
+		})
+	}
+	return &pactv1.FinishTurnResponse{Response: rec.response()}, nil
+}
+
+// finish writes the answer to the turn into rec: the stored reply, the
+// step-up task, the SDK's refusal, or INTERNAL. It reports whether the
+// reply was stored.
+func (s *Service) finish(ctx context.Context, rec *recorder, t turnState, req *pactv1.FinishTurnRequest, expired bool) bool {
 	var rp reply
+	var err error
 	switch {
 	case expired:
 		err = errHandleExpired
@@ -145,10 +178,8 @@ func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest)
 		rp, err = agentReply(req.GetReply())
 	case req.GetSdkAnswer() != nil:
 		rp, err = sdkReply(req.GetSdkAnswer())
-	case req.GetFailure() != "":
-		err = errors.New("the agent failed: " + clip(req.GetFailure()))
 	default:
-		return nil, rpcerr.InvalidField("result", "set one of reply, sdk_answer or failure")
+		err = errors.New("the agent failed: " + clip(req.GetFailure()))
 	}
 	var out []byte
 	stored := false
@@ -158,16 +189,6 @@ func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest)
 	if err == nil && out == nil {
 		out, err = s.complete(ctx, t, rp)
 		stored = err == nil
-	}
-	if !stored {
-		// A failed or refused turn, or a step-up (which the spec does not
-		// store): release the messageId so the PA may send it again, with a
-		// context of its own (the caller's may be about to end).
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		if _, aerr := s.d.Turns.AbandonTurn(actx, &pactv1.AbandonTurnRequest{Owner: t.owner(), ContextId: t.ContextID, MessageId: t.MessageID}); aerr != nil {
-			s.d.Logger.ErrorContext(ctx, "abandon turn", slog.String("error", aerr.Error()))
-		}
-		cancel()
 	}
 	var ref *refusal
 	switch {
@@ -179,7 +200,20 @@ func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest)
 	default:
 		writeA2A(rec, http.StatusOK, out)
 	}
-	return &pactv1.FinishTurnResponse{Response: rec.response()}, nil
+	return stored
+}
+
+// caught runs f and reports whether it panicked; the panic is logged once,
+// with its stack.
+func (s *Service) caught(ctx context.Context, f func()) (panicked bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.d.Logger.ErrorContext(ctx, "front door panic", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			panicked = true
+		}
+	}()
+	f()
+	return false
 }
 
 // clip shortens a text for the log: a panic's message may hold a stack.
