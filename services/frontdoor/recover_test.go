@@ -9,7 +9,8 @@ import (
 
 // TestPanicsBecomeInternalErrors: a panic in what pactd's front door calls
 // (the verification, the Brand service, the grant list, the receipt
-// signer) becomes the A2A INTERNAL answer under /a2a/, logged once by
+// signer) becomes the A2A INTERNAL answer under /a2a/ (a bare 500
+// elsewhere), logged once by
 // pactd with its cause and stack (never by the frontend or its
 // http.Server), a turn it interrupts is released, and the Service goes on
 // serving; an agent's panic reaches pactd as the turn's failure, which
@@ -29,6 +30,13 @@ func TestPanicsBecomeInternalErrors(t *testing.T) {
 		wantA2A(t, "panicking Brand service", e.do(t, "GET", "/a2a/acme/.well-known/agent-card.json", ""), 500, internal)
 		wantPanicLoggedOnce(t, e, "the Brand service fell over")
 		decodeReply(t, e.do(t, "POST", "/a2a/acme/message:send", sendBody("m1", "", "hi"), good)) // message:send needs no Brand
+	})
+	t.Run("root-page", func(t *testing.T) {
+		// Outside /a2a/ no answer is A2A: a bare 500.
+		e := newEnv(t, func(o *options) { o.panicBrands = true })
+		wantBare(t, "panicking root page", e.do(t, "GET", "/", "", browser), 500)
+		wantPanicLoggedOnce(t, e, "the Brand service fell over")
+		wantA2A(t, "still serving", e.do(t, "GET", "/a2a/acme/tasks", "", good), 200, `{"tasks":[],"nextPageToken":"","pageSize":50,"totalSize":0}`)
 	})
 	t.Run("grant-list", func(t *testing.T) {
 		e := newEnv(t, withSessions)
