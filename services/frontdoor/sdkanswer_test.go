@@ -262,24 +262,35 @@ func TestFinishTurnSDKAnswer(t *testing.T) {
 
 // TestFinishTurnFailure: a frontend's failure (the agent threw, panicked
 // or timed out) answers INTERNAL, logs the cause once (clipped: a stack
-// may follow it) and releases the messageId; an empty failure is no
-// result.
+// may follow it) and releases the messageId. An empty failure is a
+// failure too (an exception's text may be empty, as Python's str() of a
+// bare Exception is), never a call without result that leaves the
+// messageId claimed.
 func TestFinishTurnFailure(t *testing.T) {
 	e := newEnv(t)
-	turn := e.startTurn(t, sendRequest("acme", "m1", "", "hi", ""))
-	cause := "the agent panicked: executor fell over\n" + strings.Repeat("goroutine 7 [running]:\n", 100)
-	res, err := e.finish(t, &pactv1.FinishTurnRequest{Handle: turn.GetHandle(), Result: &pactv1.FinishTurnRequest_Failure{Failure: cause}})
-	if err != nil || res.GetResponse().GetStatus() != 500 || string(res.GetResponse().GetBody()) != errBody(a2aerr.Internal, "Internal error") {
-		t.Fatalf("failure: %v %v", res, err)
-	}
-	lines := e.logLines("executor fell over")
-	if len(lines) != 1 || !strings.Contains(lines[0], `"msg":"run turn"`) || len(lines[0]) > 1000 || !strings.Contains(lines[0], "…") {
-		t.Errorf("the failure is logged as %v; want one clipped line", lines)
-	}
-	if e.turns.abandoned.Load() != 1 {
-		t.Errorf("the turn was not released")
-	}
-	if again := e.startTurn(t, sendRequest("acme", "m1", turn.GetContextId(), "hi", "")); again == nil {
-		t.Fatal("not released")
+	for i, cause := range []string{"the agent panicked: executor fell over\n" + strings.Repeat("goroutine 7 [running]:\n", 100), ""} {
+		msgID := fmt.Sprintf("m%d", i)
+		turn := e.startTurn(t, sendRequest("acme", msgID, "", "hi", ""))
+		mark, abandoned := len(e.log.String()), e.turns.abandoned.Load()
+		res, err := e.finish(t, &pactv1.FinishTurnRequest{Handle: turn.GetHandle(), Result: &pactv1.FinishTurnRequest_Failure{Failure: cause}})
+		if err != nil || res.GetResponse().GetStatus() != 500 || string(res.GetResponse().GetBody()) != errBody(a2aerr.Internal, "Internal error") {
+			t.Fatalf("failure %.20q: %v %v", cause, res, err)
+		}
+		logged := e.logEntries(t, mark)
+		if len(logged) != 1 {
+			t.Fatalf("failure %.20q is logged %d times: %v", cause, len(logged), logged)
+		}
+		msg := fmt.Sprint(logged[0]["error"])
+		if logged[0]["msg"] != "run turn" || !strings.HasPrefix(msg, "the agent failed: ") || len(msg) > 400 ||
+			cause != "" && (!strings.Contains(msg, "executor fell over") || !strings.HasSuffix(msg, "…")) ||
+			cause == "" && msg != "the agent failed: (no cause given)" {
+			t.Errorf("failure %.20q is logged as %q; want one clipped line", cause, msg)
+		}
+		if e.turns.abandoned.Load() != abandoned+1 {
+			t.Errorf("failure %.20q: the turn was not released", cause)
+		}
+		if again := e.startTurn(t, sendRequest("acme", msgID, turn.GetContextId(), "hi", "")); again == nil {
+			t.Fatal("not released")
+		}
 	}
 }

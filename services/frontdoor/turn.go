@@ -140,7 +140,7 @@ func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest)
 	if err != nil && !expired {
 		return nil, rpcerr.InvalidField("handle", "%s", err.Error())
 	}
-	if !expired && req.GetReply() == nil && req.GetSdkAnswer() == nil && req.GetFailure() == "" {
+	if !expired && req.GetResult() == nil {
 		return nil, rpcerr.InvalidField("result", "set one of reply, sdk_answer or failure")
 	}
 	rec := newRecorder()
@@ -170,16 +170,21 @@ func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest)
 // reply was stored.
 func (s *Service) finish(ctx context.Context, rec *recorder, t turnState, req *pactv1.FinishTurnRequest, expired bool) bool {
 	var rp reply
-	var err error
-	switch {
-	case expired:
-		err = errHandleExpired
-	case req.GetReply() != nil:
-		rp, err = agentReply(req.GetReply())
-	case req.GetSdkAnswer() != nil:
-		rp, err = sdkReply(req.GetSdkAnswer())
-	default:
-		err = errors.New("the agent failed: " + clip(req.GetFailure()))
+	err := errHandleExpired
+	if !expired {
+		switch r := req.GetResult().(type) {
+		case *pactv1.FinishTurnRequest_Reply:
+			rp, err = agentReply(r.Reply)
+		case *pactv1.FinishTurnRequest_SdkAnswer:
+			rp, err = sdkReply(r.SdkAnswer)
+		case *pactv1.FinishTurnRequest_Failure:
+			// Set, even when empty: an exception's text may be.
+			cause := r.Failure
+			if cause == "" {
+				cause = "(no cause given)"
+			}
+			err = errors.New("the agent failed: " + clip(cause))
+		}
 	}
 	var out []byte
 	stored := false
