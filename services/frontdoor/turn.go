@@ -133,7 +133,17 @@ func (r *refusal) Error() string {
 // FinishTurn completes a turn Serve handed out with the agent's answer.
 // Every answer but a stored reply releases the turn, so the PA may send
 // the messageId again; a panic on the way (in a service the front door
-// calls) is logged once and answers INTERNAL, and releases it too.
+// calls) is logged once and answers INTERNAL, and releases it too. A
+// refused call (a handle pactd did not issue, no result) changes nothing.
+//
+// A handle finishes its turn once. Finished again, whatever the result,
+// the turn keeps its first reply (the conversation refuses another, and
+// refuses to release a replied turn, which is logged) and the answer is
+// INTERNAL; a retry of the messageId still gets the first reply. A handle
+// names the conversation and the messageId, not one run of it: after a
+// finish that released the turn, the same handle, while it lasts,
+// finishes a later run of that messageId (the conversation service has
+// no per-run token to tell them apart).
 func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest) (*pactv1.FinishTurnResponse, error) {
 	t, err := s.turns.open(req.GetHandle())
 	expired := errors.Is(err, errHandleExpired)

@@ -203,8 +203,10 @@ func TestTurnHandleExpires(t *testing.T) {
 // messageId replays it); a second finish, whatever its result, cannot
 // store another reply (the conversation refuses it) and cannot release
 // the stored turn (AbandonTurn is refused), so it answers INTERNAL and
-// leaves the stored reply as it was. A frontend never finishes a turn
-// twice; this says what happens when one does.
+// leaves the stored reply as it was. After a finish that released the
+// turn, the handle still finishes a later run of the same messageId. A
+// frontend never finishes a turn twice; this says what happens when one
+// does.
 func TestTurnFinishedTwice(t *testing.T) {
 	e := newEnv(t)
 	turn := e.startTurn(t, sendRequest("acme", "m1", "", "hi", ""))
@@ -228,6 +230,27 @@ func TestTurnFinishedTwice(t *testing.T) {
 	}
 	if n := len(e.logLines(`"msg":"abandon turn"`)); n != 3 {
 		t.Errorf("the refused releases are logged %d times, want 3", n)
+	}
+
+	// A handle whose first finish released its turn: finished again while
+	// nothing runs, it answers INTERNAL. But the handle names the
+	// conversation and messageId, not one run of it: once the PA has sent
+	// the messageId again, the old handle finishes the new run (and the
+	// new run's own handle then answers INTERNAL).
+	released := e.startTurn(t, sendRequest("acme", "m2", turn.GetContextId(), "hi", ""))
+	if res, err := e.finish(t, &pactv1.FinishTurnRequest{Handle: released.GetHandle(), Result: &pactv1.FinishTurnRequest_Failure{Failure: "down"}}); err != nil ||
+		res.GetResponse().GetStatus() != 500 {
+		t.Fatalf("failure: %v %v", res, err)
+	}
+	if res, err := e.finish(t, finishReply(released.GetHandle(), &pactv1.AgentReply{Text: "late"})); err != nil || res.GetResponse().GetStatus() != 500 {
+		t.Fatalf("a released turn finished again: %v %v; want INTERNAL", res, err)
+	}
+	rerun := e.startTurn(t, sendRequest("acme", "m2", turn.GetContextId(), "hi", ""))
+	if res, err := e.finish(t, finishReply(released.GetHandle(), &pactv1.AgentReply{Text: "stale"})); err != nil || res.GetResponse().GetStatus() != 200 {
+		t.Fatalf("the old handle of a rerun messageId: %v %v", res, err)
+	}
+	if res, err := e.finish(t, finishReply(rerun.GetHandle(), &pactv1.AgentReply{Text: "fresh"})); err != nil || res.GetResponse().GetStatus() != 500 {
+		t.Fatalf("the rerun's own handle after the old one: %v %v", res, err)
 	}
 }
 
