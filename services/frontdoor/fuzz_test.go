@@ -207,7 +207,7 @@ func FuzzServe(f *testing.F) {
 		{"M-SEARCH", "/a2a/acme/tasks/t1", "", "", "", "", "", false, false},
 		{"POST", "/a2a/acme/message:send", "", auth, strings.Replace(sendBody("m1", "", "hi @"), "@", "\xff", 1), "", "", false, false},
 	}
-	// The old library's route fuzz seeds, by GET and POST.
+	// Route seeds, by GET and POST: escapes, empty and dot segments, the OAuth subtree.
 	for _, p := range []string{
 		"/a2a/acme/message:send", "/a2a/acme/message%3Asend", "/a2a/acme/tasks/x%3acancel", "/a2a/acme/tasks/x/pushNotificationConfigs/c",
 		"/a2a/acme/.well-known/agent-card.json", "/a2a//x", "/a2a/acme/tasks/", "/a2a/a%2Fb/tasks", "/a2a/acme/%zz",
@@ -216,7 +216,7 @@ func FuzzServe(f *testing.F) {
 	} {
 		seeds = append(seeds, seed{"GET", p, "", auth, "", "", "", false, false}, seed{"POST", p, "", auth, "{}", "", "", false, false})
 	}
-	// The old library's message:send fuzz seeds.
+	// message:send seeds in the order of its checks.
 	for _, b := range []string{
 		`{`, ``, `[]`, `{"message":null}`,
 		`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}`,
@@ -305,7 +305,7 @@ func FuzzFinishTurnSDKAnswer(f *testing.F) {
 			f.Add(c.status, []byte(c.body), c.user != "", c.brand == "beta")
 		}
 	}
-	// The old library's decoder seeds.
+	// More SDK answers: escapes, two parts, a receipt, a step-up with its text, keys in no order.
 	for _, s := range []string{
 		`{"message":{"messageId":"m","parts":[{"text":"hi \u003cb\u003e"}],"role":"ROLE_AGENT"}}`,
 		`{"message":{"messageId":"m","parts":[{"text":"a"},{"text":"b"}],"role":"ROLE_AGENT","metadata":{"pact.scopesUsed":["orders:read"],` +

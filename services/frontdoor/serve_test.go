@@ -239,3 +239,16 @@ func headerOf(res *pactv1.HttpResponse, name string) string {
 	}
 	return ""
 }
+
+// TestNewNeedsASecret: New refuses a secret under 32 bytes (it keys the
+// turn handles and the pages' CSRF tokens); the control: 32 bytes.
+func TestNewNeedsASecret(t *testing.T) {
+	for _, n := range []int{0, 16, 31} {
+		if _, err := frontdoor.New(frontdoor.Deps{Secret: make([]byte, n)}); err == nil {
+			t.Errorf("New with a %d-byte secret succeeded", n)
+		}
+	}
+	if _, err := frontdoor.New(frontdoor.Deps{Secret: make([]byte, 32)}); err != nil {
+		t.Errorf("New with a 32-byte secret: %v", err)
+	}
+}
