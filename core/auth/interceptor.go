@@ -6,6 +6,7 @@ import (
 	"connectrpc.com/connect"
 
 	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/rpcerr"
@@ -43,6 +44,19 @@ var frontendProcedures = map[string]bool{
 	pactv1connect.TokenServiceGetAuthorizationServerMetadataProcedure: true,
 	pactv1connect.AuditServiceListBrandAuditEventsProcedure:           true,
 	pactv1connect.AgentServiceSelfRegisterAgentProcedure:              true,
+
+	// hdtp.v1: a host's MCP server is a frontend. It serves its identities'
+	// cards and uses the stateless trust helpers; everything that changes
+	// an identity (create, signing requests, chains, settings, delete) is
+	// an owner action and stays admin-only (docs/hdtp.md, "Roles").
+	hdtpv1connect.IdentityServiceGetIdentityProcedure:      true,
+	hdtpv1connect.IdentityServiceGetCardProcedure:          true,
+	hdtpv1connect.TrustServiceValidateChainProcedure:       true,
+	hdtpv1connect.TrustServiceParseCardProcedure:           true,
+	hdtpv1connect.TrustServiceVerifyCardSignatureProcedure: true,
+	hdtpv1connect.TrustServiceCompareLeavesProcedure:       true,
+	hdtpv1connect.TrustServiceFingerprintProcedure:         true,
+	hdtpv1connect.TrustServiceCheckAddressProcedure:        true,
 }
 
 // Allowed reports whether a role may call a procedure.

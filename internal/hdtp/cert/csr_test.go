@@ -125,3 +125,23 @@ func TestWalletFlow(t *testing.T) {
 		}
 	}
 }
+
+// TestParseKey: a key of each type reads back with its key id; a key
+// outside the profile is refused for its reason.
+func TestParseKey(t *testing.T) {
+	for _, k := range keys(t) {
+		spki, _ := cert.SPKIOf(k.Public())
+		got, err := cert.ParseKey(spki)
+		if err != nil || got.KeyID != wire.KeyIDOf(spki) || got.Alg != cert.AlgOf(k.Public()) {
+			t.Fatalf("ParseKey = %+v, %v", got, err)
+		}
+		if _, err := cert.ParseKey(append(spki, 0)); cert.ReasonOf(err) != cert.ReasonDER {
+			t.Errorf("trailing byte: %v", err)
+		}
+	}
+	x25519 := []byte{0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x03, 0x21, 0x00}
+	x25519 = append(x25519, make([]byte, 32)...)
+	if _, err := cert.ParseKey(x25519); cert.ReasonOf(err) != cert.ReasonKeyAlgorithm {
+		t.Errorf("X25519 key: %v", err)
+	}
+}

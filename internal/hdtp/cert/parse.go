@@ -567,3 +567,35 @@ func (c *Certificate) readSubjectAltName(s cryptobyte.String) *Error {
 	}
 	return nil
 }
+
+// Key is a public key of the profile, read from a bare
+// SubjectPublicKeyInfo.
+type Key struct {
+	// RawSPKI is the DER SubjectPublicKeyInfo.
+	RawSPKI []byte
+	// KeyID is SHA-256 of RawSPKI.
+	KeyID wire.KeyID
+	// Alg is the key's algorithm.
+	Alg KeyAlg
+	// PublicKey is an ed25519.PublicKey or an *ecdsa.PublicKey.
+	PublicKey crypto.PublicKey
+}
+
+// ParseKey reads a DER SubjectPublicKeyInfo as the profile reads a
+// certificate's: Ed25519 (canonical, not of small order) or P-256 as an
+// uncompressed point, nothing after. Failures are rule-1 *Errors.
+func ParseKey(spki []byte) (*Key, error) {
+	if len(spki) > MaxBytes {
+		return nil, refuse(ReasonTooLarge, "key")
+	}
+	in := cryptobyte.String(spki)
+	var elem cryptobyte.String
+	if !in.ReadASN1Element(&elem, cbasn1.SEQUENCE) || !in.Empty() {
+		return nil, refuse(ReasonDER, "subjectPublicKeyInfo")
+	}
+	var c Certificate
+	if e := c.readKey(elem); e != nil {
+		return nil, e
+	}
+	return &Key{RawSPKI: c.RawSPKI, KeyID: c.KeyID, Alg: c.KeyAlg, PublicKey: c.PublicKey}, nil
+}
