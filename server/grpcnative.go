@@ -22,6 +22,8 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 
 	"pactd.dev/pactd/core/auth"
+	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
+	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/apidesc"
@@ -97,6 +99,20 @@ type (
 	unimplAudit struct {
 		pactv1.UnimplementedAuditServiceServer
 	}
+	grpcHDTPIdentity struct {
+		hdtpv1connect.IdentityServiceHandler
+		unimplHDTPIdentity
+	}
+	unimplHDTPIdentity struct {
+		hdtpv1.UnimplementedIdentityServiceServer
+	}
+	grpcHDTPTrust struct {
+		hdtpv1connect.TrustServiceHandler
+		unimplHDTPTrust
+	}
+	unimplHDTPTrust struct {
+		hdtpv1.UnimplementedTrustServiceServer
+	}
 )
 
 // streamWorkers is the size of each port's pool of stream goroutines (the
@@ -139,6 +155,8 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 	pactv1.RegisterDelegationServiceServer(g, grpcDelegation{DelegationServiceHandler: svc.Delegation})
 	pactv1.RegisterTokenServiceServer(g, grpcToken{TokenServiceHandler: svc.Token})
 	pactv1.RegisterAuditServiceServer(g, grpcAudit{AuditServiceHandler: svc.Audit})
+	hdtpv1.RegisterIdentityServiceServer(g, grpcHDTPIdentity{IdentityServiceHandler: svc.HDTPIdentity})
+	hdtpv1.RegisterTrustServiceServer(g, grpcHDTPTrust{TrustServiceHandler: svc.HDTPTrust})
 	healthpb.RegisterHealthServer(g, grpcHealth{c: s.health})
 	// The same documented descriptors as the main port's reflection.
 	ropts := reflection.ServerOptions{Services: g, DescriptorResolver: s.descriptors()}

@@ -1,21 +1,30 @@
 package server_test
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"pactd.dev/pactd/db/dbtest"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
 	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
 	"pactd.dev/pactd/internal/hdtp/cert"
 	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/server"
 )
 
 // TestHDTPOverTheWire: hdtp.v1 is served on the main port on both engines,
@@ -99,4 +108,49 @@ func TestHDTPOverTheWire(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestHDTPNativeGRPCPort: hdtp.v1 answers on the native gRPC port too,
+// with the same role table.
+func TestHDTPNativeGRPCPort(t *testing.T) {
+	cfg := testConfig(t, "", t.TempDir(), "PACT_GRPC_LISTEN=127.0.0.1:0")
+	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.GRPCListener = gln
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	conn, err := grpc.NewClient(gln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	as := func(tok string) context.Context {
+		return metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer "+tok)
+	}
+	a, err := hdtpv1.NewTrustServiceClient(conn).CheckAddress(as(frontendToken), &hdtpv1.CheckAddressRequest{Endpoint: "https://agent.alina.example/mcp/"})
+	if err != nil || a.GetReason() != "trailing_slash" {
+		t.Fatalf("CheckAddress = %+v, %v", a, err)
+	}
+	_, err = hdtpv1.NewIdentityServiceClient(conn).CreateIdentity(as(frontendToken), &hdtpv1.CreateIdentityRequest{Endpoint: "https://a.example/mcp",
+		DisplayName: "A", Generation: hdtpv1.Generation_GENERATION_HDTP1})
+	if status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("a frontend's CreateIdentity: %v", err)
+	}
+	created, err := hdtpv1.NewIdentityServiceClient(conn).CreateIdentity(as(adminToken), &hdtpv1.CreateIdentityRequest{Endpoint: "https://a.example/mcp",
+		DisplayName: "A", Generation: hdtpv1.Generation_GENERATION_HDTP1})
+	if err != nil || created.GetSigningRequest().GetCsr() == "" {
+		t.Fatalf("CreateIdentity = %+v, %v", created, err)
+	}
 }

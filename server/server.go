@@ -371,8 +371,7 @@ type Services struct {
 	Delegation   pactv1connect.DelegationServiceHandler
 	Token        pactv1connect.TokenServiceHandler
 	Audit        pactv1connect.AuditServiceHandler
-	// HDTPIdentity and HDTPTrust are hdtp.v1's services, on the main port
-	// only (the native gRPC port serves pact.v1's hot path).
+	// HDTPIdentity and HDTPTrust are hdtp.v1's services.
 	HDTPIdentity hdtpv1connect.IdentityServiceHandler
 	HDTPTrust    hdtpv1connect.TrustServiceHandler
 }
