@@ -99,12 +99,14 @@ type Trust struct {
 }
 
 // NewTrust returns the stateless trust service. It shares the metrics of
-// the identity service it is built beside (the same registerer may be
-// given to both; the collectors are registered once).
+// the identity service it is built beside, so one registerer holds each
+// collector once; with no identity service it registers its own.
 func NewTrust(d Deps, with *Identities) *Trust {
 	d.complete()
-	m := with.m
-	return &Trust{d: d, m: m}
+	if with == nil {
+		return &Trust{d: d, m: newMetrics(d.Registerer)}
+	}
+	return &Trust{d: d, m: with.m}
 }
 
 // generation reads a request's generation; unset is INVALID_ARGUMENT.
