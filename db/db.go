@@ -238,6 +238,9 @@ type Store interface {
 	// FeedStore reads the change feed replicas learn changes from
 	// (changes.go).
 	FeedStore
+	// HDTPStore holds HDTP / PACT 2 identities and their leaf ledger
+	// (hdtp.go).
+	HDTPStore
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

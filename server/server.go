@@ -39,16 +39,19 @@ import (
 	"pactd.dev/pactd/core/grantcache"
 	"pactd.dev/pactd/core/provkeys"
 	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/apidesc"
 	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/internal/delegtoken"
 	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/keyseal"
 	"pactd.dev/pactd/internal/oauthhttp"
 	"pactd.dev/pactd/internal/pajwt"
 	"pactd.dev/pactd/internal/ratelimit"
 	"pactd.dev/pactd/internal/reqlog"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/internal/urlrule"
 	"pactd.dev/pactd/internal/workpool"
 	"pactd.dev/pactd/services/agent"
 	"pactd.dev/pactd/services/audit"
@@ -57,6 +60,7 @@ import (
 	"pactd.dev/pactd/services/credential"
 	"pactd.dev/pactd/services/delegation"
 	"pactd.dev/pactd/services/frontdoor"
+	hdtpsvc "pactd.dev/pactd/services/hdtp"
 	"pactd.dev/pactd/services/token"
 	"pactd.dev/pactd/services/verification"
 )
@@ -87,8 +91,8 @@ type Server struct {
 	GRPCListener net.Listener
 	// purge deletes expired delegation state (device codes, used Brand
 	// assertions, refresh tokens of expired grants), change-feed rows past
-	// their retention and audit events past PACT_AUDIT_RETENTION; Serve
-	// runs it hourly.
+	// their retention and audit events past PACT_AUDIT_RETENTION, and
+	// destroys HDTP leaf keys past their notAfter; Serve runs it hourly.
 	purge func(ctx context.Context) (int64, error)
 }
 
@@ -224,6 +228,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks,
 		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}, OnAudit: auditMetrics.recorded, Grants: grants, Registerer: reg})
 	auditSvc := audit.New(audit.Deps{Store: store, Retention: cfg.AuditRetention, Now: now, Logger: log, OnPrune: auditMetrics.pruned})
+	// HDTP / PACT 2 (hdtp.v1): leaf keys sealed under the same KEK.
+	hdtpSvc, hdtpTrust, err := hdtpServices(store, kek, now, log, reg)
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
 	s.purge = func(ctx context.Context) (int64, error) {
 		n, err := deleg.PurgeExpired(ctx)
 		if err != nil {
@@ -234,7 +244,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 			return n + m, err
 		}
 		a, err := auditSvc.Prune(ctx)
-		return n + m + a, err
+		if err != nil {
+			return n + m + a, err
+		}
+		h, err := hdtpSvc.Sweep(ctx)
+		return n + m + a + h, err
 	}
 	svc := Services{
 		Credential: credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
@@ -246,7 +260,9 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Delegation:   deleg,
 		Token: token.New(token.Deps{Brands: brands, Grants: grants, Keys: keyRing, Verifier: tokenVerifier,
 			Signer: tokenSigner, Audit: store, OnAudit: auditMetrics.recorded, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
-		Audit: auditSvc,
+		Audit:        auditSvc,
+		HDTPIdentity: hdtpSvc,
+		HDTPTrust:    hdtpTrust,
 	}
 	// The front door calls the services above in process and serves
 	// pactd's OAuth endpoints through their HTTP handler; its secret keys
@@ -376,6 +392,9 @@ type Services struct {
 	Token        pactv1connect.TokenServiceHandler
 	Audit        pactv1connect.AuditServiceHandler
 	FrontDoor    pactv1connect.FrontDoorServiceHandler
+	// HDTPIdentity and HDTPTrust are hdtp.v1's services.
+	HDTPIdentity hdtpv1connect.IdentityServiceHandler
+	HDTPTrust    hdtpv1connect.TrustServiceHandler
 }
 
 // oauthEndpoints are pactd's OAuth endpoints in RFC wire form (package
@@ -384,6 +403,18 @@ func oauthEndpoints(svc Services, log *slog.Logger) *http.ServeMux {
 	mux := http.NewServeMux()
 	oauthhttp.New(svc.Delegation, svc.Token, log).Register(mux)
 	return mux
+}
+
+// hdtpServices builds hdtp.v1's services: the identity service holds leaf
+// keys sealed under the KEK; both use the one public-address rule.
+func hdtpServices(store db.Store, kek []byte, now func() time.Time, log *slog.Logger, reg prometheus.Registerer) (*hdtpsvc.Identities, *hdtpsvc.Trust, error) {
+	sealer, err := keyseal.New(kek)
+	if err != nil {
+		return nil, nil, fmt.Errorf("hdtp leaf keys: %w", err)
+	}
+	d := hdtpsvc.Deps{Store: store, Sealer: sealer, IsPublic: urlrule.IsPublicAddr, Now: now, Logger: log, Registerer: reg}
+	ids := hdtpsvc.NewIdentities(d)
+	return ids, hdtpsvc.NewTrust(d, ids), nil
 }
 
 // descriptors resolves the API's descriptors for reflection: the documented
@@ -409,6 +440,8 @@ var serviceNames = []string{
 	pactv1connect.TokenServiceName,
 	pactv1connect.AuditServiceName,
 	pactv1connect.FrontDoorServiceName,
+	hdtpv1connect.IdentityServiceName,
+	hdtpv1connect.TrustServiceName,
 }
 
 // recoverPanic turns a handler's panic into rpcerr.Internal, logging the
@@ -463,6 +496,8 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	// The front door carries whole HTTP requests, bodies up to 1 MiB.
 	doorOpts := append(slices.Clone(opts), connect.WithReadMaxBytes(frontdoor.MaxRequestBytes))
 	mux.Handle(pactv1connect.NewFrontDoorServiceHandler(svc.FrontDoor, doorOpts...))
+	mux.Handle(hdtpv1connect.NewIdentityServiceHandler(svc.HDTPIdentity, opts...))
+	mux.Handle(hdtpv1connect.NewTrustServiceHandler(svc.HDTPTrust, opts...))
 
 	checker := &storeChecker{store: s.store, services: serviceNames, grace: s.cfg.OutageGrace, now: time.Now}
 	s.health = checker

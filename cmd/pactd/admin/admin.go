@@ -1,7 +1,9 @@
 // Package admin is pactd's own admin client: the subcommands pactd agent,
-// brand, credential, grant, key and health, which call a running pactd over
-// the RPCs it serves (Connect over HTTP by default, gRPC with -grpc), with
-// the generated clients of pactd.dev/pactd/gen only. It prints aligned tables for
+// brand, credential, grant, key, hdtp and health, which call a running pactd
+// over the RPCs it serves (Connect over HTTP by default, gRPC with -grpc),
+// with the generated clients of pactd.dev/pactd/gen only. The one exception
+// is hdtp's development wallet (hdtpwallet.go), which works offline with
+// internal/hdtp/cert and calls no pactd. It prints aligned tables for
 // people and, with -o json, the response message as protojson for scripts.
 //
 // The credential comes from PACT_ADMIN_TOKEN (or -token-file); it is sent
@@ -21,7 +23,7 @@ import (
 
 // Groups are the top-level pactd subcommands this package serves, in the
 // order help lists them.
-var Groups = []string{"agent", "brand", "credential", "grant", "audit", "key", "health"}
+var Groups = []string{"agent", "brand", "credential", "grant", "audit", "key", "hdtp", "health"}
 
 // IsGroup reports whether name is one of Groups.
 func IsGroup(name string) bool { return slices.Contains(Groups, name) }
@@ -76,6 +78,8 @@ func commands() []*command {
 	all = append(all, grantCommands()...)
 	all = append(all, auditCommands()...)
 	all = append(all, keyCommands()...)
+	all = append(all, hdtpCommands()...)
+	all = append(all, hdtpWalletCommands()...)
 	all = append(all, healthCommand())
 	return all
 }
@@ -99,6 +103,7 @@ var groupSummary = map[string]string{
 	"grant":      "a Brand user's delegation grants (DelegationService)",
 	"audit":      "the audit trail: signed receipts and grant events (AuditService)",
 	"key":        "the Provider's signing keys (TokenService)",
+	"hdtp":       "HDTP / PACT 2 identities, their keys, chains and cards, and the trust helpers (hdtp.v1)",
 	"health":     "grpc.health.v1 Check (no credential)",
 }
 

@@ -121,6 +121,34 @@ type Grant struct {
 	AuthorizationDetailsScopes string
 }
 
+type HDTPIdentity struct {
+	ID              string
+	Generation      string
+	Endpoint        string
+	DisplayName     string
+	Seal            string
+	KeyAlg          string
+	RootDer         []byte
+	RootFingerprint string
+	CreateTime      int64
+	UpdateTime      int64
+}
+
+type HDTPLeaf struct {
+	Kid               string
+	IdentityID        string
+	KeyAlg            string
+	State             string
+	SealedKey         []byte
+	Certificate       []byte
+	NotBefore         int64
+	NotAfter          int64
+	RequestStateHash  []byte
+	RequestExpireTime int64
+	CreateTime        int64
+	InstallTime       int64
+}
+
 type RefreshToken struct {
 	TokenHash  []byte
 	GrantID    string

@@ -36,6 +36,9 @@ type Querier interface {
 	// read-then-write; a guard that matches nothing returns no row.
 	CreateDeviceAuthorization(ctx context.Context, arg CreateDeviceAuthorizationParams) (DeviceAuthorization, error)
 	CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant, error)
+	// HDTP / PACT 2 identities and their leaf ledger (migration 0020).
+	CreateHDTPIdentity(ctx context.Context, arg CreateHDTPIdentityParams) (HDTPIdentity, error)
+	CreateHDTPLeaf(ctx context.Context, arg CreateHDTPLeafParams) error
 	CreateRefreshToken(ctx context.Context, arg CreateRefreshTokenParams) error
 	CreateSigningKey(ctx context.Context, arg CreateSigningKeyParams) error
 	DeleteAgent(ctx context.Context, id string) (int64, error)
@@ -46,8 +49,11 @@ type Querier interface {
 	// expire_time, inclusive).
 	DeleteExpiredBrandAssertions(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredDeviceAuthorizations(ctx context.Context, now int64) (int64, error)
+	DeleteExpiredHDTPRequests(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredRefreshTokens(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredSigningKeys(ctx context.Context, now int64) (int64, error)
+	DeleteHDTPIdentity(ctx context.Context, id string) (int64, error)
+	DeleteHDTPPendingLeaf(ctx context.Context, identityID string) error
 	DeleteOldUserCodeFailures(ctx context.Context, before int64) (int64, error)
 	DenyDeviceAuthorization(ctx context.Context, arg DenyDeviceAuthorizationParams) (DeviceAuthorization, error)
 	GetAgentByID(ctx context.Context, id string) (Agent, error)
@@ -61,6 +67,9 @@ type Querier interface {
 	GetDeviceAuthorizationByDeviceCode(ctx context.Context, arg GetDeviceAuthorizationByDeviceCodeParams) (DeviceAuthorization, error)
 	GetDeviceAuthorizationByUserCode(ctx context.Context, arg GetDeviceAuthorizationByUserCodeParams) (DeviceAuthorization, error)
 	GetGrant(ctx context.Context, id string) (Grant, error)
+	GetHDTPCurrentLeafKID(ctx context.Context, identityID string) ([]string, error)
+	GetHDTPIdentity(ctx context.Context, id string) (HDTPIdentity, error)
+	GetHDTPLeaf(ctx context.Context, kid string) (HDTPLeaf, error)
 	// The change feed (migration 0010): rows are appended by triggers only.
 	// The newest change; no row when the feed is empty.
 	GetLatestChange(ctx context.Context) (ChangeFeed, error)
@@ -88,10 +97,14 @@ type Querier interface {
 	ListCredentials(ctx context.Context, arg ListCredentialsParams) ([]Credential, error)
 	// Newest first (ids are ULIDs); before_id '' starts at the newest.
 	ListGrantsByUser(ctx context.Context, arg ListGrantsByUserParams) ([]ListGrantsByUserRow, error)
+	ListHDTPIdentities(ctx context.Context, arg ListHDTPIdentitiesParams) ([]HDTPIdentity, error)
+	ListHDTPLeaves(ctx context.Context, identityID string) ([]HDTPLeaf, error)
 	ListPublishedSigningKeys(ctx context.Context, now int64) ([]SigningKey, error)
 	LockBrand(ctx context.Context, id string) (string, error)
+	LockHDTPIdentity(ctx context.Context, id string) (string, error)
 	// An on-time poll of a pending authorization: records the poll time.
 	PollDeviceAuthorization(ctx context.Context, arg PollDeviceAuthorizationParams) (DeviceAuthorization, error)
+	PromoteHDTPPendingLeaf(ctx context.Context, arg PromoteHDTPPendingLeafParams) (int64, error)
 	// Deletes up to batch of the oldest rows with time before before, so one
 	// pass never holds the write lock for long.
 	PruneAuditEvents(ctx context.Context, arg PruneAuditEventsParams) (int64, error)
@@ -105,6 +118,7 @@ type Querier interface {
 	// Gives back a reservation: the lookup found its code, or was refused.
 	RemoveUserCodeFailure(ctx context.Context, arg RemoveUserCodeFailureParams) error
 	ReserveReplyID(ctx context.Context, arg ReserveReplyIDParams) (string, error)
+	RetireHDTPLeafKeys(ctx context.Context, now int64) (int64, error)
 	RetireSigningKeysBefore(ctx context.Context, arg RetireSigningKeysBeforeParams) (int64, error)
 	// Revokes a live credential; no row when it is unknown or already revoked.
 	RevokeCredential(ctx context.Context, arg RevokeCredentialParams) (Credential, error)
@@ -113,14 +127,17 @@ type Querier interface {
 	RevokeCredentialsByLabel(ctx context.Context, arg RevokeCredentialsByLabelParams) ([]string, error)
 	RevokeGrant(ctx context.Context, arg RevokeGrantParams) (int64, error)
 	SetBrandAgentPolicy(ctx context.Context, arg SetBrandAgentPolicyParams) (Brand, error)
+	SetHDTPIdentityRoot(ctx context.Context, arg SetHDTPIdentityRootParams) (int64, error)
 	// A too-early poll of a pending authorization: records the poll time and
 	// lengthens the interval (RFC 8628 section 3.5, slow_down).
 	SlowDownDeviceAuthorization(ctx context.Context, arg SlowDownDeviceAuthorizationParams) (DeviceAuthorization, error)
+	SupersedeHDTPCurrentLeaf(ctx context.Context, identityID string) (int64, error)
 	TouchContext(ctx context.Context, arg TouchContextParams) (int64, error)
 	// Records a use, at most once per minute: older_than is now - 60.
 	TouchCredential(ctx context.Context, arg TouchCredentialParams) error
 	UpdateAgent(ctx context.Context, arg UpdateAgentParams) (Agent, error)
 	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (Brand, error)
+	UpdateHDTPIdentity(ctx context.Context, arg UpdateHDTPIdentityParams) (HDTPIdentity, error)
 	// Records the single use of a Brand login assertion (insert-if-absent).
 	// When (brand_id, jti) is recorded already no row is affected: the
 	// assertion is a replay.
