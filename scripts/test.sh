@@ -473,9 +473,9 @@ status=0
 if [[ ${py_failed:-0} == 1 || ${scratch_failed:-0} == 1 ]]; then status=1; fi
 
 # ---------------------------------------------------------------------------
-# The whole suite runs under the race detector: on this 2-core machine it took
-# 42 s against 39 s without (warm build cache, 2026-11-30), so no package is
-# worth excusing.
+# The whole suite runs under the race detector: on a 2-core machine with a warm
+# build cache it takes 42 s against 39 s without, so no package is worth
+# excusing.
 t0=$SECONDS
 if [[ $QUICK == 1 ]]; then
 	section "go test ./... (PACT_QUICK=1: no -race, no browser test)"

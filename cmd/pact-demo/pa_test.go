@@ -44,9 +44,9 @@ func TestStepUpCommand(t *testing.T) {
 }
 
 // TestPAFindsAnyLiveDemo: with two demos running, pa talks to the newer;
-// once it stops, pa finds the older one again (issue 22: "the pa commands
-// lose a running demo after a second demo stops"); an entry left by a demo
-// whose process is gone is skipped and removed.
+// once it stops, pa finds the older one again (a demo that stops never
+// hides one that still runs); an entry left by a demo whose process is gone
+// is skipped and removed.
 func TestPAFindsAnyLiveDemo(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir()) // a private registry
 	start := func() (stop func(), dir string) {
