@@ -184,20 +184,38 @@ func TestAgentCommandUsage(t *testing.T) {
 
 // TestCredentialProblems: without a credential nothing is called and the
 // message says where one comes from; a wrong or a frontend credential gets
-// pactd's reason; the credential is never printed.
+// pactd's reason; each names the pactd it is for and the setting that named
+// it (a credential of another pactd, such as the demo's, is the usual
+// mistake); the credential is never printed.
 func TestCredentialProblems(t *testing.T) {
 	p := startPactd(t, "")
 	noCred := run(t, []string{"PACT_ADDR=" + p.url}, "agent", "list")
-	if noCred.code != 1 || !strings.Contains(noCred.stderr, "no credential: set PACT_ADMIN_TOKEN") || noCred.stdout != "" {
-		t.Errorf("agent list without a credential: exit %d\n%s", noCred.code, noCred.stderr)
+	if want := "no credential for the pactd at " + p.url + " (PACT_ADDR): set PACT_ADMIN_TOKEN"; noCred.code != 1 || !strings.Contains(noCred.stderr, want) || noCred.stdout != "" {
+		t.Errorf("agent list without a credential: exit %d\n%s\nwant exit 1 and %q", noCred.code, noCred.stderr, want)
+	}
+	// The address comes from the default (nothing is called without a
+	// credential, so no pactd needs to run there) or from -addr.
+	if r, want := run(t, nil, "agent", "list"), "no credential for the pactd at http://127.0.0.1:7070 (the default address; PACT_ADDR or -addr names another)"; r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("agent list without PACT_ADDR or a credential: exit %d\n%s\nwant exit 1 and %q", r.code, r.stderr, want)
 	}
 	wrong := run(t, []string{"PACT_ADDR=" + p.url, "PACT_ADMIN_TOKEN=not-a-known-token-0123456789"}, "agent", "list")
 	refused(t, wrong, "unauthenticated", "ERROR_REASON_UNAUTHENTICATED")
 	if strings.Contains(wrong.stdout+wrong.stderr, "not-a-known-token") {
 		t.Errorf("the refused credential was printed:\n%s", wrong.stderr)
 	}
+	if want := "\n  the pactd at " + p.url + " (PACT_ADDR) does not know this credential (PACT_ADMIN_TOKEN or -token-file)"; !strings.Contains(wrong.stderr, want) {
+		t.Errorf("a wrong credential's message does not name the pactd called:\n%s\nwant %q", wrong.stderr, want)
+	}
+	viaFlag := run(t, []string{"PACT_ADMIN_TOKEN=not-a-known-token-0123456789"}, "agent", "list", "-addr", p.url)
+	refused(t, viaFlag, "unauthenticated", "ERROR_REASON_UNAUTHENTICATED")
+	if want := "the pactd at " + p.url + " (-addr) does not know this credential"; !strings.Contains(viaFlag.stderr, want) {
+		t.Errorf("a wrong credential with -addr:\n%s\nwant %q", viaFlag.stderr, want)
+	}
 	frontend := run(t, []string{"PACT_ADDR=" + p.url, "PACT_ADMIN_TOKEN=" + frontendToken}, "agent", "list")
 	refused(t, frontend, "permission_denied", "ERROR_REASON_PERMISSION_DENIED")
+	if want := "not an admin credential of the pactd at " + p.url + " (PACT_ADDR)"; !strings.Contains(frontend.stderr, want) {
+		t.Errorf("a frontend credential's message does not name the pactd called:\n%s\nwant %q", frontend.stderr, want)
+	}
 	if bad := run(t, []string{"PACT_ADDR=" + p.url, "PACT_ADMIN_TOKEN=two words"}, "agent", "list"); bad.code != 1 || !strings.Contains(bad.stderr, "has a space") || strings.Contains(bad.stderr, "two words") {
 		t.Errorf("a credential with a space: exit %d\n%s", bad.code, bad.stderr)
 	}
