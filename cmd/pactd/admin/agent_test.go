@@ -147,8 +147,9 @@ func TestAgentCommands(t *testing.T) {
 	})
 }
 
-// TestAgentCommandUsage: bad command lines exit 2 with the command's usage
-// and call nothing.
+// TestAgentCommandUsage: bad command lines exit 2 with the error first and
+// then one line naming the -h that prints the usage (not the usage itself,
+// under which the error would scroll away), and call nothing.
 func TestAgentCommandUsage(t *testing.T) {
 	p := startPactd(t, "")
 	for _, tc := range []struct {
@@ -156,6 +157,8 @@ func TestAgentCommandUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"agent", "register", "-issuer", "https://pa.example", "-name", "x"}, "-jwks-uri is required"},
+		{[]string{"agent", "register", "-isuer", "https://pa.example"}, "flag provided but not defined: -isuer"},
+		{[]string{"agent", "list", "-timeout"}, "flag needs an argument: -timeout"},
 		{[]string{"agent", "register"}, "-issuer, -jwks-uri, -name are required"},
 		{[]string{"agent", "get"}, "missing ID|ISSUER"},
 		{[]string{"agent", "get", "a", "b"}, "too many arguments"},
@@ -170,8 +173,15 @@ func TestAgentCommandUsage(t *testing.T) {
 		{[]string{"agent"}, "name a command"},
 	} {
 		r := p.cli(t, tc.args...)
-		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "usage: pactd agent") || r.stdout != "" {
-			t.Errorf("pactd %q: exit %d, stderr:\n%s\nwant exit 2, the usage and %q", tc.args, r.code, r.stderr, tc.want)
+		usageOf := "pactd agent" // the group's usage when no command was named
+		if len(tc.args) > 1 && tc.args[1] != "frob" {
+			usageOf += " " + tc.args[1]
+		}
+		want := []string{"pactd: agent", `run "` + usageOf + ` -h" for usage`}
+		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+		if r.code != 2 || len(lines) != 2 || !strings.HasPrefix(lines[0], want[0]) || !strings.Contains(lines[0], tc.want) ||
+			lines[1] != want[1] || r.stdout != "" {
+			t.Errorf("pactd %q: exit %d, stderr:\n%s\nwant exit 2 and two lines: %q with %q, then %q", tc.args, r.code, r.stderr, want[0], tc.want, want[1])
 		}
 	}
 	// Nothing was registered by any of them; the positive control registers.
