@@ -70,26 +70,28 @@ func demoBrand(frontendURL string) *pactv1.CreateBrandRequest {
 	}
 }
 
+// demoHelp is how to run the demo, for hints.
+const demoHelp = "go run ./cmd/pact-demo"
+
 // frontendStarter runs the frontend on ln against pactd; stop ends it.
 type frontendStarter func(ctx context.Context, ln net.Listener, pactdURL, token, dir string, stderr io.Writer) (stop func(), err error)
 
 // serve runs the demo until ctx ends, then deletes its directory.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start frontendStarter) error {
 	fs := flag.NewFlagSet("pact-demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
+	usage := func() {
 		fmt.Fprintf(stderr, "usage: pact-demo [flags]    run the demo Provider until Ctrl-C\n       %s\n\nflags of pact-demo:\n", strings.ReplaceAll(strings.TrimPrefix(paUsage, "usage: "), "\n", "\n       "))
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
 	}
 	dir := fs.String("dir", "", "the demo's directory, deleted at the start and the end (default: a fresh temporary directory)")
 	listen := fs.String("listen", "127.0.0.1:3000", "host:port of the frontend (the Provider's public URL)")
 	kind := fs.String("frontend", "go", "which frontend serves the demo: "+frontendKinds+", or the path of a program that takes cmd/pact-a2a's flags")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, usage, demoHelp); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected argument %q (the PA commands start with \"pa\")", fs.Arg(0))
+		return badUsage(demoHelp, "unexpected argument %q (the PA commands start with \"pa\")", fs.Arg(0))
 	}
 	feName := "cmd/pact-a2a"
 	if *kind != "go" {
