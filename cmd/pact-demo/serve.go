@@ -228,12 +228,15 @@ func demoDir(dir *string) error {
 	return os.MkdirAll(*dir, 0o700)
 }
 
-// printExports prints the shell line that the README's grpcurl walk starts
-// from: pactd's host:port (grpcurl takes no URL), the PA's issuer and the
-// demo's credentials.
+// printExports prints the shell line that the README's admin, grpcurl and
+// buf curl lines start from: pactd's host:port (grpcurl takes no URL), its
+// URL as PACT_ADDR (the address the pactd admin commands call, and the one
+// the README's blocks derive theirs from), the PA's issuer and the demo's
+// credentials. Without PACT_ADDR those lines would call the default
+// 127.0.0.1:7070 with the demo's credentials.
 func printExports(w io.Writer, pactdAddr, issuer, adminToken, feToken string) {
-	fmt.Fprintf(w, "To call this pactd with grpcurl (README: \"The whole grant with grpcurl alone\"), paste:\n\n"+
-		"  export P=%s ISS=%s PACT_ADMIN_TOKEN=%s PACT_FRONTEND_TOKEN=%s\n\n", pactdAddr, issuer, adminToken, feToken)
+	fmt.Fprintf(w, "To call this pactd with the pactd admin commands, grpcurl or buf curl (README: \"Call it\"), paste:\n\n"+
+		"  export P=%s PACT_ADDR=http://%s ISS=%s PACT_ADMIN_TOKEN=%s PACT_FRONTEND_TOKEN=%s\n\n", pactdAddr, pactdAddr, issuer, adminToken, feToken)
 }
 
 // register onboards the PA and creates the demo Brand through the admin API.
