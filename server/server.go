@@ -485,29 +485,33 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 		oauthHandler = httpSpans(oauthHandler)
 	}
 	mux.Handle("/a2a/", oauthHandler)
-	mux.Handle(pactv1connect.NewCredentialServiceHandler(svc.Credential, opts...))
-	mux.Handle(pactv1connect.NewAgentServiceHandler(svc.Agent, opts...))
-	mux.Handle(pactv1connect.NewBrandServiceHandler(svc.Brand, opts...))
-	mux.Handle(pactv1connect.NewVerificationServiceHandler(svc.Verification, opts...))
-	mux.Handle(pactv1connect.NewConversationServiceHandler(svc.Conversation, opts...))
-	mux.Handle(pactv1connect.NewDelegationServiceHandler(svc.Delegation, opts...))
-	mux.Handle(pactv1connect.NewTokenServiceHandler(svc.Token, opts...))
-	mux.Handle(pactv1connect.NewAuditServiceHandler(svc.Audit, opts...))
+	// The RPC handlers: connect-go's bare 415 gets a body that says what to
+	// send (explainUnsupported).
+	handle := func(path string, h http.Handler) { mux.Handle(path, explainUnsupported(h, servedUnary)) }
+	handle(pactv1connect.NewCredentialServiceHandler(svc.Credential, opts...))
+	handle(pactv1connect.NewAgentServiceHandler(svc.Agent, opts...))
+	handle(pactv1connect.NewBrandServiceHandler(svc.Brand, opts...))
+	handle(pactv1connect.NewVerificationServiceHandler(svc.Verification, opts...))
+	handle(pactv1connect.NewConversationServiceHandler(svc.Conversation, opts...))
+	handle(pactv1connect.NewDelegationServiceHandler(svc.Delegation, opts...))
+	handle(pactv1connect.NewTokenServiceHandler(svc.Token, opts...))
+	handle(pactv1connect.NewAuditServiceHandler(svc.Audit, opts...))
 	// The front door carries whole HTTP requests, bodies up to 1 MiB.
 	doorOpts := append(slices.Clone(opts), connect.WithReadMaxBytes(frontdoor.MaxRequestBytes))
-	mux.Handle(pactv1connect.NewFrontDoorServiceHandler(svc.FrontDoor, doorOpts...))
-	mux.Handle(hdtpv1connect.NewIdentityServiceHandler(svc.HDTPIdentity, opts...))
-	mux.Handle(hdtpv1connect.NewTrustServiceHandler(svc.HDTPTrust, opts...))
+	handle(pactv1connect.NewFrontDoorServiceHandler(svc.FrontDoor, doorOpts...))
+	handle(hdtpv1connect.NewIdentityServiceHandler(svc.HDTPIdentity, opts...))
+	handle(hdtpv1connect.NewTrustServiceHandler(svc.HDTPTrust, opts...))
 
 	checker := &storeChecker{store: s.store, services: serviceNames, grace: s.cfg.OutageGrace, now: time.Now}
 	s.health = checker
-	mux.Handle(grpchealth.NewHandler(checker))
+	handle(grpchealth.NewHandler(checker))
 	// Reflection answers from the documented descriptors, so a client's
 	// describe shows the .proto comments.
 	reflector := grpcreflect.NewReflector(grpcreflect.NamerFunc(func() []string { return serviceNames }),
 		grpcreflect.WithDescriptorResolver(s.descriptors()))
-	mux.Handle(grpcreflect.NewHandlerV1(reflector))
-	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	handleStream := func(path string, h http.Handler) { mux.Handle(path, explainUnsupported(h, servedStream)) }
+	handleStream(grpcreflect.NewHandlerV1(reflector))
+	handleStream(grpcreflect.NewHandlerV1Alpha(reflector))
 	if s.cfg.MetricsListen == "" {
 		// On the API port only an admin credential reads metrics (nothing
 		// but health and reflection answers an unauthenticated caller); a

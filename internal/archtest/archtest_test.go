@@ -159,8 +159,8 @@ func classify(importPath string) (rank int, tree string, ok bool) {
 }
 
 // sameRankAllowed are the imports between two trees of the same rank that
-// are allowed, each with why. It lists what existed when the rule was written
-// (2026-12); add an entry only with a reason. Inside one tree (a leaf helper
+// are allowed, each with why; add an entry only with a reason (the list
+// should shrink, not grow). Inside one tree (a leaf helper
 // and its subpackages, one service) imports are free, and every leaf helper
 // may import gen/, the floor of rank 0; neither needs an entry.
 var sameRankAllowed = map[string]string{

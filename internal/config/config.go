@@ -414,9 +414,23 @@ func EnvNames() []string {
 // written to the output.
 var ErrHelp = flag.ErrHelp
 
+// CommandLineError is a command line Load refused before reading any
+// setting: an unknown flag, a flag without its value, a boolean flag with a
+// value that is not one, or an argument. Nothing was written to the output
+// (the usage would bury the one line that matters): the caller prints the
+// error and says where the usage is.
+type CommandLineError struct{ Err error }
+
+// Error returns the flag package's message, such as "flag provided but not
+// defined: -lisen".
+func (e *CommandLineError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the flag package's error.
+func (e *CommandLineError) Unwrap() error { return e.Err }
+
 // Load builds the configuration from command-line arguments (without the
-// program name or subcommand) and an environment lookup. Usage and flag
-// errors are written to out.
+// program name or subcommand) and an environment lookup. -h writes the
+// usage to out; a bad command line is a *CommandLineError.
 func Load(args []string, environ []string, out io.Writer) (Config, error) {
 	return LoadCommand("", args, environ, out)
 }
@@ -465,22 +479,26 @@ func LoadCommand(usage string, args []string, environ []string, out io.Writer) (
 	}
 
 	fs := flag.NewFlagSet("pactd", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.Usage = func() {
-		fmt.Fprintf(out, "%s\nflags (each also a PACT_* environment variable; flags win):\n", cmp.Or(usage, "usage: pactd [serve] [flags]"))
-		fs.PrintDefaults()
-	}
+	// The flag package prints an error and the usage itself; only -h
+	// prints here (below), an error goes back to the caller alone.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	flagVals := map[string]*string{}
 	for _, o := range opts {
 		v := &flagValue{boolean: boolFlags[o.flag]}
 		flagVals[o.flag] = &v.s
 		fs.Var(v, o.flag, fmt.Sprintf("%s (env %s, default %q)", o.usage, o.env, o.def))
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(out, "%s\nflags (each also a PACT_* environment variable; flags win):\n", cmp.Or(usage, "usage: pactd [serve] [flags]"))
+		fs.SetOutput(out)
+		fs.PrintDefaults()
 		return c, err
+	} else if err != nil {
+		return c, &CommandLineError{err}
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return c, &CommandLineError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })

@@ -707,3 +707,34 @@ func TestGetenv(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadCommandLineErrors: a bad command line is a *CommandLineError
+// carrying the flag package's message, and nothing is written to the
+// output (no usage above or below the one line that matters); a valid
+// command line is the positive control.
+func TestLoadCommandLineErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lisen", "127.0.0.1:7070"}, "flag provided but not defined: -lisen"},
+		{[]string{"--listen"}, "flag needs an argument: -listen"},
+		{[]string{"--listen", "127.0.0.1:7070", "extra"}, `unexpected argument "extra"`},
+	} {
+		var out bytes.Buffer
+		_, err := config.Load(tc.args, nil, &out)
+		var ce *config.CommandLineError
+		if !errors.As(err, &ce) || err.Error() != tc.want {
+			t.Errorf("Load(%q) = %v (%T), want a *CommandLineError %q", tc.args, err, err, tc.want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("Load(%q) wrote %q; want nothing", tc.args, out.String())
+		}
+	}
+	var out bytes.Buffer
+	c, err := config.Load([]string{"--listen", "127.0.0.1:7170", "--grpc-listen=off"}, nil, &out)
+	if err != nil || c.Listen != "127.0.0.1:7170" || out.Len() != 0 {
+		t.Errorf("Load of a valid command line: %v, listen %q, output %q", err, c.Listen, out.String())
+	}
+}
