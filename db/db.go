@@ -238,6 +238,9 @@ type Store interface {
 	// FeedStore reads the change feed replicas learn changes from
 	// (changes.go).
 	FeedStore
+	// ConsoleStore holds the operator console's sessions, the replicas'
+	// heartbeats and the overview's reads (console.go).
+	ConsoleStore
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
