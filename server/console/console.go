@@ -168,13 +168,18 @@ func (c *Console) setCookie(w http.ResponseWriter, name, value string, maxAge in
 }
 
 // crossSite says why a state-changing request is refused as coming from
-// another site, or "" when nothing says it did: a browser's Sec-Fetch-Site
-// other than same-origin, or an Origin other than this host. (A request
-// with neither header, from a client that is no browser, still needs the
-// anti-forgery token.)
+// another site, or "" when nothing says it did. A browser's
+// Sec-Fetch-Site, which no page can set, decides when present: only
+// same-origin passes. Without it (older browsers) the Origin must name
+// this host; "null", which Referrer-Policy: no-referrer makes browsers
+// send, tells nothing and is refused then. A request with neither header
+// comes from no browser and still needs the anti-forgery token.
 func crossSite(r *http.Request) string {
-	if s := r.Header.Get("Sec-Fetch-Site"); s != "" && s != "same-origin" {
-		return "the browser says this form came from another site (Sec-Fetch-Site: " + s + ")"
+	if s := r.Header.Get("Sec-Fetch-Site"); s != "" {
+		if s != "same-origin" {
+			return "the browser says this form came from another site (Sec-Fetch-Site: " + s + ")"
+		}
+		return ""
 	}
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)

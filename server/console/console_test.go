@@ -188,7 +188,9 @@ func TestConsoleSignIn(t *testing.T) {
 	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		s := newSite(t, dbURL)
 		b := s.browser(t)
-		// Positive control.
+		// Positive control, as Chromium sends it under Referrer-Policy:
+		// no-referrer (Origin: null, Sec-Fetch-Site: same-origin).
+		b.headers["Origin"] = "null"
 		p := b.signIn(adminToken)
 		ck := b.cookies["pactd_console"]
 		if p.status != http.StatusSeeOther || p.header.Get("Location") != "/" || ck == nil || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode ||
@@ -233,6 +235,16 @@ func TestConsoleSignIn(t *testing.T) {
 				b.headers["Origin"] = "https://evil.example"
 				return loginForm(b, adminToken)
 			}, 403, "Refused: the form came from another origin."},
+			{"fail/null-origin-without-fetch-metadata", func(b *browser) url.Values {
+				delete(b.headers, "Sec-Fetch-Site")
+				b.headers["Origin"] = "null"
+				return loginForm(b, adminToken)
+			}, 403, "Refused: the form came from another origin."},
+			{"fail/null-origin-cross-site", func(b *browser) url.Values {
+				b.headers["Sec-Fetch-Site"] = "cross-site"
+				b.headers["Origin"] = "null"
+				return loginForm(b, adminToken)
+			}, 403, "Refused: the browser says this form came from another site (Sec-Fetch-Site: cross-site)."},
 		} {
 			t.Run(c.name, func(t *testing.T) {
 				b := s.browser(t)
