@@ -150,38 +150,41 @@ func (c *Console) updateBrand(w http.ResponseWriter, r *http.Request, s session)
 	done(w, r, "/brands/"+url.PathEscape(id), "updated")
 }
 
-// setPolicy is BrandService.SetBrandAgentPolicy.
-func (c *Console) setPolicy(w http.ResponseWriter, r *http.Request, s session) {
+// brandChange runs one change of the Brand named in the path, then shows
+// its page: with the notice what, or again with the service's reason.
+func (c *Console) brandChange(w http.ResponseWriter, r *http.Request, s session, what string, change func(id string) error) {
 	id := r.PathValue("id")
-	p := pactv1.BrandAgentPolicy(pactv1.BrandAgentPolicy_value[r.PostForm.Get("policy")])
-	if _, err := c.d.Brands.SetBrandAgentPolicy(s.ctx, &pactv1.SetBrandAgentPolicyRequest{BrandId: id, Policy: p}); err != nil {
+	if err := change(id); err != nil {
 		status, msg := reason(err)
 		c.showBrand(w, r, s, status, msg, nil)
 		return
 	}
-	done(w, r, "/brands/"+url.PathEscape(id), "policy")
+	done(w, r, "/brands/"+url.PathEscape(id), what)
+}
+
+// setPolicy is BrandService.SetBrandAgentPolicy.
+func (c *Console) setPolicy(w http.ResponseWriter, r *http.Request, s session) {
+	p := pactv1.BrandAgentPolicy(pactv1.BrandAgentPolicy_value[r.PostForm.Get("policy")])
+	c.brandChange(w, r, s, "policy", func(id string) error {
+		_, err := c.d.Brands.SetBrandAgentPolicy(s.ctx, &pactv1.SetBrandAgentPolicyRequest{BrandId: id, Policy: p})
+		return err
+	})
 }
 
 // listAgent is BrandService.AddBrandAgent.
 func (c *Console) listAgent(w http.ResponseWriter, r *http.Request, s session) {
-	id := r.PathValue("id")
-	if _, err := c.d.Brands.AddBrandAgent(s.ctx, &pactv1.AddBrandAgentRequest{BrandId: id, AgentId: r.PostForm.Get("agent_id")}); err != nil {
-		status, msg := reason(err)
-		c.showBrand(w, r, s, status, msg, nil)
-		return
-	}
-	done(w, r, "/brands/"+url.PathEscape(id), "listed")
+	c.brandChange(w, r, s, "listed", func(id string) error {
+		_, err := c.d.Brands.AddBrandAgent(s.ctx, &pactv1.AddBrandAgentRequest{BrandId: id, AgentId: r.PostForm.Get("agent_id")})
+		return err
+	})
 }
 
 // unlistAgent is BrandService.RemoveBrandAgent.
 func (c *Console) unlistAgent(w http.ResponseWriter, r *http.Request, s session) {
-	id := r.PathValue("id")
-	if _, err := c.d.Brands.RemoveBrandAgent(s.ctx, &pactv1.RemoveBrandAgentRequest{BrandId: id, AgentId: r.PostForm.Get("agent_id")}); err != nil {
-		status, msg := reason(err)
-		c.showBrand(w, r, s, status, msg, nil)
-		return
-	}
-	done(w, r, "/brands/"+url.PathEscape(id), "unlisted")
+	c.brandChange(w, r, s, "unlisted", func(id string) error {
+		_, err := c.d.Brands.RemoveBrandAgent(s.ctx, &pactv1.RemoveBrandAgentRequest{BrandId: id, AgentId: r.PostForm.Get("agent_id")})
+		return err
+	})
 }
 
 // maxScopeLines bounds the scopes text before it is read; the Brand

@@ -399,3 +399,110 @@ func TestConsoleSessionEnds(t *testing.T) {
 		}
 	})
 }
+
+// The Brand page's changes go through BrandService: each refusal shows
+// the service's reason and changes nothing; each change shows on the page.
+func TestConsoleBrandChanges(t *testing.T) {
+	s := newSite(t, "")
+	ctx := t.Context()
+	agents := pactv1connect.NewAgentServiceClient(s.rpc.Client(), s.rpc.URL, bearer(adminToken))
+	reg, err := agents.RegisterAgent(ctx, &pactv1.RegisterAgentRequest{Issuer: "https://pa.example", JwksUri: "https://pa.example/jwks.json", DisplayName: "Example PA"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := reg.GetAgent().GetId()
+	brands := pactv1connect.NewBrandServiceClient(s.rpc.Client(), s.rpc.URL, bearer(adminToken))
+	listed := func() []string {
+		res, err := brands.ListBrandAgents(ctx, &pactv1.ListBrandAgentsRequest{BrandId: "acme"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, a := range res.GetAgents() {
+			out = append(out, a.GetAgentId())
+		}
+		return out
+	}
+	b := s.browser(t)
+	b.signIn(adminToken)
+	tok := b.do("GET", "/brands", nil).csrf(t)
+	post := func(path string, f url.Values) page {
+		t.Helper()
+		f.Set("csrf", tok)
+		return b.do("POST", path, f)
+	}
+	for _, c := range []struct {
+		name, path string
+		form       url.Values
+		status     int
+		reason     string
+	}{
+		{"fail/create-bad-id", "/brands", url.Values{"brand_id": {"Not An Id"}, "display_name": {"Acme"}}, 400, "Refused (invalid_argument): invalid request: brand_id: "},
+		{"fail/policy-of-unknown-brand", "/brands/acme/policy", url.Values{"policy": {"BRAND_AGENT_POLICY_LISTED"}}, 404, "Refused (not_found): brand not found"},
+	} {
+		if p := post(c.path, c.form); p.status != c.status || !strings.HasPrefix(p.alert(), c.reason) {
+			t.Fatalf("%s: %d %q; want %d %q", c.name, p.status, p.alert(), c.status, c.reason)
+		}
+	}
+	if p := post("/brands", url.Values{"brand_id": {"acme"}, "display_name": {"Acme"}, "description": {"Support"}}); p.status != 303 || p.header.Get("Location") != "/brands/acme?done=brand" {
+		t.Fatalf("ok/create: %d %s %q", p.status, p.header.Get("Location"), p.alert())
+	}
+	for _, c := range []struct {
+		name, path string
+		form       url.Values
+		status     int
+		reason     string
+	}{
+		{"fail/policy-unknown", "/brands/acme/policy", url.Values{"policy": {"BRAND_AGENT_POLICY_SOME"}}, 400,
+			"Refused (invalid_argument): invalid request: policy: must be BRAND_AGENT_POLICY_ALL or BRAND_AGENT_POLICY_LISTED"},
+		{"fail/list-unknown-agent", "/brands/acme/agents", url.Values{"agent_id": {"agt_nope"}}, 404, "Refused (not_found): "},
+		{"fail/unlist-not-listed", "/brands/acme/agents/remove", url.Values{"agent_id": {id}}, 404, "Refused (not_found): "},
+		{"fail/edit-scope-line", "/brands/acme", url.Values{"display_name": {"Acme"}, "scopes": {"orders:read"}}, 400,
+			`Refused: scopes: line 1: write the scope id, "=" and the words the consent page shows`},
+		{"fail/edit-delegation-without-scopes", "/brands/acme", url.Values{"display_name": {"Acme"}, "delegation": {"on"}}, 400,
+			"Refused (invalid_argument): invalid request: brand.delegation.scopes: name at least one scope when delegation is enabled"},
+	} {
+		if p := post(c.path, c.form); p.status != c.status || !strings.HasPrefix(p.alert(), c.reason) {
+			t.Fatalf("%s: %d %q; want %d %q", c.name, p.status, p.alert(), c.status, c.reason)
+		}
+	}
+	if l := listed(); len(l) != 0 {
+		t.Fatalf("refusals listed %v", l)
+	}
+	for _, c := range []struct{ path, done string }{{"/brands/acme/policy", "policy"}, {"/brands/acme/agents", "listed"}} {
+		if p := post(c.path, url.Values{"policy": {"BRAND_AGENT_POLICY_LISTED"}, "agent_id": {id}}); p.header.Get("Location") != "/brands/acme?done="+c.done {
+			t.Fatalf("ok/%s: %d %q", c.done, p.status, p.alert())
+		}
+	}
+	if l := listed(); len(l) != 1 || l[0] != id {
+		t.Fatalf("listed %v, want [%s]", l, id)
+	}
+	if p := b.do("GET", "/brands/acme?done=listed", nil); !strings.Contains(p.body, "The PA is on the Brand&#39;s list.") || !strings.Contains(p.body, "Remove Example PA") ||
+		!strings.Contains(p.body, `id="policy-listed" name="policy" value="BRAND_AGENT_POLICY_LISTED" checked`) {
+		t.Fatalf("the Brand's page: %.2000s", p.body)
+	}
+	if p := post("/brands/acme/agents/remove", url.Values{"agent_id": {id}}); p.header.Get("Location") != "/brands/acme?done=unlisted" || len(listed()) != 0 {
+		t.Fatalf("ok/unlist: %d %q %v", p.status, p.alert(), listed())
+	}
+	if p := post("/brands/acme", url.Values{"display_name": {"Acme Inc."}, "description": {"Orders"}, "delegation": {"on"},
+		"login_mode": {"BRAND_LOGIN_MODE_TRUSTED_FRONTEND"}, "login_url": {"https://login.acme.example"},
+		"scopes": {"orders:read = See your orders\r\n\r\norders:cancel=Cancel an order\r\n"}}); p.header.Get("Location") != "/brands/acme?done=updated" {
+		t.Fatalf("ok/edit: %d %q", p.status, p.alert())
+	}
+	got, err := brands.GetBrand(ctx, &pactv1.GetBrandRequest{BrandId: "acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := got.GetBrand().GetDelegation()
+	if got.GetBrand().GetDisplayName() != "Acme Inc." || !d.GetEnabled() || d.GetLoginUrl() != "https://login.acme.example" || len(d.GetScopes()) != 2 ||
+		d.GetScopes()[1].GetId() != "orders:cancel" || d.GetScopes()[1].GetDescription() != "Cancel an order" {
+		t.Fatalf("after the edit: %v", got.GetBrand())
+	}
+	// Unknown pages and a Brand that does not exist.
+	for path, status := range map[string]int{"/brands/nope": 404, "/audit/0": 404, "/audit/99": 404, "/nope": 404, "/audit?kind=NOPE": 400, "/audit?since=yesterday": 400,
+		"/grants?user=alice": 400} {
+		if p := b.do("GET", path, nil); p.status != status || p.alert() == "" {
+			t.Errorf("GET %s: %d %q, want %d with a reason", path, p.status, p.alert(), status)
+		}
+	}
+}
