@@ -314,6 +314,12 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.showLogin(w, r, http.StatusServiceUnavailable, "The credential store cannot be read; try again.")
 		return
 	}
+	// A session this browser had is ended rather than left to expire.
+	if old, err := r.Cookie(c.sessionCookie()); err == nil {
+		if err := c.sessions.end(r.Context(), old.Value); err != nil {
+			c.d.Logger.WarnContext(r.Context(), "console sign-in: end the previous session", slog.String("error", err.Error()))
+		}
+	}
 	id, err := c.sessions.open(r.Context(), cred.ID)
 	if err != nil {
 		c.d.Logger.ErrorContext(r.Context(), "console sign-in", slog.String("error", err.Error()))

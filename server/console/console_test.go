@@ -393,9 +393,23 @@ func TestConsoleSessionEnds(t *testing.T) {
 		if p := b2.do("GET", "/", nil); p.status != http.StatusSeeOther || p.header.Get("Location") != "/login" {
 			t.Fatalf("GET / after the session's credential was revoked: %d %s", p.status, p.header.Get("Location"))
 		}
-		// The first browser signs in again (positive control).
+		// The first browser signs in again (positive control); signing in
+		// once more ends the session it had.
 		if p := b.signIn(adminToken); p.status != http.StatusSeeOther {
 			t.Fatalf("ok/sign-in again: %d", p.status)
+		}
+		first := *b.cookies["pactd_console"]
+		if p := b.signIn(adminToken); p.status != http.StatusSeeOther || b.cookies["pactd_console"].Value == first.Value {
+			t.Fatalf("ok/sign-in once more: %d, same id %v", p.status, b.cookies["pactd_console"].Value == first.Value)
+		}
+		second := *b.cookies["pactd_console"]
+		b.cookies["pactd_console"] = &first
+		if p := b.do("GET", "/", nil); p.status != http.StatusSeeOther {
+			t.Fatalf("the session a new sign-in replaced still opens pages: %d", p.status)
+		}
+		b.cookies["pactd_console"] = &second
+		if p := b.do("GET", "/", nil); p.status != 200 {
+			t.Fatalf("ok/the new session: %d", p.status)
 		}
 	})
 }
