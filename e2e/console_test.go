@@ -335,7 +335,7 @@ func TestBrowserConsole(t *testing.T) {
 	p.run(`document.querySelector("#agent_id").value = ` + jsString(w.agentID))
 	p.click(`form[action="/brands/shop/agents"] button`)
 	p.waitFor(`location.search === "?done=listed"`)
-	if got := p.text(`[aria-labelledby=pas] table tbody tr td`); got != "E2E PA" || p.text(".status") != "The PA is on the Brand's list." {
+	if got := p.text(`[aria-labelledby=pas] table tbody tr td .name`); got != "E2E PA" || p.text(".status") != "The PA is on the Brand's list." {
 		t.Fatalf("the Brand's list after adding: %q, status %q", got, p.text(".status"))
 	}
 	// The consent wording: a refused edit shows the Brand service's
@@ -358,7 +358,7 @@ func TestBrowserConsole(t *testing.T) {
 
 	// PAs: approve the pending self-registration.
 	p.open(w.url+"/agents", "/agents")
-	if got := p.text(`[aria-labelledby=pending] tbody td`); !strings.HasPrefix(got, "helper-pa") {
+	if got := p.text(`[aria-labelledby=pending] tbody td .name`); got != "helper-pa" {
 		t.Fatalf("pending: %q", got)
 	}
 	shootConsole(t, p, "agents")
@@ -409,7 +409,7 @@ func TestBrowserConsole(t *testing.T) {
 	shootConsole(t, p, "revoke")
 	p.click(`button.danger`)
 	p.waitFor(`location.pathname === "/grants" && location.search.includes("done=revoked")`)
-	if w.grants(t)[0].GetRevokeTime() == nil || p.text(`tbody .state`) != "revoked" {
+	if w.grants(t)[0].GetRevokeTime() == nil || p.text(`tbody .state`) != "revoked" || p.text(`tbody a.button`) != "" {
 		t.Fatalf("the grant was not revoked, or the page does not say so")
 	}
 

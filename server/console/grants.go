@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"time"
 
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
@@ -38,6 +39,19 @@ type grantListData struct {
 	Searched bool
 	// Next is the URL of the next page, "" on the last.
 	Next string
+	// Now tells live grants from expired ones.
+	Now time.Time
+}
+
+// State is a grant's state at Now: live, expired or revoked.
+func (d grantListData) State(g *pactv1.Grant) string {
+	switch {
+	case g.GetRevokeTime() != nil:
+		return "revoked"
+	case !d.Now.Before(g.GetExpireTime().AsTime()):
+		return "expired"
+	}
+	return "live"
 }
 
 // RevokeURL is the confirmation page of a grant in the results.
@@ -49,7 +63,7 @@ func (d grantListData) RevokeURL(g *pactv1.Grant) string {
 // grantList is DelegationService.FindGrants with the page's filters.
 func (c *Console) grantList(w http.ResponseWriter, r *http.Request, s session) {
 	q := grantQueryOf(r.URL.Query())
-	d := grantListData{Query: q}
+	d := grantListData{Query: q, Now: c.d.Now()}
 	status, msg := http.StatusOK, ""
 	if !q.Empty() {
 		res, err := c.d.Delegation.FindGrants(s.ctx, &pactv1.FindGrantsRequest{BrandId: q.Brand, BrandUser: q.User, AgentId: q.Agent,

@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
 // The lifetimes on a clock the test moves: a session lives while used,
@@ -123,4 +126,23 @@ func FuzzParseScopes(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A grant is live until its expiry, expired from it, revoked once revoked.
+func TestGrantState(t *testing.T) {
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	d := grantListData{Now: now}
+	for _, c := range []struct {
+		expire  time.Time
+		revoked bool
+		want    string
+	}{{now.Add(time.Second), false, "live"}, {now, false, "expired"}, {now.Add(-time.Hour), false, "expired"}, {now.Add(time.Hour), true, "revoked"}} {
+		g := &pactv1.Grant{ExpireTime: timestamppb.New(c.expire)}
+		if c.revoked {
+			g.RevokeTime = timestamppb.New(now)
+		}
+		if got := d.State(g); got != c.want {
+			t.Errorf("State(expire %v, revoked %v) = %q, want %q", c.expire.Sub(now), c.revoked, got, c.want)
+		}
+	}
 }
