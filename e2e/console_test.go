@@ -43,6 +43,8 @@ type consoleWorld struct {
 	deleg              pactv1connect.DelegationServiceClient
 	agentID, pendingID string
 	grantID            string
+	tokens             pactv1connect.TokenServiceClient
+	issuer             string // the PA's
 }
 
 func newConsoleWorld(t *testing.T) *consoleWorld {
@@ -98,24 +100,35 @@ func newConsoleWorld(t *testing.T) *consoleWorld {
 		now := time.Now().Unix()
 		return "Bearer " + pa.sign(t, "ES256", pa.kid, map[string]any{"iss": pa.jwks.URL, "sub": "alice", "aud": public + "/a2a", "iat": now, "exp": now + 120})
 	}
-	dev, err := w.deleg.StartDeviceAuthorization(ctx, &pactv1.StartDeviceAuthorizationRequest{BrandId: shop, Authorization: jwt(), ClientId: pa.jwks.URL,
-		Scope: "orders:read orders:cancel"})
-	if err != nil || dev.GetError() != nil {
-		t.Fatalf("StartDeviceAuthorization: %v %v", dev, err)
+	approve := func(user string) *pactv1.StartDeviceAuthorizationResponse {
+		t.Helper()
+		dev, err := w.deleg.StartDeviceAuthorization(ctx, &pactv1.StartDeviceAuthorizationRequest{BrandId: shop, Authorization: jwt(), ClientId: pa.jwks.URL,
+			Scope: "orders:read orders:cancel"})
+		if err != nil || dev.GetError() != nil {
+			t.Fatalf("StartDeviceAuthorization: %v %v", dev, err)
+		}
+		if _, err := w.deleg.ApproveConsent(ctx, &pactv1.ApproveConsentRequest{BrandId: shop, UserCode: dev.GetUserCode(), BrandUser: user,
+			Scopes: []string{"orders:read", "orders:cancel"}}); err != nil {
+			t.Fatal(err)
+		}
+		return dev
 	}
-	if _, err := w.deleg.ApproveConsent(ctx, &pactv1.ApproveConsentRequest{BrandId: shop, UserCode: dev.GetUserCode(), BrandUser: "alice",
-		Scopes: []string{"orders:read", "orders:cancel"}}); err != nil {
-		t.Fatal(err)
-	}
+	dev := approve("alice")
 	if tok, err := w.deleg.IssueDelegation(ctx, &pactv1.IssueDelegationRequest{BrandId: shop, Authorization: jwt(), ClientId: pa.jwks.URL,
 		GrantType: "urn:ietf:params:oauth:grant-type:device_code", DeviceCode: dev.GetDeviceCode()}); err != nil || tok.GetAccessToken() == "" {
 		t.Fatalf("IssueDelegation: %v %v", tok, err)
 	}
 	w.grantID = w.grants(t)[0].GetGrantId()
-	tokens := pactv1connect.NewTokenServiceClient(rpc.client, rpc.url, bearer(frontendToken))
-	if _, err := tokens.SignReceipt(ctx, &pactv1.SignReceiptRequest{BrandId: shop, GrantId: w.grantID, ScopesUsed: []string{"orders:read"},
-		Actions: []*pactv1.ReceiptAction{{Tool: "orders.list"}}, Ts: timestamppb.Now(), PaIssuer: pa.jwks.URL, BrandUser: "alice"}); err != nil {
-		t.Fatalf("SignReceipt: %v", err)
+	w.tokens, w.issuer = pactv1connect.NewTokenServiceClient(rpc.client, rpc.url, bearer(frontendToken)), pa.jwks.URL
+	w.receipt(t, "alice", w.grantID)
+	// bob's grant and 51 receipts of it: two pages of the trail.
+	approve("bob")
+	bob, err := w.deleg.ListGrants(ctx, &pactv1.ListGrantsRequest{BrandId: shop, BrandUser: "bob"})
+	if err != nil || len(bob.GetGrants()) != 1 {
+		t.Fatalf("bob's grants: %v %v", bob, err)
+	}
+	for range 51 {
+		w.receipt(t, "bob", bob.GetGrants()[0].GetGrantId())
 	}
 	// A PA registers itself; PACT_SELF_REGISTRATION=pending leaves it disabled.
 	self := newPA(t)
@@ -131,6 +144,15 @@ func newConsoleWorld(t *testing.T) *consoleWorld {
 	}
 	w.pendingID = sr.GetAgent().GetId()
 	return w
+}
+
+// receipt has pactd sign a receipt of a User's grant (an audit event).
+func (w *consoleWorld) receipt(t *testing.T, user, grantID string) {
+	t.Helper()
+	if _, err := w.tokens.SignReceipt(t.Context(), &pactv1.SignReceiptRequest{BrandId: shop, GrantId: grantID, ScopesUsed: []string{"orders:read"},
+		Actions: []*pactv1.ReceiptAction{{Tool: "orders.list"}}, Ts: timestamppb.Now(), PaIssuer: w.issuer, BrandUser: user}); err != nil {
+		t.Fatalf("SignReceipt: %v", err)
+	}
 }
 
 // endpoint is pactd's API port.
@@ -315,7 +337,7 @@ func TestBrowserConsole(t *testing.T) {
 		counts: [...document.querySelectorAll("[aria-labelledby=counts] dt, [aria-labelledby=counts] dd")].map(e => e.textContent)})`, &facts); err != nil {
 		t.Fatal(err)
 	}
-	if facts.Keys != 1 || facts.Replicas != 1 || strings.Join(facts.Counts, "|") != "PAs|2 (1 disabled; 1 waiting for approval)|Brands|2|Live grants|1|Live credentials|2" {
+	if facts.Keys != 1 || facts.Replicas != 1 || strings.Join(facts.Counts, "|") != "PAs|2 (1 disabled; 1 waiting for approval)|Brands|2|Live grants|2|Live credentials|2" {
 		t.Fatalf("overview %+v", facts)
 	}
 	p.tabReachesEverything("overview")
@@ -414,7 +436,7 @@ func TestBrowserConsole(t *testing.T) {
 	}
 
 	// The audit trail, to the receipt.
-	p.open(w.url+"/audit?brand=shop", "/audit")
+	p.open(w.url+"/audit?brand=shop&user=alice", "/audit")
 	var kinds []string
 	if err := p.eval(`[...document.querySelectorAll("tbody tr td:nth-child(3)")].map(td => td.textContent)`, &kinds); err != nil {
 		t.Fatal(err)
@@ -430,6 +452,21 @@ func TestBrowserConsole(t *testing.T) {
 		t.Fatalf("the receipt's action: %q", got)
 	}
 	shootConsole(t, p, "audit-event")
+
+	// Filters and paging: bob's 51 receipts are two pages.
+	p.open(w.url+"/audit?brand=shop&user=bob&kind=AUDIT_EVENT_KIND_RECEIPT_SIGNED", "/audit")
+	var rows int
+	if err := p.eval(`document.querySelectorAll("tbody tr").length`, &rows); err != nil || rows != 50 {
+		t.Fatalf("the first page of receipts: %d rows, %v", rows, err)
+	}
+	if got := p.text(`#a-kind option:checked`); got != "receipt signed" {
+		t.Fatalf("the kind filter shows %q", got)
+	}
+	p.click(`a[href^="/audit?"][href*="page="]`)
+	p.waitFor(`location.search.includes("page=")`)
+	if err := p.eval(`document.querySelectorAll("tbody tr").length`, &rows); err != nil || rows != 1 || p.text("tbody td:nth-child(3)") != "receipt signed" {
+		t.Fatalf("the second page of receipts: %d rows, %v", rows, err)
+	}
 
 	// Credentials: create one (its token shown once), then revoke it.
 	p.open(w.url+"/credentials", "/credentials")

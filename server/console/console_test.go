@@ -345,6 +345,33 @@ func TestConsoleActionRefusals(t *testing.T) {
 		if p := b.do("GET", "/agents?done=registered", nil); !strings.Contains(p.body, "The PA is registered.") || !strings.Contains(p.body, "Example PA") {
 			t.Fatalf("the PAs page after registering: %.500s", p.body)
 		}
+		// Disable and enable it again; an unknown change or PA is refused.
+		res, err := agents.ListAgents(t.Context(), &pactv1.ListAgentsRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.GetAgents()[0].GetId()
+		enabled := func() bool {
+			a, err := agents.GetAgent(t.Context(), &pactv1.GetAgentRequest{Key: &pactv1.GetAgentRequest_Id{Id: id}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return a.GetAgent().GetEnabled()
+		}
+		for _, c := range []struct {
+			change string
+			want   bool
+		}{{"disable", false}, {"enable", true}, {"disable", false}, {"approve", true}} {
+			if p := b.do("POST", "/agents/"+id+"/"+c.change, url.Values{"csrf": {tok}}); p.status != http.StatusSeeOther || enabled() != c.want {
+				t.Fatalf("ok/%s: %d %q, enabled %v", c.change, p.status, p.alert(), enabled())
+			}
+		}
+		if p := b.do("POST", "/agents/"+id+"/delete", url.Values{"csrf": {tok}}); p.status != 404 || !enabled() {
+			t.Fatalf("POST /agents/ID/delete: %d, enabled %v; want 404 and nothing changed", p.status, enabled())
+		}
+		if p := b.do("POST", "/agents/agt_nope/disable", url.Values{"csrf": {tok}}); p.status != 404 || !strings.HasPrefix(p.alert(), "Refused (not_found): ") {
+			t.Fatalf("disable an unknown PA: %d %q", p.status, p.alert())
+		}
 	})
 }
 
