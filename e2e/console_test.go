@@ -69,9 +69,9 @@ func newConsoleWorld(t *testing.T) *consoleWorld {
 	if srv.ConsoleListener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
-	ctx, stop := context.WithCancel(context.Background())
+	serveCtx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
+	go func() { served <- srv.Serve(serveCtx, ln) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-served; err != nil {
@@ -82,7 +82,7 @@ func newConsoleWorld(t *testing.T) *consoleWorld {
 	w := &consoleWorld{url: "http://" + srv.ConsoleListener.Addr().String(), rpc: rpc,
 		agents: pactv1connect.NewAgentServiceClient(rpc.client, rpc.url, bearer(adminToken)),
 		deleg:  pactv1connect.NewDelegationServiceClient(rpc.client, rpc.url, bearer(frontendToken))}
-	ctx = t.Context()
+	ctx := t.Context()
 	brands := pactv1connect.NewBrandServiceClient(rpc.client, rpc.url, bearer(adminToken))
 	if _, err := brands.CreateBrand(ctx, demo.BrandRequest(shop, "Shop Inc.", public)); err != nil {
 		t.Fatal(err)
