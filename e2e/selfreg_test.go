@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"pactd.dev/pactd/frontends/pacta2a"
+	"pactd.dev/pactd/services/frontdoor"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
 
@@ -111,7 +112,7 @@ func TestSelfRegistration(t *testing.T) {
 			t.Fatalf("cross-origin: %d %v %s", r.status, r.header, r.body)
 		}
 		// The frontend's own refusals, the same bytes from every frontend (the Go handler's).
-		big := `{"name":"` + strings.Repeat("a", pacta2a.MaxRegistrationBody) + `"}`
+		big := `{"name":"` + strings.Repeat("a", frontdoor.MaxRegistrationBody) + `"}`
 		for _, c := range []struct {
 			name, method, body, auth string
 			status                   int

@@ -20,7 +20,9 @@
 #                                 files, the findings generators commonly cause and still
 #                                 reports bugs there; deadcode runs without -generated, as protoc
 #                                 and sqlc emit every getter and query whether called or not;
-#                                 -test counts what only tests call as used (test helpers)
+#                                 -test counts what only tests call as used (test helpers);
+#                                 then the frontend libraries installed in scratch projects
+#                                 (scripts/scratch/{go,ts,py}.sh)
 #   5. PostgreSQL                 127.0.0.1:5432 answers, or the machine's cluster is started
 #   6. go test -race ./...        every package under the race detector; internal/readmetest
 #                                 runs the README's blocks in order on a copy of the checkout
@@ -215,14 +217,16 @@ else
 fi
 
 # frontends/pacta2a-py and frontends/python run on Debian's packages for
-# /usr/bin/python3 (not whatever python3 is first on PATH). CI installs them;
+# /usr/bin/python3 (not whatever python3 is first on PATH); python3-pip is for
+# scripts/scratch/py.sh, which installs the package with pip as a user would
+# (offline, from its directory). CI installs them;
 # elsewhere the Python steps are skipped without them, saying so (and the
 # e2e suite skips its py tests).
 PY=/usr/bin/python3
-PY_DEBS="python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc python3-starlette python3-uvicorn python3-httpx python3-pytest"
+PY_DEBS="python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc python3-starlette python3-uvicorn python3-httpx python3-pytest python3-pip"
 py_ready() {
 	[[ -x $PY ]] && command -v protoc >/dev/null && command -v grpc_python_plugin >/dev/null &&
-		"$PY" -c 'import grpc, google.protobuf, h11, httpx, pytest, starlette, uvicorn' 2>/dev/null
+		"$PY" -c 'import grpc, google.protobuf, h11, httpx, pytest, starlette, uvicorn' 2>/dev/null && "$PY" -m pip --version >/dev/null 2>&1
 }
 PY_FE=0
 if [[ "${CI:-}" == "true" ]] && ! py_ready; then
@@ -344,6 +348,19 @@ if [[ $PY_FE == 1 ]]; then
 	fi
 fi
 
+# The frontend libraries used from outside this repository, each in a scratch project
+# (scripts/scratch/): the Go module required by another module, @pactd/a2a installed from
+# npm pack's tarball, the Python package installed with pip from its directory.
+scratch_one() { # scratch_one NAME: run scripts/scratch/NAME.sh, report, fail the run on failure
+	if heartbeat "scratch install ($1)" bash "scripts/scratch/$1.sh"; then :; else
+		echo "FAIL  scripts/scratch/$1.sh"
+		scratch_failed=1
+	fi
+}
+scratch_one go
+if [[ $NODE_FE == 1 ]]; then scratch_one ts; fi
+if [[ $PY_FE == 1 ]]; then scratch_one py; fi
+
 # ---------------------------------------------------------------------------
 section "PostgreSQL"
 pg_up() {
@@ -455,7 +472,7 @@ JSON_FUZZ="$WORK/fuzz.json"
 : >"$JSON_TEST"
 : >"$JSON_FUZZ"
 status=0
-if [[ ${py_failed:-0} == 1 ]]; then status=1; fi
+if [[ ${py_failed:-0} == 1 || ${scratch_failed:-0} == 1 ]]; then status=1; fi
 
 # ---------------------------------------------------------------------------
 # The whole suite runs under the race detector: on this 2-core machine it took

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -19,6 +21,7 @@ import (
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
 
 	"pactd.dev/pactd/core/auth"
@@ -28,6 +31,7 @@ import (
 	"pactd.dev/pactd/internal/reqlog"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/internal/workpool"
+	"pactd.dev/pactd/services/frontdoor"
 )
 
 // The native gRPC transport (PACT_GRPC_LISTEN) serves the same service
@@ -97,6 +101,13 @@ type (
 	unimplAudit struct {
 		pactv1.UnimplementedAuditServiceServer
 	}
+	grpcFrontDoor struct {
+		pactv1connect.FrontDoorServiceHandler
+		unimplFrontDoor
+	}
+	unimplFrontDoor struct {
+		pactv1.UnimplementedFrontDoorServiceServer
+	}
 )
 
 // streamWorkers is the size of each port's pool of stream goroutines (the
@@ -109,7 +120,9 @@ const streamWorkers = 256
 // newGRPCServer builds the native gRPC server over the same services.
 func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMetrics, workers *workpool.Pool) (*grpc.Server, error) {
 	opts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(apidesc.MaxRequestBytes),
+		// The front door's requests carry whole HTTP bodies; every other
+		// method keeps apidesc.MaxRequestBytes (grpcAdmitted).
+		grpc.MaxRecvMsgSize(frontdoor.MaxRequestBytes),
 		// The bounds net/http applies on the main port.
 		grpc.MaxConcurrentStreams(250),
 		grpc.MaxHeaderListSize(apidesc.MaxHeaderBytes),
@@ -139,6 +152,7 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 	pactv1.RegisterDelegationServiceServer(g, grpcDelegation{DelegationServiceHandler: svc.Delegation})
 	pactv1.RegisterTokenServiceServer(g, grpcToken{TokenServiceHandler: svc.Token})
 	pactv1.RegisterAuditServiceServer(g, grpcAudit{AuditServiceHandler: svc.Audit})
+	pactv1.RegisterFrontDoorServiceServer(g, grpcFrontDoor{FrontDoorServiceHandler: svc.FrontDoor})
 	healthpb.RegisterHealthServer(g, grpcHealth{c: s.health})
 	// The same documented descriptors as the main port's reflection.
 	ropts := reflection.ServerOptions{Services: g, DescriptorResolver: s.descriptors()}
@@ -201,6 +215,10 @@ func grpcRequestID(ctx context.Context) context.Context {
 // grpcAdmitted admits a call exactly as the main port's interceptor does,
 // then runs it under grpcRecover.
 func (s *Server) grpcAdmitted(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler, a *auth.Authenticator) (any, error) {
+	if m, ok := req.(proto.Message); ok && !strings.HasPrefix(info.FullMethod, "/"+pactv1connect.FrontDoorServiceName+"/") &&
+		proto.Size(m) > apidesc.MaxRequestBytes {
+		return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("the request is larger than %d bytes", apidesc.MaxRequestBytes))
+	}
 	if !noAuthMethod(info.FullMethod) {
 		var header string
 		if v := metadata.ValueFromIncomingContext(ctx, "authorization"); len(v) == 1 {

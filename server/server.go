@@ -5,6 +5,8 @@ package server
 
 import (
 	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -15,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,6 +58,7 @@ import (
 	"pactd.dev/pactd/services/conversation"
 	"pactd.dev/pactd/services/credential"
 	"pactd.dev/pactd/services/delegation"
+	"pactd.dev/pactd/services/frontdoor"
 	"pactd.dev/pactd/services/token"
 	"pactd.dev/pactd/services/verification"
 )
@@ -253,6 +257,22 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 			Signer: tokenSigner, Audit: store, OnAudit: auditMetrics.recorded, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
 		Audit: auditSvc,
 	}
+	// The front door calls the services above in process and serves
+	// pactd's OAuth endpoints through their HTTP handler; its secret keys
+	// turn handles and page forms alike on every replica.
+	doorSecret, err := hkdf.Key(sha256.New, kek, nil, "pactd front door", 32)
+	if err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("front door secret: %w", err)
+	}
+	if svc.FrontDoor, err = frontdoor.New(frontdoor.Deps{
+		Verify: verifier, Brands: svc.Brand, Turns: svc.Conversation, Delegation: deleg,
+		Receipts: svc.Token, Registration: svc.Agent, OAuth: oauthEndpoints(svc, log),
+		Secret: doorSecret, PublicURL: cfg.PublicURL, Now: now, Logger: log,
+	}); err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("front door: %w", err)
+	}
 	if cfg.ConsoleListen != "" {
 		if err := s.newConsole(svc, authn, keyRing, now); err != nil {
 			_ = store.Close()
@@ -370,6 +390,15 @@ type Services struct {
 	Delegation   pactv1connect.DelegationServiceHandler
 	Token        pactv1connect.TokenServiceHandler
 	Audit        pactv1connect.AuditServiceHandler
+	FrontDoor    pactv1connect.FrontDoorServiceHandler
+}
+
+// oauthEndpoints are pactd's OAuth endpoints in RFC wire form (package
+// oauthhttp) on a mux of their own.
+func oauthEndpoints(svc Services, log *slog.Logger) *http.ServeMux {
+	mux := http.NewServeMux()
+	oauthhttp.New(svc.Delegation, svc.Token, log).Register(mux)
+	return mux
 }
 
 // descriptors resolves the API's descriptors for reflection: the documented
@@ -394,6 +423,7 @@ var serviceNames = []string{
 	pactv1connect.DelegationServiceName,
 	pactv1connect.TokenServiceName,
 	pactv1connect.AuditServiceName,
+	pactv1connect.FrontDoorServiceName,
 }
 
 // recoverPanic turns a handler's panic into rpcerr.Internal, logging the
@@ -432,9 +462,7 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	// They get server spans of their own (httpSpans), and the RPCs'
 	// metrics, fault logging and panic recovery (observeHTTP); on this port
 	// only they live under /a2a/.
-	oauth := http.NewServeMux()
-	oauthhttp.New(svc.Delegation, svc.Token, s.log).Register(oauth)
-	oauthHandler := s.observeHTTP(hm, oauth)
+	oauthHandler := s.observeHTTP(hm, oauthEndpoints(svc, s.log))
 	if s.traced {
 		oauthHandler = httpSpans(oauthHandler)
 	}
@@ -447,6 +475,9 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	mux.Handle(pactv1connect.NewDelegationServiceHandler(svc.Delegation, opts...))
 	mux.Handle(pactv1connect.NewTokenServiceHandler(svc.Token, opts...))
 	mux.Handle(pactv1connect.NewAuditServiceHandler(svc.Audit, opts...))
+	// The front door carries whole HTTP requests, bodies up to 1 MiB.
+	doorOpts := append(slices.Clone(opts), connect.WithReadMaxBytes(frontdoor.MaxRequestBytes))
+	mux.Handle(pactv1connect.NewFrontDoorServiceHandler(svc.FrontDoor, doorOpts...))
 
 	checker := &storeChecker{store: s.store, services: serviceNames, grace: s.cfg.OutageGrace, now: time.Now}
 	s.health = checker

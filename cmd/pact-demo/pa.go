@@ -373,7 +373,7 @@ func (p *paClient) connect(ctx context.Context, scopes []string, as, details str
 	deviceCode, _ := da["device_code"].(string)
 	fmt.Fprintf(p.out, "pa: asking the User for %s\n\n  Open:  %s\n  Code:  %s\n\n", strings.Join(scopes, " "), link, code)
 	if as != "" {
-		fmt.Fprintf(p.out, "pa: -as %s: playing the User's browser (sign in, type the code, Allow)\n", as)
+		fmt.Fprintf(p.out, "pa: -as %s: playing the User's browser (sign in, compare the code, Allow)\n", as)
 		if err := playUser(ctx, link, as, code, scopes); err != nil {
 			return err
 		}
@@ -422,7 +422,7 @@ func hiddenField(page []byte, name string) string {
 }
 
 // playUser does what the User does in a browser: open the link, sign in
-// at the Brand, type the code and allow every scope.
+// at the Brand, check that the page shows the code, and allow every scope.
 func playUser(ctx context.Context, link, user, code string, scopes []string) error {
 	jar, _ := cookiejar.New(nil)
 	b := &http.Client{Jar: jar, Timeout: 15 * time.Second}
@@ -451,6 +451,10 @@ func playUser(ctx context.Context, link, user, code string, scopes []string) err
 	csrf := hiddenField(page, "csrf")
 	if res.StatusCode != http.StatusOK || csrf == "" {
 		return fmt.Errorf("sign-in did not lead to the consent page: %s", res.Status)
+	}
+	// Allow only when the page shows the code the PA printed (RFC 8628 §5.4).
+	if !strings.Contains(string(page), `<strong class="usercode">`+code+`</strong>`) {
+		return fmt.Errorf("the consent page does not show the code %s: deny it", code)
 	}
 	decision := res.Request.URL.ResolveReference(&url.URL{Path: "consent/decision"}).String()
 	res, _, err = post(decision, url.Values{"csrf": {csrf}, "user_code": {hiddenField(page, "user_code")},

@@ -410,7 +410,7 @@ func printBanner(w io.Writer, dir, pactdURL, feURL, issuer string) {
 		"  " + pa + " send \"hello\"",
 		"  " + pa + " send \"show my orders\"       # the agent asks for permission: a step-up task",
 		"  " + pa + " connect orders:read orders:cancel",
-		"        # open the printed link, sign in as alice, uncheck \"Cancel…\", type the code, Allow",
+		"        # open the printed link, sign in as alice, uncheck \"Cancel…\", check the code matches the one printed here, Allow",
 		"  " + pa + " send \"show my orders\"       # your orders, with a signed receipt the PA verifies",
 		"  " + pa + " send \"cancel order 1002\"    # step-up again: cancelling was not granted",
 		"  " + pa + " connect -as alice orders:cancel   # (-as: the PA plays the User in the browser)",

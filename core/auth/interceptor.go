@@ -43,6 +43,9 @@ var frontendProcedures = map[string]bool{
 	pactv1connect.TokenServiceGetAuthorizationServerMetadataProcedure: true,
 	pactv1connect.AuditServiceListBrandAuditEventsProcedure:           true,
 	pactv1connect.AgentServiceSelfRegisterAgentProcedure:              true,
+	// The whole front door: what a frontend forwards and its agent's answers.
+	pactv1connect.FrontDoorServiceServeProcedure:      true,
+	pactv1connect.FrontDoorServiceFinishTurnProcedure: true,
 }
 
 // Allowed reports whether a role may call a procedure.

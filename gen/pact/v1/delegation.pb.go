@@ -2196,11 +2196,12 @@ type StartStepUpResponse struct {
 	// pact.missingScopes.
 	MissingScopes []string `protobuf:"bytes,2,rep,name=missing_scopes,json=missingScopes,proto3" json:"missing_scopes,omitempty"`
 	// pact.verificationUriComplete: the Brand login link,
-	// {login_url}/login?return_to={consent URL}. It carries no user_code:
-	// pactd creates no device authorization for a step-up (a device_code
-	// nobody receives would make an unredeemable grant), so the PA repeats
-	// the device authorization request (§5.3) and the User enters the code it
-	// shows on the consent page this link leads to.
+	// {login_url}/login?return_to={consent URL}?step_up={task_id}. It carries
+	// no user_code: pactd creates no device authorization for a step-up (a
+	// device_code nobody receives would make an unredeemable grant), so the
+	// PA repeats the device authorization request (§5.3) and the User opens
+	// the link it then shows. The consent page this link leads to says so,
+	// rather than asking for a code that does not exist yet.
 	VerificationUriComplete string `protobuf:"bytes,3,opt,name=verification_uri_complete,json=verificationUriComplete,proto3" json:"verification_uri_complete,omitempty"`
 	// The missing scopes with their descriptions, for the task's status
 	// message ("I need permission to ...").

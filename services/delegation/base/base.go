@@ -347,6 +347,16 @@ func (e *Env) VerificationURIs(b db.Brand, userCode string) (verify, complete st
 	return verify, base + url.QueryEscape(consent+"?user_code="+userCode)
 }
 
+// StepUpURI is the link a step-up task gives the User: the Brand login,
+// returning to the consent page marked with the step-up's task id. No
+// authorization is pending yet (the PA starts one when it asks to
+// connect), so that page tells the User what comes next instead of asking
+// for a code that does not exist.
+func (e *Env) StepUpURI(b db.Brand, taskID string) string {
+	return strings.TrimRight(b.Delegation.LoginURL, "/") + "/login?return_to=" +
+		url.QueryEscape(e.ConsentURL(b.ID)+"?step_up="+url.QueryEscape(taskID))
+}
+
 // CheckBrandUser requires a Brand user id: 1 to 256 bytes of UTF-8 without
 // control characters.
 func CheckBrandUser(v *rpcerr.Violations, field, u string) {

@@ -1173,11 +1173,12 @@ export type StartStepUpResponse = Message<"pact.v1.StartStepUpResponse"> & {
 
   /**
    * pact.verificationUriComplete: the Brand login link,
-   * {login_url}/login?return_to={consent URL}. It carries no user_code:
-   * pactd creates no device authorization for a step-up (a device_code
-   * nobody receives would make an unredeemable grant), so the PA repeats
-   * the device authorization request (§5.3) and the User enters the code it
-   * shows on the consent page this link leads to.
+   * {login_url}/login?return_to={consent URL}?step_up={task_id}. It carries
+   * no user_code: pactd creates no device authorization for a step-up (a
+   * device_code nobody receives would make an unredeemable grant), so the
+   * PA repeats the device authorization request (§5.3) and the User opens
+   * the link it then shows. The consent page this link leads to says so,
+   * rather than asking for a code that does not exist yet.
    *
    * @generated from field: string verification_uri_complete = 3;
    */
