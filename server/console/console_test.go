@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -33,11 +35,28 @@ type site struct {
 	console, rpc *httptest.Server
 }
 
-func newSite(t *testing.T, dbURL string) *site {
+func newSite(t *testing.T, dbURL string, env ...string) *site {
 	t.Helper()
-	cfg, err := config.Load(nil, []string{"PACT_ADMIN_TOKEN=" + adminToken, "PACT_FRONTEND_TOKEN=" + frontendToken,
-		"PACT_DATA_DIR=" + t.TempDir(), "PACT_DATABASE_URL=" + dbURL, "PACT_LISTEN=127.0.0.1:0", "PACT_GRPC_LISTEN=off",
-		"PACT_CONSOLE_LISTEN=127.0.0.1:0", "PACT_PUBLIC_URL=https://provider.example", "PACT_DEV=true"}, io.Discard)
+	// Not t.TempDir: a credential's last use is recorded in the background
+	// (core/auth), and one still writing when the store closes can leave
+	// SQLite's files coming and going while the directory is removed, which
+	// t.TempDir reports as a failure. The directory goes after the server,
+	// once its writes are over.
+	dataDir, err := os.MkdirTemp("", "pactd-console-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 50 {
+			if os.RemoveAll(dataDir) == nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	cfg, err := config.Load(nil, append([]string{"PACT_ADMIN_TOKEN=" + adminToken, "PACT_FRONTEND_TOKEN=" + frontendToken,
+		"PACT_DATA_DIR=" + dataDir, "PACT_DATABASE_URL=" + dbURL, "PACT_LISTEN=127.0.0.1:0", "PACT_GRPC_LISTEN=off",
+		"PACT_CONSOLE_LISTEN=127.0.0.1:0", "PACT_PUBLIC_URL=https://provider.example", "PACT_DEV=true"}, env...), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +64,12 @@ func newSite(t *testing.T, dbURL string) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &site{console: httptest.NewServer(srv.ConsoleHandler()), rpc: httptest.NewServer(srv.Handler())}
+	s := &site{console: httptest.NewUnstartedServer(srv.ConsoleHandler()), rpc: httptest.NewServer(srv.Handler())}
+	if cfg.TLSCert != "" {
+		s.console.StartTLS()
+	} else {
+		s.console.Start()
+	}
 	t.Cleanup(func() { s.console.Close(); s.rpc.Close(); _ = srv.Close() })
 	return s
 }
@@ -59,6 +83,27 @@ func bearer(tok string) connect.ClientOption {
 	}))
 }
 
+// Over TLS (pactd has a certificate) the session cookie is Secure and
+// __Host- prefixed, and pages ask for HSTS.
+func TestConsoleOverTLS(t *testing.T) {
+	// The files are read by Serve only; the console's handler is served
+	// here by the test server's own certificate.
+	s := newSite(t, "", "PACT_TLS_CERT=cert.pem", "PACT_TLS_KEY=key.pem")
+	b := s.browser(t)
+	b.client = s.console.Client()
+	if p := b.do("GET", "/login", nil); p.header.Get("Strict-Transport-Security") != "max-age=31536000" || b.cookies["__Host-pactd_console_login"] == nil {
+		t.Fatalf("sign-in page over TLS: HSTS %q, cookies %v", p.header.Get("Strict-Transport-Security"), b.cookies)
+	}
+	p := b.signIn(adminToken)
+	ck := b.cookies["__Host-pactd_console"]
+	if p.status != http.StatusSeeOther || ck == nil || !ck.Secure || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "/" || ck.Domain != "" {
+		t.Fatalf("sign-in over TLS: %d, cookie %+v", p.status, ck)
+	}
+	if p := b.do("GET", "/", nil); p.status != 200 {
+		t.Fatalf("ok/overview over TLS: %d", p.status)
+	}
+}
+
 // browser is a cookie-keeping client that does not follow redirects.
 type browser struct {
 	t       *testing.T
@@ -66,6 +111,8 @@ type browser struct {
 	cookies map[string]*http.Cookie
 	// headers are sent with every request (Sec-Fetch-Site, Origin).
 	headers map[string]string
+	// client sends the requests (the test server's, over TLS).
+	client *http.Client
 }
 
 func (s *site) browser(t *testing.T) *browser {
@@ -98,7 +145,11 @@ func (b *browser) do(method, path string, form url.Values) page {
 	for _, c := range b.cookies {
 		req.AddCookie(c)
 	}
-	res, err := http.DefaultTransport.RoundTrip(req)
+	rt := http.DefaultTransport
+	if b.client != nil {
+		rt = b.client.Transport
+	}
+	res, err := rt.RoundTrip(req)
 	if err != nil {
 		b.t.Fatal(err)
 	}
