@@ -241,6 +241,9 @@ type Store interface {
 	// HDTPStore holds HDTP / PACT 2 identities and their leaf ledger
 	// (hdtp.go).
 	HDTPStore
+	// ConsoleStore holds the operator console's sessions, the replicas'
+	// heartbeats and the overview's reads (console.go).
+	ConsoleStore
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

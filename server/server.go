@@ -44,6 +44,7 @@ import (
 	"pactd.dev/pactd/internal/apidesc"
 	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/ids"
 	"pactd.dev/pactd/internal/jose"
 	"pactd.dev/pactd/internal/keyseal"
 	"pactd.dev/pactd/internal/oauthhttp"
@@ -53,6 +54,7 @@ import (
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/internal/urlrule"
 	"pactd.dev/pactd/internal/workpool"
+	"pactd.dev/pactd/server/console"
 	"pactd.dev/pactd/services/agent"
 	"pactd.dev/pactd/services/audit"
 	"pactd.dev/pactd/services/brand"
@@ -89,6 +91,13 @@ type Server struct {
 	// before opening the store, so a taken port is reported first; tests
 	// pass one on :0).
 	GRPCListener net.Listener
+	// ConsoleListener, when set before Serve, is used for the console
+	// instead of listening on PACT_CONSOLE_LISTEN (tests pass one on :0).
+	ConsoleListener net.Listener
+	// console is the operator console of PACT_CONSOLE_LISTEN, or nil.
+	console *console.Console
+	// replica is this process's id in the replicas' heartbeats.
+	replica string
 	// purge deletes expired delegation state (device codes, used Brand
 	// assertions, refresh tokens of expired grants), change-feed rows past
 	// their retention and audit events past PACT_AUDIT_RETENTION, and
@@ -160,7 +169,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		_ = store.Close()
 		return nil, fmt.Errorf("bootstrap credentials: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, store: store, traced: cfg.Tracing}
+	s := &Server{cfg: cfg, log: log, store: store, traced: cfg.Tracing, replica: ids.New("rep_", now())}
 	reg := prometheus.NewRegistry()
 	// Besides the default Go metrics, the collector's CPU by phase
 	// (go_cpu_classes_gc_{mark_assist,mark_dedicated,mark_idle,pause}_cpu_seconds_total
@@ -279,6 +288,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	}); err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("front door: %w", err)
+	}
+	if cfg.ConsoleListen != "" {
+		if err := s.newConsole(svc, authn, keyRing, now); err != nil {
+			_ = store.Close()
+			return nil, err
+		}
 	}
 	metrics := newRPCMetrics(reg)
 	workers := workpool.New(streamWorkers)
@@ -601,7 +616,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	servers := []*http.Server{srv}
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	if s.cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
 		if err != nil {
@@ -641,9 +656,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		servers = append(servers, msrv)
 		go func() { errc <- msrv.Serve(mln) }()
 	}
+	if s.console != nil {
+		csrv, err := s.serveConsole(errc)
+		if err != nil {
+			for _, x := range servers {
+				_ = x.Close()
+			}
+			if s.grpc != nil {
+				s.grpc.Stop()
+			}
+			return err
+		}
+		servers = append(servers, csrv)
+	}
 	listenCtx, stopListening := context.WithCancel(ctx)
 	defer stopListening()
 	go s.feed.Run(listenCtx)
+	go s.heartbeat(listenCtx)
 	if u := s.cfg.NotifyURL(); u != "" {
 		go s.listen(listenCtx, u)
 	}

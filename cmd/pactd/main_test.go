@@ -26,7 +26,7 @@ func TestHelp(t *testing.T) {
 		}
 		for _, w := range []string{"pactd migrate", "pactd token create", "pactd version", "pactd help", "-listen", "PACT_LISTEN",
 			"pactd agent register|list|get|enable|disable|update|delete", "pactd brand create|list|get|update|card",
-			"pactd credential create|list|revoke", "pactd grant list|revoke", "pactd key list|rotate", "pactd health", "PACT_ADDR", "PACT_ADMIN_TOKEN"} {
+			"pactd credential create|list|revoke", "pactd grant list|find|revoke", "pactd key list|rotate", "pactd health", "PACT_ADDR", "PACT_ADMIN_TOKEN"} {
 			if !strings.Contains(out.String()+errOut.String(), w) {
 				t.Errorf("pactd %v does not mention %q:\n%s%s", args, w, out.String(), errOut.String())
 			}

@@ -81,6 +81,15 @@ func RoleFrom(ctx context.Context) db.Role {
 	return r
 }
 
+// WithRole returns ctx carrying role as the caller's role, for an in-process
+// caller that authenticated the operator another way: the console, whose
+// session an admin credential opened and which it checks (the session and
+// that credential both live) before every call. Services then see the call
+// as an RPC of that role, with the same rules and audit actor.
+func WithRole(ctx context.Context, role db.Role) context.Context {
+	return context.WithValue(ctx, roleKey{}, role)
+}
+
 // Interceptor authenticates every call and checks its role against the
 // procedure. Health and reflection are mounted without it.
 func (a *Authenticator) Interceptor() connect.Interceptor { return interceptor{a} }

@@ -35,6 +35,11 @@ type Config struct {
 	// (about 1.7 times the throughput per core of the main port). On by
 	// default; empty when the setting is "off".
 	GRPCListen string
+	// ConsoleListen serves the operator web console (server/console) on
+	// this host:port; empty (the default) leaves it off. Without TLS it
+	// must be a loopback address: the console's sign-in sends an admin
+	// credential.
+	ConsoleListen string
 	// DataDir holds the embedded SQLite database and other local state.
 	DataDir string
 	// DatabaseURL selects the store: empty for embedded SQLite in DataDir, a
@@ -245,6 +250,17 @@ func options() []option {
 				return fmt.Errorf("must be host:port (e.g. 127.0.0.1:7071) or off, not %q", v)
 			}
 			c.GRPCListen = v
+			return nil
+		}},
+		{"console-listen", "PACT_CONSOLE_LISTEN", "", "host:port of the operator web console (default: off); a loopback address unless pactd serves TLS", func(c *Config, v string) error {
+			if v == "" {
+				c.ConsoleListen = ""
+				return nil
+			}
+			if _, _, err := net.SplitHostPort(v); err != nil {
+				return fmt.Errorf("must be host:port (e.g. 127.0.0.1:7080) or empty for off, not %q", v)
+			}
+			c.ConsoleListen = v
 			return nil
 		}},
 		{"data-dir", "PACT_DATA_DIR", ".pactd", "directory for the embedded database and local state", str(func(c *Config) *string { return &c.DataDir })},
@@ -566,6 +582,9 @@ func (c *Config) validate() error {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		errs = append(errs, errors.New("tls-cert, tls-key: give both or neither"))
 	}
+	if c.ConsoleListen != "" && c.TLSCert == "" && !loopbackHost(c.ConsoleListen) {
+		errs = append(errs, fmt.Errorf("console-listen (PACT_CONSOLE_LISTEN) %s is not a loopback address and pactd serves no TLS: the console's sign-in sends an admin credential; bind it to 127.0.0.1 or [::1] (behind a TLS proxy) or set tls-cert and tls-key", c.ConsoleListen))
+	}
 	for name, tok := range map[string]Secret{"admin-token": c.AdminToken, "frontend-token": c.FrontendToken} {
 		if tok != "" && len(tok) < 16 {
 			errs = append(errs, fmt.Errorf("%s: must be at least 16 characters", name))
@@ -592,7 +611,8 @@ func (c *Config) validate() error {
 // for a wildcard host, bind beside the other and split its traffic.
 func (c *Config) portClashes() []error {
 	type port struct{ name, env, addr string }
-	ports := []port{{"listen", "PACT_LISTEN", c.Listen}, {"metrics-listen", "PACT_METRICS_LISTEN", c.MetricsListen}, {"grpc-listen", "PACT_GRPC_LISTEN", c.GRPCListen}}
+	ports := []port{{"listen", "PACT_LISTEN", c.Listen}, {"metrics-listen", "PACT_METRICS_LISTEN", c.MetricsListen}, {"grpc-listen", "PACT_GRPC_LISTEN", c.GRPCListen},
+		{"console-listen", "PACT_CONSOLE_LISTEN", c.ConsoleListen}}
 	var errs []error
 	for i, a := range ports {
 		for _, b := range ports[i+1:] {
@@ -602,6 +622,20 @@ func (c *Config) portClashes() []error {
 		}
 	}
 	return errs
+}
+
+// loopbackHost reports whether a host:port names a loopback host: an IP
+// literal in 127.0.0.0/8 or ::1, or "localhost".
+func loopbackHost(hostport string) bool {
+	h, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.IsLoopback()
 }
 
 // sameAddress reports whether two host:port listen addresses would bind the

@@ -66,6 +66,14 @@ type ChangeFeedHead struct {
 	Pos int64
 }
 
+type ConsoleSession struct {
+	IDHash       []byte
+	CredentialID string
+	CreateTime   int64
+	LastSeenTime int64
+	ExpireTime   int64
+}
+
 type Context struct {
 	ID         string
 	BrandID    string
@@ -161,6 +169,15 @@ type RegistrationJti struct {
 	Issuer     string
 	Jti        string
 	ExpireTime int64
+}
+
+type Replica struct {
+	ID           string
+	Host         string
+	Version      string
+	StartTime    int64
+	SeenTime     int64
+	FeedPosition int64
 }
 
 type SigningKey struct {
