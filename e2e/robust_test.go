@@ -33,8 +33,8 @@ func TestNoInputStopsTheFrontend(t *testing.T) {
 			{"POST", "/a2a/%C3%A9t%C3%A9/oauth/consent", "assertion=x"},
 			{"GET", "/a2a/" + shop + "/oauth/connected?status=%FF", ""},
 			{"POST", "/a2a/" + shop + "/oauth/consent/decision", "csrf=%zz&decision=allow"},
-			// This stop's handlers: the root page, the 404 page, the connected
-			// pages of both login modes, self-registration.
+			// The frontend's own pages: the root page, the 404 page, the
+			// connected pages of both login modes, self-registration.
 			{"GET", "/?%C3%A9=%0D%0A", ""},
 			{"GET", "/a2a/%0D%0ASet-Cookie:%20x=1/", ""},
 			{"GET", "/a2a/%E2%80%AE%00/.well-known/agent-card.json", ""},

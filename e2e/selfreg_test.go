@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"pactd.dev/pactd/frontends/pacta2a"
-	"pactd.dev/pactd/services/frontdoor"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/services/frontdoor"
 )
 
 // selfRegistering are the frontends that mount POST /api/platforms (with

@@ -25,6 +25,8 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 
 	"pactd.dev/pactd/core/auth"
+	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
+	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/apidesc"
@@ -108,6 +110,20 @@ type (
 	unimplFrontDoor struct {
 		pactv1.UnimplementedFrontDoorServiceServer
 	}
+	grpcHDTPIdentity struct {
+		hdtpv1connect.IdentityServiceHandler
+		unimplHDTPIdentity
+	}
+	unimplHDTPIdentity struct {
+		hdtpv1.UnimplementedIdentityServiceServer
+	}
+	grpcHDTPTrust struct {
+		hdtpv1connect.TrustServiceHandler
+		unimplHDTPTrust
+	}
+	unimplHDTPTrust struct {
+		hdtpv1.UnimplementedTrustServiceServer
+	}
 )
 
 // streamWorkers is the size of each port's pool of stream goroutines (the
@@ -153,6 +169,8 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 	pactv1.RegisterTokenServiceServer(g, grpcToken{TokenServiceHandler: svc.Token})
 	pactv1.RegisterAuditServiceServer(g, grpcAudit{AuditServiceHandler: svc.Audit})
 	pactv1.RegisterFrontDoorServiceServer(g, grpcFrontDoor{FrontDoorServiceHandler: svc.FrontDoor})
+	hdtpv1.RegisterIdentityServiceServer(g, grpcHDTPIdentity{IdentityServiceHandler: svc.HDTPIdentity})
+	hdtpv1.RegisterTrustServiceServer(g, grpcHDTPTrust{TrustServiceHandler: svc.HDTPTrust})
 	healthpb.RegisterHealthServer(g, grpcHealth{c: s.health})
 	// The same documented descriptors as the main port's reflection.
 	ropts := reflection.ServerOptions{Services: g, DescriptorResolver: s.descriptors()}

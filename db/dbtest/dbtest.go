@@ -32,6 +32,8 @@ func Run(t *testing.T, newStore Factory) {
 	runAudit(t, newStore)
 	runBrandAgents(t, newStore)
 	runRegistration(t, newStore)
+	runHDTP(t, newStore)
+	runConsole(t, newStore)
 }
 
 // at is a fixed instant with a sub-second part that the store must drop.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/internal/a2aerr"
@@ -100,13 +101,15 @@ type badRequest struct {
 }
 
 // parseSend validates a SendMessageRequest in the order of PACT §4: JSON
-// and schema, taskId, role, content types, blank text.
+// and schema, taskId, role, content types, blank text. A body that is not
+// UTF-8 is not JSON (RFC 8259 §8.1): encoding/json would read it, but the
+// message goes on to an SDK as it was sent, in a protobuf string.
 func parseSend(body []byte) (userMessage, *badRequest) {
 	fail := func(r a2aerr.Reason, msg string) (userMessage, *badRequest) {
 		return userMessage{}, &badRequest{r, msg}
 	}
 	var req, m map[string]json.RawMessage // exact keys: encoding/json's struct matching ignores case
-	if json.Unmarshal(body, &req) != nil || json.Unmarshal(req["message"], &m) != nil || m == nil {
+	if !utf8.Valid(body) || json.Unmarshal(body, &req) != nil || json.Unmarshal(req["message"], &m) != nil || m == nil {
 		return fail(a2aerr.InvalidParams, `The body must be JSON: {"message": Message}`)
 	}
 	id, hasID := stringField(m, "messageId")

@@ -311,14 +311,18 @@ func isToken(s string) bool {
 }
 
 // recovered runs serve; a panic becomes a bare 500 (or the INTERNAL A2A
-// error on an A2A route), logged once with its stack.
+// error under /a2a/), logged once with its stack.
 func (s *Service) recovered(rec *recorder, r *http.Request, serve func()) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.d.Logger.ErrorContext(r.Context(), "front door panic", slog.String("path", r.URL.EscapedPath()),
 				slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
 			rec.reset()
-			internalError(rec)
+			if strings.HasPrefix(r.RequestURI, "/a2a/") {
+				internalError(rec)
+			} else {
+				bare(rec, http.StatusInternalServerError)
+			}
 		}
 	}()
 	serve()

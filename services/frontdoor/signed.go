@@ -286,7 +286,6 @@ func (b brandPages) scopeList(s string) bool {
 	return true
 }
 
-
 // The connected page of a Brand in BRAND_LOGIN_MODE_SIGNED_ASSERTION works
 // as its consent page does, with no cookie: GET connected sends the User
 // to the Brand's login with return_to the connected URL; the login posts

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -75,11 +76,16 @@ func (h *handles) seal(t turnState) (string, error) {
 var errHandleExpired = errors.New("the turn handle has expired")
 
 // open checks a handle's MAC and returns its state; an expired handle is
-// returned with errHandleExpired, so its turn can still be released.
+// returned with errHandleExpired, so its turn can still be released. Only
+// the handle exactly as sealed opens: Go's base64 decoders skip CR and LF
+// even in strict mode, so both parts are checked to be base64url first.
 func (h *handles) open(s string) (turnState, error) {
 	p, sig, ok := strings.Cut(s, ".")
+	if !ok || len(s) > maxHandleBytes || !isBase64URL(p) || !isBase64URL(sig) {
+		return turnState{}, errors.New("the turn handle is not one pactd issued")
+	}
 	mac, err := base64.RawURLEncoding.Strict().DecodeString(sig)
-	if !ok || len(s) > maxHandleBytes || err != nil || !hmac.Equal(mac, h.mac(p)) {
+	if err != nil || !hmac.Equal(mac, h.mac(p)) {
 		return turnState{}, errors.New("the turn handle is not one pactd issued")
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(p)
@@ -91,6 +97,17 @@ func (h *handles) open(s string) (turnState, error) {
 		return t, errHandleExpired
 	}
 	return t, nil
+}
+
+// isBase64URL reports whether s is made of the base64url alphabet only
+// (RFC 4648 §5, no padding).
+func isBase64URL(s string) bool {
+	for _, c := range []byte(s) {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // reply is the agent's answer in pactd's terms.
@@ -109,28 +126,75 @@ type refusal struct {
 	message string
 }
 
-func (r *refusal) Error() string { return "the agent refused the turn: " + string(r.reason) + ": " + r.message }
+func (r *refusal) Error() string {
+	return "the agent refused the turn: " + string(r.reason) + ": " + r.message
+}
 
 // FinishTurn completes a turn Serve handed out with the agent's answer.
+// Every answer but a stored reply releases the turn, so the PA may send
+// the messageId again; a panic on the way (in a service the front door
+// calls) is logged once and answers INTERNAL, and releases it too. A
+// refused call (a handle pactd did not issue, no result) changes nothing.
+//
+// A handle finishes its turn once. Finished again, whatever the result,
+// the turn keeps its first reply (the conversation refuses another, and
+// refuses to release a replied turn, which is logged) and the answer is
+// INTERNAL; a retry of the messageId still gets the first reply. A handle
+// names the conversation and the messageId, not one run of it: after a
+// finish that released the turn, the same handle, while it lasts,
+// finishes a later run of that messageId (the conversation service has
+// no per-run token to tell them apart).
 func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest) (*pactv1.FinishTurnResponse, error) {
 	t, err := s.turns.open(req.GetHandle())
 	expired := errors.Is(err, errHandleExpired)
 	if err != nil && !expired {
 		return nil, rpcerr.InvalidField("handle", "%s", err.Error())
 	}
-	rec := newRecorder()
-	var rp reply
-	switch {
-	case expired:
-		err = errHandleExpired
-	case req.GetReply() != nil:
-		rp, err = agentReply(req.GetReply())
-	case req.GetSdkAnswer() != nil:
-		rp, err = sdkReply(req.GetSdkAnswer())
-	case req.GetFailure() != "":
-		err = errors.New("the agent failed: " + clip(req.GetFailure()))
-	default:
+	if !expired && req.GetResult() == nil {
 		return nil, rpcerr.InvalidField("result", "set one of reply, sdk_answer or failure")
+	}
+	rec := newRecorder()
+	stored := false
+	if s.caught(ctx, func() { stored = s.finish(ctx, rec, t, req, expired) }) {
+		rec.reset()
+		internalError(rec)
+		stored = false
+	}
+	if !stored {
+		// A failed or refused turn, or a step-up (which the spec does not
+		// store): release the messageId, with a context of its own (the
+		// caller's may be about to end).
+		s.caught(ctx, func() {
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if _, aerr := s.d.Turns.AbandonTurn(actx, &pactv1.AbandonTurnRequest{Owner: t.owner(), ContextId: t.ContextID, MessageId: t.MessageID}); aerr != nil {
+				s.d.Logger.ErrorContext(ctx, "abandon turn", slog.String("error", aerr.Error()))
+			}
+		})
+	}
+	return &pactv1.FinishTurnResponse{Response: rec.response()}, nil
+}
+
+// finish writes the answer to the turn into rec: the stored reply, the
+// step-up task, the SDK's refusal, or INTERNAL. It reports whether the
+// reply was stored.
+func (s *Service) finish(ctx context.Context, rec *recorder, t turnState, req *pactv1.FinishTurnRequest, expired bool) bool {
+	var rp reply
+	err := errHandleExpired
+	if !expired {
+		switch r := req.GetResult().(type) {
+		case *pactv1.FinishTurnRequest_Reply:
+			rp, err = agentReply(r.Reply)
+		case *pactv1.FinishTurnRequest_SdkAnswer:
+			rp, err = sdkReply(r.SdkAnswer)
+		case *pactv1.FinishTurnRequest_Failure:
+			// Set, even when empty: an exception's text may be.
+			cause := r.Failure
+			if cause == "" {
+				cause = "(no cause given)"
+			}
+			err = errors.New("the agent failed: " + clip(cause))
+		}
 	}
 	var out []byte
 	stored := false
@@ -140,16 +204,6 @@ func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest)
 	if err == nil && out == nil {
 		out, err = s.complete(ctx, t, rp)
 		stored = err == nil
-	}
-	if !stored {
-		// A failed or refused turn, or a step-up (which the spec does not
-		// store): release the messageId so the PA may send it again, with a
-		// context of its own (the caller's may be about to end).
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		if _, aerr := s.d.Turns.AbandonTurn(actx, &pactv1.AbandonTurnRequest{Owner: t.owner(), ContextId: t.ContextID, MessageId: t.MessageID}); aerr != nil {
-			s.d.Logger.ErrorContext(ctx, "abandon turn", slog.String("error", aerr.Error()))
-		}
-		cancel()
 	}
 	var ref *refusal
 	switch {
@@ -161,7 +215,20 @@ func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest)
 	default:
 		writeA2A(rec, http.StatusOK, out)
 	}
-	return &pactv1.FinishTurnResponse{Response: rec.response()}, nil
+	return stored
+}
+
+// caught runs f and reports whether it panicked; the panic is logged once,
+// with its stack.
+func (s *Service) caught(ctx context.Context, f func()) (panicked bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.d.Logger.ErrorContext(ctx, "front door panic", slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			panicked = true
+		}
+	}()
+	f()
+	return false
 }
 
 // clip shortens a text for the log: a panic's message may hold a stack.

@@ -279,13 +279,19 @@ func TestSignReceiptRefusals(t *testing.T) {
 		{"fail/grant-of-another-user", func(r *pactv1.SignReceiptRequest) { r.BrandUser = "user-7" }, connect.CodeFailedPrecondition, nil},
 		{"fail/bad-scope", func(r *pactv1.SignReceiptRequest) { r.ScopesUsed = []string{"a b"} }, connect.CodeInvalidArgument, []string{"scopes_used[0]"}},
 		{"fail/empty-tool", func(r *pactv1.SignReceiptRequest) { r.Actions = []*pactv1.ReceiptAction{{Tool: "x"}, {}} }, connect.CodeInvalidArgument, []string{"actions[1].tool"}},
-		{"fail/args-hash-from-caller", func(r *pactv1.SignReceiptRequest) { r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsHash: "abc_-"}} }, connect.CodeInvalidArgument, []string{"actions[0].args_hash"}},
+		{"fail/args-hash-from-caller", func(r *pactv1.SignReceiptRequest) {
+			r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsHash: "abc_-"}}
+		}, connect.CodeInvalidArgument, []string{"actions[0].args_hash"}},
 		{"fail/args-not-json", func(r *pactv1.SignReceiptRequest) { r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsJson: `{`}} }, connect.CodeInvalidArgument, []string{"actions[0].args_json"}},
 		{"fail/args-duplicate-member", func(r *pactv1.SignReceiptRequest) {
 			r.Actions = []*pactv1.ReceiptAction{{Tool: "x"}, {Tool: "y", ArgsJson: `{"a":1,"\u0061":2}`}}
 		}, connect.CodeInvalidArgument, []string{"actions[1].args_json"}},
-		{"fail/args-lone-surrogate", func(r *pactv1.SignReceiptRequest) { r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsJson: `["\ud800"]`}} }, connect.CodeInvalidArgument, []string{"actions[0].args_json"}},
-		{"fail/args-number-overflow", func(r *pactv1.SignReceiptRequest) { r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsJson: `{"n":1e400}`}} }, connect.CodeInvalidArgument, []string{"actions[0].args_json"}},
+		{"fail/args-lone-surrogate", func(r *pactv1.SignReceiptRequest) {
+			r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsJson: `["\ud800"]`}}
+		}, connect.CodeInvalidArgument, []string{"actions[0].args_json"}},
+		{"fail/args-number-overflow", func(r *pactv1.SignReceiptRequest) {
+			r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsJson: `{"n":1e400}`}}
+		}, connect.CodeInvalidArgument, []string{"actions[0].args_json"}},
 		{"fail/args-too-long", func(r *pactv1.SignReceiptRequest) {
 			r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsJson: `"` + strings.Repeat("a", token.MaxArgsJSONBytes) + `"`}}
 		}, connect.CodeInvalidArgument, []string{"actions[0].args_json"}},

@@ -283,6 +283,7 @@ type Store interface {
 	GetGrant(ctx context.Context, id string) (db.Grant, error)
 	RevokeGrant(ctx context.Context, id string, now time.Time) (bool, error)
 	ListGrants(ctx context.Context, brandID, brandUser, beforeID string, limit int) ([]db.Grant, error)
+	FindGrants(ctx context.Context, f db.GrantFilter, beforeID string, limit int) ([]db.Grant, error)
 
 	GetRefreshToken(ctx context.Context, hash []byte) (db.RefreshToken, error)
 	RotateRefreshToken(ctx context.Context, old []byte, brandID, clientID string, now time.Time, next db.RefreshToken) (db.RefreshToken, error)
