@@ -29,7 +29,10 @@ native gRPC port: gRPC), and needs ` + "`Authorization: Bearer <token>`" + ` wit
 role the RPC's **roles** name (an admin credential may call every RPC): the wrong role is
 ` + "`PermissionDenied`" + `, no or an unknown credential ` + "`Unauthenticated`" + `. A JSON body names fields by
 their ` + "`.proto`" + ` name or its lowerCamelCase form, and a member the message does not have is
-` + "`InvalidArgument`" + `. How to call them: [getting-started.md](getting-started.md#call-it).
+` + "`InvalidArgument`" + `. Errors carry a ` + "`google.rpc.ErrorInfo`" + ` (domain ` + "`pactd`" + `, reason from
+` + "`pact.v1.ErrorReason`" + `) and, for invalid arguments, a ` + "`google.rpc.BadRequest`" + ` naming every bad field; a
+refused request changes nothing. An RPC that is not built answers ` + "`Unimplemented`" + `, never a
+made-up result. How to call them: [getting-started.md](getting-started.md#call-it).
 `
 
 // render writes the reference for the API packages found in files; roleOf

@@ -56,11 +56,24 @@ func (b block) list(k string) []string {
 
 var markerRE = regexp.MustCompile(`(?m)^<!-- readme-test: (.*?) -->\n`)
 
+// fenceLineRE is a line that opens or closes a fenced code block.
+var fenceLineRE = regexp.MustCompile("(?m)^```.*$")
+
+// inFence reports whether offset i of text lies inside a fenced code block
+// (a page showing what a marker looks like is not marking a block).
+func inFence(text string, i int) bool {
+	return len(fenceLineRE.FindAllStringIndex(text[:i], -1))%2 == 1
+}
+
 // parseBlocks finds the marked blocks of one page (file names it in
-// errors and progress lines), in order.
+// errors and progress lines), in order; a marker inside a fenced code block
+// is an example, not a marker.
 func parseBlocks(file, readme string) ([]block, error) {
 	var blocks []block
 	for _, m := range markerRE.FindAllStringSubmatchIndex(readme, -1) {
+		if inFence(readme, m[0]) {
+			continue
+		}
 		b := block{file: file, line: strings.Count(readme[:m[0]], "\n") + 1, opts: map[string][]string{}}
 		words, err := splitOptions(readme[m[2]:m[3]])
 		if err != nil {
@@ -145,7 +158,7 @@ func TestParseReadmeMarkers(t *testing.T) {
 	good := "<!-- readme-test: serve s ready=\"a b\" capture=\"X=y (\\S+)\" -->\n```sh\nrun it\n```\n" +
 		"<!-- readme-test: stop s -->\n" +
 		"<!-- readme-test: run expect=\"say \\\"hi\\\"\" expect=two -->\n```sh\necho hi\n```\n"
-	bs, err := parseBlocks("README.md", good)
+	bs, err := parseBlocks("README.md", good+"```\n<!-- readme-test: an example inside a fence -->\n```\n")
 	if err != nil {
 		t.Fatal(err)
 	}
