@@ -1,6 +1,7 @@
 package readmetest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -8,7 +9,9 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"unicode"
 )
 
 // docsIndex is the docs tree's index: it links every page, and its order
@@ -30,15 +33,67 @@ var (
 // checkout's root (without #anchors; web and mail links left out).
 func links(page, text string) []string {
 	var out []string
-	for _, m := range linkRE.FindAllStringSubmatch(fenceRE.ReplaceAllString(text, ""), -1) {
-		target := m[1]
-		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") || strings.HasPrefix(target, "#") {
-			continue
+	for _, l := range anchoredLinks(page, text) {
+		if !l.samePage {
+			out = append(out, l.path)
 		}
-		target, _, _ = strings.Cut(target, "#")
-		out = append(out, path.Clean(path.Join(path.Dir(page), target)))
 	}
 	return out
+}
+
+// link is a local link's target: a path from the checkout's root and an
+// anchor (without "#"; "" for none).
+type link struct {
+	path, anchor string
+	samePage     bool // the link is "#anchor" alone
+}
+
+// anchoredLinks returns every local link of a page, anchors included.
+func anchoredLinks(page, text string) []link {
+	var out []link
+	for _, m := range linkRE.FindAllStringSubmatch(fenceRE.ReplaceAllString(text, ""), -1) {
+		target := m[1]
+		if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+			continue
+		}
+		file, anchor, _ := strings.Cut(target, "#")
+		if file == "" {
+			out = append(out, link{path: page, anchor: anchor, samePage: true})
+			continue
+		}
+		out = append(out, link{path: path.Clean(path.Join(path.Dir(page), file)), anchor: anchor})
+	}
+	return out
+}
+
+// headingRE is an ATX heading line.
+var headingRE = regexp.MustCompile(`(?m)^#{1,6} +(.+?) *#* *$`)
+
+// anchors are the ids a Markdown renderer gives a page's headings
+// (GitHub's rule: lower case, spaces to hyphens, punctuation but - and _
+// dropped, a repeated id numbered -1, -2, ...).
+func anchors(text string) map[string]bool {
+	ids := map[string]bool{}
+	seen := map[string]int{}
+	for _, m := range headingRE.FindAllStringSubmatch(fenceRE.ReplaceAllString(text, ""), -1) {
+		var b strings.Builder
+		for _, r := range strings.ToLower(m[1]) {
+			switch {
+			case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_':
+				b.WriteRune(r)
+			case r == ' ':
+				b.WriteByte('-')
+			}
+		}
+		id := b.String()
+		if n := seen[id]; n > 0 {
+			ids[fmt.Sprintf("%s-%d", id, n)] = true
+		} else {
+			ids[id] = true
+		}
+		seen[id]++
+	}
+	return ids
 }
 
 // walkOrder is the order of the pages whose marked blocks the walk runs:
@@ -100,6 +155,7 @@ func TestDocsTree(t *testing.T) {
 		t.Fatalf("docs/ has %d pages; the walk read the wrong folder", len(pages))
 	}
 	linked := map[string]bool{}
+	ids := map[string]map[string]bool{} // a linked page's anchors
 	all := append([]string{filepath.Join(root, "README.md")}, pages...)
 	for _, p := range all {
 		rel, _ := filepath.Rel(root, p)
@@ -108,12 +164,20 @@ func TestDocsTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range links(rel, string(raw)) {
+		for _, l := range anchoredLinks(rel, string(raw)) {
 			if rel == docsIndex {
-				linked[l] = true
+				linked[l.path] = true
 			}
-			if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(l))); err != nil {
-				t.Errorf("%s links %s, which does not exist", rel, l)
+			target, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(l.path)))
+			if err != nil && !errors.Is(err, syscall.EISDIR) {
+				t.Errorf("%s links %s, which does not exist", rel, l.path)
+				continue
+			}
+			if ids[l.path] == nil {
+				ids[l.path] = anchors(string(target))
+			}
+			if l.anchor != "" && !ids[l.path][l.anchor] {
+				t.Errorf("%s links %s#%s, but %s has no heading with that anchor", rel, l.path, l.anchor, l.path)
 			}
 		}
 	}
@@ -140,5 +204,20 @@ func TestDocsTree(t *testing.T) {
 		if strings.Contains(l, "µs") {
 			t.Errorf("README.md:%d: a microsecond figure on the first screen (performance belongs in docs/performance.md): %s", i+1, l)
 		}
+	}
+}
+
+// TestAnchors: heading ids as a renderer makes them, so a link to a
+// section that was renamed or moved fails TestDocsTree.
+func TestAnchors(t *testing.T) {
+	got := anchors("# Top\n## The API: `hdtp.v1`\n### Resource-bound delegation (spec §5.7, RFC 9396)\n" +
+		"```sh\n# a comment, not a heading\n```\n## Top\n#### PACT 2.2 / HDTP 1.0\n")
+	for _, want := range []string{"top", "the-api-hdtpv1", "resource-bound-delegation-spec-57-rfc-9396", "top-1", "pact-22--hdtp-10"} {
+		if !got[want] {
+			t.Errorf("no anchor %q in %v", want, got)
+		}
+	}
+	if got["a-comment-not-a-heading"] || len(got) != 5 {
+		t.Errorf("anchors = %v, want the five headings outside the fence", got)
 	}
 }
