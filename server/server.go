@@ -130,9 +130,25 @@ func (s *Server) listen(ctx context.Context, url string) {
 	}
 }
 
+// Option changes how New builds a Server beyond its configuration.
+type Option func(*options)
+
+type options struct {
+	now func() time.Time
+}
+
+// WithClock makes now the clock of everything the server times (tokens,
+// keys, caches, deliveries) instead of time.Now: for tests that move time
+// forward, such as past a signing key's activation.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
 // New opens the store (applying migrations), bootstraps credentials (writing
 // a generated admin token to out, once) and builds the handler.
-func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) (*Server, error) {
+func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer, opts ...Option) (*Server, error) {
+	o := options{now: time.Now}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	// Every line carries its request's id; repeated identical faults are
 	// rate-limited (package reqlog).
 	log = slog.New(reqlog.NewHandler(log.Handler(), nil))
@@ -147,7 +163,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	now := time.Now
+	now := o.now
 	if err := auth.Bootstrap(ctx, store, cfg.AdminToken.Reveal(), cfg.FrontendToken.Reveal(), now(), out); err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("bootstrap credentials: %w", err)
@@ -236,7 +252,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Credential: credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
 		Agent: agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, Logger: log, OnChange: agents.Changed,
 			SelfRegistration: cfg.SelfRegistration, RegistrationKeys: jwks, OnSelfRegistration: selfRegistrations(reg)}),
-		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: brands.Forget}),
+		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: brands.Forget, CardSigner: keyRing}),
 		Verification: verifier,
 		Conversation: conversation.New(conversation.Deps{Store: store, Now: now, Logger: log}),
 		Delegation:   deleg,
