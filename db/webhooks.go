@@ -182,9 +182,10 @@ type WebhookStore interface {
 	ReleaseWebhookDeliveries(ctx context.Context, owner string, ids []int64) error
 	// WebhookOutboxGauges returns the outbox's pending and dead totals.
 	WebhookOutboxGauges(ctx context.Context) (OutboxGauges, error)
-	// PurgeWebhookDeliveries deletes delivered and dead deliveries that
-	// became so before before, and returns how many.
-	PurgeWebhookDeliveries(ctx context.Context, before time.Time) (int64, error)
+	// PurgeWebhookDeliveries deletes the deliveries delivered before
+	// deliveredBefore and those dead before deadBefore (which is not after
+	// deliveredBefore: dead ones are kept longer), and returns how many.
+	PurgeWebhookDeliveries(ctx context.Context, deliveredBefore, deadBefore time.Time) (int64, error)
 }
 
 // MaxWebhookFilterItems bounds the kinds and the Brands of one

@@ -143,10 +143,10 @@ func (s *pgStore) WebhookOutboxGauges(ctx context.Context) (OutboxGauges, error)
 	return gaugesFromRows(lite), nil
 }
 
-func (s *pgStore) PurgeWebhookDeliveries(ctx context.Context, before time.Time) (int64, error) {
+func (s *pgStore) PurgeWebhookDeliveries(ctx context.Context, deliveredBefore, deadBefore time.Time) (int64, error) {
 	var total int64
 	for {
-		n, err := s.q.PurgeWebhookDeliveries(ctx, pgq.PurgeWebhookDeliveriesParams{BeforeMs: toMs(before), Batch: pruneBatch})
+		n, err := s.q.PurgeWebhookDeliveries(ctx, pgq.PurgeWebhookDeliveriesParams{DeliveredBeforeMs: toMs(deliveredBefore), DeadBeforeMs: toMs(deadBefore), Batch: pruneBatch})
 		total += n
 		if err != nil || n < pruneBatch {
 			return total, pgErr(err)

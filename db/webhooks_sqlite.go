@@ -130,10 +130,10 @@ func (s *sqliteStore) WebhookOutboxGauges(ctx context.Context) (OutboxGauges, er
 	return gaugesFromRows(rows), nil
 }
 
-func (s *sqliteStore) PurgeWebhookDeliveries(ctx context.Context, before time.Time) (int64, error) {
+func (s *sqliteStore) PurgeWebhookDeliveries(ctx context.Context, deliveredBefore, deadBefore time.Time) (int64, error) {
 	var total int64
 	for {
-		n, err := s.q.PurgeWebhookDeliveries(ctx, liteq.PurgeWebhookDeliveriesParams{BeforeMs: toMs(before), Batch: pruneBatch})
+		n, err := s.q.PurgeWebhookDeliveries(ctx, liteq.PurgeWebhookDeliveriesParams{DeliveredBeforeMs: toMs(deliveredBefore), DeadBeforeMs: toMs(deadBefore), Batch: pruneBatch})
 		total += n
 		if err != nil || n < pruneBatch {
 			return total, liteErr(err)

@@ -16,6 +16,7 @@ func runWebhooks(t *testing.T, newStore Factory) {
 	t.Run("webhooks/enqueue", func(t *testing.T) { t.Parallel(); testWebhookEnqueue(t, newStore(t)) })
 	t.Run("webhooks/claim-finish", func(t *testing.T) { t.Parallel(); testWebhookClaimFinish(t, newStore(t)) })
 	t.Run("webhooks/concurrent-claims", func(t *testing.T) { t.Parallel(); testWebhookConcurrentClaims(t, newStore(t)) })
+	t.Run("webhooks/paused-and-purge", func(t *testing.T) { t.Parallel(); testWebhookPausedAndPurge(t, newStore(t)) })
 }
 
 func webhookDest(id string, now time.Time) db.WebhookDestination {
@@ -241,7 +242,7 @@ func testWebhookClaimFinish(t *testing.T, s db.Store) {
 		t.Fatalf("claim of a pruned event's delivery = %+v", c6)
 	}
 	// Purge: the delivered one (done before the cut) goes; the pending one stays.
-	if n, err := s.PurgeWebhookDeliveries(ctx, done.Add(time.Millisecond)); n != 1 || err != nil {
+	if n, err := s.PurgeWebhookDeliveries(ctx, done.Add(time.Millisecond), done.Add(time.Millisecond)); n != 1 || err != nil {
 		t.Fatalf("purge = %d, %v", n, err)
 	}
 	if all, _ := s.ListWebhookDeliveries(ctx, db.WebhookDeliveryFilter{}, 0, 10); len(all) != 1 || all[0].State != db.DeliveryPending {
@@ -297,5 +298,45 @@ func testWebhookConcurrentClaims(t *testing.T, s db.Store) {
 	}
 	if len(seen) != events {
 		t.Fatalf("%d deliveries claimed, want %d", len(seen), events)
+	}
+}
+
+// testWebhookPausedAndPurge: a disabled destination's queued deliveries
+// are not claimed until it is enabled again; purging keeps dead
+// deliveries past the delivered cut-off until their own.
+func testWebhookPausedAndPurge(t *testing.T, s db.Store) {
+	ctx := t.Context()
+	d := webhookDest("wh_p", at)
+	if _, err := s.CreateWebhookDestination(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	t0 := at.Truncate(time.Second).UTC()
+	recordEvent(t, s, db.AuditGrantCreated, "acme", t0)
+	recordEvent(t, s, db.AuditGrantRevoked, "acme", t0)
+	d.Enabled = false
+	if _, err := s.UpdateWebhookDestination(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.ClaimWebhookDeliveries(ctx, "r", t0, t0.Add(time.Minute), 10); err != nil || len(c) != 0 {
+		t.Fatalf("claimed %d of a disabled destination (%v)", len(c), err)
+	}
+	recordEvent(t, s, db.AuditGrantRedeemed, "acme", t0) // not queued while disabled
+	d.Enabled = true
+	if _, err := s.UpdateWebhookDestination(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.ClaimWebhookDeliveries(ctx, "r", t0, t0.Add(time.Minute), 10)
+	if err != nil || len(c) != 2 {
+		t.Fatalf("claimed %d after enabling (%v), want the 2 queued before", len(c), err)
+	}
+	done := t0.Add(time.Minute)
+	s.FinishWebhookDelivery(ctx, db.DeliveryOutcome{ID: c[0].ID, Owner: "r", State: db.DeliveryDelivered, Now: done})
+	s.FinishWebhookDelivery(ctx, db.DeliveryOutcome{ID: c[1].ID, Owner: "r", State: db.DeliveryDead, Now: done, Error: "x"})
+	cut := done.Add(time.Second)
+	if n, err := s.PurgeWebhookDeliveries(ctx, cut, done.Add(-time.Second)); n != 1 || err != nil {
+		t.Fatalf("purge delivered only = %d, %v", n, err)
+	}
+	if n, err := s.PurgeWebhookDeliveries(ctx, cut, cut); n != 1 || err != nil {
+		t.Fatalf("purge dead = %d, %v", n, err)
 	}
 }

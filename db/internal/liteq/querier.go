@@ -16,7 +16,7 @@ type Querier interface {
 	ApproveDeviceAuthorization(ctx context.Context, arg ApproveDeviceAuthorizationParams) (DeviceAuthorization, error)
 	BindContextUser(ctx context.Context, arg BindContextUserParams) (Context, error)
 	ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, error)
-	// Leases up to batch due pending rows to owner (BEGIN IMMEDIATE
+	// Leases up to batch due pending rows of enabled destinations to owner (BEGIN IMMEDIATE
 	// serializes claims); the lease condition keeps a row claimed by a live
 	// process out of every other claim.
 	ClaimWebhookDeliveries(ctx context.Context, arg ClaimWebhookDeliveriesParams) ([]WebhookDelivery, error)
@@ -115,7 +115,8 @@ type Querier interface {
 	// pass never holds the write lock for long.
 	PruneAuditEvents(ctx context.Context, arg PruneAuditEventsParams) (int64, error)
 	PruneRegistrationJTIs(ctx context.Context, before int64) (int64, error)
-	// Deletes up to batch rows delivered or dead before before_ms.
+	// Deletes up to batch rows delivered before delivered_before_ms or dead
+	// before dead_before_ms.
 	PurgeWebhookDeliveries(ctx context.Context, arg PurgeWebhookDeliveriesParams) (int64, error)
 	// Drops the record of one used assertion if it has expired, so the jti can
 	// be recorded again (an expired record guards nothing: an assertion is

@@ -16,6 +16,7 @@ SET lease_owner = CAST(?1 AS TEXT), lease_until_ms = CAST(?2 AS INTEGER)
 WHERE id IN (
   SELECT c.id FROM webhook_deliveries c
   WHERE c.state = 'pending' AND c.next_attempt_ms <= CAST(?3 AS INTEGER) AND c.lease_until_ms <= CAST(?3 AS INTEGER)
+    AND EXISTS (SELECT 1 FROM webhook_destinations d WHERE d.id = c.destination_id AND d.enabled)
   ORDER BY c.next_attempt_ms, c.id
   LIMIT CAST(?4 AS INTEGER))
 RETURNING id, destination_id, event_id, state, attempts, since_ms, next_attempt_ms, lease_owner, lease_until_ms, last_attempt_ms, last_status, last_error, done_ms
@@ -28,7 +29,7 @@ type ClaimWebhookDeliveriesParams struct {
 	Batch        int64
 }
 
-// Leases up to batch due pending rows to owner (BEGIN IMMEDIATE
+// Leases up to batch due pending rows of enabled destinations to owner (BEGIN IMMEDIATE
 // serializes claims); the lease condition keeps a row claimed by a live
 // process out of every other claim.
 func (q *Queries) ClaimWebhookDeliveries(ctx context.Context, arg ClaimWebhookDeliveriesParams) ([]WebhookDelivery, error) {
@@ -368,18 +369,22 @@ func (q *Queries) ListWebhookDestinations(ctx context.Context, arg ListWebhookDe
 
 const purgeWebhookDeliveries = `-- name: PurgeWebhookDeliveries :execrows
 DELETE FROM webhook_deliveries
-WHERE id IN (SELECT p.id FROM webhook_deliveries p WHERE p.state <> 'pending' AND p.done_ms < CAST(?1 AS INTEGER)
-             ORDER BY p.done_ms LIMIT CAST(?2 AS INTEGER))
+WHERE id IN (SELECT p.id FROM webhook_deliveries p
+             WHERE p.state <> 'pending' AND p.done_ms < CAST(?1 AS INTEGER)
+               AND (p.state = 'delivered' OR p.done_ms < CAST(?2 AS INTEGER))
+             ORDER BY p.done_ms LIMIT CAST(?3 AS INTEGER))
 `
 
 type PurgeWebhookDeliveriesParams struct {
-	BeforeMs int64
-	Batch    int64
+	DeliveredBeforeMs int64
+	DeadBeforeMs      int64
+	Batch             int64
 }
 
-// Deletes up to batch rows delivered or dead before before_ms.
+// Deletes up to batch rows delivered before delivered_before_ms or dead
+// before dead_before_ms.
 func (q *Queries) PurgeWebhookDeliveries(ctx context.Context, arg PurgeWebhookDeliveriesParams) (int64, error) {
-	result, err := q.db.ExecContext(ctx, purgeWebhookDeliveries, arg.BeforeMs, arg.Batch)
+	result, err := q.db.ExecContext(ctx, purgeWebhookDeliveries, arg.DeliveredBeforeMs, arg.DeadBeforeMs, arg.Batch)
 	if err != nil {
 		return 0, err
 	}

@@ -15,6 +15,7 @@ SET lease_owner = $1::text, lease_until_ms = $2::bigint
 WHERE w.id IN (
   SELECT c.id FROM webhook_deliveries c
   WHERE c.state = 'pending' AND c.next_attempt_ms <= $3::bigint AND c.lease_until_ms <= $3::bigint
+    AND EXISTS (SELECT 1 FROM webhook_destinations d WHERE d.id = c.destination_id AND d.enabled)
   ORDER BY c.next_attempt_ms, c.id
   LIMIT $4::bigint
   FOR UPDATE SKIP LOCKED)
@@ -28,7 +29,7 @@ type ClaimWebhookDeliveriesParams struct {
 	Batch        int64
 }
 
-// Leases up to batch due pending rows to owner. SKIP LOCKED lets replicas
+// Leases up to batch due pending rows of enabled destinations to owner. SKIP LOCKED lets replicas
 // claim at the same moment without waiting on each other's rows; the lease
 // condition keeps a row claimed by a live replica out of every other claim.
 func (q *Queries) ClaimWebhookDeliveries(ctx context.Context, arg ClaimWebhookDeliveriesParams) ([]WebhookDelivery, error) {
@@ -346,18 +347,22 @@ func (q *Queries) ListWebhookDestinations(ctx context.Context, arg ListWebhookDe
 
 const purgeWebhookDeliveries = `-- name: PurgeWebhookDeliveries :execrows
 DELETE FROM webhook_deliveries
-WHERE id IN (SELECT p.id FROM webhook_deliveries p WHERE p.state <> 'pending' AND p.done_ms < $1::bigint
-             ORDER BY p.done_ms LIMIT $2::bigint)
+WHERE id IN (SELECT p.id FROM webhook_deliveries p
+             WHERE p.state <> 'pending' AND p.done_ms < $1::bigint
+               AND (p.state = 'delivered' OR p.done_ms < $2::bigint)
+             ORDER BY p.done_ms LIMIT $3::bigint)
 `
 
 type PurgeWebhookDeliveriesParams struct {
-	BeforeMs int64
-	Batch    int64
+	DeliveredBeforeMs int64
+	DeadBeforeMs      int64
+	Batch             int64
 }
 
-// Deletes up to batch rows delivered or dead before before_ms.
+// Deletes up to batch rows delivered before delivered_before_ms or dead
+// before dead_before_ms.
 func (q *Queries) PurgeWebhookDeliveries(ctx context.Context, arg PurgeWebhookDeliveriesParams) (int64, error) {
-	result, err := q.db.Exec(ctx, purgeWebhookDeliveries, arg.BeforeMs, arg.Batch)
+	result, err := q.db.Exec(ctx, purgeWebhookDeliveries, arg.DeliveredBeforeMs, arg.DeadBeforeMs, arg.Batch)
 	if err != nil {
 		return 0, err
 	}

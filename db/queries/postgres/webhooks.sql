@@ -23,7 +23,7 @@ RETURNING *;
 DELETE FROM webhook_destinations WHERE id = sqlc.arg(id);
 
 -- name: ClaimWebhookDeliveries :many
--- Leases up to batch due pending rows to owner. SKIP LOCKED lets replicas
+-- Leases up to batch due pending rows of enabled destinations to owner. SKIP LOCKED lets replicas
 -- claim at the same moment without waiting on each other's rows; the lease
 -- condition keeps a row claimed by a live replica out of every other claim.
 UPDATE webhook_deliveries w
@@ -31,6 +31,7 @@ SET lease_owner = sqlc.arg(owner)::text, lease_until_ms = sqlc.arg(lease_until_m
 WHERE w.id IN (
   SELECT c.id FROM webhook_deliveries c
   WHERE c.state = 'pending' AND c.next_attempt_ms <= sqlc.arg(now_ms)::bigint AND c.lease_until_ms <= sqlc.arg(now_ms)::bigint
+    AND EXISTS (SELECT 1 FROM webhook_destinations d WHERE d.id = c.destination_id AND d.enabled)
   ORDER BY c.next_attempt_ms, c.id
   LIMIT sqlc.arg(batch)::bigint
   FOR UPDATE SKIP LOCKED)
@@ -96,9 +97,12 @@ ORDER BY last_attempt_ms DESC, id DESC
 LIMIT 1;
 
 -- name: PurgeWebhookDeliveries :execrows
--- Deletes up to batch rows delivered or dead before before_ms.
+-- Deletes up to batch rows delivered before delivered_before_ms or dead
+-- before dead_before_ms.
 DELETE FROM webhook_deliveries
-WHERE id IN (SELECT p.id FROM webhook_deliveries p WHERE p.state <> 'pending' AND p.done_ms < sqlc.arg(before_ms)::bigint
+WHERE id IN (SELECT p.id FROM webhook_deliveries p
+             WHERE p.state <> 'pending' AND p.done_ms < sqlc.arg(delivered_before_ms)::bigint
+               AND (p.state = 'delivered' OR p.done_ms < sqlc.arg(dead_before_ms)::bigint)
              ORDER BY p.done_ms LIMIT sqlc.arg(batch)::bigint);
 
 -- name: WebhookOutboxGauges :many

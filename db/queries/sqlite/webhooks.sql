@@ -23,7 +23,7 @@ RETURNING *;
 DELETE FROM webhook_destinations WHERE id = sqlc.arg(id);
 
 -- name: ClaimWebhookDeliveries :many
--- Leases up to batch due pending rows to owner (BEGIN IMMEDIATE
+-- Leases up to batch due pending rows of enabled destinations to owner (BEGIN IMMEDIATE
 -- serializes claims); the lease condition keeps a row claimed by a live
 -- process out of every other claim.
 UPDATE webhook_deliveries
@@ -31,6 +31,7 @@ SET lease_owner = CAST(sqlc.arg(owner) AS TEXT), lease_until_ms = CAST(sqlc.arg(
 WHERE id IN (
   SELECT c.id FROM webhook_deliveries c
   WHERE c.state = 'pending' AND c.next_attempt_ms <= CAST(sqlc.arg(now_ms) AS INTEGER) AND c.lease_until_ms <= CAST(sqlc.arg(now_ms) AS INTEGER)
+    AND EXISTS (SELECT 1 FROM webhook_destinations d WHERE d.id = c.destination_id AND d.enabled)
   ORDER BY c.next_attempt_ms, c.id
   LIMIT CAST(sqlc.arg(batch) AS INTEGER))
 RETURNING *;
@@ -95,9 +96,12 @@ ORDER BY last_attempt_ms DESC, id DESC
 LIMIT 1;
 
 -- name: PurgeWebhookDeliveries :execrows
--- Deletes up to batch rows delivered or dead before before_ms.
+-- Deletes up to batch rows delivered before delivered_before_ms or dead
+-- before dead_before_ms.
 DELETE FROM webhook_deliveries
-WHERE id IN (SELECT p.id FROM webhook_deliveries p WHERE p.state <> 'pending' AND p.done_ms < CAST(sqlc.arg(before_ms) AS INTEGER)
+WHERE id IN (SELECT p.id FROM webhook_deliveries p
+             WHERE p.state <> 'pending' AND p.done_ms < CAST(sqlc.arg(delivered_before_ms) AS INTEGER)
+               AND (p.state = 'delivered' OR p.done_ms < CAST(sqlc.arg(dead_before_ms) AS INTEGER))
              ORDER BY p.done_ms LIMIT CAST(sqlc.arg(batch) AS INTEGER));
 
 -- name: WebhookOutboxGauges :many
