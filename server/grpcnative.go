@@ -97,6 +97,13 @@ type (
 	unimplAudit struct {
 		pactv1.UnimplementedAuditServiceServer
 	}
+	grpcWebhook struct {
+		pactv1connect.WebhookServiceHandler
+		unimplWebhook
+	}
+	unimplWebhook struct {
+		pactv1.UnimplementedWebhookServiceServer
+	}
 )
 
 // streamWorkers is the size of each port's pool of stream goroutines (the
@@ -139,6 +146,7 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 	pactv1.RegisterDelegationServiceServer(g, grpcDelegation{DelegationServiceHandler: svc.Delegation})
 	pactv1.RegisterTokenServiceServer(g, grpcToken{TokenServiceHandler: svc.Token})
 	pactv1.RegisterAuditServiceServer(g, grpcAudit{AuditServiceHandler: svc.Audit})
+	pactv1.RegisterWebhookServiceServer(g, grpcWebhook{WebhookServiceHandler: svc.Webhook})
 	healthpb.RegisterHealthServer(g, grpcHealth{c: s.health})
 	// The same documented descriptors as the main port's reflection.
 	ropts := reflection.ServerOptions{Services: g, DescriptorResolver: s.descriptors()}

@@ -35,6 +35,7 @@ import (
 	"pactd.dev/pactd/core/changefeed"
 	"pactd.dev/pactd/core/grantcache"
 	"pactd.dev/pactd/core/provkeys"
+	corewebhook "pactd.dev/pactd/core/webhook"
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/apidesc"
@@ -46,6 +47,7 @@ import (
 	"pactd.dev/pactd/internal/ratelimit"
 	"pactd.dev/pactd/internal/reqlog"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/internal/urlrule"
 	"pactd.dev/pactd/internal/workpool"
 	"pactd.dev/pactd/services/agent"
 	"pactd.dev/pactd/services/audit"
@@ -55,6 +57,7 @@ import (
 	"pactd.dev/pactd/services/delegation"
 	"pactd.dev/pactd/services/token"
 	"pactd.dev/pactd/services/verification"
+	webhooksvc "pactd.dev/pactd/services/webhook"
 )
 
 // Server is a built, not yet running, pactd.
@@ -86,6 +89,9 @@ type Server struct {
 	// their retention and audit events past PACT_AUDIT_RETENTION; Serve
 	// runs it hourly.
 	purge func(ctx context.Context) (int64, error)
+	// webhooks delivers the audit trail's outbox to webhook destinations;
+	// Serve runs it.
+	webhooks *corewebhook.Dispatcher
 }
 
 // purgeEvery is how often expired delegation state is deleted.
@@ -236,6 +242,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks,
 		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}, OnAudit: auditMetrics.recorded, Grants: grants, Registerer: reg})
 	auditSvc := audit.New(audit.Deps{Store: store, Retention: cfg.AuditRetention, Now: now, Logger: log, OnPrune: auditMetrics.pruned})
+	secrets, err := provkeys.NewSecretBox(kek)
+	if err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("secret box: %w", err)
+	}
+	wc := cfg.Webhook
+	s.webhooks = corewebhook.New(corewebhook.Config{Store: store, Secrets: secrets, Now: now, Logger: log, Registerer: reg,
+		PollInterval: wc.PollInterval, Timeout: wc.Timeout, RetryBase: wc.RetryBase, RetryMax: wc.RetryMax,
+		MaxAttempts: wc.MaxAttempts, MaxAge: wc.MaxAge, Dev: cfg.Dev, AllowHosts: wc.AllowHosts})
 	s.purge = func(ctx context.Context) (int64, error) {
 		n, err := deleg.PurgeExpired(ctx)
 		if err != nil {
@@ -246,7 +261,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 			return n + m, err
 		}
 		a, err := auditSvc.Prune(ctx)
-		return n + m + a, err
+		if err != nil {
+			return n + m + a, err
+		}
+		w, err := s.webhooks.Purge(ctx)
+		return n + m + a + w, err
 	}
 	svc := Services{
 		Credential: credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
@@ -259,6 +278,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Token: token.New(token.Deps{Brands: brands, Grants: grants, Keys: keyRing, Verifier: tokenVerifier,
 			Signer: tokenSigner, Audit: store, OnAudit: auditMetrics.recorded, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
 		Audit: auditSvc,
+		Webhook: webhooksvc.New(webhooksvc.Deps{Store: store, Secrets: secrets, Now: now, Logger: log,
+			URLs: urlrule.Policy{Dev: cfg.Dev, AllowHosts: wc.AllowHosts}}),
 	}
 	metrics := newRPCMetrics(reg)
 	workers := workpool.New(streamWorkers)
@@ -371,6 +392,7 @@ type Services struct {
 	Delegation   pactv1connect.DelegationServiceHandler
 	Token        pactv1connect.TokenServiceHandler
 	Audit        pactv1connect.AuditServiceHandler
+	Webhook      pactv1connect.WebhookServiceHandler
 }
 
 // descriptors resolves the API's descriptors for reflection: the documented
@@ -395,6 +417,7 @@ var serviceNames = []string{
 	pactv1connect.DelegationServiceName,
 	pactv1connect.TokenServiceName,
 	pactv1connect.AuditServiceName,
+	pactv1connect.WebhookServiceName,
 }
 
 // recoverPanic turns a handler's panic into rpcerr.Internal, logging the
@@ -448,6 +471,7 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	mux.Handle(pactv1connect.NewDelegationServiceHandler(svc.Delegation, opts...))
 	mux.Handle(pactv1connect.NewTokenServiceHandler(svc.Token, opts...))
 	mux.Handle(pactv1connect.NewAuditServiceHandler(svc.Audit, opts...))
+	mux.Handle(pactv1connect.NewWebhookServiceHandler(svc.Webhook, opts...))
 
 	checker := &storeChecker{store: s.store, services: serviceNames, grace: s.cfg.OutageGrace, now: time.Now}
 	s.health = checker
@@ -594,6 +618,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		go s.listen(listenCtx, u)
 	}
 	go s.purgeLoop(listenCtx)
+	webhooksDone := make(chan struct{})
+	go func() { s.webhooks.Run(listenCtx); close(webhooksDone) }()
 	s.log.Info("pactd serving", slog.String("addr", ln.Addr().String()), slog.String("grpc_addr", grpcAddr), slog.String("store", s.store.Engine()),
 		slog.Bool("tls", s.cfg.TLSCert != ""), slog.Bool("dev", s.cfg.Dev))
 	select {
@@ -624,6 +650,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		if err := x.Shutdown(sctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	// The webhook dispatcher finishes the attempts under way (each within
+	// its timeout) and hands back the leases it did not use.
+	stopListening()
+	select {
+	case <-webhooksDone:
+	case <-sctx.Done():
 	}
 	return errors.Join(errs...)
 }

@@ -334,7 +334,7 @@ func TestHealthReflectionAndMetrics(t *testing.T) {
 	}
 	slices.Sort(names)
 	want := []string{"pact.v1.AgentService", "pact.v1.AuditService", "pact.v1.BrandService", "pact.v1.ConversationService", "pact.v1.CredentialService",
-		"pact.v1.DelegationService", "pact.v1.TokenService", "pact.v1.VerificationService"}
+		"pact.v1.DelegationService", "pact.v1.TokenService", "pact.v1.VerificationService", "pact.v1.WebhookService"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("reflection lists %v, want %v", names, want)
 	}
