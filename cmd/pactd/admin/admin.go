@@ -21,7 +21,7 @@ import (
 
 // Groups are the top-level pactd subcommands this package serves, in the
 // order help lists them.
-var Groups = []string{"agent", "brand", "credential", "grant", "audit", "key", "health"}
+var Groups = []string{"agent", "brand", "credential", "grant", "audit", "webhook", "key", "health"}
 
 // IsGroup reports whether name is one of Groups.
 func IsGroup(name string) bool { return slices.Contains(Groups, name) }
@@ -75,6 +75,7 @@ func commands() []*command {
 	all = append(all, credentialCommands()...)
 	all = append(all, grantCommands()...)
 	all = append(all, auditCommands()...)
+	all = append(all, webhookCommands()...)
 	all = append(all, keyCommands()...)
 	all = append(all, healthCommand())
 	return all
@@ -98,6 +99,7 @@ var groupSummary = map[string]string{
 	"credential": "caller credentials (CredentialService)",
 	"grant":      "a Brand user's delegation grants (DelegationService)",
 	"audit":      "the audit trail: signed receipts and grant events (AuditService)",
+	"webhook":    "destinations the audit trail is pushed to, and their delivery state (WebhookService)",
 	"key":        "the Provider's signing keys (TokenService)",
 	"health":     "grpc.health.v1 Check (no credential)",
 }
