@@ -106,6 +106,8 @@ type Dispatcher struct {
 	client  *http.Client
 	leaseOf time.Duration
 	m       *metrics
+	// claimFailing is whether the last claim failed (Run's goroutine only).
+	claimFailing bool
 }
 
 // New builds a dispatcher; Run starts it.
@@ -182,10 +184,17 @@ func (d *Dispatcher) Poll(ctx context.Context) int {
 	now := d.cfg.Now()
 	claimed, err := d.cfg.Store.ClaimWebhookDeliveries(ctx, d.cfg.Owner, now, now.Add(d.leaseOf), batch)
 	if err != nil {
-		if ctx.Err() == nil {
-			d.cfg.Logger.WarnContext(ctx, "webhook: claim deliveries", slog.String("error", err.Error()))
+		// One line when the store starts failing, one when it is back: not
+		// one per poll through an outage.
+		if ctx.Err() == nil && !d.claimFailing {
+			d.claimFailing = true
+			d.cfg.Logger.WarnContext(ctx, "webhook: cannot claim deliveries; retrying every poll", slog.String("error", err.Error()))
 		}
 		return 0
+	}
+	if d.claimFailing {
+		d.claimFailing = false
+		d.cfg.Logger.InfoContext(ctx, "webhook: claiming deliveries again")
 	}
 	if len(claimed) == 0 {
 		return 0
@@ -210,7 +219,7 @@ func (d *Dispatcher) Poll(ctx context.Context) int {
 		}
 		tg, ok := dests[c.DestinationID]
 		if !ok {
-			tg = d.target(ctx, c.DestinationID)
+			tg = d.target(work, c.DestinationID)
 			dests[c.DestinationID] = tg
 		}
 		sem <- struct{}{}
