@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -223,7 +222,7 @@ func runOutage(t *testing.T, startAll func() []*instance) {
 	}
 	st, err := webhooks(a, adminToken).GetWebhook(ctx, &pactv1.GetWebhookRequest{WebhookId: whID})
 	if err != nil || st.GetWebhook().GetDeliveryState().GetPending() != int64(len(want)) || st.GetWebhook().GetDeliveryState().GetOldestPendingTime() == nil ||
-		!strings.Contains(st.GetWebhook().GetDeliveryState().GetLastFailureError(), "refused") {
+		st.GetWebhook().GetDeliveryState().GetLastFailureError() == "" || st.GetWebhook().GetDeliveryState().GetLastFailureStatus() != 0 {
 		t.Fatalf("delivery state while down: %v, %v", st.GetWebhook().GetDeliveryState(), err)
 	}
 	if m := samples(t, a); m["pactd_webhook_deliveries_total{outcome=\"retry\"}"] < 1 {
