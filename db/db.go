@@ -241,6 +241,12 @@ type Store interface {
 	// FeedStore reads the change feed replicas learn changes from
 	// (changes.go).
 	FeedStore
+	// HDTPStore holds HDTP / PACT 2 identities and their leaf ledger
+	// (hdtp.go).
+	HDTPStore
+	// ConsoleStore holds the operator console's sessions, the replicas'
+	// heartbeats and the overview's reads (console.go).
+	ConsoleStore
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

@@ -228,6 +228,10 @@ type DelegationStore interface {
 	// with ids before beforeID ("" for the newest), live or not, with
 	// AgentDisplayName filled.
 	ListGrants(ctx context.Context, brandID, brandUser, beforeID string, limit int) ([]Grant, error)
+	// FindGrants returns up to limit grants matching f, newest first, with
+	// ids before beforeID ("" starts at the newest), with the PA's display
+	// name (an operator's search across Brands, Users and PAs).
+	FindGrants(ctx context.Context, f GrantFilter, beforeID string, limit int) ([]Grant, error)
 	// GrantLiveAt reports whether the grant exists for this Brand, client
 	// and Brand user and is neither revoked nor expired at now.
 	GrantLiveAt(ctx context.Context, grantID, brandID, clientID, brandUser string, now time.Time) (bool, error)
@@ -415,4 +419,13 @@ func unixCeil(t time.Time) int64 {
 		s++
 	}
 	return s
+}
+
+// GrantFilter selects grants; an empty field matches every grant.
+type GrantFilter struct {
+	BrandID, BrandUser, AgentID string
+}
+
+func findGrantsParams(f GrantFilter, beforeID string, limit int) liteq.FindGrantsParams {
+	return liteq.FindGrantsParams{BrandID: f.BrandID, BrandUser: f.BrandUser, AgentID: f.AgentID, BeforeID: beforeID, PageLimit: int64(limit)}
 }

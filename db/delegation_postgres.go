@@ -301,3 +301,15 @@ func (s *pgStore) CountPendingDeviceAuthorizations(ctx context.Context, agentID,
 	r, err := s.q.CountPendingDeviceAuthorizations(ctx, pgq.CountPendingDeviceAuthorizationsParams{AgentID: agentID, BrandID: brandID, Now: unix(now)})
 	return r.Total, r.AtBrand, pgErr(err)
 }
+
+func (s *pgStore) FindGrants(ctx context.Context, f GrantFilter, beforeID string, limit int) ([]Grant, error) {
+	rows, err := s.q.FindGrants(ctx, pgq.FindGrantsParams(findGrantsParams(f, beforeID, limit)))
+	if err != nil {
+		return nil, pgErr(err)
+	}
+	out := make([]Grant, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, grantFromPGListRow(pgq.ListGrantsByUserRow(r)))
+	}
+	return out, nil
+}

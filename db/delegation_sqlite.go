@@ -308,3 +308,15 @@ func (s *sqliteStore) CountPendingDeviceAuthorizations(ctx context.Context, agen
 	r, err := s.q.CountPendingDeviceAuthorizations(ctx, liteq.CountPendingDeviceAuthorizationsParams{AgentID: agentID, BrandID: brandID, Now: unix(now)})
 	return r.Total, r.AtBrand, liteErr(err)
 }
+
+func (s *sqliteStore) FindGrants(ctx context.Context, f GrantFilter, beforeID string, limit int) ([]Grant, error) {
+	rows, err := s.q.FindGrants(ctx, findGrantsParams(f, beforeID, limit))
+	if err != nil {
+		return nil, liteErr(err)
+	}
+	out := make([]Grant, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, grantFromListRow(liteq.ListGrantsByUserRow(r)))
+	}
+	return out, nil
+}

@@ -21,7 +21,6 @@ import (
 	"pactd.dev/pactd/frontends/demo"
 	"pactd.dev/pactd/frontends/pacta2a"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 // One end-to-end suite, five frontends: every test that runs through
@@ -148,9 +147,8 @@ func startGoFrontend(t *testing.T, w *world, feLn net.Listener) {
 	mux := http.NewServeMux() // as cmd/pact-a2a -demo mounts them
 	mux.Handle("/demo/", login)
 	mux.Handle("/", h)
-	// As cmd/pact-a2a -public-url mounts it: self-service PA registration, aud = the public URL + /api/platforms.
-	agents := pactv1connect.NewAgentServiceClient(http.DefaultClient, w.pactdURL, bearer(frontendToken))
-	mux.Handle(pacta2a.RegistrationPath, pacta2a.RegistrationHandler(agents, w.feURL+pacta2a.RegistrationPath))
+	// As cmd/pact-a2a -public-url mounts it: self-service PA registration, aud = pactd's public URL + /api/platforms.
+	mux.Handle(pacta2a.RegistrationPath, h)
 	fe := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = fe.Serve(feLn) }()
 	t.Cleanup(func() { _ = fe.Close() })

@@ -19,6 +19,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -143,8 +144,8 @@ type world struct {
 	agentID  string // its pactd id
 	disabled string // another issuer on the same JWKS, registered then disabled
 	agent    *countingAgent
-	site     *brandSite   // the login of mart, the signed-assertion Brand
-	rpcs     atomic.Int32 // calls that reached pactd
+	site     *brandSite                // the login of mart, the signed-assertion Brand
+	metrics  func(t *testing.T) string // pactd's /metrics page
 	agents   pactv1connect.AgentServiceClient
 	brands   pactv1connect.BrandServiceClient
 	deleg    pactv1connect.DelegationServiceClient // frontend role
@@ -184,10 +185,7 @@ func newWorldOpts(t *testing.T, dbURL string, opts ...server.Option) *world {
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	pactd := httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		w.rpcs.Add(1)
-		srv.Handler().ServeHTTP(rw, r)
-	}))
+	pactd := httptest.NewUnstartedServer(srv.Handler())
 	pactd.Config.Protocols = new(http.Protocols) // HTTP/1.1 and h2c, for frontends on gRPC or Connect over HTTP/2
 	pactd.Config.Protocols.SetHTTP1(true)
 	pactd.Config.Protocols.SetUnencryptedHTTP2(true)
@@ -195,6 +193,13 @@ func newWorldOpts(t *testing.T, dbURL string, opts ...server.Option) *world {
 	t.Cleanup(func() { pactd.Close(); _ = srv.Close() })
 
 	w.pactdURL = pactd.URL
+	w.metrics = func(t *testing.T) string {
+		req := httptest.NewRequestWithContext(t.Context(), "GET", "/metrics", nil)
+		req.Header.Set("Authorization", "Bearer "+adminToken)
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		return rec.Body.String()
+	}
 	frontendFor(t).start(t, w, feLn)
 
 	admin := bearer(adminToken)
@@ -338,4 +343,22 @@ func decodeReply(t *testing.T, r response) reply {
 		t.Fatalf("reply %s is not an agent message with one text part", r.body)
 	}
 	return out
+}
+
+// verifications is how many PA JWT verifications pactd has run
+// (pactd_verify_requests_total, every outcome).
+func (w *world) verifications(t *testing.T) int {
+	t.Helper()
+	n := 0
+	for line := range strings.Lines(w.metrics(t)) {
+		if strings.HasPrefix(line, "pactd_verify_requests_total{") {
+			f := strings.Fields(line)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				t.Fatalf("metrics line %q", line)
+			}
+			n += int(v)
+		}
+	}
+	return n
 }

@@ -172,12 +172,13 @@ func TestTaskRoutes(t *testing.T) {
 }
 
 // TestUnmatchedRoutesBeforeAuth: unmatched routes are 404/405 with or
-// without a token, and never reach pactd.
+// without a token, and are refused before any authentication: pactd's
+// front door matches the route first and verifies no PA JWT for them.
 func TestUnmatchedRoutesBeforeAuth(t *testing.T) {
 	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		w := newWorld(t, dbURL)
 		auth := "Authorization: Bearer " + w.token(t, "user-123")
-		before := w.rpcs.Load()
+		before := w.verifications(t)
 		cases := []struct {
 			method, path string
 			status       int
@@ -197,8 +198,12 @@ func TestUnmatchedRoutesBeforeAuth(t *testing.T) {
 			wantBare(t, c.method+" "+c.path, w.do(t, c.method, c.path, ""), c.status)
 			wantBare(t, "with token "+c.method+" "+c.path, w.do(t, c.method, c.path, "{}", auth), c.status)
 		}
-		if n := w.rpcs.Load() - before; n != 0 {
-			t.Fatalf("unmatched routes made %d calls to pactd", n)
+		if n := w.verifications(t) - before; n != 0 {
+			t.Fatalf("unmatched routes ran %d PA JWT verifications", n)
+		}
+		// The control: a matched route is verified, and counted.
+		if r := w.do(t, "GET", "/a2a/acme/tasks", "", auth); r.status != 200 || w.verifications(t)-before != 1 {
+			t.Fatalf("matched route: %d, %d verifications", r.status, w.verifications(t)-before)
 		}
 	})
 }

@@ -33,8 +33,8 @@ func TestNoInputStopsTheFrontend(t *testing.T) {
 			{"POST", "/a2a/%C3%A9t%C3%A9/oauth/consent", "assertion=x"},
 			{"GET", "/a2a/" + shop + "/oauth/connected?status=%FF", ""},
 			{"POST", "/a2a/" + shop + "/oauth/consent/decision", "csrf=%zz&decision=allow"},
-			// This stop's handlers: the root page, the 404 page, the connected
-			// pages of both login modes, self-registration.
+			// The frontend's own pages: the root page, the 404 page, the
+			// connected pages of both login modes, self-registration.
 			{"GET", "/?%C3%A9=%0D%0A", ""},
 			{"GET", "/a2a/%0D%0ASet-Cookie:%20x=1/", ""},
 			{"GET", "/a2a/%E2%80%AE%00/.well-known/agent-card.json", ""},
@@ -104,6 +104,10 @@ func TestOversizedBodyNeverHangsTheConnection(t *testing.T) {
 			// The connected page of a signed-assertion Brand reads its form first too.
 			{"fail/connected-form-20KiB", "POST /a2a/" + mart + "/oauth/connected HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
 				strconv.Itoa(20<<10) + "\r\n\r\n", big(20 << 10), 413, ""},
+			// pactd's OAuth token endpoint: a form past every bound, on a
+			// keep-alive connection.
+			{"fail/oauth-token-1536KiB", "POST /a2a/" + shop + "/oauth/token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
+				strconv.Itoa(1536<<10) + "\r\n\r\n", big(1536 << 10), 413, ""},
 			{"ok/small-refused-body", "POST /a2a/acme/message:send HTTP/1.1\r\nHost: x\r\n" + auth + "Content-Length: 1\r\n\r\n", "{", 400,
 				errBody(a2aerr.InvalidParams, `The body must be JSON: {"message": Message}`)},
 		}
@@ -158,6 +162,29 @@ func TestOversizedBodyNeverHangsTheConnection(t *testing.T) {
 				t.Errorf("%s: after the refusal: %v", c.name, err)
 			}
 			conn.Close()
+		}
+	})
+}
+
+// TestBrandIDNotUTF8IsNotFound: a Brand id whose percent-escapes decode to
+// bytes that are not UTF-8 names no Brand: every frontend answers the 404
+// PACT 1.0 §1.2 asks for (bare for API clients, the 404 page for a
+// browser), never a server failure; a real Brand's card is the control.
+func TestBrandIDNotUTF8IsNotFound(t *testing.T) {
+	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
+		w := newWorld(t, dbURL)
+		auth := "Authorization: Bearer " + w.token(t, "user-1")
+		for _, path := range []string{"/a2a/%FF/.well-known/agent-card.json", "/a2a/%FF%FE/message:send", "/a2a/a%C3/oauth/connected"} {
+			wantBare(t, "GET "+path, w.do(t, "GET", path, ""), 404)
+			if r := w.do(t, "GET", path, "", "Accept: text/html"); r.status != 404 || !strings.Contains(r.body, "There is no page at this address.") {
+				t.Errorf("browser GET %s: %d %.200s", path, r.status, r.body)
+			}
+			if r := w.do(t, "POST", path, "{}", auth); r.status != 404 && r.status != 405 {
+				t.Errorf("POST %s: %d; want 404 (or 405 for the card's path)", path, r.status)
+			}
+		}
+		if r := w.do(t, "GET", "/a2a/acme/.well-known/agent-card.json", ""); r.status != 200 {
+			t.Fatalf("the control: acme's card answers %d", r.status)
 		}
 	})
 }

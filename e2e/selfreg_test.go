@@ -12,6 +12,7 @@ import (
 
 	"pactd.dev/pactd/frontends/pacta2a"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/services/frontdoor"
 )
 
 // selfRegistering are the frontends that mount POST /api/platforms (with
@@ -111,7 +112,7 @@ func TestSelfRegistration(t *testing.T) {
 			t.Fatalf("cross-origin: %d %v %s", r.status, r.header, r.body)
 		}
 		// The frontend's own refusals, the same bytes from every frontend (the Go handler's).
-		big := `{"name":"` + strings.Repeat("a", pacta2a.MaxRegistrationBody) + `"}`
+		big := `{"name":"` + strings.Repeat("a", frontdoor.MaxRegistrationBody) + `"}`
 		for _, c := range []struct {
 			name, method, body, auth string
 			status                   int

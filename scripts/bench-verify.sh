@@ -46,7 +46,7 @@
 # BENCH_NATIVE_CLIENT picks the native row's client: h2grpc (the default:
 # the load generator's minimal gRPC client, which costs the load generator
 # less and adds less of its own to the tail, docs/benchmarks.md §2.13) or
-# grpc-go (the row as measured before 2026-12-06).
+# grpc-go (the stock grpc-go client, as a Go frontend calls pactd).
 #
 # BENCH_PROFILE=1 builds pactd with a net/http/pprof listener on loopback
 # (added only to this build, through a go build -overlay file written to the

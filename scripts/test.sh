@@ -20,7 +20,9 @@
 #                                 files, the findings generators commonly cause and still
 #                                 reports bugs there; deadcode runs without -generated, as protoc
 #                                 and sqlc emit every getter and query whether called or not;
-#                                 -test counts what only tests call as used (test helpers)
+#                                 -test counts what only tests call as used (test helpers);
+#                                 then the frontend libraries installed in scratch projects
+#                                 (scripts/scratch/{go,ts,py}.sh)
 #   5. PostgreSQL                 127.0.0.1:5432 answers, or the machine's cluster is started
 #   6. go test -race ./...        every package under the race detector; internal/readmetest
 #                                 runs the README's blocks in order on a copy of the checkout
@@ -42,6 +44,8 @@
 # e2e runs against the Python frontend in step 6.
 # and a last line "N passed, M failed", counted from go test -json (test-level
 # pass and fail events of steps 6 and 7). Exits non-zero if anything failed.
+# Ctrl-C (SIGINT), SIGTERM or SIGHUP stops every process it started, at any
+# depth, within seconds, and exits 130, 143 or 129 (scripts/testsh_test.go).
 #
 # How long: on a 2-core machine with a cold Go build cache, about 25 minutes (the pinned
 # tools, the race-instrumented test binaries and the fuzz targets are compiled once; most of
@@ -116,9 +120,14 @@ tool() { go tool -modfile=tools/go.mod "$@"; }
 
 # heartbeat LABEL CMD...: runs CMD, printing a line every HEARTBEAT_SECONDS
 # (50) while it runs, so a long compile, install or download is never a
-# silent stretch of a minute.
+# silent stretch of a minute. CMD runs as a job of its own and the script
+# waits for it: a signal to the script then runs its trap at once (a trap
+# waits for a foreground command to end). Job control is on for the fork
+# alone, so that CMD keeps the default SIGINT a plain background command
+# would lose (the tests' own children are stopped with SIGINT); its
+# standard input is /dev/null, as it is in CI.
 heartbeat() {
-	local label=$1 t0 hb rc=0
+	local label=$1 t0 hb job rc=0
 	shift
 	t0=$(date +%s)
 	(
@@ -131,11 +140,78 @@ heartbeat() {
 		done
 	) &
 	hb=$!
-	"$@" || rc=$?
+	set -m
+	"$@" </dev/null &
+	job=$!
+	set +m
+	wait "$job" || rc=$?
 	kill "$hb" 2>/dev/null || true
 	wait "$hb" 2>/dev/null || true
 	return "$rc"
 }
+
+# descendants prints the PIDs of every process below this script, however
+# deep and in whatever process group (a job's, a server a test started in
+# its own), except the ones that run this function (its subshell, ps, awk).
+descendants() {
+	local self=$BASHPID
+	ps -e -o pid= -o ppid= | awk -v root=$$ -v self="$self" '
+		{ kids[$2] = kids[$2] " " $1 }
+		END {
+			n = split(kids[root], queue, " ")
+			for (i = 1; i <= n; i++) {
+				if (queue[i] == self) continue
+				print queue[i]
+				m = split(kids[queue[i]], more, " ")
+				for (j = 1; j <= m; j++) queue[++n] = more[j]
+			}
+		}' | sort -n
+}
+
+# running PID...: the PIDs that still run (a zombie has ended).
+running() {
+	local p st
+	for p in "$@"; do
+		st=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+		st=${st##*) }
+		[[ ${st%% *} == Z ]] || echo "$p"
+	done
+}
+
+# interrupted NAME STATUS: Ctrl-C (SIGINT), SIGTERM or SIGHUP stops every
+# process this script started (go test and the tests' servers, npm, pytest,
+# the heartbeats), then the script, with STATUS. The tree is frozen first
+# (SIGSTOP, again until no new process appears), so nothing in it starts
+# another between the snapshot and the signal; then TERM, and KILL for
+# what still runs 5 seconds later.
+interrupted() {
+	trap '' INT TERM HUP # the clean-up runs to its end
+	printf '\n%s: stopping every process the test command started\n' "$1" >&2
+	local pids more all left
+	pids=$(descendants)
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[[ -n $pids ]] || break
+		kill -STOP $pids 2>/dev/null || true # unquoted: one PID per word
+		more=$(descendants)
+		all=$(printf '%s\n%s\n' "$pids" "$more" | grep . | sort -nu)
+		[[ $all != "$pids" ]] || break
+		pids=$all
+	done
+	if [[ -n $pids ]]; then
+		kill -TERM $pids 2>/dev/null || true
+		kill -CONT $pids 2>/dev/null || true
+		for _ in $(seq 50); do
+			left=$(running $pids)
+			[[ -n $left ]] || break
+			sleep 0.1
+		done
+		[[ -z $left ]] || kill -KILL $left 2>/dev/null || true
+	fi
+	exit "$2"
+}
+trap 'interrupted SIGINT 130' INT
+trap 'interrupted SIGTERM 143' TERM
+trap 'interrupted SIGHUP 129' HUP
 
 WORK=$(mktemp -d -t pactd-test.XXXXXX)
 keep_work=0
@@ -215,14 +291,16 @@ else
 fi
 
 # frontends/pacta2a-py and frontends/python run on Debian's packages for
-# /usr/bin/python3 (not whatever python3 is first on PATH). CI installs them;
+# /usr/bin/python3 (not whatever python3 is first on PATH); python3-pip is for
+# scripts/scratch/py.sh, which installs the package with pip as a user would
+# (offline, from its directory). CI installs them;
 # elsewhere the Python steps are skipped without them, saying so (and the
 # e2e suite skips its py tests).
 PY=/usr/bin/python3
-PY_DEBS="python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc python3-starlette python3-uvicorn python3-httpx python3-pytest"
+PY_DEBS="python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc python3-starlette python3-uvicorn python3-httpx python3-pytest python3-pip"
 py_ready() {
 	[[ -x $PY ]] && command -v protoc >/dev/null && command -v grpc_python_plugin >/dev/null &&
-		"$PY" -c 'import grpc, google.protobuf, h11, httpx, pytest, starlette, uvicorn' 2>/dev/null
+		"$PY" -c 'import grpc, google.protobuf, h11, httpx, pytest, starlette, uvicorn' 2>/dev/null && "$PY" -m pip --version >/dev/null 2>&1
 }
 PY_FE=0
 if [[ "${CI:-}" == "true" ]] && ! py_ready; then
@@ -344,6 +422,19 @@ if [[ $PY_FE == 1 ]]; then
 	fi
 fi
 
+# The frontend libraries used from outside this repository, each in a scratch project
+# (scripts/scratch/): the Go module required by another module, @pactd/a2a installed from
+# npm pack's tarball, the Python package installed with pip from its directory.
+scratch_one() { # scratch_one NAME: run scripts/scratch/NAME.sh, report, fail the run on failure
+	if heartbeat "scratch install ($1)" bash "scripts/scratch/$1.sh"; then :; else
+		echo "FAIL  scripts/scratch/$1.sh"
+		scratch_failed=1
+	fi
+}
+scratch_one go
+if [[ $NODE_FE == 1 ]]; then scratch_one ts; fi
+if [[ $PY_FE == 1 ]]; then scratch_one py; fi
+
 # ---------------------------------------------------------------------------
 section "PostgreSQL"
 pg_up() {
@@ -455,12 +546,12 @@ JSON_FUZZ="$WORK/fuzz.json"
 : >"$JSON_TEST"
 : >"$JSON_FUZZ"
 status=0
-if [[ ${py_failed:-0} == 1 ]]; then status=1; fi
+if [[ ${py_failed:-0} == 1 || ${scratch_failed:-0} == 1 ]]; then status=1; fi
 
 # ---------------------------------------------------------------------------
-# The whole suite runs under the race detector: on this 2-core machine it took
-# 42 s against 39 s without (warm build cache, 2026-11-30), so no package is
-# worth excusing.
+# The whole suite runs under the race detector: on a 2-core machine with a warm
+# build cache it takes 42 s against 39 s without, so no package is worth
+# excusing.
 t0=$SECONDS
 if [[ $QUICK == 1 ]]; then
 	section "go test ./... (PACT_QUICK=1: no -race, no browser test)"
@@ -510,7 +601,7 @@ if [[ $QUICK != 1 && $NODE_FE == 1 && "$FUZZTIME" != "0" && "$FUZZTIME" != "0s" 
 	ts_runs=20000
 	if [[ "$FUZZTIME" =~ ^([0-9]+)x$ ]]; then ts_runs=${BASH_REMATCH[1]}; fi
 	echo "TypeScript fuzz smoke: $ts_runs runs per target"
-	if ! (cd frontends && node pacta2a-js/dist/test/fuzz/run.js --runs "$ts_runs"); then
+	if ! heartbeat "TypeScript fuzz smoke" bash -c 'cd frontends && node pacta2a-js/dist/test/fuzz/run.js --runs "$1"' _ "$ts_runs"; then
 		echo "FAIL  TypeScript fuzz smoke: the failing input is printed above; add it to frontends/pacta2a-js/test/fuzz/corpus/"
 		status=1
 	fi

@@ -192,6 +192,10 @@ func TestDelegatedCallsReadNoGrantWhileNothingChanged(t *testing.T) {
 			for name, n := range ran {
 				switch name {
 				case "ListChangesFrom": // the feed's polls, twice a second
+				case "UpsertReplica", "PruneReplicas": // the replica's heartbeat, every 15 s
+					if limit := elapsed.Seconds()/15 + 1; n > limit {
+						t.Errorf("%s ran %v times in %v: more than once per heartbeat", name, n, elapsed)
+					}
 				case "GetCredentialByHash", "TouchCredential": // the callers' credentials, re-read once a second
 					if limit := 2 * (elapsed.Seconds() + 2); n > limit {
 						t.Errorf("%s ran %v times in %v: more than once a second per credential", name, n, elapsed)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -19,15 +21,19 @@ import (
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
 
 	"pactd.dev/pactd/core/auth"
+	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
+	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/apidesc"
 	"pactd.dev/pactd/internal/reqlog"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/internal/workpool"
+	"pactd.dev/pactd/services/frontdoor"
 )
 
 // The native gRPC transport (PACT_GRPC_LISTEN) serves the same service
@@ -104,6 +110,27 @@ type (
 	unimplWebhook struct {
 		pactv1.UnimplementedWebhookServiceServer
 	}
+	grpcFrontDoor struct {
+		pactv1connect.FrontDoorServiceHandler
+		unimplFrontDoor
+	}
+	unimplFrontDoor struct {
+		pactv1.UnimplementedFrontDoorServiceServer
+	}
+	grpcHDTPIdentity struct {
+		hdtpv1connect.IdentityServiceHandler
+		unimplHDTPIdentity
+	}
+	unimplHDTPIdentity struct {
+		hdtpv1.UnimplementedIdentityServiceServer
+	}
+	grpcHDTPTrust struct {
+		hdtpv1connect.TrustServiceHandler
+		unimplHDTPTrust
+	}
+	unimplHDTPTrust struct {
+		hdtpv1.UnimplementedTrustServiceServer
+	}
 )
 
 // streamWorkers is the size of each port's pool of stream goroutines (the
@@ -116,7 +143,9 @@ const streamWorkers = 256
 // newGRPCServer builds the native gRPC server over the same services.
 func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMetrics, workers *workpool.Pool) (*grpc.Server, error) {
 	opts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(apidesc.MaxRequestBytes),
+		// The front door's requests carry whole HTTP bodies; every other
+		// method keeps apidesc.MaxRequestBytes (grpcAdmitted).
+		grpc.MaxRecvMsgSize(frontdoor.MaxRequestBytes),
 		// The bounds net/http applies on the main port.
 		grpc.MaxConcurrentStreams(250),
 		grpc.MaxHeaderListSize(apidesc.MaxHeaderBytes),
@@ -147,6 +176,9 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 	pactv1.RegisterTokenServiceServer(g, grpcToken{TokenServiceHandler: svc.Token})
 	pactv1.RegisterAuditServiceServer(g, grpcAudit{AuditServiceHandler: svc.Audit})
 	pactv1.RegisterWebhookServiceServer(g, grpcWebhook{WebhookServiceHandler: svc.Webhook})
+	pactv1.RegisterFrontDoorServiceServer(g, grpcFrontDoor{FrontDoorServiceHandler: svc.FrontDoor})
+	hdtpv1.RegisterIdentityServiceServer(g, grpcHDTPIdentity{IdentityServiceHandler: svc.HDTPIdentity})
+	hdtpv1.RegisterTrustServiceServer(g, grpcHDTPTrust{TrustServiceHandler: svc.HDTPTrust})
 	healthpb.RegisterHealthServer(g, grpcHealth{c: s.health})
 	// The same documented descriptors as the main port's reflection.
 	ropts := reflection.ServerOptions{Services: g, DescriptorResolver: s.descriptors()}
@@ -209,6 +241,10 @@ func grpcRequestID(ctx context.Context) context.Context {
 // grpcAdmitted admits a call exactly as the main port's interceptor does,
 // then runs it under grpcRecover.
 func (s *Server) grpcAdmitted(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler, a *auth.Authenticator) (any, error) {
+	if m, ok := req.(proto.Message); ok && !strings.HasPrefix(info.FullMethod, "/"+pactv1connect.FrontDoorServiceName+"/") &&
+		proto.Size(m) > apidesc.MaxRequestBytes {
+		return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("the request is larger than %d bytes", apidesc.MaxRequestBytes))
+	}
 	if !noAuthMethod(info.FullMethod) {
 		var header string
 		if v := metadata.ValueFromIncomingContext(ctx, "authorization"); len(v) == 1 {

@@ -5,6 +5,8 @@ package server
 
 import (
 	"context"
+	"crypto/hkdf"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -15,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,11 +40,14 @@ import (
 	"pactd.dev/pactd/core/provkeys"
 	corewebhook "pactd.dev/pactd/core/webhook"
 	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/apidesc"
 	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/ids"
 	"pactd.dev/pactd/internal/jose"
+	"pactd.dev/pactd/internal/keyseal"
 	"pactd.dev/pactd/internal/oauthhttp"
 	"pactd.dev/pactd/internal/pajwt"
 	"pactd.dev/pactd/internal/ratelimit"
@@ -49,12 +55,15 @@ import (
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/internal/urlrule"
 	"pactd.dev/pactd/internal/workpool"
+	"pactd.dev/pactd/server/console"
 	"pactd.dev/pactd/services/agent"
 	"pactd.dev/pactd/services/audit"
 	"pactd.dev/pactd/services/brand"
 	"pactd.dev/pactd/services/conversation"
 	"pactd.dev/pactd/services/credential"
 	"pactd.dev/pactd/services/delegation"
+	"pactd.dev/pactd/services/frontdoor"
+	hdtpsvc "pactd.dev/pactd/services/hdtp"
 	"pactd.dev/pactd/services/token"
 	"pactd.dev/pactd/services/verification"
 	webhooksvc "pactd.dev/pactd/services/webhook"
@@ -84,10 +93,17 @@ type Server struct {
 	// before opening the store, so a taken port is reported first; tests
 	// pass one on :0).
 	GRPCListener net.Listener
+	// ConsoleListener, when set before Serve, is used for the console
+	// instead of listening on PACT_CONSOLE_LISTEN (tests pass one on :0).
+	ConsoleListener net.Listener
+	// console is the operator console of PACT_CONSOLE_LISTEN, or nil.
+	console *console.Console
+	// replica is this process's id in the replicas' heartbeats.
+	replica string
 	// purge deletes expired delegation state (device codes, used Brand
 	// assertions, refresh tokens of expired grants), change-feed rows past
-	// their retention and audit events past PACT_AUDIT_RETENTION; Serve
-	// runs it hourly.
+	// their retention and audit events past PACT_AUDIT_RETENTION, and
+	// destroys HDTP leaf keys past their notAfter; Serve runs it hourly.
 	purge func(ctx context.Context) (int64, error)
 	// webhooks delivers the audit trail's outbox to webhook destinations;
 	// Serve runs it.
@@ -174,7 +190,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		_ = store.Close()
 		return nil, fmt.Errorf("bootstrap credentials: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, store: store, traced: cfg.Tracing}
+	s := &Server{cfg: cfg, log: log, store: store, traced: cfg.Tracing, replica: ids.New("rep_", now())}
 	reg := prometheus.NewRegistry()
 	// Besides the default Go metrics, the collector's CPU by phase
 	// (go_cpu_classes_gc_{mark_assist,mark_dedicated,mark_idle,pause}_cpu_seconds_total
@@ -251,6 +267,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	s.webhooks = corewebhook.New(corewebhook.Config{Store: store, Secrets: secrets, Now: now, Logger: log, Registerer: reg,
 		PollInterval: wc.PollInterval, Timeout: wc.Timeout, RetryBase: wc.RetryBase, RetryMax: wc.RetryMax,
 		MaxAttempts: wc.MaxAttempts, MaxAge: wc.MaxAge, Dev: cfg.Dev, AllowHosts: wc.AllowHosts})
+	// HDTP / PACT 2 (hdtp.v1): leaf keys sealed under the same KEK.
+	hdtpSvc, hdtpTrust, err := hdtpServices(store, kek, now, log, reg)
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
 	s.purge = func(ctx context.Context) (int64, error) {
 		n, err := deleg.PurgeExpired(ctx)
 		if err != nil {
@@ -264,8 +286,12 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		if err != nil {
 			return n + m + a, err
 		}
+		h, err := hdtpSvc.Sweep(ctx)
+		if err != nil {
+			return n + m + a + h, err
+		}
 		w, err := s.webhooks.Purge(ctx)
-		return n + m + a + w, err
+		return n + m + a + h + w, err
 	}
 	svc := Services{
 		Credential: credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
@@ -277,9 +303,33 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Delegation:   deleg,
 		Token: token.New(token.Deps{Brands: brands, Grants: grants, Keys: keyRing, Verifier: tokenVerifier,
 			Signer: tokenSigner, Audit: store, OnAudit: auditMetrics.recorded, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
-		Audit: auditSvc,
+		Audit:        auditSvc,
+		HDTPIdentity: hdtpSvc,
+		HDTPTrust:    hdtpTrust,
 		Webhook: webhooksvc.New(webhooksvc.Deps{Store: store, Secrets: secrets, Now: now, Logger: log,
 			URLs: urlrule.Policy{Dev: cfg.Dev, AllowHosts: wc.AllowHosts}}),
+	}
+	// The front door calls the services above in process and serves
+	// pactd's OAuth endpoints through their HTTP handler; its secret keys
+	// turn handles and page forms alike on every replica.
+	doorSecret, err := hkdf.Key(sha256.New, kek, nil, "pactd front door", 32)
+	if err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("front door secret: %w", err)
+	}
+	if svc.FrontDoor, err = frontdoor.New(frontdoor.Deps{
+		Verify: verifier, Brands: svc.Brand, Turns: svc.Conversation, Delegation: deleg,
+		Receipts: svc.Token, Registration: svc.Agent, OAuth: oauthEndpoints(svc, log),
+		Secret: doorSecret, PublicURL: cfg.PublicURL, Now: now, Logger: log,
+	}); err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("front door: %w", err)
+	}
+	if cfg.ConsoleListen != "" {
+		if err := s.newConsole(svc, authn, keyRing, now); err != nil {
+			_ = store.Close()
+			return nil, err
+		}
 	}
 	metrics := newRPCMetrics(reg)
 	workers := workpool.New(streamWorkers)
@@ -392,7 +442,31 @@ type Services struct {
 	Delegation   pactv1connect.DelegationServiceHandler
 	Token        pactv1connect.TokenServiceHandler
 	Audit        pactv1connect.AuditServiceHandler
+	FrontDoor    pactv1connect.FrontDoorServiceHandler
+	// HDTPIdentity and HDTPTrust are hdtp.v1's services.
+	HDTPIdentity hdtpv1connect.IdentityServiceHandler
+	HDTPTrust    hdtpv1connect.TrustServiceHandler
 	Webhook      pactv1connect.WebhookServiceHandler
+}
+
+// oauthEndpoints are pactd's OAuth endpoints in RFC wire form (package
+// oauthhttp) on a mux of their own.
+func oauthEndpoints(svc Services, log *slog.Logger) *http.ServeMux {
+	mux := http.NewServeMux()
+	oauthhttp.New(svc.Delegation, svc.Token, log).Register(mux)
+	return mux
+}
+
+// hdtpServices builds hdtp.v1's services: the identity service holds leaf
+// keys sealed under the KEK; both use the one public-address rule.
+func hdtpServices(store db.Store, kek []byte, now func() time.Time, log *slog.Logger, reg prometheus.Registerer) (*hdtpsvc.Identities, *hdtpsvc.Trust, error) {
+	sealer, err := keyseal.New(kek)
+	if err != nil {
+		return nil, nil, fmt.Errorf("hdtp leaf keys: %w", err)
+	}
+	d := hdtpsvc.Deps{Store: store, Sealer: sealer, IsPublic: urlrule.IsPublicAddr, Now: now, Logger: log, Registerer: reg}
+	ids := hdtpsvc.NewIdentities(d)
+	return ids, hdtpsvc.NewTrust(d, ids), nil
 }
 
 // descriptors resolves the API's descriptors for reflection: the documented
@@ -418,6 +492,9 @@ var serviceNames = []string{
 	pactv1connect.TokenServiceName,
 	pactv1connect.AuditServiceName,
 	pactv1connect.WebhookServiceName,
+	pactv1connect.FrontDoorServiceName,
+	hdtpv1connect.IdentityServiceName,
+	hdtpv1connect.TrustServiceName,
 }
 
 // recoverPanic turns a handler's panic into rpcerr.Internal, logging the
@@ -456,32 +533,39 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	// They get server spans of their own (httpSpans), and the RPCs'
 	// metrics, fault logging and panic recovery (observeHTTP); on this port
 	// only they live under /a2a/.
-	oauth := http.NewServeMux()
-	oauthhttp.New(svc.Delegation, svc.Token, s.log).Register(oauth)
-	oauthHandler := s.observeHTTP(hm, oauth)
+	oauthHandler := s.observeHTTP(hm, oauthEndpoints(svc, s.log))
 	if s.traced {
 		oauthHandler = httpSpans(oauthHandler)
 	}
 	mux.Handle("/a2a/", oauthHandler)
-	mux.Handle(pactv1connect.NewCredentialServiceHandler(svc.Credential, opts...))
-	mux.Handle(pactv1connect.NewAgentServiceHandler(svc.Agent, opts...))
-	mux.Handle(pactv1connect.NewBrandServiceHandler(svc.Brand, opts...))
-	mux.Handle(pactv1connect.NewVerificationServiceHandler(svc.Verification, opts...))
-	mux.Handle(pactv1connect.NewConversationServiceHandler(svc.Conversation, opts...))
-	mux.Handle(pactv1connect.NewDelegationServiceHandler(svc.Delegation, opts...))
-	mux.Handle(pactv1connect.NewTokenServiceHandler(svc.Token, opts...))
-	mux.Handle(pactv1connect.NewAuditServiceHandler(svc.Audit, opts...))
-	mux.Handle(pactv1connect.NewWebhookServiceHandler(svc.Webhook, opts...))
+	// The RPC handlers: connect-go's bare 415 gets a body that says what to
+	// send (explainUnsupported).
+	handle := func(path string, h http.Handler) { mux.Handle(path, explainUnsupported(h, servedUnary)) }
+	handle(pactv1connect.NewCredentialServiceHandler(svc.Credential, opts...))
+	handle(pactv1connect.NewAgentServiceHandler(svc.Agent, opts...))
+	handle(pactv1connect.NewBrandServiceHandler(svc.Brand, opts...))
+	handle(pactv1connect.NewVerificationServiceHandler(svc.Verification, opts...))
+	handle(pactv1connect.NewConversationServiceHandler(svc.Conversation, opts...))
+	handle(pactv1connect.NewDelegationServiceHandler(svc.Delegation, opts...))
+	handle(pactv1connect.NewTokenServiceHandler(svc.Token, opts...))
+	handle(pactv1connect.NewAuditServiceHandler(svc.Audit, opts...))
+	handle(pactv1connect.NewWebhookServiceHandler(svc.Webhook, opts...))
+	// The front door carries whole HTTP requests, bodies up to 1 MiB.
+	doorOpts := append(slices.Clone(opts), connect.WithReadMaxBytes(frontdoor.MaxRequestBytes))
+	handle(pactv1connect.NewFrontDoorServiceHandler(svc.FrontDoor, doorOpts...))
+	handle(hdtpv1connect.NewIdentityServiceHandler(svc.HDTPIdentity, opts...))
+	handle(hdtpv1connect.NewTrustServiceHandler(svc.HDTPTrust, opts...))
 
 	checker := &storeChecker{store: s.store, services: serviceNames, grace: s.cfg.OutageGrace, now: time.Now}
 	s.health = checker
-	mux.Handle(grpchealth.NewHandler(checker))
+	handle(grpchealth.NewHandler(checker))
 	// Reflection answers from the documented descriptors, so a client's
 	// describe shows the .proto comments.
 	reflector := grpcreflect.NewReflector(grpcreflect.NamerFunc(func() []string { return serviceNames }),
 		grpcreflect.WithDescriptorResolver(s.descriptors()))
-	mux.Handle(grpcreflect.NewHandlerV1(reflector))
-	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	handleStream := func(path string, h http.Handler) { mux.Handle(path, explainUnsupported(h, servedStream)) }
+	handleStream(grpcreflect.NewHandlerV1(reflector))
+	handleStream(grpcreflect.NewHandlerV1Alpha(reflector))
 	if s.cfg.MetricsListen == "" {
 		// On the API port only an admin credential reads metrics (nothing
 		// but health and reflection answers an unauthenticated caller); a
@@ -571,7 +655,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	servers := []*http.Server{srv}
-	errc := make(chan error, 3)
+	errc := make(chan error, 4)
 	if s.cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
 		if err != nil {
@@ -611,9 +695,23 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		servers = append(servers, msrv)
 		go func() { errc <- msrv.Serve(mln) }()
 	}
+	if s.console != nil {
+		csrv, err := s.serveConsole(errc)
+		if err != nil {
+			for _, x := range servers {
+				_ = x.Close()
+			}
+			if s.grpc != nil {
+				s.grpc.Stop()
+			}
+			return err
+		}
+		servers = append(servers, csrv)
+	}
 	listenCtx, stopListening := context.WithCancel(ctx)
 	defer stopListening()
 	go s.feed.Run(listenCtx)
+	go s.heartbeat(listenCtx)
 	if u := s.cfg.NotifyURL(); u != "" {
 		go s.listen(listenCtx, u)
 	}

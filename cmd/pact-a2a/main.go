@@ -28,15 +28,11 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
-	"connectrpc.com/connect"
-
 	"pactd.dev/pactd/frontends/demo"
 	"pactd.dev/pactd/frontends/pacta2a"
-	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 )
 
 func main() {
@@ -61,7 +57,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	pactd := fs.String("pactd", or(getenv("PACTD_URL"), "http://127.0.0.1:7070"), "pactd's base URL (env PACTD_URL)")
 	withDemo := fs.Bool("demo", getenv("A2A_DEMO") == "true", "serve the demo Brand's agent and sign-in page (env A2A_DEMO=true)")
 	agentURL := fs.String("agent-url", getenv("A2A_AGENT_URL"), "the Brand logic in another process (env A2A_AGENT_URL)")
-	publicURL := fs.String("public-url", getenv("A2A_PUBLIC_URL"), "this frontend's public base URL; when set, POST /api/platforms (self-service PA registration, pactd's PACT_SELF_REGISTRATION) is served with aud = it + /api/platforms (env A2A_PUBLIC_URL)")
+	publicURL := fs.String("public-url", getenv("A2A_PUBLIC_URL"), "this frontend's public base URL, pactd's PACT_PUBLIC_URL; when set, POST /api/platforms (self-service PA registration, pactd's PACT_SELF_REGISTRATION, aud = that URL + /api/platforms) is served (env A2A_PUBLIC_URL)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -88,15 +84,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	mux.Handle("/", h)
 	if *publicURL != "" {
-		token := cfg.Token
-		auth := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-			return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-				req.Header().Set("Authorization", "Bearer "+token)
-				return next(ctx, req)
-			}
-		}))
-		agents := pactv1connect.NewAgentServiceClient(cfg.HTTPClient, *pactd, auth)
-		mux.Handle(pacta2a.RegistrationPath, pacta2a.RegistrationHandler(agents, strings.TrimSuffix(*publicURL, "/")+pacta2a.RegistrationPath))
+		// pactd answers it, with aud = its PACT_PUBLIC_URL + /api/platforms.
+		mux.Handle(pacta2a.RegistrationPath, h)
 	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {

@@ -126,6 +126,28 @@ func walkDemo(t *testing.T, start frontendStarter) {
 			}
 		}
 	}
+	// A scope the Brand does not define: pactd refuses it (invalid_scope),
+	// and the PA names each unknown scope and lists the Brand's scopes, one
+	// per line with its description, in the Brand's order.
+	err := run(t.Context(), []string{"pa", "-dir", dir, "connect", "orders:reed", "profile:read", "returns:write"}, io.Discard, io.Discard)
+	if err == nil || exitCode(err) != 1 {
+		t.Fatalf("pa connect with unknown scopes: %v (exit %d), want a refusal (exit 1)", err, exitCode(err))
+	}
+	want := `pa connect: the Brand acme does not define the scopes "orders:reed", "returns:write" (device authorization refused: 400 invalid_scope`
+	if msg := err.Error(); !strings.HasPrefix(msg, want) || strings.Contains(msg, "map[") {
+		t.Errorf("pa connect with unknown scopes:\n%s\nwant it to start with %q", msg, want)
+	} else {
+		lines := strings.Split(msg, "\n")
+		brandScopes := demoBrand("").GetDelegation().GetScopes()
+		if len(lines) != 2+len(brandScopes) || lines[1] != "its scopes:" {
+			t.Fatalf("pa connect with unknown scopes: %d lines, want the refusal, \"its scopes:\" and %d scopes:\n%s", len(lines), len(brandScopes), msg)
+		}
+		for i, sc := range brandScopes {
+			if f := strings.Fields(lines[2+i]); len(f) < 2 || f[0] != sc.GetId() || strings.Join(f[1:], " ") != sc.GetDescription() {
+				t.Errorf("scope line %d is %q, want %s and %q", i, lines[2+i], sc.GetId(), sc.GetDescription())
+			}
+		}
+	}
 	if !strings.Contains(banner.String(), " send \"hello\"") {
 		t.Errorf("banner:\n%s", banner.String())
 	}

@@ -35,6 +35,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -44,8 +45,52 @@ func main() {
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "pact-demo:", err)
-		os.Exit(1)
+		stop()
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode is the exit status for a failed run: 2 for a bad command line,
+// 1 for everything else.
+func exitCode(err error) int {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// usageError is a bad command line. Its message ends in a line naming the
+// -h that prints the usage; the usage itself is printed only for -h, so
+// the error is the first and last thing a typo prints.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// badUsage is a usageError of the command help names ("go run
+// ./cmd/pact-demo pa").
+func badUsage(help, format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...) + "\nrun \"" + help + " -h\" for usage"}
+}
+
+// parseFlags parses args with fs. -h prints usage and returns
+// flag.ErrHelp; any other error is a usageError of help, printed by the
+// caller alone (the flag package would print it, then the whole usage).
+func parseFlags(fs *flag.FlagSet, args []string, usage func(), help string) error {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage()
+		return err
+	case err != nil:
+		if cmd := strings.TrimSpace(strings.TrimPrefix(fs.Name(), "pact-demo")); cmd != "" {
+			return badUsage(help, "%s: %v", cmd, err) // "pa send: flag provided but not defined: -nwe"
+		}
+		return badUsage(help, "%v", err)
+	}
+	return nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

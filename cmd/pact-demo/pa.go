@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -20,6 +21,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,18 +38,52 @@ const paUsage = `usage: pact-demo pa [-dir DIR] COMMAND
   token                        print a fresh PA JWT
   -dir DIR                     the demo's directory (default: the newest demo still running)`
 
-// runPA runs one PA command against the running demo.
+// paHelp is how to run the PA commands, for hints.
+const paHelp = "go run ./cmd/pact-demo pa"
+
+// paCommands are the PA commands, as a usage error lists them.
+const paCommands = "send, connect or token"
+
+// runPA runs one PA command against the running demo. The command line is
+// checked whole (the command and its flags) before the demo's state is
+// read, so a typo is named as one even when no demo runs.
 func runPA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	usage := func() { fmt.Fprintln(stderr, paUsage) }
 	fs := flag.NewFlagSet("pact-demo pa", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, paUsage) }
 	dir := fs.String("dir", defaultDir(), "the running demo's directory (default: the newest demo still running)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, usage, paHelp); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return flag.ErrHelp
+		return badUsage(paHelp, "pa: name a command: %s", paCommands)
+	}
+	sub, rest := fs.Arg(0), fs.Args()[1:]
+	cmd := flag.NewFlagSet("pact-demo pa "+sub, flag.ContinueOnError)
+	var do func(p *paClient) error
+	switch sub {
+	case "send":
+		fresh := cmd.Bool("new", false, "start a new conversation")
+		if err := parseFlags(cmd, rest, usage, paHelp); err != nil {
+			return err
+		}
+		if cmd.NArg() == 0 {
+			return errors.New("pa send: say something, e.g. pa send \"show my orders\"")
+		}
+		do = func(p *paClient) error { return p.send(ctx, strings.Join(cmd.Args(), " "), *fresh) }
+	case "connect":
+		as := cmd.String("as", "", "play the User's browser: sign in as this user and allow")
+		details := cmd.String("details", "", `RFC 9396 authorization_details JSON array to send, e.g. '[{"type":"`+demo.OrderCancelType+`","order_id":"1002","actions":["cancel"]}]'`)
+		if err := parseFlags(cmd, rest, usage, paHelp); err != nil {
+			return err
+		}
+		do = func(p *paClient) error { return p.connect(ctx, cmd.Args(), *as, *details) }
+	case "token":
+		if err := parseFlags(cmd, rest, usage, paHelp); err != nil {
+			return err
+		}
+		do = func(p *paClient) error { _, err := fmt.Fprintln(stdout, p.jwt()); return err }
+	default:
+		return badUsage(paHelp, "pa: unknown command %q (%s)", sub, paCommands)
 	}
 	st, err := loadState(*dir)
 	if err != nil {
@@ -61,36 +97,11 @@ func runPA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !ok {
 		return errors.New("the PA key is not an ECDSA key")
 	}
-	p := &paClient{st: st, key: key, http: &http.Client{Timeout: 15 * time.Second}, out: stdout, self: "go run ./cmd/pact-demo pa"}
+	p := &paClient{st: st, key: key, http: &http.Client{Timeout: 15 * time.Second}, out: stdout, self: paHelp}
 	if *dir != defaultDir() {
 		p.self += " -dir " + *dir
 	}
-	sub, rest := fs.Arg(0), fs.Args()[1:]
-	cmd := flag.NewFlagSet("pact-demo pa "+sub, flag.ContinueOnError)
-	cmd.SetOutput(stderr)
-	switch sub {
-	case "send":
-		fresh := cmd.Bool("new", false, "start a new conversation")
-		if err := cmd.Parse(rest); err != nil {
-			return err
-		}
-		if cmd.NArg() == 0 {
-			return errors.New("pa send: say something, e.g. pa send \"show my orders\"")
-		}
-		err = p.send(ctx, strings.Join(cmd.Args(), " "), *fresh)
-	case "connect":
-		as := cmd.String("as", "", "play the User's browser: sign in as this user and allow")
-		details := cmd.String("details", "", `RFC 9396 authorization_details JSON array to send, e.g. '[{"type":"`+demo.OrderCancelType+`","order_id":"1002","actions":["cancel"]}]'`)
-		if err := cmd.Parse(rest); err != nil {
-			return err
-		}
-		err = p.connect(ctx, cmd.Args(), *as, *details)
-	case "token":
-		_, err = fmt.Fprintln(stdout, p.jwt())
-	default:
-		fs.Usage()
-		return flag.ErrHelp
-	}
+	err = do(p)
 	if serr := st.save(*dir); err == nil {
 		err = serr
 	}
@@ -126,7 +137,13 @@ func (p *paClient) sign(header, claims map[string]any) string {
 // card is what the PA reads from the Brand's Agent Card.
 type card struct {
 	interfaceURL, deviceURL, tokenURL, metadataURL string
+	// scopes are the Brand's scopes with their descriptions, in the card's
+	// order (the device-code flow's scopes object).
+	scopes []scopeInfo
 }
+
+// scopeInfo is one of a Brand's scopes.
+type scopeInfo struct{ id, description string }
 
 func (p *paClient) card(ctx context.Context) (card, error) {
 	var c struct {
@@ -137,8 +154,9 @@ func (p *paClient) card(ctx context.Context) (card, error) {
 			OAuth2 *struct {
 				Flows struct {
 					DeviceCode struct {
-						DeviceAuthorizationURL string `json:"deviceAuthorizationUrl"`
-						TokenURL               string `json:"tokenUrl"`
+						DeviceAuthorizationURL string          `json:"deviceAuthorizationUrl"`
+						TokenURL               string          `json:"tokenUrl"`
+						Scopes                 json.RawMessage `json:"scopes"`
 					} `json:"deviceCode"`
 				} `json:"flows"`
 				MetadataURL string `json:"oauth2MetadataUrl"`
@@ -152,7 +170,31 @@ func (p *paClient) card(ctx context.Context) (card, error) {
 	if len(c.SupportedInterfaces) == 0 || o == nil {
 		return card{}, errors.New("the Agent Card offers no delegation")
 	}
-	return card{c.SupportedInterfaces[0].URL, o.Flows.DeviceCode.DeviceAuthorizationURL, o.Flows.DeviceCode.TokenURL, o.MetadataURL}, nil
+	return card{c.SupportedInterfaces[0].URL, o.Flows.DeviceCode.DeviceAuthorizationURL, o.Flows.DeviceCode.TokenURL, o.MetadataURL,
+		orderedScopes(o.Flows.DeviceCode.Scopes)}, nil
+}
+
+// orderedScopes reads a JSON object of scope ids and descriptions in its
+// own order (a Go map would lose it); nil if it is not such an object.
+func orderedScopes(raw json.RawMessage) []scopeInfo {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var out []scopeInfo
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var desc string
+		if err := dec.Decode(&desc); err != nil {
+			return nil
+		}
+		id, _ := k.(string)
+		out = append(out, scopeInfo{id, desc})
+	}
+	return out
 }
 
 func (p *paClient) getJSON(ctx context.Context, u string, v any) error {
@@ -366,14 +408,14 @@ func (p *paClient) connect(ctx context.Context, scopes []string, as, details str
 		return err
 	}
 	if status != http.StatusOK {
-		return fmt.Errorf("device authorization refused: %d %v", status, da)
+		return deviceRefusal(p.st.Brand, c, scopes, status, da)
 	}
 	code, _ := da["user_code"].(string)
 	link, _ := da["verification_uri_complete"].(string)
 	deviceCode, _ := da["device_code"].(string)
 	fmt.Fprintf(p.out, "pa: asking the User for %s\n\n  Open:  %s\n  Code:  %s\n\n", strings.Join(scopes, " "), link, code)
 	if as != "" {
-		fmt.Fprintf(p.out, "pa: -as %s: playing the User's browser (sign in, type the code, Allow)\n", as)
+		fmt.Fprintf(p.out, "pa: -as %s: playing the User's browser (sign in, compare the code, Allow)\n", as)
 		if err := playUser(ctx, link, as, code, scopes); err != nil {
 			return err
 		}
@@ -412,6 +454,42 @@ func (p *paClient) connect(ctx context.Context, scopes []string, as, details str
 	return errors.New("the User did not decide in time")
 }
 
+// deviceRefusal says in words why the device authorization endpoint
+// refused: for invalid_scope, which of the scopes asked the Brand does not
+// define, then the Brand's scopes (from its Agent Card) to pick from;
+// otherwise the OAuth error and its description.
+func deviceRefusal(brand string, c card, asked []string, status int, body map[string]any) error {
+	code, _ := body["error"].(string)
+	desc, _ := body["error_description"].(string)
+	refused := fmt.Sprintf("%d %s", status, cmp.Or(code, "without an OAuth error"))
+	if desc != "" {
+		refused += ": " + desc
+	}
+	var unknown []string
+	for _, s := range asked {
+		if !slices.ContainsFunc(c.scopes, func(d scopeInfo) bool { return d.id == s }) {
+			unknown = append(unknown, strconv.Quote(s))
+		}
+	}
+	if code != "invalid_scope" || len(c.scopes) == 0 || len(unknown) == 0 {
+		return fmt.Errorf("pa connect: device authorization refused: %s", refused)
+	}
+	var b strings.Builder
+	what := "the scope " + unknown[0]
+	if len(unknown) > 1 {
+		what = "the scopes " + strings.Join(unknown, ", ")
+	}
+	fmt.Fprintf(&b, "pa connect: the Brand %s does not define %s (device authorization refused: %s)\nits scopes:", brand, what, refused)
+	width := 0
+	for _, d := range c.scopes {
+		width = max(width, len(d.id))
+	}
+	for _, d := range c.scopes {
+		fmt.Fprintf(&b, "\n  %-*s  %s", width, d.id, d.description)
+	}
+	return errors.New(b.String())
+}
+
 // hiddenField finds a hidden form field's value in a page.
 func hiddenField(page []byte, name string) string {
 	m := regexp.MustCompile(`name="` + regexp.QuoteMeta(name) + `" value="([^"]*)"`).FindSubmatch(page)
@@ -422,7 +500,7 @@ func hiddenField(page []byte, name string) string {
 }
 
 // playUser does what the User does in a browser: open the link, sign in
-// at the Brand, type the code and allow every scope.
+// at the Brand, check that the page shows the code, and allow every scope.
 func playUser(ctx context.Context, link, user, code string, scopes []string) error {
 	jar, _ := cookiejar.New(nil)
 	b := &http.Client{Jar: jar, Timeout: 15 * time.Second}
@@ -451,6 +529,10 @@ func playUser(ctx context.Context, link, user, code string, scopes []string) err
 	csrf := hiddenField(page, "csrf")
 	if res.StatusCode != http.StatusOK || csrf == "" {
 		return fmt.Errorf("sign-in did not lead to the consent page: %s", res.Status)
+	}
+	// Allow only when the page shows the code the PA printed (RFC 8628 §5.4).
+	if !strings.Contains(string(page), `<strong class="usercode">`+code+`</strong>`) {
+		return fmt.Errorf("the consent page does not show the code %s: deny it", code)
 	}
 	decision := res.Request.URL.ResolveReference(&url.URL{Path: "consent/decision"}).String()
 	res, _, err = post(decision, url.Values{"csrf": {csrf}, "user_code": {hiddenField(page, "user_code")},

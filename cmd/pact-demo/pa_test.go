@@ -44,9 +44,9 @@ func TestStepUpCommand(t *testing.T) {
 }
 
 // TestPAFindsAnyLiveDemo: with two demos running, pa talks to the newer;
-// once it stops, pa finds the older one again (issue 22: "the pa commands
-// lose a running demo after a second demo stops"); an entry left by a demo
-// whose process is gone is skipped and removed.
+// once it stops, pa finds the older one again (a demo that stops never
+// hides one that still runs); an entry left by a demo whose process is gone
+// is skipped and removed.
 func TestPAFindsAnyLiveDemo(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir()) // a private registry
 	start := func() (stop func(), dir string) {
@@ -145,5 +145,39 @@ func TestPAFindsAnyLiveDemo(t *testing.T) {
 	}
 	if err := run(t.Context(), []string{"pa", "token"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "no running demo") {
 		t.Errorf("pa token with no demo: %v, want \"no running demo\"", err)
+	}
+}
+
+// TestBadCommandLines: a typo of a command or a flag, or a missing
+// command, prints nothing but the error, whose last line names the -h that
+// prints the usage, and exits 2, even when no demo runs (the command line
+// is checked before the demo's state is read). Running no demo is the
+// positive control: a correct command then fails for that reason, exit 1.
+func TestBadCommandLines(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir()) // a private registry: no demo runs
+	const pa, demo = `run "go run ./cmd/pact-demo pa -h" for usage`, `run "go run ./cmd/pact-demo -h" for usage`
+	for _, tc := range []struct {
+		args        []string
+		first, hint string
+	}{
+		{[]string{"pa", "sned", "hello"}, `pa: unknown command "sned" (send, connect or token)`, pa},
+		{[]string{"pa"}, "pa: name a command: send, connect or token", pa},
+		{[]string{"pa", "-dri", "x", "send", "hi"}, "pa: flag provided but not defined: -dri", pa},
+		{[]string{"pa", "send", "-nwe", "hi"}, "pa send: flag provided but not defined: -nwe", pa},
+		{[]string{"pa", "connect", "-as"}, "pa connect: flag needs an argument: -as", pa},
+		{[]string{"--lisen", "127.0.0.1:3001"}, "flag provided but not defined: -lisen", demo},
+		{[]string{"send", "hi"}, `unexpected argument "send" (the PA commands start with "pa")`, demo},
+	} {
+		var out, errOut strings.Builder
+		err := run(t.Context(), tc.args, &out, &errOut)
+		if err == nil || exitCode(err) != 2 || err.Error() != tc.first+"\n"+tc.hint || out.Len()+errOut.Len() != 0 {
+			t.Errorf("pact-demo %q: %v (exit %d), printed %q%q\nwant exit 2, nothing printed and %q, then %q", tc.args, err, exitCode(err),
+				out.String(), errOut.String(), tc.first, tc.hint)
+		}
+	}
+	for _, args := range [][]string{{"pa", "send", "hello"}, {"pa", "token"}} {
+		if err := run(t.Context(), args, io.Discard, io.Discard); err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "no running demo") {
+			t.Errorf("pact-demo %q with no demo: %v (exit %d), want exit 1 and \"no running demo\"", args, err, exitCode(err))
+		}
 	}
 }

@@ -55,8 +55,11 @@ func readmeBlock(t *testing.T, marker string) string {
 
 // TestReadmeGrantWalk pastes the README's grpcurl grant walk, unedited, into
 // bash after the export line the demo prints, from the checkout's root, as
-// a new user would (default directory, no -dir). It needs bash and the go
-// command (the walk runs go tool grpcurl and go run ./cmd/pact-demo).
+// a new user would (default directory, no -dir); then, after the same line,
+// the address line of the README's "Call it" block and a pactd admin
+// command, which must reach the demo's pactd. It needs bash and the go
+// command (the walk runs go tool grpcurl, go run ./cmd/pact-demo and go run
+// ./cmd/pactd).
 func TestReadmeGrantWalk(t *testing.T) {
 	for _, tool := range []string{"bash", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -76,11 +79,14 @@ func TestReadmeGrantWalk(t *testing.T) {
 	var out lockedBuffer
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, []string{"-listen", "127.0.0.1:0"}, &out, io.Discard, inProcess) }()
-	exportRE := regexp.MustCompile(`(?m)^  (export P=127\.0\.0\.1:\d+ ISS=http://127\.0\.0\.1:\d+ PACT_ADMIN_TOKEN=\S+ PACT_FRONTEND_TOKEN=\S+)$`)
-	var exports string
+	exportRE := regexp.MustCompile(`(?m)^  (export P=(127\.0\.0\.1:\d+) PACT_ADDR=http://(127\.0\.0\.1:\d+) ISS=http://127\.0\.0\.1:\d+ PACT_ADMIN_TOKEN=\S+ PACT_FRONTEND_TOKEN=\S+)$`)
+	var exports, addr string
 	for deadline := time.Now().Add(30 * time.Second); exports == ""; {
 		if m := exportRE.FindStringSubmatch(out.String()); m != nil {
-			exports = m[1]
+			if m[2] != m[3] {
+				t.Fatalf("the export line's P and PACT_ADDR name different pactds:\n%s", m[1])
+			}
+			exports, addr = m[1], m[2]
 			break
 		}
 		select {
@@ -132,6 +138,33 @@ func TestReadmeGrantWalk(t *testing.T) {
 	}
 	if strings.TrimSpace(rest) != "" {
 		t.Errorf("output after the final introspection: %q", rest)
+	}
+
+	// The same line makes the admin commands and the README's "Call it"
+	// lines reach this pactd with its credential: PACT_ADDR, from which the
+	// block derives its grpcurl address.
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^(P=\$\{PACT_ADDR.*?)(?:\s{2,}#.*)?$`).FindStringSubmatch(string(raw)) // the command, without its comment
+	if m == nil {
+		t.Fatal("README.md has no P=${PACT_ADDR…} line in its \"Call it\" block")
+	}
+	pLine := m[1]
+	sh = exec.CommandContext(wctx, "bash", "-c", "set -eu\n"+exports+"\n"+pLine+"\necho \"P=$P\"\ngo run ./cmd/pactd agent list -o json")
+	sh.Dir = "../.."
+	stdout.Reset()
+	stderr.Reset()
+	sh.Stdout, sh.Stderr = &stdout, &stderr
+	if err := sh.Run(); err != nil {
+		t.Fatalf("pactd agent list after the export line: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if want := "P=" + addr + "\n"; !strings.HasPrefix(stdout.String(), want) {
+		t.Errorf("the README's P line after the export line: %q, want %q", stdout.String(), want)
+	}
+	if want := `"displayName": "Demo Personal Agent"`; !strings.Contains(stdout.String(), want) {
+		t.Errorf("pactd agent list after the export line lacks the demo's PA %q:\n%s", want, stdout.String())
 	}
 	cancel()
 	if err := <-done; err != nil {

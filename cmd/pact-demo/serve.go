@@ -70,26 +70,28 @@ func demoBrand(frontendURL string) *pactv1.CreateBrandRequest {
 	}
 }
 
+// demoHelp is how to run the demo, for hints.
+const demoHelp = "go run ./cmd/pact-demo"
+
 // frontendStarter runs the frontend on ln against pactd; stop ends it.
 type frontendStarter func(ctx context.Context, ln net.Listener, pactdURL, token, dir string, stderr io.Writer) (stop func(), err error)
 
 // serve runs the demo until ctx ends, then deletes its directory.
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start frontendStarter) error {
 	fs := flag.NewFlagSet("pact-demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
+	usage := func() {
 		fmt.Fprintf(stderr, "usage: pact-demo [flags]    run the demo Provider until Ctrl-C\n       %s\n\nflags of pact-demo:\n", strings.ReplaceAll(strings.TrimPrefix(paUsage, "usage: "), "\n", "\n       "))
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
 	}
 	dir := fs.String("dir", "", "the demo's directory, deleted at the start and the end (default: a fresh temporary directory)")
 	listen := fs.String("listen", "127.0.0.1:3000", "host:port of the frontend (the Provider's public URL)")
 	kind := fs.String("frontend", "go", "which frontend serves the demo: "+frontendKinds+", or the path of a program that takes cmd/pact-a2a's flags")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, usage, demoHelp); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected argument %q (the PA commands start with \"pa\")", fs.Arg(0))
+		return badUsage(demoHelp, "unexpected argument %q (the PA commands start with \"pa\")", fs.Arg(0))
 	}
 	feName := "cmd/pact-a2a"
 	if *kind != "go" {
@@ -226,12 +228,15 @@ func demoDir(dir *string) error {
 	return os.MkdirAll(*dir, 0o700)
 }
 
-// printExports prints the shell line that the README's grpcurl walk starts
-// from: pactd's host:port (grpcurl takes no URL), the PA's issuer and the
-// demo's credentials.
+// printExports prints the shell line that the README's admin, grpcurl and
+// buf curl lines start from: pactd's host:port (grpcurl takes no URL), its
+// URL as PACT_ADDR (the address the pactd admin commands call, and the one
+// the README's blocks derive theirs from), the PA's issuer and the demo's
+// credentials. Without PACT_ADDR those lines would call the default
+// 127.0.0.1:7070 with the demo's credentials.
 func printExports(w io.Writer, pactdAddr, issuer, adminToken, feToken string) {
-	fmt.Fprintf(w, "To call this pactd with grpcurl (README: \"The whole grant with grpcurl alone\"), paste:\n\n"+
-		"  export P=%s ISS=%s PACT_ADMIN_TOKEN=%s PACT_FRONTEND_TOKEN=%s\n\n", pactdAddr, issuer, adminToken, feToken)
+	fmt.Fprintf(w, "To call this pactd with the pactd admin commands, grpcurl or buf curl (README: \"Call it\"), paste:\n\n"+
+		"  export P=%s PACT_ADDR=http://%s ISS=%s PACT_ADMIN_TOKEN=%s PACT_FRONTEND_TOKEN=%s\n\n", pactdAddr, pactdAddr, issuer, adminToken, feToken)
 }
 
 // register onboards the PA and creates the demo Brand through the admin API.
@@ -410,7 +415,7 @@ func printBanner(w io.Writer, dir, pactdURL, feURL, issuer string) {
 		"  " + pa + " send \"hello\"",
 		"  " + pa + " send \"show my orders\"       # the agent asks for permission: a step-up task",
 		"  " + pa + " connect orders:read orders:cancel",
-		"        # open the printed link, sign in as alice, uncheck \"Cancel…\", type the code, Allow",
+		"        # open the printed link, sign in as alice, uncheck \"Cancel…\", check the code matches the one printed here, Allow",
 		"  " + pa + " send \"show my orders\"       # your orders, with a signed receipt the PA verifies",
 		"  " + pa + " send \"cancel order 1002\"    # step-up again: cancelling was not granted",
 		"  " + pa + " connect -as alice orders:cancel   # (-as: the PA plays the User in the browser)",

@@ -82,13 +82,13 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) erro
 	case "serve":
 		cfg, err := config.LoadCommand("usage: pactd [serve] [flags]\n       serve the PACT trust API\n", args, env, stderr)
 		if err != nil {
-			return err
+			return withUsageHint(err, "pactd serve")
 		}
 		return serve(ctx, cfg, env, stdout, stderr)
 	case "migrate":
 		cfg, err := config.LoadCommand("usage: pactd migrate [flags]\n       apply the embedded migrations to the configured database and exit\n", args, env, stderr)
 		if err != nil {
-			return err
+			return withUsageHint(err, "pactd migrate")
 		}
 		s, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir, server.StoreOptions(cfg)...)
 		if err != nil {
@@ -124,6 +124,17 @@ func run(ctx context.Context, args, env []string, stdout, stderr io.Writer) erro
 		_, _ = io.WriteString(stderr, usage)
 		return fmt.Errorf("unknown command %q (see pactd -h)", cmd)
 	}
+}
+
+// withUsageHint ends a bad command line's message with a line naming the
+// -h that prints cmd's usage, as the admin commands' usage errors end;
+// other errors are returned as they are.
+func withUsageHint(err error, cmd string) error {
+	var ce *config.CommandLineError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%w\nrun \"%s -h\" for usage", err, cmd)
+	}
+	return err
 }
 
 // isHelp reports whether arg asks for help.
@@ -226,7 +237,7 @@ func tokenCmd(ctx context.Context, args, env []string, stdout, stderr io.Writer)
 	}
 	cfg, err := config.Load(rest, env, stderr)
 	if err != nil {
-		return err
+		return withUsageHint(err, "pactd token create")
 	}
 	where, sqlitePath := describeDatabase(cfg)
 	if sqlitePath != "" {

@@ -26,7 +26,7 @@ func TestHelp(t *testing.T) {
 		}
 		for _, w := range []string{"pactd migrate", "pactd token create", "pactd version", "pactd help", "-listen", "PACT_LISTEN",
 			"pactd agent register|list|get|enable|disable|update|delete", "pactd brand create|list|get|update|card",
-			"pactd credential create|list|revoke", "pactd grant list|revoke", "pactd key list|rotate", "pactd health", "PACT_ADDR", "PACT_ADMIN_TOKEN"} {
+			"pactd credential create|list|revoke", "pactd grant list|find|revoke", "pactd key list|rotate", "pactd health", "PACT_ADDR", "PACT_ADMIN_TOKEN"} {
 			if !strings.Contains(out.String()+errOut.String(), w) {
 				t.Errorf("pactd %v does not mention %q:\n%s%s", args, w, out.String(), errOut.String())
 			}
@@ -94,6 +94,34 @@ func TestExitCodes(t *testing.T) {
 		if err == nil || exitCode(err) != tc.code {
 			t.Errorf("pactd %v: error %v, exit %d, want exit %d", tc.args, err, exitCode(err), tc.code)
 		}
+	}
+}
+
+// TestBadCommandLineSaysWhereTheUsageIs: a flag typo or a stray argument of
+// serve, migrate or token create prints nothing but the error and one line
+// naming the -h that prints the usage (main adds "pactd: " before it), and
+// exits 2.
+func TestBadCommandLineSaysWhereTheUsageIs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lisen", "127.0.0.1:7070"}, "flag provided but not defined: -lisen\nrun \"pactd serve -h\" for usage"},
+		{[]string{"serve", "--listen"}, "flag needs an argument: -listen\nrun \"pactd serve -h\" for usage"},
+		{[]string{"migrate", "--data-dri", "x"}, "flag provided but not defined: -data-dri\nrun \"pactd migrate -h\" for usage"},
+		{[]string{"migrate", "now"}, "unexpected argument \"now\"\nrun \"pactd migrate -h\" for usage"},
+		{[]string{"token", "create", "--role", "admin", "--data-dri", "x"}, "flag provided but not defined: -data-dri\nrun \"pactd token create -h\" for usage"},
+	} {
+		var out, errOut bytes.Buffer
+		err := run(t.Context(), tc.args, nil, &out, &errOut)
+		if err == nil || err.Error() != tc.want || exitCode(err) != 2 || out.Len()+errOut.Len() != 0 {
+			t.Errorf("pactd %q: error %v, exit %d, printed %q%q; want exit 2, nothing printed and %q", tc.args, err, exitCode(err), out.String(), errOut.String(), tc.want)
+		}
+	}
+	// Positive control: a setting refused after parsing is no command-line
+	// error, so it gets no hint.
+	if err := run(t.Context(), []string{"serve", "--log-level", "loud"}, nil, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || strings.Contains(err.Error(), "for usage") || !strings.Contains(err.Error(), "log-level") {
+		t.Errorf("pactd serve --log-level loud: %v, want the setting's own error without the hint", err)
 	}
 }
 

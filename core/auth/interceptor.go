@@ -6,6 +6,7 @@ import (
 	"connectrpc.com/connect"
 
 	"pactd.dev/pactd/db"
+	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/rpcerr"
@@ -43,6 +44,22 @@ var frontendProcedures = map[string]bool{
 	pactv1connect.TokenServiceGetAuthorizationServerMetadataProcedure: true,
 	pactv1connect.AuditServiceListBrandAuditEventsProcedure:           true,
 	pactv1connect.AgentServiceSelfRegisterAgentProcedure:              true,
+	// The whole front door: what a frontend forwards and its agent's answers.
+	pactv1connect.FrontDoorServiceServeProcedure:      true,
+	pactv1connect.FrontDoorServiceFinishTurnProcedure: true,
+
+	// hdtp.v1: a host's MCP server is a frontend. It serves its identities'
+	// cards and uses the stateless trust helpers; everything that changes
+	// an identity (create, signing requests, chains, settings, delete) is
+	// an owner action and stays admin-only (docs/hdtp.md, "Roles").
+	hdtpv1connect.IdentityServiceGetIdentityProcedure:      true,
+	hdtpv1connect.IdentityServiceGetCardProcedure:          true,
+	hdtpv1connect.TrustServiceValidateChainProcedure:       true,
+	hdtpv1connect.TrustServiceParseCardProcedure:           true,
+	hdtpv1connect.TrustServiceVerifyCardSignatureProcedure: true,
+	hdtpv1connect.TrustServiceCompareLeavesProcedure:       true,
+	hdtpv1connect.TrustServiceFingerprintProcedure:         true,
+	hdtpv1connect.TrustServiceCheckAddressProcedure:        true,
 }
 
 // Allowed reports whether a role may call a procedure.
@@ -62,6 +79,15 @@ type roleKey struct{}
 func RoleFrom(ctx context.Context) db.Role {
 	r, _ := ctx.Value(roleKey{}).(db.Role)
 	return r
+}
+
+// WithRole returns ctx carrying role as the caller's role, for an in-process
+// caller that authenticated the operator another way: the console, whose
+// session an admin credential opened and which it checks (the session and
+// that credential both live) before every call. Services then see the call
+// as an RPC of that role, with the same rules and audit actor.
+func WithRole(ctx context.Context, role db.Role) context.Context {
+	return context.WithValue(ctx, roleKey{}, role)
 }
 
 // Interceptor authenticates every call and checks its role against the

@@ -92,10 +92,12 @@ type Feed struct {
 	// the hot path, compares with it alone.
 	fresh, freshUntil atomic.Int64
 
-	mu     sync.Mutex // serializes polls
-	pos    int64      // the position applied last (0: the feed was empty)
-	token  int64
-	failed bool // a poll failed since the last good one
+	mu  sync.Mutex // serializes polls
+	pos int64      // the position applied last (0: the feed was empty)
+	// applied is pos for readers outside a poll (Position).
+	applied atomic.Int64
+	token   int64
+	failed  bool // a poll failed since the last good one
 
 	m metrics
 }
@@ -167,6 +169,15 @@ func (f *Feed) MaxAge(now time.Time) time.Duration {
 	f.m.staleLookups.Inc()
 	return f.Bound()
 }
+
+// Position is the change-feed position this replica has applied (0 before
+// its first poll, or while the feed is empty).
+func (f *Feed) Position() int64 { return f.applied.Load() }
+
+// Fresh reports whether the last poll that reached the head started less
+// than Bound before now: every change committed before then is in effect
+// here.
+func (f *Feed) Fresh(now time.Time) bool { return now.UnixNano() < f.freshUntil.Load() }
 
 // Wake asks for a poll now (a notification arrived); it never blocks.
 func (f *Feed) Wake() {
@@ -259,6 +270,7 @@ func (f *Feed) pollLocked(ctx context.Context, start time.Time) error {
 			}
 			last := rows[len(rows)-1]
 			f.pos, f.token = last.Pos, last.Token
+			f.applied.Store(f.pos)
 			f.m.position.Set(float64(f.pos))
 		}
 		if !full {
@@ -284,6 +296,7 @@ func (f *Feed) resync(ctx context.Context) error {
 	}
 	f.cfg.Resync()
 	f.pos, f.token, f.failed = latest.Pos, latest.Token, false
+	f.applied.Store(f.pos)
 	f.m.position.Set(float64(f.pos))
 	return nil
 }

@@ -133,6 +133,9 @@ func TestFeedAppliesChangesInOrder(t *testing.T) {
 	if got := metric(t, w.reg, "pactd_change_feed_position"); got != 4 {
 		t.Fatalf("pactd_change_feed_position = %v, want 4", got)
 	}
+	if got := w.feed.Position(); got != 4 {
+		t.Fatalf("Position = %d, want 4", got)
+	}
 }
 
 // metric is the value of a gauge or counter the registry holds.
@@ -171,6 +174,9 @@ func TestFeedFreshness(t *testing.T) {
 		if got := w.feed.MaxAge(t0.Add(c.after)); got != c.want {
 			t.Errorf("MaxAge %v after a poll = %v, want %v", c.after, got, c.want)
 		}
+	}
+	if !w.feed.Fresh(t0.Add(999*time.Millisecond)) || w.feed.Fresh(t0.Add(time.Second)) {
+		t.Errorf("Fresh disagrees with MaxAge at the bound")
 	}
 	if n := metric(t, w.reg, "pactd_change_feed_stale_lookups_total"); n != 2 {
 		t.Errorf("stale lookups counted %v, want the 2 made past the bound", n)

@@ -1,8 +1,6 @@
 package provkeys
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -14,17 +12,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"pactd.dev/pactd/internal/keyseal"
 )
 
 // KEKSize is the size of the key-encryption key: AES-256.
-const KEKSize = 32
+const KEKSize = keyseal.KEKSize
 
 // KEKFileName is the file in the data directory that holds a generated
 // key-encryption key when none is configured.
 const KEKFileName = "kek"
-
-// sealVersion prefixes every sealed key, so the format can change later.
-const sealVersion = 1
 
 // KEKSource says where the key-encryption key comes from.
 type KEKSource struct {
@@ -157,43 +154,34 @@ func readKEKFile(path string) ([]byte, error) {
 	return k, nil
 }
 
-// sealer seals and opens private keys under the KEK.
-type sealer struct{ aead cipher.AEAD }
+// sealer seals and opens the signing keys' private scalars under the KEK,
+// with pactd's one key sealing (internal/keyseal), each bound to its kid.
+type sealer struct{ s *keyseal.Sealer }
 
 func newSealer(kek []byte) (*sealer, error) {
-	if len(kek) != KEKSize {
-		return nil, fmt.Errorf("provkeys: key-encryption key must be %d bytes, got %d", KEKSize, len(kek))
-	}
-	block, err := aes.NewCipher(kek)
+	s, err := keyseal.New(kek)
 	if err != nil {
 		return nil, fmt.Errorf("provkeys: %w", err)
 	}
-	aead, err := cipher.NewGCMWithRandomNonce(block)
-	if err != nil {
-		return nil, fmt.Errorf("provkeys: %w", err)
-	}
-	return &sealer{aead: aead}, nil
+	return &sealer{s: s}, nil
 }
 
 // additionalData binds a sealed key to its kid.
 func additionalData(kid string) []byte { return []byte("pactd signing key v1\x00" + kid) }
 
-// seal returns version || nonce || ciphertext || tag of the raw scalar.
+// seal returns the sealed raw scalar.
 func (s *sealer) seal(kid string, priv *ecdsa.PrivateKey) ([]byte, error) {
 	d, err := priv.Bytes()
 	if err != nil {
 		return nil, fmt.Errorf("provkeys: encode private key: %w", err)
 	}
 	defer clear(d)
-	return s.aead.Seal([]byte{sealVersion}, nil, d, additionalData(kid)), nil
+	return s.s.Seal(additionalData(kid), d), nil
 }
 
 // open reverses seal and checks that the key's thumbprint is kid.
 func (s *sealer) open(kid string, sealed []byte) (*ecdsa.PrivateKey, error) {
-	if len(sealed) < 1 || sealed[0] != sealVersion {
-		return nil, fmt.Errorf("provkeys: signing key %s: unknown sealed format", kid)
-	}
-	d, err := s.aead.Open(nil, nil, sealed[1:], additionalData(kid))
+	d, err := s.s.Open(additionalData(kid), sealed)
 	if err != nil {
 		return nil, fmt.Errorf("provkeys: signing key %s does not open with this key-encryption key "+
 			"(is PACT_KEY_ENCRYPTION_KEY the one the key was sealed with?)", kid)

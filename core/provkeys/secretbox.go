@@ -2,18 +2,20 @@ package provkeys
 
 import (
 	"errors"
-	"fmt"
+
+	"pactd.dev/pactd/internal/keyseal"
 )
 
 // SecretBox seals other secrets pactd must read back (webhook signing
-// secrets) under the same key-encryption key as the signing keys, each
-// bound to its purpose and owner's id so a sealed value cannot be moved to
-// another row or used for another purpose.
-type SecretBox struct{ s *sealer }
+// secrets) under the same key-encryption key as the signing keys, with
+// pactd's one sealing (internal/keyseal), each bound to its purpose and
+// owner's id so a sealed value cannot be moved to another row or used for
+// another purpose.
+type SecretBox struct{ s *keyseal.Sealer }
 
 // NewSecretBox returns a box under the 32-byte key-encryption key.
 func NewSecretBox(kek []byte) (*SecretBox, error) {
-	s, err := newSealer(kek)
+	s, err := keyseal.New(kek)
 	if err != nil {
 		return nil, err
 	}
@@ -28,18 +30,14 @@ func secretData(purpose, id string) []byte {
 	return []byte("pactd secret v1\x00" + purpose + "\x00" + id)
 }
 
-// Seal returns version || nonce || ciphertext || tag of plaintext for
-// (purpose, id).
+// Seal returns the sealed form of plaintext for (purpose, id).
 func (b *SecretBox) Seal(purpose, id string, plaintext []byte) []byte {
-	return b.s.aead.Seal([]byte{sealVersion}, nil, plaintext, secretData(purpose, id))
+	return b.s.Seal(secretData(purpose, id), plaintext)
 }
 
 // Open reverses Seal for the same purpose and id.
 func (b *SecretBox) Open(purpose, id string, sealed []byte) ([]byte, error) {
-	if len(sealed) < 1 || sealed[0] != sealVersion {
-		return nil, fmt.Errorf("%w: unknown sealed format", ErrSecretOpen)
-	}
-	p, err := b.s.aead.Open(nil, nil, sealed[1:], secretData(purpose, id))
+	p, err := b.s.Open(secretData(purpose, id), sealed)
 	if err != nil {
 		return nil, ErrSecretOpen
 	}

@@ -33,6 +33,8 @@ func Run(t *testing.T, newStore Factory) {
 	runWebhooks(t, newStore)
 	runBrandAgents(t, newStore)
 	runRegistration(t, newStore)
+	runHDTP(t, newStore)
+	runConsole(t, newStore)
 }
 
 // at is a fixed instant with a sub-second part that the store must drop.

@@ -13,9 +13,10 @@ import (
 // Brand's allowed agent, a credential, a signing key, a device
 // authorization approved with a Brand assertion and redeemed, so a grant,
 // its refresh token and audit events, a guessing failure, a conversation
-// with a turn; the change feed fills itself), for tests that need data in
-// all of them: the migration round trip checks that every table's rows
-// survive.
+// with a turn, an HDTP identity with a pending leaf, a console session, a
+// replica's heartbeat; the change feed fills itself), for tests that need
+// data in all of them: the migration round trip checks that every table's
+// rows survive.
 func SeedEveryTable(t *testing.T, s db.Store) {
 	t.Helper()
 	ctx := t.Context()
@@ -54,4 +55,10 @@ func SeedEveryTable(t *testing.T, s db.Store) {
 	must("CreateConversation", err)
 	_, _, err = s.ClaimTurn(ctx, "0b7f8e3c-2d6a-4c1e-9f0a-1b2c3d4e5f61", "msg-seed", now)
 	must("ClaimTurn", err)
+
+	mustHDTPIdentity(t, s, "hid_seed", "https://agent.seed.example/mcp")
+	must("PutHDTPPendingLeaf", s.PutHDTPPendingLeaf(ctx, pending("hid_seed", "kid_seed", at)))
+	must("CreateConsoleSession", s.CreateConsoleSession(ctx, db.ConsoleSession{IDHash: bytes.Repeat([]byte{9}, 32), CredentialID: "cred_seed",
+		CreateTime: now, LastSeenTime: now, ExpireTime: now.Add(8 * time.Hour)}))
+	must("BeatReplica", s.BeatReplica(ctx, db.Replica{ID: "rep_seed", Host: "seed", Version: "dev", StartTime: now, SeenTime: now, FeedPosition: 1}))
 }

@@ -3,7 +3,9 @@ package pacta2a
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"runtime/debug"
 
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 )
@@ -18,7 +20,8 @@ type Agent interface {
 	Reply(ctx context.Context, t Turn) (Reply, error)
 }
 
-// Turn is what the agent knows about one User message.
+// Turn is what the agent knows about one User message, as pactd handed it
+// out.
 type Turn struct {
 	// BrandID is the Brand the PA is talking to.
 	BrandID string
@@ -34,13 +37,15 @@ type Turn struct {
 	// identity-only turn. When set, the agent acts as Brand user
 	// Delegation.BrandUser, limited to Delegation.Scopes.
 	Delegation *pactv1.DelegationInfo
+	// What Wrap hands an SDK: pactd's turn and the PA's headers.
+	turn   *pactv1.Turn
+	header http.Header
+}
 
-	// What Wrap hands an SDK: the PA's message as it sent it (every
-	// member, the Part metadata included), the request's metadata, and
-	// its headers. Turns made elsewhere leave them empty.
-	message  map[string]json.RawMessage
-	metadata json.RawMessage
-	header   http.Header
+// turnOf is the Turn of pactd's turn.
+func turnOf(t *pactv1.Turn, header http.Header) Turn {
+	return Turn{BrandID: t.GetBrandId(), ContextID: t.GetContextId(), NewContext: t.GetNewContext(), Text: t.GetText(),
+		Caller: t.GetCaller(), Delegation: t.GetDelegation(), turn: t, header: header}
 }
 
 // Reply is the agent's answer.
@@ -48,8 +53,8 @@ type Reply struct {
 	// Text is the reply message's single text part.
 	Text string
 	// NeedScopes, when not empty, are scopes the turn needs and the caller
-	// lacks (or all it needs, when the turn has no delegation): the turn is
-	// answered with the step-up task of PACT §5.5 instead, and Text is sent
+	// lacks (or all it needs, when the turn has no delegation): pactd
+	// answers with the step-up task of PACT §5.5 instead, and Text is sent
 	// only if the Brand offers no delegation.
 	NeedScopes []string
 	// ScopesUsed are the scopes the reply relied on, for the receipt of a
@@ -58,8 +63,8 @@ type Reply struct {
 	// Actions are the tools the reply ran, for the receipt.
 	Actions []Action
 	// Metadata is passed on in the reply message's metadata, except keys
-	// starting with "pact.", which the frontend owns (it adds pact.receipt
-	// to a delegated reply). Values must encode as JSON.
+	// starting with "pact.", which are pactd's (it adds pact.receipt to a
+	// delegated reply). Values must encode as JSON.
 	Metadata map[string]any
 }
 
@@ -67,9 +72,45 @@ type Reply struct {
 type Action struct {
 	// Tool is the tool name.
 	Tool string
-	// Args are the tool's arguments; the receipt carries the base64url
-	// SHA-256 of their JSON. Nil for none.
+	// Args are the tool's arguments; the receipt carries pactd's hash of
+	// their RFC 8785 canonical JSON, which a PA recomputes in any
+	// language. Nil for none.
 	Args any
+}
+
+// result is the reply as FinishTurn takes it.
+func (r Reply) result() (*pactv1.FinishTurnRequest_Reply, error) {
+	out := &pactv1.AgentReply{Text: r.Text, NeedScopes: r.NeedScopes, ScopesUsed: r.ScopesUsed}
+	for _, a := range r.Actions {
+		ra := &pactv1.ReceiptAction{Tool: a.Tool}
+		if a.Args != nil {
+			b, err := json.Marshal(a.Args)
+			if err != nil {
+				return nil, fmt.Errorf("receipt action %q: %w", a.Tool, err)
+			}
+			ra.ArgsJson = string(b)
+		}
+		out.Actions = append(out.Actions, ra)
+	}
+	if len(r.Metadata) > 0 {
+		b, err := json.Marshal(r.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("reply metadata: %w", err)
+		}
+		out.MetadataJson = string(b)
+	}
+	return &pactv1.FinishTurnRequest_Reply{Reply: out}, nil
+}
+
+// runAgent runs the agent; a panic fails the turn like an error does, so
+// its messageId is released and the cause is logged once, with the stack.
+func runAgent(ctx context.Context, a Agent, t Turn) (reply Reply, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			reply, err = Reply{}, fmt.Errorf("the agent panicked: %v\n%s", v, debug.Stack())
+		}
+	}()
+	return a.Reply(ctx, t)
 }
 
 // EchoAgent is a demonstration agent: it repeats the User's text and names

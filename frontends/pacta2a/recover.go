@@ -5,12 +5,11 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
-	"strings"
 )
 
 // Recover returns next with every panic turned into an answer, so no input
 // stops a process that serves many Brands: before any of the answer was
-// sent, a 500 (under /a2a/ an A2A INTERNAL body, elsewhere plain text);
+// sent, a bare 500;
 // after, the answer is aborted (http.ErrAbortHandler), never left looking
 // complete. Each panic is logged once, with its value and stack. A Handler
 // recovers its own panics; Recover is for what a program mounts beside it,
@@ -33,7 +32,7 @@ func serveRecovered(w http.ResponseWriter, r *http.Request, logger *slog.Logger,
 			return
 		}
 		if v == http.ErrAbortHandler {
-			panic(v) // a deliberate abort (the OAuth proxy's), which net/http does not log
+			panic(v) // a deliberate abort, which net/http does not log
 		}
 		logger.ErrorContext(r.Context(), "handler panicked", slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
@@ -46,11 +45,7 @@ func serveRecovered(w http.ResponseWriter, r *http.Request, logger *slog.Logger,
 				delete(h, k)
 			}
 		}
-		if strings.HasPrefix(r.URL.Path, "/a2a/") {
-			internalError().write(w)
-			return
-		}
-		http.Error(w, "Internal Server Error", http.StatusInternalServerError)
+		w.WriteHeader(http.StatusInternalServerError)
 	}()
 	serve(tw)
 }
@@ -73,7 +68,7 @@ func (t *trackingWriter) Write(b []byte) (int, error) {
 	return t.ResponseWriter.Write(b)
 }
 
-// FlushError lets http.ResponseController (the OAuth proxy's) flush.
+// FlushError lets http.ResponseController flush.
 func (t *trackingWriter) FlushError() error {
 	t.wrote = true
 	return http.NewResponseController(t.ResponseWriter).Flush()

@@ -46,7 +46,8 @@ var files = sync.OnceValues(func() (*protoregistry.Files, error) {
 	return f, nil
 })
 
-// Files returns the API's documented descriptors (pact.v1 and its imports).
+// Files returns the API's documented descriptors (pact.v1, hdtp.v1 and their
+// imports).
 func Files() (*protoregistry.Files, error) { return files() }
 
 // Resolver returns a resolver that answers from the documented descriptors

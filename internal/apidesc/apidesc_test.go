@@ -10,7 +10,8 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/descriptorpb"
 
-	_ "pactd.dev/pactd/gen/pact/v1" // registers the compiled descriptors
+	_ "pactd.dev/pactd/gen/hdtp/v1" // registers the compiled descriptors
+	_ "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/internal/apidesc"
 )
 
@@ -31,29 +32,31 @@ func TestMatchesTheGeneratedCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
-		if !strings.HasPrefix(fd.Path(), "pact/") {
+	for _, pkg := range []string{"pact", "hdtp"} {
+		n := 0
+		files.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+			if !strings.HasPrefix(fd.Path(), pkg+"/") {
+				return true
+			}
+			n++
+			compiled, err := protoregistry.GlobalFiles.FindFileByPath(fd.Path())
+			if err != nil {
+				t.Errorf("%s is in pact.binpb but not in the generated code: regenerate pact.binpb", fd.Path())
+				return true
+			}
+			if got, want := shape(fd), shape(compiled); !proto.Equal(got, want) {
+				t.Errorf("%s differs from the generated code: regenerate internal/apidesc/pact.binpb", fd.Path())
+			}
+			if fd.SourceLocations().Len() == 0 {
+				t.Errorf("%s has no source info", fd.Path())
+			}
 			return true
+		})
+		compiled := 0
+		protoregistry.GlobalFiles.RangeFilesByPackage(protoreflect.FullName(pkg+".v1"), func(protoreflect.FileDescriptor) bool { compiled++; return true })
+		if n == 0 || n != compiled {
+			t.Errorf("pact.binpb has %d %s files, the generated code %d", n, pkg, compiled)
 		}
-		n++
-		compiled, err := protoregistry.GlobalFiles.FindFileByPath(fd.Path())
-		if err != nil {
-			t.Errorf("%s is in pact.binpb but not in the generated code: regenerate pact.binpb", fd.Path())
-			return true
-		}
-		if got, want := shape(fd), shape(compiled); !proto.Equal(got, want) {
-			t.Errorf("%s differs from the generated code: regenerate internal/apidesc/pact.binpb", fd.Path())
-		}
-		if fd.SourceLocations().Len() == 0 {
-			t.Errorf("%s has no source info", fd.Path())
-		}
-		return true
-	})
-	compiled := 0
-	protoregistry.GlobalFiles.RangeFilesByPackage("pact.v1", func(protoreflect.FileDescriptor) bool { compiled++; return true })
-	if n == 0 || n != compiled {
-		t.Errorf("pact.binpb has %d pact files, the generated code %d", n, compiled)
 	}
 	d, err := files.FindDescriptorByName("pact.v1.AgentService")
 	if err != nil {

@@ -9,13 +9,12 @@ import (
 	"testing"
 )
 
-// The README shows each SDK example's complete PACT wiring (issue 16: "the
-// README shows the complete PACT wiring of each example, each within 40
-// lines"). A block after "<!-- wiring: PATH -->" must be an excerpt of PATH
-// (its lines, in order; a line that is only "// …" marks an elision), must
-// hold every PACT-marked line of PATH, and the README must state how many
-// there are in the sentence after the block ("**N lines of PACT-specific
-// code**"). So the README cannot show a wiring that is not the example's,
+// The README shows each SDK example's complete PACT wiring, at most 40
+// lines each, so a reader sees all of it in one place. A block after
+// "<!-- wiring: PATH -->" must be an excerpt of PATH (its lines, in order;
+// a line that is only "// …" marks an elision), must hold every
+// PACT-marked line of PATH, and the README must state how many there are
+// in the sentence after the block ("**N lines of PACT-specific code**"). So the README cannot show a wiring that is not the example's,
 // leave part of it out, or give a wrong count.
 func TestReadmeShowsEachExamplesWholePACTWiring(t *testing.T) {
 	root := repoRoot(t)

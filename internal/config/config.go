@@ -35,6 +35,11 @@ type Config struct {
 	// (about 1.7 times the throughput per core of the main port). On by
 	// default; empty when the setting is "off".
 	GRPCListen string
+	// ConsoleListen serves the operator web console (server/console) on
+	// this host:port; empty (the default) leaves it off. Without TLS it
+	// must be a loopback address: the console's sign-in sends an admin
+	// credential.
+	ConsoleListen string
 	// DataDir holds the embedded SQLite database and other local state.
 	DataDir string
 	// DatabaseURL selects the store: empty for embedded SQLite in DataDir, a
@@ -301,6 +306,17 @@ func options() []option {
 			c.GRPCListen = v
 			return nil
 		}},
+		{"console-listen", "PACT_CONSOLE_LISTEN", "", "host:port of the operator web console (default: off); a loopback address unless pactd serves TLS", func(c *Config, v string) error {
+			if v == "" {
+				c.ConsoleListen = ""
+				return nil
+			}
+			if _, _, err := net.SplitHostPort(v); err != nil {
+				return fmt.Errorf("must be host:port (e.g. 127.0.0.1:7080) or empty for off, not %q", v)
+			}
+			c.ConsoleListen = v
+			return nil
+		}},
 		{"data-dir", "PACT_DATA_DIR", ".pactd", "directory for the embedded database and local state", str(func(c *Config) *string { return &c.DataDir })},
 		{"database-url", "PACT_DATABASE_URL", "", "postgres://… for PostgreSQL; empty for embedded SQLite in the data directory", str(func(c *Config) *string { return &c.DatabaseURL })},
 		{"admin-token", "PACT_ADMIN_TOKEN", "", "bootstrap admin bearer token (prefer the environment variable)", secret(func(c *Config) *Secret { return &c.AdminToken })},
@@ -466,9 +482,23 @@ func EnvNames() []string {
 // written to the output.
 var ErrHelp = flag.ErrHelp
 
+// CommandLineError is a command line Load refused before reading any
+// setting: an unknown flag, a flag without its value, a boolean flag with a
+// value that is not one, or an argument. Nothing was written to the output
+// (the usage would bury the one line that matters): the caller prints the
+// error and says where the usage is.
+type CommandLineError struct{ Err error }
+
+// Error returns the flag package's message, such as "flag provided but not
+// defined: -lisen".
+func (e *CommandLineError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the flag package's error.
+func (e *CommandLineError) Unwrap() error { return e.Err }
+
 // Load builds the configuration from command-line arguments (without the
-// program name or subcommand) and an environment lookup. Usage and flag
-// errors are written to out.
+// program name or subcommand) and an environment lookup. -h writes the
+// usage to out; a bad command line is a *CommandLineError.
 func Load(args []string, environ []string, out io.Writer) (Config, error) {
 	return LoadCommand("", args, environ, out)
 }
@@ -517,22 +547,26 @@ func LoadCommand(usage string, args []string, environ []string, out io.Writer) (
 	}
 
 	fs := flag.NewFlagSet("pactd", flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.Usage = func() {
-		fmt.Fprintf(out, "%s\nflags (each also a PACT_* environment variable; flags win):\n", cmp.Or(usage, "usage: pactd [serve] [flags]"))
-		fs.PrintDefaults()
-	}
+	// The flag package prints an error and the usage itself; only -h
+	// prints here (below), an error goes back to the caller alone.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	flagVals := map[string]*string{}
 	for _, o := range opts {
 		v := &flagValue{boolean: boolFlags[o.flag]}
 		flagVals[o.flag] = &v.s
 		fs.Var(v, o.flag, fmt.Sprintf("%s (env %s, default %q)", o.usage, o.env, o.def))
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(out, "%s\nflags (each also a PACT_* environment variable; flags win):\n", cmp.Or(usage, "usage: pactd [serve] [flags]"))
+		fs.SetOutput(out)
+		fs.PrintDefaults()
 		return c, err
+	} else if err != nil {
+		return c, &CommandLineError{err}
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return c, &CommandLineError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -600,6 +634,9 @@ func (c *Config) validate() error {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		errs = append(errs, errors.New("tls-cert, tls-key: give both or neither"))
 	}
+	if c.ConsoleListen != "" && c.TLSCert == "" && !loopbackHost(c.ConsoleListen) {
+		errs = append(errs, fmt.Errorf("console-listen (PACT_CONSOLE_LISTEN) %s is not a loopback address and pactd serves no TLS: the console's sign-in sends an admin credential; bind it to 127.0.0.1 or [::1] (behind a TLS proxy) or set tls-cert and tls-key", c.ConsoleListen))
+	}
 	for name, tok := range map[string]Secret{"admin-token": c.AdminToken, "frontend-token": c.FrontendToken} {
 		if tok != "" && len(tok) < 16 {
 			errs = append(errs, fmt.Errorf("%s: must be at least 16 characters", name))
@@ -626,7 +663,8 @@ func (c *Config) validate() error {
 // for a wildcard host, bind beside the other and split its traffic.
 func (c *Config) portClashes() []error {
 	type port struct{ name, env, addr string }
-	ports := []port{{"listen", "PACT_LISTEN", c.Listen}, {"metrics-listen", "PACT_METRICS_LISTEN", c.MetricsListen}, {"grpc-listen", "PACT_GRPC_LISTEN", c.GRPCListen}}
+	ports := []port{{"listen", "PACT_LISTEN", c.Listen}, {"metrics-listen", "PACT_METRICS_LISTEN", c.MetricsListen}, {"grpc-listen", "PACT_GRPC_LISTEN", c.GRPCListen},
+		{"console-listen", "PACT_CONSOLE_LISTEN", c.ConsoleListen}}
 	var errs []error
 	for i, a := range ports {
 		for _, b := range ports[i+1:] {
@@ -636,6 +674,20 @@ func (c *Config) portClashes() []error {
 		}
 	}
 	return errs
+}
+
+// loopbackHost reports whether a host:port names a loopback host: an IP
+// literal in 127.0.0.0/8 or ::1, or "localhost".
+func loopbackHost(hostport string) bool {
+	h, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.IsLoopback()
 }
 
 // sameAddress reports whether two host:port listen addresses would bind the

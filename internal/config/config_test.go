@@ -349,6 +349,42 @@ func TestLoad(t *testing.T) {
 			},
 		},
 		{
+			name: "ok/console-listen-loopback",
+			env:  []string{"PACT_CONSOLE_LISTEN=127.0.0.1:7080"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "ConsoleListen", c.ConsoleListen, "127.0.0.1:7080")
+			},
+		},
+		{
+			name: "ok/console-listen-ipv6-loopback-flag",
+			args: []string{"--console-listen", "[::1]:7080"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "ConsoleListen", c.ConsoleListen, "[::1]:7080")
+			},
+		},
+		{
+			name: "ok/console-listen-localhost",
+			env:  []string{"PACT_CONSOLE_LISTEN=localhost:7080"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "ConsoleListen", c.ConsoleListen, "localhost:7080")
+			},
+		},
+		{
+			// With TLS any interface may serve it.
+			name: "ok/console-listen-any-with-tls",
+			env:  []string{"PACT_CONSOLE_LISTEN=0.0.0.0:7080", "PACT_TLS_CERT=c.pem", "PACT_TLS_KEY=k.pem"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "ConsoleListen", c.ConsoleListen, "0.0.0.0:7080")
+			},
+		},
+		{
+			name: "ok/console-listen-empty-is-off",
+			env:  []string{"PACT_CONSOLE_LISTEN="},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "ConsoleListen", c.ConsoleListen, "")
+			},
+		},
+		{
 			name: "ok/jwks-allow-hosts",
 			env:  []string{"PACT_JWKS_ALLOW_HOSTS= PA.staging.internal ,127.0.0.1,,::1", "PACT_JWKS_CA_FILE=ca.pem"},
 			check: func(t *testing.T, c config.Config) {
@@ -433,6 +469,14 @@ func TestLoadRefuses(t *testing.T) {
 		{"fail/grpc-listen-wildcard-clash", nil, []string{"PACT_LISTEN=0.0.0.0:7071"}, []string{"PACT_GRPC_LISTEN", "PACT_LISTEN", "own address"}},
 		{"fail/grpc-listen-empty-host-clash", []string{"--listen", ":7000", "--grpc-listen", "127.0.0.1:7000"}, nil, []string{"PACT_GRPC_LISTEN", "PACT_LISTEN"}},
 		{"fail/metrics-listen-is-listen", nil, []string{"PACT_METRICS_LISTEN=127.0.0.1:7070"}, []string{"PACT_METRICS_LISTEN", "PACT_LISTEN", "own address"}},
+		{"fail/console-listen-no-port", nil, []string{"PACT_CONSOLE_LISTEN=7080"}, []string{"PACT_CONSOLE_LISTEN", "host:port"}},
+		{"fail/console-listen-off-word", []string{"--console-listen", "off"}, nil, []string{"--console-listen", "host:port"}},
+		{"fail/console-listen-is-listen", nil, []string{"PACT_CONSOLE_LISTEN=127.0.0.1:7070"}, []string{"PACT_CONSOLE_LISTEN", "PACT_LISTEN", "own address"}},
+		{"fail/console-listen-is-grpc", nil, []string{"PACT_CONSOLE_LISTEN=127.0.0.1:7071"}, []string{"PACT_CONSOLE_LISTEN", "PACT_GRPC_LISTEN", "own address"}},
+		{"fail/console-listen-wildcard-without-tls", nil, []string{"PACT_CONSOLE_LISTEN=0.0.0.0:7080"}, []string{"console-listen", "not a loopback address", "no TLS"}},
+		{"fail/console-listen-empty-host-without-tls", nil, []string{"PACT_CONSOLE_LISTEN=:7080"}, []string{"console-listen", "not a loopback address"}},
+		{"fail/console-listen-private-without-tls", nil, []string{"PACT_CONSOLE_LISTEN=10.0.0.5:7080"}, []string{"console-listen", "not a loopback address"}},
+		{"fail/console-listen-name-without-tls", nil, []string{"PACT_CONSOLE_LISTEN=console.internal:7080"}, []string{"console-listen", "not a loopback address"}},
 		{"fail/data-dir-empty", []string{"--data-dir="}, nil, []string{"data-dir"}},
 
 		{"fail/database-pooler-unknown", nil, []string{"PACT_DATABASE_URL=postgres://h/db", "PACT_DATABASE_POOLER=session"}, []string{"PACT_DATABASE_POOLER", "none or transaction"}},
@@ -722,5 +766,36 @@ func TestGetenv(t *testing.T) {
 		if got := get(k); got != want {
 			t.Errorf("Getenv(%s) = %q, want %q", k, got, want)
 		}
+	}
+}
+
+// TestLoadCommandLineErrors: a bad command line is a *CommandLineError
+// carrying the flag package's message, and nothing is written to the
+// output (no usage above or below the one line that matters); a valid
+// command line is the positive control.
+func TestLoadCommandLineErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lisen", "127.0.0.1:7070"}, "flag provided but not defined: -lisen"},
+		{[]string{"--listen"}, "flag needs an argument: -listen"},
+		{[]string{"--listen", "127.0.0.1:7070", "extra"}, `unexpected argument "extra"`},
+	} {
+		var out bytes.Buffer
+		_, err := config.Load(tc.args, nil, &out)
+		var ce *config.CommandLineError
+		if !errors.As(err, &ce) || err.Error() != tc.want {
+			t.Errorf("Load(%q) = %v (%T), want a *CommandLineError %q", tc.args, err, err, tc.want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("Load(%q) wrote %q; want nothing", tc.args, out.String())
+		}
+	}
+	var out bytes.Buffer
+	c, err := config.Load([]string{"--listen", "127.0.0.1:7170", "--grpc-listen=off"}, nil, &out)
+	if err != nil || c.Listen != "127.0.0.1:7170" || out.Len() != 0 {
+		t.Errorf("Load of a valid command line: %v, listen %q, output %q", err, c.Listen, out.String())
 	}
 }

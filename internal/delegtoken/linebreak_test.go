@@ -9,8 +9,8 @@ import (
 
 // TestLineBreakAnywhereIsRefused inserts CR, LF and CRLF at every position
 // of a genuine delegation token, receipt and consent session (encoding/
-// base64 skips them even in strict mode, so an inserted line break in the
-// signature segment used to verify). Expected reasons follow the check
+// base64 skips them even in strict mode, so a decoder that relied on it
+// would accept a line break in the signature segment). Expected reasons follow the check
 // order: a break in the header segment makes it not strict base64url
 // (malformed); one in the payload or signature segment changes the signing
 // input or the signature, which is checked before the payload is decoded

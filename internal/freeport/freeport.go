@@ -5,7 +5,7 @@
 // the kernel's ephemeral range, the range it also draws from for every
 // outgoing connection and every other port-0 listener. Between the close
 // and the child's bind, any of those may take the port, and the child
-// exits with "address already in use" (a CI run failed so). A port outside
+// exits with "address already in use". A port outside
 // that range is never handed out by the kernel, so only another explicit
 // bind can race for it; this package picks one at random and checks that
 // it binds now.

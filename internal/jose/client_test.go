@@ -627,7 +627,8 @@ func TestSSRFGuard(t *testing.T) {
 		{name: "fail/nat64-private", uri: "https://nat64.example.com/jwks", wantErr: jose.ErrForbiddenAddress},
 		{name: "fail/6to4-private", uri: "https://sixtofour.example.com/jwks", wantErr: jose.ErrForbiddenAddress},
 		{name: "fail/any-forbidden-address-refuses", uri: "https://mixed.example.com/jwks", wantErr: jose.ErrForbiddenAddress},
-		// The ranges onboarding once accepted (issue 20): refused here as there.
+		// The benchmarking (198.18.0.0/15) and reserved (240.0.0.0/4) ranges:
+		// refused here as by onboarding (internal/urlrule), one public-address rule.
 		{name: "fail/benchmarking-198.18", uri: "https://bench.example.com/jwks", wantErr: jose.ErrForbiddenAddress},
 		{name: "fail/benchmarking-198.19", uri: "https://bench2.example.com/jwks", wantErr: jose.ErrForbiddenAddress},
 		{name: "fail/reserved-240", uri: "https://reserved.example.com/jwks", wantErr: jose.ErrForbiddenAddress},

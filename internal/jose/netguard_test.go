@@ -179,7 +179,8 @@ func TestDialGuardAndOnboardingAgree(t *testing.T) {
 			t.Errorf("%s: dial guard allows %v, onboarding %v", a, dial, onboard)
 		}
 	}
-	// Positive controls and the ranges onboarding used to accept.
+	// Positive controls, and the benchmarking and reserved ranges, which are
+	// not public although they are outside the private ones.
 	for s, want := range map[string]bool{"93.184.216.34": true, "198.20.0.1": true, "198.18.0.1": false, "240.0.0.1": false} {
 		if got := urlrule.IsPublicAddr(netip.MustParseAddr(s)); got != want {
 			t.Errorf("IsPublicAddr(%s) = %v, want %v", s, got, want)

@@ -56,7 +56,8 @@ func TestCheck(t *testing.T) {
 		{"ok/lan-inside-a-label", prod, "https://pa.lanes.example/jwks", false, nil},
 		{"fail/space", prod, "https://pa.example/a b", false, ErrControl},
 		{"fail/newline", prod, "https://pa.example/\njwks", false, ErrControl},
-		// The dial guard's ranges (issue 20: one public-address rule).
+		// The dial guard's ranges: onboarding and the JWKS client's dial guard
+		// hold one public-address rule.
 		{"ok/public-v4-literal", prod, "https://93.184.216.34/jwks", false, nil},
 		{"ok/public-v6-literal", prod, "https://[2606:2800:220:1::1]/jwks", false, nil},
 		{"ok/next-to-benchmarking", prod, "https://198.20.0.1/jwks", false, nil},

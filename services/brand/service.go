@@ -217,7 +217,7 @@ func (s *Service) GetAgentCard(ctx context.Context, req *pactv1.GetAgentCardRequ
 		}
 	}
 	resp := &pactv1.GetAgentCardResponse{CardJson: string(card), ContentType: CardContentType, CacheControl: CardCacheControl,
-		InterfaceUrl: pacturl.Interface(s.d.PublicURL, b.ID)}
+		InterfaceUrl: pacturl.Interface(s.d.PublicURL, b.ID), DisplayName: b.DisplayName}
 	if b.Delegation.Enabled {
 		// What a frontend needs to pick and run its consent flow.
 		resp.LoginMode = pactv1.BrandLoginMode_BRAND_LOGIN_MODE_SIGNED_ASSERTION

@@ -66,6 +66,12 @@ func (s *Service) ListGrants(ctx context.Context, req *pactv1.ListGrantsRequest)
 	return s.grants.ListGrants(ctx, req)
 }
 
+// FindGrants finds grants across Brands, Users and PAs (see
+// grants.Service.FindGrants).
+func (s *Service) FindGrants(ctx context.Context, req *pactv1.FindGrantsRequest) (*pactv1.FindGrantsResponse, error) {
+	return s.grants.FindGrants(ctx, req)
+}
+
 // CheckGrant is the action guard (see grants.Service.CheckGrant).
 func (s *Service) CheckGrant(ctx context.Context, req *pactv1.CheckGrantRequest) (*pactv1.CheckGrantResponse, error) {
 	return s.grants.CheckGrant(ctx, req)

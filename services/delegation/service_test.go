@@ -720,7 +720,9 @@ func TestStepUp(t *testing.T) {
 			t.Errorf("missing scopes = %v / %v", resp.GetMissingScopes(), resp.GetScopes())
 		}
 		link := resp.GetVerificationUriComplete()
-		if want := loginURL + "/login?return_to=" + url.QueryEscape(publicURL+"/a2a/acme/oauth/consent"); link != want {
+		// The Brand login, returning to the consent page marked with the
+		// task: nothing is pending, so that page says what comes next.
+		if want := loginURL + "/login?return_to=" + url.QueryEscape(publicURL+"/a2a/acme/oauth/consent?step_up="+resp.GetTaskId()); link != want {
 			t.Errorf("link = %s, want %s", link, want)
 		}
 		if strings.Contains(link, "user_code") {

@@ -10,8 +10,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
-	"pactd.dev/pactd/internal/pacturl"
 	"regexp"
 	"strings"
 	"time"
@@ -26,6 +26,8 @@ import (
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/authzdetails"
 	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/jcs"
+	"pactd.dev/pactd/internal/pacturl"
 	"pactd.dev/pactd/internal/rpcerr"
 )
 
@@ -200,6 +202,37 @@ func requestField(claim string) string {
 	return f
 }
 
+// MaxArgsJSONBytes bounds one action's args_json.
+const MaxArgsJSONBytes = 64 << 10
+
+// argsHashes computes each action's receipt argsHash from its args_json:
+// base64url (no padding) of the SHA-256 of the RFC 8785 canonical form, so
+// a PA that knows the arguments recomputes it in any language; "" for an
+// action without arguments. A caller-supplied args_hash is refused: a hash
+// pactd did not compute is one no PA can recompute.
+func argsHashes(actions []*pactv1.ReceiptAction) ([]string, error) {
+	out := make([]string, len(actions))
+	for i, a := range actions {
+		field := fmt.Sprintf("actions[%d]", i)
+		if a.GetArgsHash() != "" {
+			return nil, rpcerr.InvalidField(field+".args_hash", "is computed by pactd: send the arguments as args_json")
+		}
+		if a.GetArgsJson() == "" {
+			continue
+		}
+		if len(a.GetArgsJson()) > MaxArgsJSONBytes {
+			return nil, rpcerr.InvalidField(field+".args_json", "is longer than %d bytes", MaxArgsJSONBytes)
+		}
+		canon, err := jcs.Canonicalize([]byte(a.GetArgsJson()))
+		if err != nil {
+			return nil, rpcerr.InvalidField(field+".args_json", "is not I-JSON (RFC 7493): %s", err.Error())
+		}
+		sum := sha256.Sum256(canon)
+		out[i] = base64.RawURLEncoding.EncodeToString(sum[:])
+	}
+	return out, nil
+}
+
 // SignReceipt signs the receipt of a delegated reply. The claims are
 // grantId, user (brand_user), pa (pa_issuer), brand (the Brand's interface
 // URL), scopesUsed and actions (always arrays) and ts (RFC 3339, UTC).
@@ -226,8 +259,12 @@ func (s *Service) SignReceipt(ctx context.Context, req *pactv1.SignReceiptReques
 	if req.Ts != nil {
 		rc.TS = req.GetTs().AsTime()
 	}
-	for _, a := range req.GetActions() {
-		rc.Actions = append(rc.Actions, delegtoken.ReceiptAction{Tool: a.GetTool(), ArgsHash: a.GetArgsHash()})
+	hashes, err := argsHashes(req.GetActions())
+	if err != nil {
+		return nil, err
+	}
+	for i, a := range req.GetActions() {
+		rc.Actions = append(rc.Actions, delegtoken.ReceiptAction{Tool: a.GetTool(), ArgsHash: hashes[i]})
 	}
 	var fe *delegtoken.FieldError
 	if err := rc.Validate(); errors.As(err, &fe) {
@@ -252,7 +289,7 @@ func (s *Service) SignReceipt(ctx context.Context, req *pactv1.SignReceiptReques
 	if err != nil {
 		return nil, s.fault(ctx, "sign receipt", err)
 	}
-	if err := s.auditReceipt(ctx, req, jws); err != nil {
+	if err := s.auditReceipt(ctx, req, hashes, jws); err != nil {
 		return nil, s.fault(ctx, "sign receipt: audit", err)
 	}
 	receipt, err := json.Marshal(struct {
@@ -269,15 +306,15 @@ func (s *Service) SignReceipt(ctx context.Context, req *pactv1.SignReceiptReques
 // parties (the store fills the PA's agent id from the grant), the scopes
 // used, the actions, and the SHA-256 of the JWS, by which a Brand holding
 // the receipt finds its event.
-func (s *Service) auditReceipt(ctx context.Context, req *pactv1.SignReceiptRequest, jws string) error {
+func (s *Service) auditReceipt(ctx context.Context, req *pactv1.SignReceiptRequest, hashes []string, jws string) error {
 	sum := sha256.Sum256([]byte(jws))
 	e := db.AuditEvent{
 		Kind: db.AuditReceiptSigned, Time: s.d.Now(), BrandID: req.GetBrandId(), BrandUser: req.GetBrandUser(),
 		ClientID: req.GetPaIssuer(), GrantID: req.GetGrantId(), Scopes: req.GetScopesUsed(),
 		Actor: callerActor(ctx), Detail: base64.RawURLEncoding.EncodeToString(sum[:]),
 	}
-	for _, a := range req.GetActions() {
-		e.Actions = append(e.Actions, db.AuditAction{Tool: a.GetTool(), ArgsHash: a.GetArgsHash()})
+	for i, a := range req.GetActions() {
+		e.Actions = append(e.Actions, db.AuditAction{Tool: a.GetTool(), ArgsHash: hashes[i]})
 	}
 	if _, err := s.d.Audit.RecordAuditEvent(ctx, e); err != nil {
 		return err

@@ -208,15 +208,20 @@ func TestReceiptVerifiesAgainstPublishedJWKS(t *testing.T) {
 			}
 			resp, err := c.SignReceipt(t.Context(), &pactv1.SignReceiptRequest{
 				BrandId: "acme", GrantId: "a2agrant_01", PaIssuer: "https://pa.example", BrandUser: "user-42",
-				ScopesUsed: []string{"orders:read"}, Actions: []*pactv1.ReceiptAction{{Tool: "lookup_order", ArgsHash: "abc_-"}},
+				ScopesUsed: []string{"orders:read"}, Actions: []*pactv1.ReceiptAction{
+					{Tool: "lookup_order", ArgsJson: `{"b":1.0,"a":"é","c":[1e2,{"z":null,"y":true}]}`}, {Tool: "no_args"}},
 				Ts: timestamppb.New(time.Date(2026, 12, 1, 8, 59, 0, 0, time.UTC)),
 			})
 			if err != nil {
 				t.Fatalf("%s: SignReceipt: %v", name, err)
 			}
 			_, claims := verifyReceipt(t, keys, resp.GetJws(), resp.GetClaimsJson())
+			// argsHash is base64url(SHA-256) of the RFC 8785 form of the
+			// arguments, which RFC 8785 §3.2 makes this exact text.
+			sum := sha256.Sum256([]byte(`{"a":"é","b":1,"c":[100,{"y":true,"z":null}]}`))
+			argsHash := base64.RawURLEncoding.EncodeToString(sum[:])
 			want := `{"grantId":"a2agrant_01","user":"user-42","pa":"https://pa.example","brand":"https://provider.example/a2a/acme",` +
-				`"scopesUsed":["orders:read"],"actions":[{"tool":"lookup_order","argsHash":"abc_-"}],"ts":"2026-12-01T08:59:00Z"}`
+				`"scopesUsed":["orders:read"],"actions":[{"tool":"lookup_order","argsHash":"` + argsHash + `"},{"tool":"no_args"}],"ts":"2026-12-01T08:59:00Z"}`
 			if resp.GetClaimsJson() != want || claims["brand"] != publicURL+"/a2a/acme" {
 				t.Fatalf("%s: claims = %s\nwant %s", name, resp.GetClaimsJson(), want)
 			}
@@ -232,11 +237,11 @@ func TestReceiptVerifiesAgainstPublishedJWKS(t *testing.T) {
 			if err != nil || len(events) == 0 {
 				t.Fatalf("%s: audit events = %v, %v", name, events, err)
 			}
-			sum := sha256.Sum256([]byte(resp.GetJws()))
+			sum = sha256.Sum256([]byte(resp.GetJws()))
 			ev := events[len(events)-1]
 			if ev.Kind != db.AuditReceiptSigned || ev.Detail != base64.RawURLEncoding.EncodeToString(sum[:]) || ev.BrandID != "acme" ||
 				ev.BrandUser != "user-42" || ev.ClientID != "https://pa.example" || fmt.Sprint(ev.Scopes) != "[orders:read]" ||
-				fmt.Sprint(ev.Actions) != "[{lookup_order abc_-}]" || !ev.Time.Equal(e.clock.Now()) {
+				fmt.Sprint(ev.Actions) != "[{lookup_order "+argsHash+"} {no_args }]" || !ev.Time.Equal(e.clock.Now()) {
 				t.Fatalf("%s: receipt event = %+v", name, ev)
 			}
 		}
@@ -274,7 +279,22 @@ func TestSignReceiptRefusals(t *testing.T) {
 		{"fail/grant-of-another-user", func(r *pactv1.SignReceiptRequest) { r.BrandUser = "user-7" }, connect.CodeFailedPrecondition, nil},
 		{"fail/bad-scope", func(r *pactv1.SignReceiptRequest) { r.ScopesUsed = []string{"a b"} }, connect.CodeInvalidArgument, []string{"scopes_used[0]"}},
 		{"fail/empty-tool", func(r *pactv1.SignReceiptRequest) { r.Actions = []*pactv1.ReceiptAction{{Tool: "x"}, {}} }, connect.CodeInvalidArgument, []string{"actions[1].tool"}},
-		{"fail/bad-args-hash", func(r *pactv1.SignReceiptRequest) { r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsHash: "a+b="}} }, connect.CodeInvalidArgument, []string{"actions[0].args_hash"}},
+		{"fail/args-hash-from-caller", func(r *pactv1.SignReceiptRequest) {
+			r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsHash: "abc_-"}}
+		}, connect.CodeInvalidArgument, []string{"actions[0].args_hash"}},
+		{"fail/args-not-json", func(r *pactv1.SignReceiptRequest) { r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsJson: `{`}} }, connect.CodeInvalidArgument, []string{"actions[0].args_json"}},
+		{"fail/args-duplicate-member", func(r *pactv1.SignReceiptRequest) {
+			r.Actions = []*pactv1.ReceiptAction{{Tool: "x"}, {Tool: "y", ArgsJson: `{"a":1,"\u0061":2}`}}
+		}, connect.CodeInvalidArgument, []string{"actions[1].args_json"}},
+		{"fail/args-lone-surrogate", func(r *pactv1.SignReceiptRequest) {
+			r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsJson: `["\ud800"]`}}
+		}, connect.CodeInvalidArgument, []string{"actions[0].args_json"}},
+		{"fail/args-number-overflow", func(r *pactv1.SignReceiptRequest) {
+			r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsJson: `{"n":1e400}`}}
+		}, connect.CodeInvalidArgument, []string{"actions[0].args_json"}},
+		{"fail/args-too-long", func(r *pactv1.SignReceiptRequest) {
+			r.Actions = []*pactv1.ReceiptAction{{Tool: "x", ArgsJson: `"` + strings.Repeat("a", token.MaxArgsJSONBytes) + `"`}}
+		}, connect.CodeInvalidArgument, []string{"actions[0].args_json"}},
 		{"fail/bad-ts", func(r *pactv1.SignReceiptRequest) { r.Ts = &timestamppb.Timestamp{Nanos: -1} }, connect.CodeInvalidArgument, []string{"ts"}},
 	}
 	for _, tc := range cases {
@@ -599,5 +619,33 @@ func TestSignReceiptNeedsItsAuditEvent(t *testing.T) {
 	ok.grants.live["g1"] = [4]string{"acme", "https://pa.example", "user-42"}
 	if r, err := ok.client().SignReceipt(t.Context(), &pactv1.SignReceiptRequest{BrandId: "acme", GrantId: "g1", PaIssuer: "https://pa.example", BrandUser: "user-42"}); err != nil || r.GetJws() == "" {
 		t.Fatalf("ok/recorded: %v, %v", r, err)
+	}
+}
+
+// TestSignReceiptArgsRefusalReasons: each refused args_json names why, in
+// RFC 7493's terms (invalid UTF-8 cannot arrive: a proto string is UTF-8),
+// and a caller's own args_hash is refused as such; the
+// positive control signs arguments whose members repeat at different depths.
+func TestSignReceiptArgsRefusalReasons(t *testing.T) {
+	e := start(t, "")
+	e.grants.live["g1"] = [4]string{"acme", "https://pa.example", "user-42"}
+	c := e.client()
+	for _, tc := range []struct{ args, hash, reason string }{
+		{`{`, "", "actions[0].args_json: is not I-JSON (RFC 7493): jcs: not JSON"},
+		{`{"a":1,"\u0061":2}`, "", "jcs: duplicate member name"},
+		{`["\ud800"]`, "", "jcs: lone surrogate escape"},
+		{`{"n":1e400}`, "", "jcs: number outside the IEEE 754 double range"},
+		{`"` + strings.Repeat("a", token.MaxArgsJSONBytes) + `"`, "", "actions[0].args_json: is longer than 65536 bytes"},
+		{"", "abc_-", "actions[0].args_hash: is computed by pactd: send the arguments as args_json"},
+	} {
+		_, err := c.SignReceipt(t.Context(), &pactv1.SignReceiptRequest{BrandId: "acme", GrantId: "g1", PaIssuer: "https://pa.example",
+			BrandUser: "user-42", Actions: []*pactv1.ReceiptAction{{Tool: "x", ArgsJson: tc.args, ArgsHash: tc.hash}}})
+		if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), tc.reason) {
+			t.Errorf("args %.40q hash %q: err = %v; want InvalidArgument naming %q", tc.args, tc.hash, err, tc.reason)
+		}
+	}
+	if _, err := c.SignReceipt(t.Context(), &pactv1.SignReceiptRequest{BrandId: "acme", GrantId: "g1", PaIssuer: "https://pa.example",
+		BrandUser: "user-42", Actions: []*pactv1.ReceiptAction{{Tool: "x", ArgsJson: `{"a":{"a":1},"b":[{"a":2}]}`}}}); err != nil {
+		t.Fatalf("ok/nested-same-names: %v", err)
 	}
 }

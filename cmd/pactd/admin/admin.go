@@ -1,7 +1,9 @@
 // Package admin is pactd's own admin client: the subcommands pactd agent,
-// brand, credential, grant, key and health, which call a running pactd over
-// the RPCs it serves (Connect over HTTP by default, gRPC with -grpc), with
-// the generated clients of pactd.dev/pactd/gen only. It prints aligned tables for
+// brand, credential, grant, key, hdtp and health, which call a running pactd
+// over the RPCs it serves (Connect over HTTP by default, gRPC with -grpc),
+// with the generated clients of pactd.dev/pactd/gen only. The one exception
+// is hdtp's development wallet (hdtpwallet.go), which works offline with
+// internal/hdtp/cert and calls no pactd. It prints aligned tables for
 // people and, with -o json, the response message as protojson for scripts.
 //
 // The credential comes from PACT_ADMIN_TOKEN (or -token-file); it is sent
@@ -21,7 +23,7 @@ import (
 
 // Groups are the top-level pactd subcommands this package serves, in the
 // order help lists them.
-var Groups = []string{"agent", "brand", "credential", "grant", "audit", "webhook", "key", "health"}
+var Groups = []string{"agent", "brand", "credential", "grant", "audit", "webhook", "key", "hdtp", "health"}
 
 // IsGroup reports whether name is one of Groups.
 func IsGroup(name string) bool { return slices.Contains(Groups, name) }
@@ -40,10 +42,25 @@ func (e *Error) Error() string { return e.Msg }
 // ExitCode is the process exit status for the error.
 func (e *Error) ExitCode() int { return e.Code }
 
-// usageError is a bad command line: exit status 2, after the usage.
+// usageError is a bad command line: exit status 2. The usage itself is
+// not printed with it (only -h prints it): the message comes first and
+// alone, then a line saying where the usage is (withHint).
 func usageError(format string, args ...any) error {
 	return &Error{Code: 2, Msg: fmt.Sprintf(format, args...)}
 }
+
+// withHint ends a usage error's message with the command that prints the
+// usage of cmd ("pactd agent list"); other errors are returned as they are.
+func withHint(err error, cmd string) error {
+	var e *Error
+	if errors.As(err, &e) && e.Code == 2 && !strings.HasSuffix(e.Msg, usageHint(cmd)) {
+		e.Msg += "\n" + usageHint(cmd)
+	}
+	return err
+}
+
+// usageHint is the line after a usage error.
+func usageHint(cmd string) string { return `run "` + cmd + ` -h" for usage` }
 
 // failure is a command that ran and failed: exit status 1.
 func failure(format string, args ...any) error {
@@ -77,6 +94,8 @@ func commands() []*command {
 	all = append(all, auditCommands()...)
 	all = append(all, webhookCommands()...)
 	all = append(all, keyCommands()...)
+	all = append(all, hdtpCommands()...)
+	all = append(all, hdtpWalletCommands()...)
 	all = append(all, healthCommand())
 	return all
 }
@@ -101,6 +120,7 @@ var groupSummary = map[string]string{
 	"audit":      "the audit trail: signed receipts and grant events (AuditService)",
 	"webhook":    "destinations the audit trail is pushed to, and their delivery state (WebhookService)",
 	"key":        "the Provider's signing keys (TokenService)",
+	"hdtp":       "HDTP / PACT 2 identities, their keys, chains and cards, and the trust helpers (hdtp.v1)",
 	"health":     "grpc.health.v1 Check (no credential)",
 }
 
@@ -127,8 +147,9 @@ func Summary() string {
 }
 
 // Run runs the admin command "pactd GROUP ARGS…". env holds KEY=VALUE
-// lines (PACT_ADDR, PACT_ADMIN_TOKEN). Usage goes to stderr; -h returns
-// flag.ErrHelp after printing it. Every other error is an *Error.
+// lines (PACT_ADDR, PACT_ADMIN_TOKEN). -h prints the usage to stderr and
+// returns flag.ErrHelp. Every other error is an *Error; a usage error's
+// message ends in a line naming the -h that prints the usage.
 func Run(ctx context.Context, group string, args, env []string, stdout, stderr io.Writer) error {
 	if !IsGroup(group) {
 		return usageError("unknown command %q", group)
@@ -138,12 +159,12 @@ func Run(ctx context.Context, group string, args, env []string, stdout, stderr i
 	if len(cmds) == 1 && cmds[0].name == "" { // health: no verb
 		cmd = cmds[0]
 	} else {
-		if len(args) == 0 || isHelp(args[0]) {
+		if len(args) > 0 && isHelp(args[0]) {
 			printGroupUsage(stderr, group, cmds)
-			if len(args) > 0 {
-				return flag.ErrHelp
-			}
-			return usageError("%s: name a command (%s)", group, verbs(cmds))
+			return flag.ErrHelp
+		}
+		if len(args) == 0 {
+			return withHint(usageError("%s: name a command (%s)", group, verbs(cmds)), "pactd "+group)
 		}
 		for _, c := range cmds {
 			if c.name == args[0] {
@@ -151,12 +172,11 @@ func Run(ctx context.Context, group string, args, env []string, stdout, stderr i
 			}
 		}
 		if cmd == nil {
-			printGroupUsage(stderr, group, cmds)
-			return usageError("%s: unknown command %q (one of %s)", group, args[0], verbs(cmds))
+			return withHint(usageError("%s: unknown command %q (one of %s)", group, args[0], verbs(cmds)), "pactd "+group)
 		}
 		args = args[1:]
 	}
-	return cmd.run(ctx, args, env, stdout, stderr)
+	return withHint(cmd.run(ctx, args, env, stdout, stderr), "pactd "+cmd.full())
 }
 
 func verbs(cmds []*command) string {
@@ -182,23 +202,20 @@ func printGroupUsage(w io.Writer, group string, cmds []*command) {
 // run parses the command line of one command and runs it.
 func (c *command) run(ctx context.Context, args, env []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("pactd "+c.full(), flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are reported once, below, with the usage
+	fs.SetOutput(io.Discard) // errors are reported once, by the caller
 	exec := c.setup(fs)
 	own := map[string]bool{}
 	fs.VisitAll(func(f *flag.Flag) { own[f.Name] = true })
 	cf := addConnFlags(fs)
-	usage := func() { c.printUsage(stderr, fs, own) }
 	pos, err := parseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		usage()
+		c.printUsage(stderr, fs, own)
 		return flag.ErrHelp
 	}
 	if err != nil {
-		usage()
 		return usageError("%s: %v", c.full(), err)
 	}
 	if len(pos) < c.minArgs || len(pos) > c.maxArgs {
-		usage()
 		switch {
 		case c.maxArgs == 0:
 			return usageError("%s takes no arguments, got %q", c.full(), pos)
@@ -210,10 +227,6 @@ func (c *command) run(ctx context.Context, args, env []string, stdout, stderr io
 	}
 	s, err := cf.session(c, env, stdout, stderr)
 	if err != nil {
-		var e *Error
-		if errors.As(err, &e) && e.Code == 2 {
-			usage()
-		}
 		return err
 	}
 	defer s.close()
@@ -222,9 +235,6 @@ func (c *command) run(ctx context.Context, args, env []string, stdout, stderr io
 	if err := exec(ctx, s, pos); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
-			if e.Code == 2 {
-				usage()
-			}
 			if !strings.HasPrefix(e.Msg, c.full()+":") {
 				e.Msg = c.full() + ": " + e.Msg
 			}

@@ -147,8 +147,9 @@ func TestAgentCommands(t *testing.T) {
 	})
 }
 
-// TestAgentCommandUsage: bad command lines exit 2 with the command's usage
-// and call nothing.
+// TestAgentCommandUsage: bad command lines exit 2 with the error first and
+// then one line naming the -h that prints the usage (not the usage itself,
+// under which the error would scroll away), and call nothing.
 func TestAgentCommandUsage(t *testing.T) {
 	p := startPactd(t, "")
 	for _, tc := range []struct {
@@ -156,6 +157,8 @@ func TestAgentCommandUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"agent", "register", "-issuer", "https://pa.example", "-name", "x"}, "-jwks-uri is required"},
+		{[]string{"agent", "register", "-isuer", "https://pa.example"}, "flag provided but not defined: -isuer"},
+		{[]string{"agent", "list", "-timeout"}, "flag needs an argument: -timeout"},
 		{[]string{"agent", "register"}, "-issuer, -jwks-uri, -name are required"},
 		{[]string{"agent", "get"}, "missing ID|ISSUER"},
 		{[]string{"agent", "get", "a", "b"}, "too many arguments"},
@@ -170,8 +173,15 @@ func TestAgentCommandUsage(t *testing.T) {
 		{[]string{"agent"}, "name a command"},
 	} {
 		r := p.cli(t, tc.args...)
-		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "usage: pactd agent") || r.stdout != "" {
-			t.Errorf("pactd %q: exit %d, stderr:\n%s\nwant exit 2, the usage and %q", tc.args, r.code, r.stderr, tc.want)
+		usageOf := "pactd agent" // the group's usage when no command was named
+		if len(tc.args) > 1 && tc.args[1] != "frob" {
+			usageOf += " " + tc.args[1]
+		}
+		want := []string{"pactd: agent", `run "` + usageOf + ` -h" for usage`}
+		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+		if r.code != 2 || len(lines) != 2 || !strings.HasPrefix(lines[0], want[0]) || !strings.Contains(lines[0], tc.want) ||
+			lines[1] != want[1] || r.stdout != "" {
+			t.Errorf("pactd %q: exit %d, stderr:\n%s\nwant exit 2 and two lines: %q with %q, then %q", tc.args, r.code, r.stderr, want[0], tc.want, want[1])
 		}
 	}
 	// Nothing was registered by any of them; the positive control registers.
@@ -184,20 +194,38 @@ func TestAgentCommandUsage(t *testing.T) {
 
 // TestCredentialProblems: without a credential nothing is called and the
 // message says where one comes from; a wrong or a frontend credential gets
-// pactd's reason; the credential is never printed.
+// pactd's reason; each names the pactd it is for and the setting that named
+// it (a credential of another pactd, such as the demo's, is the usual
+// mistake); the credential is never printed.
 func TestCredentialProblems(t *testing.T) {
 	p := startPactd(t, "")
 	noCred := run(t, []string{"PACT_ADDR=" + p.url}, "agent", "list")
-	if noCred.code != 1 || !strings.Contains(noCred.stderr, "no credential: set PACT_ADMIN_TOKEN") || noCred.stdout != "" {
-		t.Errorf("agent list without a credential: exit %d\n%s", noCred.code, noCred.stderr)
+	if want := "no credential for the pactd at " + p.url + " (PACT_ADDR): set PACT_ADMIN_TOKEN"; noCred.code != 1 || !strings.Contains(noCred.stderr, want) || noCred.stdout != "" {
+		t.Errorf("agent list without a credential: exit %d\n%s\nwant exit 1 and %q", noCred.code, noCred.stderr, want)
+	}
+	// The address comes from the default (nothing is called without a
+	// credential, so no pactd needs to run there) or from -addr.
+	if r, want := run(t, nil, "agent", "list"), "no credential for the pactd at http://127.0.0.1:7070 (the default address; PACT_ADDR or -addr names another)"; r.code != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("agent list without PACT_ADDR or a credential: exit %d\n%s\nwant exit 1 and %q", r.code, r.stderr, want)
 	}
 	wrong := run(t, []string{"PACT_ADDR=" + p.url, "PACT_ADMIN_TOKEN=not-a-known-token-0123456789"}, "agent", "list")
 	refused(t, wrong, "unauthenticated", "ERROR_REASON_UNAUTHENTICATED")
 	if strings.Contains(wrong.stdout+wrong.stderr, "not-a-known-token") {
 		t.Errorf("the refused credential was printed:\n%s", wrong.stderr)
 	}
+	if want := "\n  the pactd at " + p.url + " (PACT_ADDR) does not know this credential (PACT_ADMIN_TOKEN or -token-file)"; !strings.Contains(wrong.stderr, want) {
+		t.Errorf("a wrong credential's message does not name the pactd called:\n%s\nwant %q", wrong.stderr, want)
+	}
+	viaFlag := run(t, []string{"PACT_ADMIN_TOKEN=not-a-known-token-0123456789"}, "agent", "list", "-addr", p.url)
+	refused(t, viaFlag, "unauthenticated", "ERROR_REASON_UNAUTHENTICATED")
+	if want := "the pactd at " + p.url + " (-addr) does not know this credential"; !strings.Contains(viaFlag.stderr, want) {
+		t.Errorf("a wrong credential with -addr:\n%s\nwant %q", viaFlag.stderr, want)
+	}
 	frontend := run(t, []string{"PACT_ADDR=" + p.url, "PACT_ADMIN_TOKEN=" + frontendToken}, "agent", "list")
 	refused(t, frontend, "permission_denied", "ERROR_REASON_PERMISSION_DENIED")
+	if want := "not an admin credential of the pactd at " + p.url + " (PACT_ADDR)"; !strings.Contains(frontend.stderr, want) {
+		t.Errorf("a frontend credential's message does not name the pactd called:\n%s\nwant %q", frontend.stderr, want)
+	}
 	if bad := run(t, []string{"PACT_ADDR=" + p.url, "PACT_ADMIN_TOKEN=two words"}, "agent", "list"); bad.code != 1 || !strings.Contains(bad.stderr, "has a space") || strings.Contains(bad.stderr, "two words") {
 		t.Errorf("a credential with a space: exit %d\n%s", bad.code, bad.stderr)
 	}

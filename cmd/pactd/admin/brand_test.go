@@ -168,8 +168,9 @@ func TestBrandCommandUsage(t *testing.T) {
 		{[]string{"brand", "card"}, "missing ID"},
 	} {
 		r := p.cli(t, tc.args...)
-		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, "usage: pactd brand") {
-			t.Errorf("pactd %q: exit %d, stderr:\n%s\nwant exit 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		if hint := `run "pactd brand ` + tc.args[1] + ` -h" for usage`; r.code != 2 || !strings.Contains(r.stderr, tc.want) ||
+			!strings.HasSuffix(r.stderr, "\n"+hint+"\n") || strings.Contains(r.stderr, "usage: pactd") {
+			t.Errorf("pactd %q: exit %d, stderr:\n%s\nwant exit 2, %q and then %q, without the usage", tc.args, r.code, r.stderr, tc.want, hint)
 		}
 	}
 	list, err := p.brands().ListBrands(t.Context(), &pactv1.ListBrandsRequest{})

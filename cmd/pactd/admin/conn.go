@@ -59,6 +59,7 @@ type session struct {
 	out, errOut io.Writer
 	json        bool
 	base        string
+	where       string // base and the setting that named it, for messages: "http://127.0.0.1:7070 (PACT_ADDR)"
 	client      *http.Client
 	opts        []connect.ClientOption // protocol, size bound and credential
 	bare        []connect.ClientOption // the same without the credential
@@ -95,6 +96,10 @@ func (cf *connFlags) session(c *command, env []string, stdout, stderr io.Writer)
 		return nil, usageError("%s: %s %q: %v", op, source, addr, err)
 	}
 	s.base = strings.TrimRight(u.String(), "/")
+	s.where = s.base + " (" + source + ")"
+	if source == "the default address" {
+		s.where = s.base + " (the default address; PACT_ADDR or -addr names another)"
+	}
 
 	tlsConf, err := cf.tlsConfig(u, op)
 	if err != nil {
@@ -122,7 +127,7 @@ func (cf *connFlags) session(c *command, env []string, stdout, stderr io.Writer)
 	}
 	s.opts = s.bare
 	if !c.noAuth {
-		tok, err := cf.credential(env, op)
+		tok, err := cf.credential(env, op, s.where)
 		if err != nil {
 			return nil, err
 		}
@@ -188,10 +193,10 @@ func (cf *connFlags) tlsConfig(u *url.URL, op string) (*tls.Config, error) {
 	return conf, nil
 }
 
-// credential returns the bearer token from -token-file or PACT_ADMIN_TOKEN.
-// It is never part of a message: errors say where it came from, not what
-// it is.
-func (cf *connFlags) credential(env []string, op string) (string, error) {
+// credential returns the bearer token from -token-file or PACT_ADMIN_TOKEN
+// for the pactd at where. It is never part of a message: errors say where
+// it came from, not what it is.
+func (cf *connFlags) credential(env []string, op, where string) (string, error) {
 	tok, source := lookup(env, "PACT_ADMIN_TOKEN"), "PACT_ADMIN_TOKEN"
 	if cf.tokenFile != "" {
 		source = "-token-file " + cf.tokenFile
@@ -211,8 +216,8 @@ func (cf *connFlags) credential(env []string, op string) (string, error) {
 	}
 	switch {
 	case tok == "":
-		return "", failure("%s: no credential: set PACT_ADMIN_TOKEN to an admin token (pactd printed one at its first start; "+
-			"pactd token create --role admin makes another), or pass -token-file FILE", op)
+		return "", failure("%s: no credential for the pactd at %s: set PACT_ADMIN_TOKEN to an admin token of that pactd "+
+			"(it printed one at its first start; pactd token create --role admin makes another), or pass -token-file FILE", op, where)
 	case strings.IndexFunc(tok, func(r rune) bool { return r > unicode.MaxASCII || !unicode.IsPrint(r) || r == ' ' }) >= 0:
 		return "", failure("%s: the credential in %s has a space, a control or a non-ASCII character: not a pactd credential", op, source)
 	}

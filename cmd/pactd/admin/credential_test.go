@@ -47,7 +47,7 @@ func TestCredentialCommands(t *testing.T) {
 		// The calls above record the new token's last use in the background
 		// (core/auth touch), and so did this test's first call with the
 		// bootstrap admin token; wait for both, so the comparisons below do
-		// not race them (a CI run saw the admin's land between two lists).
+		// not race them (the admin's could land between two lists).
 		used := func(l *pactv1.ListCredentialsResponse, name string) bool {
 			for _, c := range l.GetCredentials() {
 				if c.GetName() == name {

@@ -48,6 +48,36 @@ func grantCommands() []*command {
 					})
 				}
 			}},
+		{group: "grant", name: "find", args: "[-brand ID] [-user USER] [-agent ID]", summary: "find grants by Brand, by a User at a Brand, or by PA, newest first (admin)",
+			setup: func(fs *flag.FlagSet) func(context.Context, *session, []string) error {
+				brand := fs.String("brand", "", "only this Brand's grants (`id`)")
+				user := fs.String("user", "", "only this User's grants (their `id` at -brand)")
+				agent := fs.String("agent", "", "only this PA's grants (its agent `id`)")
+				p := addPageFlags(fs)
+				return func(ctx context.Context, s *session, _ []string) error {
+					resp := &pactv1.FindGrantsResponse{}
+					next, err := p.each(func(page *pactv1.PageRequest) (string, error) {
+						r, err := s.delegation().FindGrants(ctx, &pactv1.FindGrantsRequest{BrandId: *brand, BrandUser: *user, AgentId: *agent, Page: page})
+						if err != nil {
+							return "", err
+						}
+						resp.Grants = append(resp.Grants, r.GetGrants()...)
+						return r.GetNextPageToken(), nil
+					})
+					if err != nil {
+						return err
+					}
+					resp.NextPageToken = next
+					return s.emit(resp, func(w io.Writer) {
+						row(w, "GRANT", "BRAND", "USER", "AGENT", "SCOPES", "CREATED", "EXPIRES", "REVOKED")
+						for _, g := range resp.GetGrants() {
+							row(w, g.GetGrantId(), g.GetBrandId(), g.GetBrandUser(), g.GetAgentDisplayName()+" ("+g.GetAgentId()+")", strings.Join(g.GetScopes(), " "),
+								when(g.GetCreateTime()), when(g.GetExpireTime()), when(g.GetRevokeTime()))
+						}
+						p.footer(w, next)
+					})
+				}
+			}},
 		{group: "grant", name: "revoke", args: "-brand ID GRANT_ID", summary: "revoke a grant: its tokens are refused from the next request on", minArgs: 1, maxArgs: 1,
 			setup: func(fs *flag.FlagSet) func(context.Context, *session, []string) error {
 				brand := fs.String("brand", "", "the Brand `id` (required)")

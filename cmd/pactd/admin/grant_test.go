@@ -116,6 +116,23 @@ func TestGrantCommands(t *testing.T) {
 		}
 		sameMessage(t, "grant list -o json", decode(t, p.must(t, "grant", "list", "-o", "json", "-brand", "acme", "-user", "alice"), &pactv1.ListGrantsResponse{}), want)
 
+		// find: across Users and by PA, as FindGrants answers; a search
+		// without a Brand or a PA is refused, naming the field.
+		found, err := p.delegation(adminToken).FindGrants(ctx, &pactv1.FindGrantsRequest{BrandId: "acme"})
+		if err != nil || len(found.GetGrants()) != 3 {
+			t.Fatalf("FindGrants = %v, %v", found, err)
+		}
+		if rows := table(t, p.must(t, "grant", "find", "-brand", "acme").stdout); len(rows) != 3 || rows[0]["USER"] != "bob" || rows[0]["BRAND"] != "acme" ||
+			rows[0]["GRANT"] != found.GetGrants()[0].GetGrantId() {
+			t.Errorf("grant find -brand acme: %v", rows)
+		}
+		if rows := table(t, p.must(t, "grant", "find", "-agent", found.GetGrants()[0].GetAgentId()).stdout); len(rows) != 3 {
+			t.Errorf("grant find -agent: %v", rows)
+		}
+		sameMessage(t, "grant find -o json", decode(t, p.must(t, "grant", "find", "-o", "json", "-brand", "acme"), &pactv1.FindGrantsResponse{}), found)
+		refused(t, p.cli(t, "grant", "find"), "invalid_argument", "ERROR_REASON_INVALID_ARGUMENT", "brand_id")
+		refused(t, p.cli(t, "grant", "find", "-user", "alice", "-agent", found.GetGrants()[0].GetAgentId()), "invalid_argument", "ERROR_REASON_INVALID_ARGUMENT", "brand_user")
+
 		// Refusals: another user's grant is not found for -user; a bad user
 		// is named. Nothing is revoked by them.
 		bob, err := fe.ListGrants(ctx, &pactv1.ListGrantsRequest{BrandId: "acme", BrandUser: "bob"})

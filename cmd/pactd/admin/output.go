@@ -127,11 +127,14 @@ func (s *session) rpcError(err error) error {
 	case ce.Code() == connect.CodeUnimplemented || ce.Code() == connect.CodeUnknown || ce.Code() == connect.CodeInternal:
 		fmt.Fprintf(&b, "\n  is %s pactd? (-grpc for its native gRPC port, else its main port)", s.base)
 	}
+	// Name the pactd that answered: a credential of another pactd (a demo's,
+	// a second instance's) is the usual cause, and the address shows it.
 	if reason == "ERROR_REASON_UNAUTHENTICATED" {
-		b.WriteString("\n  pactd does not know this credential (PACT_ADMIN_TOKEN or -token-file), or it was revoked or expired")
+		fmt.Fprintf(&b, "\n  the pactd at %s does not know this credential (PACT_ADMIN_TOKEN or -token-file): "+
+			"it is another pactd's, or it was revoked or expired", s.where)
 	}
 	if reason == "ERROR_REASON_PERMISSION_DENIED" {
-		b.WriteString("\n  the credential is not an admin credential")
+		fmt.Fprintf(&b, "\n  the credential is not an admin credential of the pactd at %s", s.where)
 	}
 	return failure("%s", b.String())
 }

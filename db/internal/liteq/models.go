@@ -66,6 +66,14 @@ type ChangeFeedHead struct {
 	Pos int64
 }
 
+type ConsoleSession struct {
+	IDHash       []byte
+	CredentialID string
+	CreateTime   int64
+	LastSeenTime int64
+	ExpireTime   int64
+}
+
 type Context struct {
 	ID         string
 	BrandID    string
@@ -121,6 +129,34 @@ type Grant struct {
 	AuthorizationDetailsScopes string
 }
 
+type HDTPIdentity struct {
+	ID              string
+	Generation      string
+	Endpoint        string
+	DisplayName     string
+	Seal            string
+	KeyAlg          string
+	RootDer         []byte
+	RootFingerprint string
+	CreateTime      int64
+	UpdateTime      int64
+}
+
+type HDTPLeaf struct {
+	Kid               string
+	IdentityID        string
+	KeyAlg            string
+	State             string
+	SealedKey         []byte
+	Certificate       []byte
+	NotBefore         int64
+	NotAfter          int64
+	RequestStateHash  []byte
+	RequestExpireTime int64
+	CreateTime        int64
+	InstallTime       int64
+}
+
 type RefreshToken struct {
 	TokenHash  []byte
 	GrantID    string
@@ -133,6 +169,15 @@ type RegistrationJti struct {
 	Issuer     string
 	Jti        string
 	ExpireTime int64
+}
+
+type Replica struct {
+	ID           string
+	Host         string
+	Version      string
+	StartTime    int64
+	SeenTime     int64
+	FeedPosition int64
 }
 
 type SigningKey struct {

@@ -383,6 +383,82 @@ func (q *Queries) DenyDeviceAuthorization(ctx context.Context, arg DenyDeviceAut
 	return i, err
 }
 
+const findGrants = `-- name: FindGrants :many
+SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time, g.authorization_details,
+       g.authorization_details_scopes, a.display_name AS agent_display_name
+FROM grants g JOIN agents a ON a.id = g.agent_id
+WHERE ($1::text = '' OR g.brand_id = $1::text)
+  AND ($2::text = '' OR g.brand_user = $2::text)
+  AND ($3::text = '' OR g.agent_id = $3::text)
+  AND ($4::text = '' OR g.id < $4::text)
+ORDER BY g.id DESC
+LIMIT $5::bigint
+`
+
+type FindGrantsParams struct {
+	BrandID   string
+	BrandUser string
+	AgentID   string
+	BeforeID  string
+	PageLimit int64
+}
+
+type FindGrantsRow struct {
+	ID                         string
+	BrandID                    string
+	AgentID                    string
+	ClientID                   string
+	BrandUser                  string
+	Scopes                     string
+	CreateTime                 int64
+	ExpireTime                 int64
+	RevokeTime                 int64
+	AuthorizationDetails       string
+	AuthorizationDetailsScopes string
+	AgentDisplayName           string
+}
+
+// Newest first; an empty filter matches every grant; before_id ” starts at
+// the newest.
+func (q *Queries) FindGrants(ctx context.Context, arg FindGrantsParams) ([]FindGrantsRow, error) {
+	rows, err := q.db.Query(ctx, findGrants,
+		arg.BrandID,
+		arg.BrandUser,
+		arg.AgentID,
+		arg.BeforeID,
+		arg.PageLimit,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []FindGrantsRow
+	for rows.Next() {
+		var i FindGrantsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.BrandID,
+			&i.AgentID,
+			&i.ClientID,
+			&i.BrandUser,
+			&i.Scopes,
+			&i.CreateTime,
+			&i.ExpireTime,
+			&i.RevokeTime,
+			&i.AuthorizationDetails,
+			&i.AuthorizationDetailsScopes,
+			&i.AgentDisplayName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const getDeviceAuthorizationByDeviceCode = `-- name: GetDeviceAuthorizationByDeviceCode :one
 SELECT id, brand_id, agent_id, client_id, device_code_hash, user_code_hash, scopes, status, brand_user, grant_id, interval_seconds, last_polled_at, expires_at, create_time, authorization_details, authorization_details_scopes FROM device_authorizations
 WHERE brand_id = $1 AND device_code_hash = $2

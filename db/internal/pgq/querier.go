@@ -22,6 +22,9 @@ type Querier interface {
 	ClaimWebhookDeliveries(ctx context.Context, arg ClaimWebhookDeliveriesParams) ([]WebhookDelivery, error)
 	CloseContext(ctx context.Context, arg CloseContextParams) (int64, error)
 	CompleteTurn(ctx context.Context, arg CompleteTurnParams) (int64, error)
+	// Pending agents registered themselves disabled (PACT_SELF_REGISTRATION=
+	// pending) and were never changed since.
+	ConsoleCounts(ctx context.Context, now int64) (ConsoleCountsRow, error)
 	ConsumeDeviceAuthorization(ctx context.Context, arg ConsumeDeviceAuthorizationParams) (DeviceAuthorization, error)
 	CountBrandAgents(ctx context.Context, brandID string) (int64, error)
 	CountCredentialsByRole(ctx context.Context, role string) (int64, error)
@@ -40,6 +43,9 @@ type Querier interface {
 	// read-then-write; a guard that matches nothing returns no row.
 	CreateDeviceAuthorization(ctx context.Context, arg CreateDeviceAuthorizationParams) (DeviceAuthorization, error)
 	CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant, error)
+	// HDTP / PACT 2 identities and their leaf ledger (migration 0020).
+	CreateHDTPIdentity(ctx context.Context, arg CreateHDTPIdentityParams) (HDTPIdentity, error)
+	CreateHDTPLeaf(ctx context.Context, arg CreateHDTPLeafParams) error
 	CreateRefreshToken(ctx context.Context, arg CreateRefreshTokenParams) error
 	CreateSigningKey(ctx context.Context, arg CreateSigningKeyParams) error
 	// Webhook destinations and the delivery outbox (migration 0030).
@@ -48,15 +54,22 @@ type Querier interface {
 	// Prunes changes written before before_ms (unix ms), always keeping the
 	// newest row: pollers check their position against it.
 	DeleteChangesBefore(ctx context.Context, beforeMs int64) (int64, error)
+	DeleteConsoleSession(ctx context.Context, idHash []byte) (int64, error)
 	// A used assertion is kept while it could still be accepted (through its
 	// expire_time, inclusive).
 	DeleteExpiredBrandAssertions(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredDeviceAuthorizations(ctx context.Context, now int64) (int64, error)
+	DeleteExpiredHDTPRequests(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredRefreshTokens(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredSigningKeys(ctx context.Context, now int64) (int64, error)
+	DeleteHDTPIdentity(ctx context.Context, id string) (int64, error)
+	DeleteHDTPPendingLeaf(ctx context.Context, identityID string) error
 	DeleteOldUserCodeFailures(ctx context.Context, before int64) (int64, error)
 	DeleteWebhookDestination(ctx context.Context, id string) (int64, error)
 	DenyDeviceAuthorization(ctx context.Context, arg DenyDeviceAuthorizationParams) (DeviceAuthorization, error)
+	// Newest first; an empty filter matches every grant; before_id '' starts at
+	// the newest.
+	FindGrants(ctx context.Context, arg FindGrantsParams) ([]FindGrantsRow, error)
 	// Records an attempt of a row owner still holds: the new state, the next
 	// attempt and the outcome; the lease ends.
 	FinishWebhookDelivery(ctx context.Context, arg FinishWebhookDeliveryParams) (int64, error)
@@ -65,6 +78,7 @@ type Querier interface {
 	GetAgentRegistrationByAgent(ctx context.Context, agentID string) (AgentRegistration, error)
 	GetAgentRegistrationByName(ctx context.Context, name string) (AgentRegistration, error)
 	GetBrand(ctx context.Context, id string) (Brand, error)
+	GetConsoleSession(ctx context.Context, idHash []byte) (ConsoleSession, error)
 	GetContext(ctx context.Context, id string) (Context, error)
 	GetCredential(ctx context.Context, id string) (Credential, error)
 	GetCredentialByHash(ctx context.Context, tokenHash []byte) (Credential, error)
@@ -73,6 +87,9 @@ type Querier interface {
 	GetDeviceAuthorizationByDeviceCode(ctx context.Context, arg GetDeviceAuthorizationByDeviceCodeParams) (DeviceAuthorization, error)
 	GetDeviceAuthorizationByUserCode(ctx context.Context, arg GetDeviceAuthorizationByUserCodeParams) (DeviceAuthorization, error)
 	GetGrant(ctx context.Context, id string) (Grant, error)
+	GetHDTPCurrentLeafKID(ctx context.Context, identityID string) ([]string, error)
+	GetHDTPIdentity(ctx context.Context, id string) (HDTPIdentity, error)
+	GetHDTPLeaf(ctx context.Context, kid string) (HDTPLeaf, error)
 	// The change feed (migration 0010): rows are appended by triggers only.
 	// The newest change; no row when the feed is empty.
 	GetLatestChange(ctx context.Context) (ChangeFeed, error)
@@ -85,6 +102,9 @@ type Querier interface {
 	InsertAgentRegistration(ctx context.Context, arg InsertAgentRegistrationParams) error
 	// The audit trail (migration 0012).
 	InsertAuditEvent(ctx context.Context, arg InsertAuditEventParams) (int64, error)
+	// The operator console's sessions, the replicas' heartbeats and the
+	// overview's counts (migration 0035).
+	InsertConsoleSession(ctx context.Context, arg InsertConsoleSessionParams) error
 	InsertRegistrationJTI(ctx context.Context, arg InsertRegistrationJTIParams) (int64, error)
 	// The destination's most recent failed attempt.
 	LastWebhookFailure(ctx context.Context, destinationID string) (LastWebhookFailureRow, error)
@@ -103,18 +123,29 @@ type Querier interface {
 	ListCredentials(ctx context.Context, arg ListCredentialsParams) ([]Credential, error)
 	// Newest first (ids are ULIDs); before_id '' starts at the newest.
 	ListGrantsByUser(ctx context.Context, arg ListGrantsByUserParams) ([]ListGrantsByUserRow, error)
+	ListHDTPIdentities(ctx context.Context, arg ListHDTPIdentitiesParams) ([]HDTPIdentity, error)
+	ListHDTPLeaves(ctx context.Context, identityID string) ([]HDTPLeaf, error)
+	// The ids of the pending agents (see ConsoleCounts), after after_id, by id.
+	ListPendingAgentIDs(ctx context.Context, arg ListPendingAgentIDsParams) ([]string, error)
 	ListPublishedSigningKeys(ctx context.Context, now int64) ([]SigningKey, error)
+	// The replicas seen at or after since, by id.
+	ListReplicas(ctx context.Context, arg ListReplicasParams) ([]Replica, error)
 	// A destination's rows (every destination's for '') in one state (every
 	// state for ''), newest first, before before_id (0: from the newest).
 	ListWebhookDeliveries(ctx context.Context, arg ListWebhookDeliveriesParams) ([]WebhookDelivery, error)
 	ListWebhookDestinations(ctx context.Context, arg ListWebhookDestinationsParams) ([]WebhookDestination, error)
 	LockBrand(ctx context.Context, id string) (string, error)
+	LockHDTPIdentity(ctx context.Context, id string) (string, error)
 	// An on-time poll of a pending authorization: records the poll time.
 	PollDeviceAuthorization(ctx context.Context, arg PollDeviceAuthorizationParams) (DeviceAuthorization, error)
+	PromoteHDTPPendingLeaf(ctx context.Context, arg PromoteHDTPPendingLeafParams) (int64, error)
 	// Deletes up to batch of the oldest rows with time before before, so one
 	// pass never holds locks for long.
 	PruneAuditEvents(ctx context.Context, arg PruneAuditEventsParams) (int64, error)
+	// Deletes the sessions past their absolute expiry or idle since idle_before.
+	PruneConsoleSessions(ctx context.Context, arg PruneConsoleSessionsParams) (int64, error)
 	PruneRegistrationJTIs(ctx context.Context, before int64) (int64, error)
+	PruneReplicas(ctx context.Context, before int64) (int64, error)
 	// Deletes up to batch rows delivered before delivered_before_ms or dead
 	// before dead_before_ms.
 	PurgeWebhookDeliveries(ctx context.Context, arg PurgeWebhookDeliveriesParams) (int64, error)
@@ -129,6 +160,7 @@ type Querier interface {
 	// Gives back a reservation: the lookup found its code, or was refused.
 	RemoveUserCodeFailure(ctx context.Context, arg RemoveUserCodeFailureParams) error
 	ReserveReplyID(ctx context.Context, arg ReserveReplyIDParams) (string, error)
+	RetireHDTPLeafKeys(ctx context.Context, now int64) (int64, error)
 	RetireSigningKeysBefore(ctx context.Context, arg RetireSigningKeysBeforeParams) (int64, error)
 	// Makes a destination's dead rows (all, or the one with delivery_id) pending
 	// again, due now, with a fresh attempt count and age bound.
@@ -140,15 +172,22 @@ type Querier interface {
 	RevokeCredentialsByLabel(ctx context.Context, arg RevokeCredentialsByLabelParams) ([]string, error)
 	RevokeGrant(ctx context.Context, arg RevokeGrantParams) (int64, error)
 	SetBrandAgentPolicy(ctx context.Context, arg SetBrandAgentPolicyParams) (Brand, error)
+	SetHDTPIdentityRoot(ctx context.Context, arg SetHDTPIdentityRootParams) (int64, error)
 	// A too-early poll of a pending authorization: records the poll time and
 	// lengthens the interval (RFC 8628 section 3.5, slow_down).
 	SlowDownDeviceAuthorization(ctx context.Context, arg SlowDownDeviceAuthorizationParams) (DeviceAuthorization, error)
+	SupersedeHDTPCurrentLeaf(ctx context.Context, identityID string) (int64, error)
+	// Records a use, unless one was recorded at or after older_than (one write
+	// a minute per session, however busy).
+	TouchConsoleSession(ctx context.Context, arg TouchConsoleSessionParams) error
 	TouchContext(ctx context.Context, arg TouchContextParams) (int64, error)
 	// Records a use, at most once per minute: older_than is now - 60.
 	TouchCredential(ctx context.Context, arg TouchCredentialParams) error
 	UpdateAgent(ctx context.Context, arg UpdateAgentParams) (Agent, error)
 	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (Brand, error)
+	UpdateHDTPIdentity(ctx context.Context, arg UpdateHDTPIdentityParams) (HDTPIdentity, error)
 	UpdateWebhookDestination(ctx context.Context, arg UpdateWebhookDestinationParams) (WebhookDestination, error)
+	UpsertReplica(ctx context.Context, arg UpsertReplicaParams) error
 	// Records the single use of a Brand login assertion (insert-if-absent).
 	// When (brand_id, jti) is recorded already no row is affected: the
 	// assertion is a replay.

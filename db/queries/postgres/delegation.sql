@@ -73,6 +73,19 @@ WHERE g.brand_id = sqlc.arg(brand_id) AND g.brand_user = sqlc.arg(brand_user)
 ORDER BY g.id DESC
 LIMIT sqlc.arg(page_limit)::bigint;
 
+-- name: FindGrants :many
+-- Newest first; an empty filter matches every grant; before_id '' starts at
+-- the newest.
+SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time, g.authorization_details,
+       g.authorization_details_scopes, a.display_name AS agent_display_name
+FROM grants g JOIN agents a ON a.id = g.agent_id
+WHERE (sqlc.arg(brand_id)::text = '' OR g.brand_id = sqlc.arg(brand_id)::text)
+  AND (sqlc.arg(brand_user)::text = '' OR g.brand_user = sqlc.arg(brand_user)::text)
+  AND (sqlc.arg(agent_id)::text = '' OR g.agent_id = sqlc.arg(agent_id)::text)
+  AND (sqlc.arg(before_id)::text = '' OR g.id < sqlc.arg(before_id)::text)
+ORDER BY g.id DESC
+LIMIT sqlc.arg(page_limit)::bigint;
+
 -- name: CountLiveGrants :one
 SELECT count(*) FROM grants
 WHERE id = sqlc.arg(id) AND brand_id = sqlc.arg(brand_id) AND client_id = sqlc.arg(client_id)

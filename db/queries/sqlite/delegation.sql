@@ -73,6 +73,19 @@ WHERE g.brand_id = sqlc.arg(brand_id) AND g.brand_user = sqlc.arg(brand_user)
 ORDER BY g.id DESC
 LIMIT sqlc.arg(page_limit);
 
+-- name: FindGrants :many
+-- Newest first; an empty filter matches every grant; before_id '' starts at
+-- the newest.
+SELECT g.id, g.brand_id, g.agent_id, g.client_id, g.brand_user, g.scopes, g.create_time, g.expire_time, g.revoke_time, g.authorization_details,
+       g.authorization_details_scopes, a.display_name AS agent_display_name
+FROM grants g JOIN agents a ON a.id = g.agent_id
+WHERE (CAST(sqlc.arg(brand_id) AS TEXT) = '' OR g.brand_id = CAST(sqlc.arg(brand_id) AS TEXT))
+  AND (CAST(sqlc.arg(brand_user) AS TEXT) = '' OR g.brand_user = CAST(sqlc.arg(brand_user) AS TEXT))
+  AND (CAST(sqlc.arg(agent_id) AS TEXT) = '' OR g.agent_id = CAST(sqlc.arg(agent_id) AS TEXT))
+  AND (CAST(sqlc.arg(before_id) AS TEXT) = '' OR g.id < CAST(sqlc.arg(before_id) AS TEXT))
+ORDER BY g.id DESC
+LIMIT sqlc.arg(page_limit);
+
 -- name: CountLiveGrants :one
 SELECT count(*) FROM grants
 WHERE id = sqlc.arg(id) AND brand_id = sqlc.arg(brand_id) AND client_id = sqlc.arg(client_id)

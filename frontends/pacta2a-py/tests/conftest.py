@@ -1,8 +1,8 @@
-"""The package's tests import pacta2a from this checkout; their shared world
-(a live pactd, a PA, Brands, the served middleware) is in pactworld.py,
-whose fixtures are registered here. Test files import helpers from
-pactworld, never from conftest (another folder's conftest may hold that
-name when pytest runs several folders)."""
+"""The package's tests import pacta2a from this checkout. Most run against
+FakePactd (fakepactd.py); the live world (a pactd built from this
+repository, pactworld.py) is for the few that need the real thing. Test
+files import helpers from those modules, never from conftest (another
+folder's conftest may hold that name when pytest runs several folders)."""
 
 from __future__ import annotations
 
@@ -13,4 +13,5 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from pactworld import pactd, server, srv, world  # noqa: E402,F401  (fixtures)
+from fakepactd import fake  # noqa: E402,F401  (fixture)
+from pactworld import pactd, world  # noqa: E402,F401  (fixtures)

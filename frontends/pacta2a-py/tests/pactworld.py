@@ -1,7 +1,7 @@
-"""The tests' world, whose fixtures conftest.py registers: a live pactd
-(built from this repository's Go code, on SQLite in a temporary folder), a
-personal agent with an ES256 key and its JWKS on loopback, two Brands, and
-PactMiddleware served by a real uvicorn on the Provider's public URL.
+"""The tests' live world, whose fixtures conftest.py registers: a pactd
+built from this repository's Go code (on SQLite in a temporary folder), a
+personal agent with an ES256 key and its JWKS on loopback, and two Brands.
+A frontend under test serves on the Provider's public URL.
 
 Without Go (to build pactd) the tests that need it skip, except under
 CI=true, where they fail.
@@ -12,14 +12,13 @@ from __future__ import annotations
 import asyncio
 import http.server
 import json
-import logging
 import os
 import shutil
 import socket
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterator
 
@@ -31,8 +30,9 @@ import grpc  # noqa: E402
 import uvicorn  # noqa: E402
 
 from es256 import Key  # noqa: E402
-from pacta2a import EchoAgent, PactdClient, PactMiddleware, Reply, Turn  # noqa: E402
-from pacta2a._pb import agent_pb2, agent_pb2_grpc, brand_pb2, brand_pb2_grpc  # noqa: E402
+from pacta2a._pb import load  # noqa: E402
+
+agent_pb2, agent_pb2_grpc, brand_pb2, brand_pb2_grpc = (load(m) for m in ("agent_pb2", "agent_pb2_grpc", "brand_pb2", "brand_pb2_grpc"))
 
 ADMIN_TOKEN = "pytest-admin-token-0123456789"
 FRONTEND_TOKEN = "pytest-frontend-token-0123456789"
@@ -191,81 +191,6 @@ def world(pactd: Pactd) -> Iterator[World]:
         jwks.shutdown()
 
 
-class CountingClient(PactdClient):
-    """A PactdClient that counts the RPCs it makes."""
-
-    calls: list[str]
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.calls = []
-
-    async def _call(self, service: str, method: str, factory: Any, request: Any) -> Any:
-        self.calls.append(method)
-        return await super()._call(service, method, factory, request)
-
-
-class SwitchAgent:
-    """The agent of the served middleware: EchoAgent unless a test sets behaviour."""
-
-    def __init__(self) -> None:
-        self.behaviour: Callable[[Turn], Awaitable[Reply]] | None = None
-        self.turns: list[Turn] = []
-
-    async def reply(self, turn: Turn) -> Reply:
-        self.turns.append(turn)
-        if self.behaviour is not None:
-            return await self.behaviour(turn)
-        return await EchoAgent().reply(turn)
-
-
-class CookieSessions:
-    """Sessions for the tests: the cookie "user" names the signed-in Brand user."""
-
-    def brand_user(self, scope: Any, brand_id: str) -> str:
-        from pacta2a.http import cookie
-
-        headers = [v.decode("latin-1") for k, v in scope.get("headers", []) if k == b"cookie"]
-        return cookie(headers, "user") or ""
-
-    def login_url(self, brand_id: str, return_to: str) -> str:
-        from pacta2a.http import query_escape
-
-        return "/login?return_to=" + query_escape(return_to)
-
-
-class ListHandler(logging.Handler):
-    """Keeps log records."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
-
-@dataclass
-class Server:
-    """PactMiddleware on a real uvicorn at the Provider's public URL."""
-
-    url: str
-    port: int
-    pactd: CountingClient
-    agent: SwitchAgent
-    logs: ListHandler
-    app: PactMiddleware
-    inner_calls: list[str] = field(default_factory=list)
-
-    def reset(self) -> None:
-        """Forgets calls, turns and logs; back to EchoAgent."""
-        self.pactd.calls.clear()
-        self.agent.behaviour = None
-        self.agent.turns.clear()
-        self.logs.records.clear()
-        self.inner_calls.clear()
-
-
 def serve_in_thread(app: Any, port: int) -> Callable[[], None]:
     """Runs app on uvicorn at 127.0.0.1:port in a thread; returns its stop."""
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False, lifespan="off")
@@ -283,43 +208,6 @@ def serve_in_thread(app: Any, port: int) -> Callable[[], None]:
         t.join(10)
 
     return stop
-
-
-@pytest.fixture(scope="module")
-def server(world: World) -> Iterator[Server]:
-    # Module scope: grpc.aio does not like event loops in two threads at
-    # once, so while this server's loop runs the tests call pactd with
-    # grpc's synchronous API only.
-    port = int(world.pactd.public_url.rsplit(":", 1)[1])
-    client = CountingClient.from_url(world.pactd.url, FRONTEND_TOKEN)
-    agent = SwitchAgent()
-    handler = ListHandler()
-    logger = logging.getLogger("pacta2a.test")
-    logger.addHandler(handler)
-    logger.propagate = False
-    inner_calls: list[str] = []
-
-    async def inner(scope: Any, receive: Any, send: Any) -> None:
-        """The wrapped app: answers 200 "inner", or raises at /boom."""
-        inner_calls.append(scope["path"])
-        if scope["path"] == "/boom":
-            raise RuntimeError("the wrapped app failed")
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"5")]})
-        await send({"type": "http.response.body", "body": b"inner"})
-
-    app = PactMiddleware(inner, pactd=client, pactd_url=world.pactd.url, agent=agent, sessions=CookieSessions(), logger=logger)
-    stop = serve_in_thread(app, port)
-    try:
-        yield Server(world.pactd.public_url, port, client, agent, handler, app, inner_calls)
-    finally:
-        stop()
-
-
-@pytest.fixture
-def srv(server: Server) -> Server:
-    """The served middleware, reset for one test."""
-    server.reset()
-    return server
 
 
 def run(coro: Awaitable[Any]) -> Any:

@@ -1,5 +1,5 @@
-"""pact_a2a_py is the Python A2A frontend of a PACT Provider: it serves
-/a2a/{brandId}/… to personal agents and asks pactd about everything else.
+"""pact_a2a_py is the Python A2A frontend of a PACT Provider: pactd's front
+door answers its requests (pacta2a.FrontDoor) and it runs the Brand's agent.
 
     PACT_FRONTEND_TOKEN=… python3 -m pact_a2a_py -pactd http://127.0.0.1:7070 -listen 127.0.0.1:3000 -demo
 
@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 import uvicorn
 
 from .app import build
-from .server import PactH11Protocol
+from .server import HeadBound, PactH11Protocol
 from .settings import Settings, SettingsError, parse, split_host_port
 
 
@@ -41,6 +41,7 @@ class JSONFormatter(logging.Formatter):
             out.update(extra)
         if record.exc_info and record.exc_info[1] is not None:
             out["error"] = repr(record.exc_info[1])
+            out["stack"] = self.formatException(record.exc_info)
         return json.dumps(out, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
@@ -74,7 +75,7 @@ async def serve(s: Settings, log: logging.Logger) -> None:
     sock = listen(s.listen)
     fe = build(s, log)
     config = uvicorn.Config(
-        fe.app,
+        HeadBound(fe.app),
         http=PactH11Protocol,
         lifespan="on",
         log_config=None,

@@ -23,9 +23,8 @@ import time
 from typing import Awaitable, Callable
 from urllib.parse import quote, urlsplit
 
-from pacta2a.http import Exchange, FormTooLarge, Receive, Scope, Send, cookie, first, is_token, parse_query
-from pacta2a.http import path_escape, path_unescape, query_escape, read_form
-from pacta2a.pages import esc
+from .web import Exchange, FormTooLarge, Receive, Scope, Send, cookie, esc, first, is_token, parse_query
+from .web import path_escape, path_unescape, query_escape, read_form
 
 #: How long a demo sign-in lasts, in seconds.
 SESSION_TTL = 3600
@@ -106,7 +105,7 @@ class DemoLogin:
         self._key = secrets.token_bytes(32)
         self._now = now
         #: Names a Brand on the sign-in page (its display name, e.g.
-        #: PactMiddleware.brand_name); the Brand id when None or "".
+        #: app.brand_name); the Brand id when None or "".
         self.brand_name: Callable[[str], Awaitable[str]] | None = None
         digest = hashlib.sha256(LOGIN_CSS.encode()).digest()
         self._csp = (

@@ -2,8 +2,7 @@
 win over the environment, which wins over the defaults.
 
     -listen       A2A_LISTEN           host:port to serve on (default 127.0.0.1:3000)
-    -pactd        PACTD_URL            pactd's base URL: its main port, which also serves the
-                                       OAuth endpoints this frontend proxies
+    -pactd        PACTD_URL            pactd's base URL: its main port
                                        (default http://127.0.0.1:7070)
     -transport    A2A_TRANSPORT        how pactd's RPCs are called: grpc (gRPC on PACTD_URL's
                                        main port, h2c; the default) or grpc-native (pactd's
@@ -16,9 +15,9 @@ win over the environment, which wins over the defaults.
     -agent-url    A2A_AGENT_URL        run each turn by an agent in another process over HTTP
                                        (remote.py); wins over -demo's agent
     -public-url   A2A_PUBLIC_URL       this frontend's public base URL; when set, POST
-                                       /api/platforms (self-service PA registration,
-                                       pacta2a.registration) is served with aud = it +
-                                       /api/platforms
+                                       /api/platforms (self-service PA registration) goes
+                                       to pactd, which checks its aud against its own
+                                       PACT_PUBLIC_URL
                   PACT_FRONTEND_TOKEN  the frontend credential pactd knows (required)
 
 Its own settings avoid the PACT_ prefix, which pactd reserves.

@@ -1022,8 +1022,11 @@ type GetAgentCardResponse struct {
 	// The Brand login link without a user code,
 	// {login_url}/login?return_to={consent URL}; empty without delegation.
 	VerificationUri string `protobuf:"bytes,6,opt,name=verification_uri,json=verificationUri,proto3" json:"verification_uri,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The Brand's display name (the card's name), for pages a frontend
+	// serves itself, such as a Brand's own sign-in.
+	DisplayName   string `protobuf:"bytes,7,opt,name=display_name,json=displayName,proto3" json:"display_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetAgentCardResponse) Reset() {
@@ -1094,6 +1097,13 @@ func (x *GetAgentCardResponse) GetLoginMode() BrandLoginMode {
 func (x *GetAgentCardResponse) GetVerificationUri() string {
 	if x != nil {
 		return x.VerificationUri
+	}
+	return ""
+}
+
+func (x *GetAgentCardResponse) GetDisplayName() string {
+	if x != nil {
+		return x.DisplayName
 	}
 	return ""
 }
@@ -1640,7 +1650,7 @@ const file_pact_v1_brand_proto_rawDesc = "" +
 	"\x13UpdateBrandResponse\x12$\n" +
 	"\x05brand\x18\x01 \x01(\v2\x0e.pact.v1.BrandR\x05brand\"0\n" +
 	"\x13GetAgentCardRequest\x12\x19\n" +
-	"\bbrand_id\x18\x01 \x01(\tR\abrandId\"\x83\x02\n" +
+	"\bbrand_id\x18\x01 \x01(\tR\abrandId\"\xa6\x02\n" +
 	"\x14GetAgentCardResponse\x12\x1b\n" +
 	"\tcard_json\x18\x01 \x01(\tR\bcardJson\x12!\n" +
 	"\fcontent_type\x18\x02 \x01(\tR\vcontentType\x12#\n" +
@@ -1648,7 +1658,8 @@ const file_pact_v1_brand_proto_rawDesc = "" +
 	"\rinterface_url\x18\x04 \x01(\tR\finterfaceUrl\x126\n" +
 	"\n" +
 	"login_mode\x18\x05 \x01(\x0e2\x17.pact.v1.BrandLoginModeR\tloginMode\x12)\n" +
-	"\x10verification_uri\x18\x06 \x01(\tR\x0fverificationUri\"j\n" +
+	"\x10verification_uri\x18\x06 \x01(\tR\x0fverificationUri\x12!\n" +
+	"\fdisplay_name\x18\a \x01(\tR\vdisplayName\"j\n" +
 	"\x1aSetBrandAgentPolicyRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x121\n" +
 	"\x06policy\x18\x02 \x01(\x0e2\x19.pact.v1.BrandAgentPolicyR\x06policy\"C\n" +

@@ -1986,6 +1986,135 @@ func (x *ListGrantsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// FindGrantsRequest selects grants; an empty field matches every grant.
+type FindGrantsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this Brand's grants.
+	BrandId string `protobuf:"bytes,1,opt,name=brand_id,json=brandId,proto3" json:"brand_id,omitempty"`
+	// Only this User's grants at brand_id (requires brand_id).
+	BrandUser string `protobuf:"bytes,2,opt,name=brand_user,json=brandUser,proto3" json:"brand_user,omitempty"`
+	// Only this PA's grants (pactd's agent id).
+	AgentId string `protobuf:"bytes,3,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
+	// Paging.
+	Page          *PageRequest `protobuf:"bytes,4,opt,name=page,proto3" json:"page,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FindGrantsRequest) Reset() {
+	*x = FindGrantsRequest{}
+	mi := &file_pact_v1_delegation_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FindGrantsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FindGrantsRequest) ProtoMessage() {}
+
+func (x *FindGrantsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_delegation_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FindGrantsRequest.ProtoReflect.Descriptor instead.
+func (*FindGrantsRequest) Descriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *FindGrantsRequest) GetBrandId() string {
+	if x != nil {
+		return x.BrandId
+	}
+	return ""
+}
+
+func (x *FindGrantsRequest) GetBrandUser() string {
+	if x != nil {
+		return x.BrandUser
+	}
+	return ""
+}
+
+func (x *FindGrantsRequest) GetAgentId() string {
+	if x != nil {
+		return x.AgentId
+	}
+	return ""
+}
+
+func (x *FindGrantsRequest) GetPage() *PageRequest {
+	if x != nil {
+		return x.Page
+	}
+	return nil
+}
+
+// FindGrantsResponse is one page of grants.
+type FindGrantsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The grants, newest first, each with its authorization_details in its
+	// Brand's words.
+	Grants []*Grant `protobuf:"bytes,1,rep,name=grants,proto3" json:"grants,omitempty"`
+	// Token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FindGrantsResponse) Reset() {
+	*x = FindGrantsResponse{}
+	mi := &file_pact_v1_delegation_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FindGrantsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FindGrantsResponse) ProtoMessage() {}
+
+func (x *FindGrantsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_pact_v1_delegation_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FindGrantsResponse.ProtoReflect.Descriptor instead.
+func (*FindGrantsResponse) Descriptor() ([]byte, []int) {
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *FindGrantsResponse) GetGrants() []*Grant {
+	if x != nil {
+		return x.Grants
+	}
+	return nil
+}
+
+func (x *FindGrantsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 // StartStepUpRequest asks for the step-up task of a turn.
 type StartStepUpRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2003,7 +2132,7 @@ type StartStepUpRequest struct {
 
 func (x *StartStepUpRequest) Reset() {
 	*x = StartStepUpRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[19]
+	mi := &file_pact_v1_delegation_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2015,7 +2144,7 @@ func (x *StartStepUpRequest) String() string {
 func (*StartStepUpRequest) ProtoMessage() {}
 
 func (x *StartStepUpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[19]
+	mi := &file_pact_v1_delegation_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2028,7 +2157,7 @@ func (x *StartStepUpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartStepUpRequest.ProtoReflect.Descriptor instead.
 func (*StartStepUpRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{19}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StartStepUpRequest) GetBrandId() string {
@@ -2067,11 +2196,12 @@ type StartStepUpResponse struct {
 	// pact.missingScopes.
 	MissingScopes []string `protobuf:"bytes,2,rep,name=missing_scopes,json=missingScopes,proto3" json:"missing_scopes,omitempty"`
 	// pact.verificationUriComplete: the Brand login link,
-	// {login_url}/login?return_to={consent URL}. It carries no user_code:
-	// pactd creates no device authorization for a step-up (a device_code
-	// nobody receives would make an unredeemable grant), so the PA repeats
-	// the device authorization request (§5.3) and the User enters the code it
-	// shows on the consent page this link leads to.
+	// {login_url}/login?return_to={consent URL}?step_up={task_id}. It carries
+	// no user_code: pactd creates no device authorization for a step-up (a
+	// device_code nobody receives would make an unredeemable grant), so the
+	// PA repeats the device authorization request (§5.3) and the User opens
+	// the link it then shows. The consent page this link leads to says so,
+	// rather than asking for a code that does not exist yet.
 	VerificationUriComplete string `protobuf:"bytes,3,opt,name=verification_uri_complete,json=verificationUriComplete,proto3" json:"verification_uri_complete,omitempty"`
 	// The missing scopes with their descriptions, for the task's status
 	// message ("I need permission to ...").
@@ -2082,7 +2212,7 @@ type StartStepUpResponse struct {
 
 func (x *StartStepUpResponse) Reset() {
 	*x = StartStepUpResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[20]
+	mi := &file_pact_v1_delegation_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2094,7 +2224,7 @@ func (x *StartStepUpResponse) String() string {
 func (*StartStepUpResponse) ProtoMessage() {}
 
 func (x *StartStepUpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[20]
+	mi := &file_pact_v1_delegation_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2107,7 +2237,7 @@ func (x *StartStepUpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartStepUpResponse.ProtoReflect.Descriptor instead.
 func (*StartStepUpResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{20}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StartStepUpResponse) GetTaskId() string {
@@ -2170,7 +2300,7 @@ type CheckGrantRequest struct {
 
 func (x *CheckGrantRequest) Reset() {
 	*x = CheckGrantRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[21]
+	mi := &file_pact_v1_delegation_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2182,7 +2312,7 @@ func (x *CheckGrantRequest) String() string {
 func (*CheckGrantRequest) ProtoMessage() {}
 
 func (x *CheckGrantRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[21]
+	mi := &file_pact_v1_delegation_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2195,7 +2325,7 @@ func (x *CheckGrantRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckGrantRequest.ProtoReflect.Descriptor instead.
 func (*CheckGrantRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{21}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CheckGrantRequest) GetBrandId() string {
@@ -2262,7 +2392,7 @@ type CheckGrantResponse struct {
 
 func (x *CheckGrantResponse) Reset() {
 	*x = CheckGrantResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[22]
+	mi := &file_pact_v1_delegation_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2274,7 +2404,7 @@ func (x *CheckGrantResponse) String() string {
 func (*CheckGrantResponse) ProtoMessage() {}
 
 func (x *CheckGrantResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[22]
+	mi := &file_pact_v1_delegation_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2287,7 +2417,7 @@ func (x *CheckGrantResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckGrantResponse.ProtoReflect.Descriptor instead.
 func (*CheckGrantResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{22}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CheckGrantResponse) GetActive() bool {
@@ -2341,7 +2471,7 @@ type BeginConnectedRequest struct {
 
 func (x *BeginConnectedRequest) Reset() {
 	*x = BeginConnectedRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[23]
+	mi := &file_pact_v1_delegation_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2353,7 +2483,7 @@ func (x *BeginConnectedRequest) String() string {
 func (*BeginConnectedRequest) ProtoMessage() {}
 
 func (x *BeginConnectedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[23]
+	mi := &file_pact_v1_delegation_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2366,7 +2496,7 @@ func (x *BeginConnectedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeginConnectedRequest.ProtoReflect.Descriptor instead.
 func (*BeginConnectedRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{23}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *BeginConnectedRequest) GetBrandId() string {
@@ -2426,7 +2556,7 @@ type BeginConnectedResponse struct {
 
 func (x *BeginConnectedResponse) Reset() {
 	*x = BeginConnectedResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[24]
+	mi := &file_pact_v1_delegation_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2568,7 @@ func (x *BeginConnectedResponse) String() string {
 func (*BeginConnectedResponse) ProtoMessage() {}
 
 func (x *BeginConnectedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[24]
+	mi := &file_pact_v1_delegation_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2581,7 @@ func (x *BeginConnectedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BeginConnectedResponse.ProtoReflect.Descriptor instead.
 func (*BeginConnectedResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{24}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *BeginConnectedResponse) GetBrandUser() string {
@@ -2514,7 +2644,7 @@ type RevokeConnectedRequest struct {
 
 func (x *RevokeConnectedRequest) Reset() {
 	*x = RevokeConnectedRequest{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[25]
+	mi := &file_pact_v1_delegation_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2526,7 +2656,7 @@ func (x *RevokeConnectedRequest) String() string {
 func (*RevokeConnectedRequest) ProtoMessage() {}
 
 func (x *RevokeConnectedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[25]
+	mi := &file_pact_v1_delegation_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2539,7 +2669,7 @@ func (x *RevokeConnectedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeConnectedRequest.ProtoReflect.Descriptor instead.
 func (*RevokeConnectedRequest) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{25}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RevokeConnectedRequest) GetBrandId() string {
@@ -2587,7 +2717,7 @@ type RevokeConnectedResponse struct {
 
 func (x *RevokeConnectedResponse) Reset() {
 	*x = RevokeConnectedResponse{}
-	mi := &file_pact_v1_delegation_proto_msgTypes[26]
+	mi := &file_pact_v1_delegation_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2599,7 +2729,7 @@ func (x *RevokeConnectedResponse) String() string {
 func (*RevokeConnectedResponse) ProtoMessage() {}
 
 func (x *RevokeConnectedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_pact_v1_delegation_proto_msgTypes[26]
+	mi := &file_pact_v1_delegation_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2612,7 +2742,7 @@ func (x *RevokeConnectedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeConnectedResponse.ProtoReflect.Descriptor instead.
 func (*RevokeConnectedResponse) Descriptor() ([]byte, []int) {
-	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{26}
+	return file_pact_v1_delegation_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RevokeConnectedResponse) GetRevokedGrantIds() []string {
@@ -2777,6 +2907,15 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\x04page\x18\x03 \x01(\v2\x14.pact.v1.PageRequestR\x04page\"d\n" +
 	"\x12ListGrantsResponse\x12&\n" +
 	"\x06grants\x18\x01 \x03(\v2\x0e.pact.v1.GrantR\x06grants\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x92\x01\n" +
+	"\x11FindGrantsRequest\x12\x19\n" +
+	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x1d\n" +
+	"\n" +
+	"brand_user\x18\x02 \x01(\tR\tbrandUser\x12\x19\n" +
+	"\bagent_id\x18\x03 \x01(\tR\aagentId\x12(\n" +
+	"\x04page\x18\x04 \x01(\v2\x14.pact.v1.PageRequestR\x04page\"d\n" +
+	"\x12FindGrantsResponse\x12&\n" +
+	"\x06grants\x18\x01 \x03(\v2\x0e.pact.v1.GrantR\x06grants\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x90\x01\n" +
 	"\x12StartStepUpRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12\x19\n" +
@@ -2868,7 +3007,7 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"$GRANT_CHECK_REASON_SCOPE_NOT_GRANTED\x10\x04\x12*\n" +
 	"&GRANT_CHECK_REASON_DETAILS_NOT_COVERED\x10\x05\x12'\n" +
 	"#GRANT_CHECK_REASON_SCOPE_RESTRICTED\x10\x06\x12(\n" +
-	"$GRANT_CHECK_REASON_AGENT_NOT_ALLOWED\x10\a2\xc9\b\n" +
+	"$GRANT_CHECK_REASON_AGENT_NOT_ALLOWED\x10\a2\x92\t\n" +
 	"\x11DelegationService\x12q\n" +
 	"\x18StartDeviceAuthorization\x12(.pact.v1.StartDeviceAuthorizationRequest\x1a).pact.v1.StartDeviceAuthorizationResponse\"\x00\x12V\n" +
 	"\x0fDescribeConsent\x12\x1f.pact.v1.DescribeConsentRequest\x1a .pact.v1.DescribeConsentResponse\"\x00\x12M\n" +
@@ -2879,7 +3018,9 @@ const file_pact_v1_delegation_proto_rawDesc = "" +
 	"\vRevokeGrant\x12\x1b.pact.v1.RevokeGrantRequest\x1a\x1c.pact.v1.RevokeGrantResponse\"\x00\x12J\n" +
 	"\vRevokeToken\x12\x1b.pact.v1.RevokeTokenRequest\x1a\x1c.pact.v1.RevokeTokenResponse\"\x00\x12G\n" +
 	"\n" +
-	"ListGrants\x12\x1a.pact.v1.ListGrantsRequest\x1a\x1b.pact.v1.ListGrantsResponse\"\x00\x12S\n" +
+	"ListGrants\x12\x1a.pact.v1.ListGrantsRequest\x1a\x1b.pact.v1.ListGrantsResponse\"\x00\x12G\n" +
+	"\n" +
+	"FindGrants\x12\x1a.pact.v1.FindGrantsRequest\x1a\x1b.pact.v1.FindGrantsResponse\"\x00\x12S\n" +
 	"\x0eBeginConnected\x12\x1e.pact.v1.BeginConnectedRequest\x1a\x1f.pact.v1.BeginConnectedResponse\"\x00\x12V\n" +
 	"\x0fRevokeConnected\x12\x1f.pact.v1.RevokeConnectedRequest\x1a .pact.v1.RevokeConnectedResponse\"\x00\x12J\n" +
 	"\vStartStepUp\x12\x1b.pact.v1.StartStepUpRequest\x1a\x1c.pact.v1.StartStepUpResponse\"\x00\x12G\n" +
@@ -2900,7 +3041,7 @@ func file_pact_v1_delegation_proto_rawDescGZIP() []byte {
 }
 
 var file_pact_v1_delegation_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_pact_v1_delegation_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_pact_v1_delegation_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_pact_v1_delegation_proto_goTypes = []any{
 	(ConsentSessionRefusal)(0),               // 0: pact.v1.ConsentSessionRefusal
 	(BrandAssertionRefusal)(0),               // 1: pact.v1.BrandAssertionRefusal
@@ -2924,72 +3065,78 @@ var file_pact_v1_delegation_proto_goTypes = []any{
 	(*RevokeTokenResponse)(nil),              // 19: pact.v1.RevokeTokenResponse
 	(*ListGrantsRequest)(nil),                // 20: pact.v1.ListGrantsRequest
 	(*ListGrantsResponse)(nil),               // 21: pact.v1.ListGrantsResponse
-	(*StartStepUpRequest)(nil),               // 22: pact.v1.StartStepUpRequest
-	(*StartStepUpResponse)(nil),              // 23: pact.v1.StartStepUpResponse
-	(*CheckGrantRequest)(nil),                // 24: pact.v1.CheckGrantRequest
-	(*CheckGrantResponse)(nil),               // 25: pact.v1.CheckGrantResponse
-	(*BeginConnectedRequest)(nil),            // 26: pact.v1.BeginConnectedRequest
-	(*BeginConnectedResponse)(nil),           // 27: pact.v1.BeginConnectedResponse
-	(*RevokeConnectedRequest)(nil),           // 28: pact.v1.RevokeConnectedRequest
-	(*RevokeConnectedResponse)(nil),          // 29: pact.v1.RevokeConnectedResponse
-	(*OAuthError)(nil),                       // 30: pact.v1.OAuthError
-	(*Scope)(nil),                            // 31: pact.v1.Scope
-	(*timestamppb.Timestamp)(nil),            // 32: google.protobuf.Timestamp
-	(*ConsentAuthorizationDetail)(nil),       // 33: pact.v1.ConsentAuthorizationDetail
-	(*PageRequest)(nil),                      // 34: pact.v1.PageRequest
+	(*FindGrantsRequest)(nil),                // 22: pact.v1.FindGrantsRequest
+	(*FindGrantsResponse)(nil),               // 23: pact.v1.FindGrantsResponse
+	(*StartStepUpRequest)(nil),               // 24: pact.v1.StartStepUpRequest
+	(*StartStepUpResponse)(nil),              // 25: pact.v1.StartStepUpResponse
+	(*CheckGrantRequest)(nil),                // 26: pact.v1.CheckGrantRequest
+	(*CheckGrantResponse)(nil),               // 27: pact.v1.CheckGrantResponse
+	(*BeginConnectedRequest)(nil),            // 28: pact.v1.BeginConnectedRequest
+	(*BeginConnectedResponse)(nil),           // 29: pact.v1.BeginConnectedResponse
+	(*RevokeConnectedRequest)(nil),           // 30: pact.v1.RevokeConnectedRequest
+	(*RevokeConnectedResponse)(nil),          // 31: pact.v1.RevokeConnectedResponse
+	(*OAuthError)(nil),                       // 32: pact.v1.OAuthError
+	(*Scope)(nil),                            // 33: pact.v1.Scope
+	(*timestamppb.Timestamp)(nil),            // 34: google.protobuf.Timestamp
+	(*ConsentAuthorizationDetail)(nil),       // 35: pact.v1.ConsentAuthorizationDetail
+	(*PageRequest)(nil),                      // 36: pact.v1.PageRequest
 }
 var file_pact_v1_delegation_proto_depIdxs = []int32{
-	30, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
-	31, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
-	32, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
-	33, // 3: pact.v1.DescribeConsentResponse.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
+	32, // 0: pact.v1.StartDeviceAuthorizationResponse.error:type_name -> pact.v1.OAuthError
+	33, // 1: pact.v1.DescribeConsentResponse.scopes:type_name -> pact.v1.Scope
+	34, // 2: pact.v1.DescribeConsentResponse.expires_at:type_name -> google.protobuf.Timestamp
+	35, // 3: pact.v1.DescribeConsentResponse.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
 	6,  // 4: pact.v1.BeginConsentResponse.consent:type_name -> pact.v1.DescribeConsentResponse
-	32, // 5: pact.v1.BeginConsentResponse.session_expires_at:type_name -> google.protobuf.Timestamp
-	30, // 6: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
-	32, // 7: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
-	32, // 8: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
-	32, // 9: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
-	33, // 10: pact.v1.Grant.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
-	30, // 11: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
-	34, // 12: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
+	34, // 5: pact.v1.BeginConsentResponse.session_expires_at:type_name -> google.protobuf.Timestamp
+	32, // 6: pact.v1.IssueDelegationResponse.error:type_name -> pact.v1.OAuthError
+	34, // 7: pact.v1.Grant.create_time:type_name -> google.protobuf.Timestamp
+	34, // 8: pact.v1.Grant.expire_time:type_name -> google.protobuf.Timestamp
+	34, // 9: pact.v1.Grant.revoke_time:type_name -> google.protobuf.Timestamp
+	35, // 10: pact.v1.Grant.authorization_details:type_name -> pact.v1.ConsentAuthorizationDetail
+	32, // 11: pact.v1.RevokeTokenResponse.error:type_name -> pact.v1.OAuthError
+	36, // 12: pact.v1.ListGrantsRequest.page:type_name -> pact.v1.PageRequest
 	15, // 13: pact.v1.ListGrantsResponse.grants:type_name -> pact.v1.Grant
-	31, // 14: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
-	2,  // 15: pact.v1.CheckGrantResponse.reason:type_name -> pact.v1.GrantCheckReason
-	32, // 16: pact.v1.CheckGrantResponse.expire_time:type_name -> google.protobuf.Timestamp
-	15, // 17: pact.v1.BeginConnectedResponse.grants:type_name -> pact.v1.Grant
-	32, // 18: pact.v1.BeginConnectedResponse.session_expires_at:type_name -> google.protobuf.Timestamp
-	15, // 19: pact.v1.RevokeConnectedResponse.grants:type_name -> pact.v1.Grant
-	3,  // 20: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
-	5,  // 21: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
-	7,  // 22: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
-	9,  // 23: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
-	11, // 24: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
-	13, // 25: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
-	16, // 26: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
-	18, // 27: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
-	20, // 28: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
-	26, // 29: pact.v1.DelegationService.BeginConnected:input_type -> pact.v1.BeginConnectedRequest
-	28, // 30: pact.v1.DelegationService.RevokeConnected:input_type -> pact.v1.RevokeConnectedRequest
-	22, // 31: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
-	24, // 32: pact.v1.DelegationService.CheckGrant:input_type -> pact.v1.CheckGrantRequest
-	4,  // 33: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
-	6,  // 34: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
-	8,  // 35: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
-	10, // 36: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
-	12, // 37: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
-	14, // 38: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
-	17, // 39: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
-	19, // 40: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
-	21, // 41: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
-	27, // 42: pact.v1.DelegationService.BeginConnected:output_type -> pact.v1.BeginConnectedResponse
-	29, // 43: pact.v1.DelegationService.RevokeConnected:output_type -> pact.v1.RevokeConnectedResponse
-	23, // 44: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
-	25, // 45: pact.v1.DelegationService.CheckGrant:output_type -> pact.v1.CheckGrantResponse
-	33, // [33:46] is the sub-list for method output_type
-	20, // [20:33] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	36, // 14: pact.v1.FindGrantsRequest.page:type_name -> pact.v1.PageRequest
+	15, // 15: pact.v1.FindGrantsResponse.grants:type_name -> pact.v1.Grant
+	33, // 16: pact.v1.StartStepUpResponse.scopes:type_name -> pact.v1.Scope
+	2,  // 17: pact.v1.CheckGrantResponse.reason:type_name -> pact.v1.GrantCheckReason
+	34, // 18: pact.v1.CheckGrantResponse.expire_time:type_name -> google.protobuf.Timestamp
+	15, // 19: pact.v1.BeginConnectedResponse.grants:type_name -> pact.v1.Grant
+	34, // 20: pact.v1.BeginConnectedResponse.session_expires_at:type_name -> google.protobuf.Timestamp
+	15, // 21: pact.v1.RevokeConnectedResponse.grants:type_name -> pact.v1.Grant
+	3,  // 22: pact.v1.DelegationService.StartDeviceAuthorization:input_type -> pact.v1.StartDeviceAuthorizationRequest
+	5,  // 23: pact.v1.DelegationService.DescribeConsent:input_type -> pact.v1.DescribeConsentRequest
+	7,  // 24: pact.v1.DelegationService.BeginConsent:input_type -> pact.v1.BeginConsentRequest
+	9,  // 25: pact.v1.DelegationService.ApproveConsent:input_type -> pact.v1.ApproveConsentRequest
+	11, // 26: pact.v1.DelegationService.DenyConsent:input_type -> pact.v1.DenyConsentRequest
+	13, // 27: pact.v1.DelegationService.IssueDelegation:input_type -> pact.v1.IssueDelegationRequest
+	16, // 28: pact.v1.DelegationService.RevokeGrant:input_type -> pact.v1.RevokeGrantRequest
+	18, // 29: pact.v1.DelegationService.RevokeToken:input_type -> pact.v1.RevokeTokenRequest
+	20, // 30: pact.v1.DelegationService.ListGrants:input_type -> pact.v1.ListGrantsRequest
+	22, // 31: pact.v1.DelegationService.FindGrants:input_type -> pact.v1.FindGrantsRequest
+	28, // 32: pact.v1.DelegationService.BeginConnected:input_type -> pact.v1.BeginConnectedRequest
+	30, // 33: pact.v1.DelegationService.RevokeConnected:input_type -> pact.v1.RevokeConnectedRequest
+	24, // 34: pact.v1.DelegationService.StartStepUp:input_type -> pact.v1.StartStepUpRequest
+	26, // 35: pact.v1.DelegationService.CheckGrant:input_type -> pact.v1.CheckGrantRequest
+	4,  // 36: pact.v1.DelegationService.StartDeviceAuthorization:output_type -> pact.v1.StartDeviceAuthorizationResponse
+	6,  // 37: pact.v1.DelegationService.DescribeConsent:output_type -> pact.v1.DescribeConsentResponse
+	8,  // 38: pact.v1.DelegationService.BeginConsent:output_type -> pact.v1.BeginConsentResponse
+	10, // 39: pact.v1.DelegationService.ApproveConsent:output_type -> pact.v1.ApproveConsentResponse
+	12, // 40: pact.v1.DelegationService.DenyConsent:output_type -> pact.v1.DenyConsentResponse
+	14, // 41: pact.v1.DelegationService.IssueDelegation:output_type -> pact.v1.IssueDelegationResponse
+	17, // 42: pact.v1.DelegationService.RevokeGrant:output_type -> pact.v1.RevokeGrantResponse
+	19, // 43: pact.v1.DelegationService.RevokeToken:output_type -> pact.v1.RevokeTokenResponse
+	21, // 44: pact.v1.DelegationService.ListGrants:output_type -> pact.v1.ListGrantsResponse
+	23, // 45: pact.v1.DelegationService.FindGrants:output_type -> pact.v1.FindGrantsResponse
+	29, // 46: pact.v1.DelegationService.BeginConnected:output_type -> pact.v1.BeginConnectedResponse
+	31, // 47: pact.v1.DelegationService.RevokeConnected:output_type -> pact.v1.RevokeConnectedResponse
+	25, // 48: pact.v1.DelegationService.StartStepUp:output_type -> pact.v1.StartStepUpResponse
+	27, // 49: pact.v1.DelegationService.CheckGrant:output_type -> pact.v1.CheckGrantResponse
+	36, // [36:50] is the sub-list for method output_type
+	22, // [22:36] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_delegation_proto_init() }
@@ -3007,7 +3154,7 @@ func file_pact_v1_delegation_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_pact_v1_delegation_proto_rawDesc), len(file_pact_v1_delegation_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

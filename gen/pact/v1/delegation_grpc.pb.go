@@ -28,6 +28,7 @@ const (
 	DelegationService_RevokeGrant_FullMethodName              = "/pact.v1.DelegationService/RevokeGrant"
 	DelegationService_RevokeToken_FullMethodName              = "/pact.v1.DelegationService/RevokeToken"
 	DelegationService_ListGrants_FullMethodName               = "/pact.v1.DelegationService/ListGrants"
+	DelegationService_FindGrants_FullMethodName               = "/pact.v1.DelegationService/FindGrants"
 	DelegationService_BeginConnected_FullMethodName           = "/pact.v1.DelegationService/BeginConnected"
 	DelegationService_RevokeConnected_FullMethodName          = "/pact.v1.DelegationService/RevokeConnected"
 	DelegationService_StartStepUp_FullMethodName              = "/pact.v1.DelegationService/StartStepUp"
@@ -121,6 +122,12 @@ type DelegationServiceClient interface {
 	// ListGrants lists a Brand user's grants, newest first, live, revoked and
 	// expired alike, for a "connected apps" page.
 	ListGrants(ctx context.Context, in *ListGrantsRequest, opts ...grpc.CallOption) (*ListGrantsResponse, error)
+	// FindGrants finds grants across Brands, Users and PAs, newest first,
+	// live, revoked and expired alike: an operator's search. Admin role only.
+	// At least one of brand_id and agent_id is required, and brand_user needs
+	// brand_id (a User's id means something only at its Brand); an unknown
+	// Brand or PA finds nothing.
+	FindGrants(ctx context.Context, in *FindGrantsRequest, opts ...grpc.CallOption) (*FindGrantsResponse, error)
 	// BeginConnected opens the connected page of a Brand in
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION, where nobody is signed in at the
 	// Provider: the frontend passes the brand_assertion the Brand's login
@@ -258,6 +265,16 @@ func (c *delegationServiceClient) ListGrants(ctx context.Context, in *ListGrants
 	return out, nil
 }
 
+func (c *delegationServiceClient) FindGrants(ctx context.Context, in *FindGrantsRequest, opts ...grpc.CallOption) (*FindGrantsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FindGrantsResponse)
+	err := c.cc.Invoke(ctx, DelegationService_FindGrants_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *delegationServiceClient) BeginConnected(ctx context.Context, in *BeginConnectedRequest, opts ...grpc.CallOption) (*BeginConnectedResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(BeginConnectedResponse)
@@ -385,6 +402,12 @@ type DelegationServiceServer interface {
 	// ListGrants lists a Brand user's grants, newest first, live, revoked and
 	// expired alike, for a "connected apps" page.
 	ListGrants(context.Context, *ListGrantsRequest) (*ListGrantsResponse, error)
+	// FindGrants finds grants across Brands, Users and PAs, newest first,
+	// live, revoked and expired alike: an operator's search. Admin role only.
+	// At least one of brand_id and agent_id is required, and brand_user needs
+	// brand_id (a User's id means something only at its Brand); an unknown
+	// Brand or PA finds nothing.
+	FindGrants(context.Context, *FindGrantsRequest) (*FindGrantsResponse, error)
 	// BeginConnected opens the connected page of a Brand in
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION, where nobody is signed in at the
 	// Provider: the frontend passes the brand_assertion the Brand's login
@@ -458,6 +481,9 @@ func (UnimplementedDelegationServiceServer) RevokeToken(context.Context, *Revoke
 }
 func (UnimplementedDelegationServiceServer) ListGrants(context.Context, *ListGrantsRequest) (*ListGrantsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListGrants not implemented")
+}
+func (UnimplementedDelegationServiceServer) FindGrants(context.Context, *FindGrantsRequest) (*FindGrantsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method FindGrants not implemented")
 }
 func (UnimplementedDelegationServiceServer) BeginConnected(context.Context, *BeginConnectedRequest) (*BeginConnectedResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method BeginConnected not implemented")
@@ -654,6 +680,24 @@ func _DelegationService_ListGrants_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DelegationService_FindGrants_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FindGrantsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DelegationServiceServer).FindGrants(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DelegationService_FindGrants_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DelegationServiceServer).FindGrants(ctx, req.(*FindGrantsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _DelegationService_BeginConnected_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(BeginConnectedRequest)
 	if err := dec(in); err != nil {
@@ -768,6 +812,10 @@ var DelegationService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListGrants",
 			Handler:    _DelegationService_ListGrants_Handler,
+		},
+		{
+			MethodName: "FindGrants",
+			Handler:    _DelegationService_FindGrants_Handler,
 		},
 		{
 			MethodName: "BeginConnected",

@@ -356,8 +356,19 @@ type ReceiptAction struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The tool name.
 	Tool string `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
-	// Optional base64url SHA-256 of the tool arguments' JSON.
-	ArgsHash      string `protobuf:"bytes,2,opt,name=args_hash,json=argsHash,proto3" json:"args_hash,omitempty"`
+	// Not set by callers: pactd computes the receipt's argsHash from
+	// args_json, so that a PA can recompute it. A request that sets it is
+	// refused (InvalidArgument, field actions[i].args_hash).
+	ArgsHash string `protobuf:"bytes,2,opt,name=args_hash,json=argsHash,proto3" json:"args_hash,omitempty"`
+	// The tool's arguments as JSON text (any JSON value; an object in
+	// practice), or empty for a tool without arguments. pactd writes argsHash
+	// = base64url(SHA-256(the RFC 8785 canonical form of this value)), so a PA
+	// that knows the arguments recomputes it in any language. Text that is
+	// not I-JSON (RFC 7493: invalid UTF-8, a lone surrogate, a repeated
+	// member name, a number that is not a finite IEEE 754 double) is refused
+	// (InvalidArgument, field actions[i].args_json, with the reason). At most
+	// 64 KiB.
+	ArgsJson      string `protobuf:"bytes,3,opt,name=args_json,json=argsJson,proto3" json:"args_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -402,6 +413,13 @@ func (x *ReceiptAction) GetTool() string {
 func (x *ReceiptAction) GetArgsHash() string {
 	if x != nil {
 		return x.ArgsHash
+	}
+	return ""
+}
+
+func (x *ReceiptAction) GetArgsJson() string {
+	if x != nil {
+		return x.ArgsJson
 	}
 	return ""
 }
@@ -789,10 +807,11 @@ const file_pact_v1_token_proto_rawDesc = "" +
 	"\x02ts\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x02ts\x12\x1b\n" +
 	"\tpa_issuer\x18\x06 \x01(\tR\bpaIssuer\x12\x1d\n" +
 	"\n" +
-	"brand_user\x18\a \x01(\tR\tbrandUser\"@\n" +
+	"brand_user\x18\a \x01(\tR\tbrandUser\"]\n" +
 	"\rReceiptAction\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1b\n" +
-	"\targs_hash\x18\x02 \x01(\tR\bargsHash\"k\n" +
+	"\targs_hash\x18\x02 \x01(\tR\bargsHash\x12\x1b\n" +
+	"\targs_json\x18\x03 \x01(\tR\bargsJson\"k\n" +
 	"\x13SignReceiptResponse\x12\x10\n" +
 	"\x03jws\x18\x01 \x01(\tR\x03jws\x12\x1f\n" +
 	"\vclaims_json\x18\x02 \x01(\tR\n" +

@@ -283,6 +283,7 @@ type Store interface {
 	GetGrant(ctx context.Context, id string) (db.Grant, error)
 	RevokeGrant(ctx context.Context, id string, now time.Time) (bool, error)
 	ListGrants(ctx context.Context, brandID, brandUser, beforeID string, limit int) ([]db.Grant, error)
+	FindGrants(ctx context.Context, f db.GrantFilter, beforeID string, limit int) ([]db.Grant, error)
 
 	GetRefreshToken(ctx context.Context, hash []byte) (db.RefreshToken, error)
 	RotateRefreshToken(ctx context.Context, old []byte, brandID, clientID string, now time.Time, next db.RefreshToken) (db.RefreshToken, error)
@@ -344,6 +345,16 @@ func (e *Env) VerificationURIs(b db.Brand, userCode string) (verify, complete st
 		return verify, verify
 	}
 	return verify, base + url.QueryEscape(consent+"?user_code="+userCode)
+}
+
+// StepUpURI is the link a step-up task gives the User: the Brand login,
+// returning to the consent page marked with the step-up's task id. No
+// authorization is pending yet (the PA starts one when it asks to
+// connect), so that page tells the User what comes next instead of asking
+// for a code that does not exist.
+func (e *Env) StepUpURI(b db.Brand, taskID string) string {
+	return strings.TrimRight(b.Delegation.LoginURL, "/") + "/login?return_to=" +
+		url.QueryEscape(e.ConsentURL(b.ID)+"?step_up="+url.QueryEscape(taskID))
 }
 
 // CheckBrandUser requires a Brand user id: 1 to 256 bytes of UTF-8 without

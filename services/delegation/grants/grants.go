@@ -19,7 +19,8 @@ import (
 	"pactd.dev/pactd/services/delegation/base"
 )
 
-// Service answers RevokeGrant, ListGrants, CheckGrant and PurgeExpired.
+// Service answers RevokeGrant, ListGrants, FindGrants, CheckGrant and
+// PurgeExpired.
 type Service struct {
 	env *base.Env
 	// checks counts CheckGrant answers by result.
@@ -112,6 +113,66 @@ func (s *Service) ListGrants(ctx context.Context, req *pactv1.ListGrantsRequest)
 		// value that cannot be read is a fault, never silently left out.
 		if out.AuthorizationDetails, err = base.ConsentDetails(b, g.AuthorizationDetails, g.AuthorizationDetailsScopes); err != nil {
 			return nil, s.env.Fault(ctx, op+": stored authorization_details", err)
+		}
+		resp.Grants = append(resp.Grants, out)
+	}
+	if len(list) > 0 {
+		resp.NextPageToken = paging.Next(len(list), p.Size, list[len(list)-1].ID)
+	}
+	return resp, nil
+}
+
+// FindGrants finds grants across Brands, Users and PAs, newest first: an
+// operator's search. brand_user needs brand_id, and one of brand_id and
+// agent_id is required, so no call lists every grant at once by accident;
+// an unknown (or over-long) id finds nothing.
+func (s *Service) FindGrants(ctx context.Context, req *pactv1.FindGrantsRequest) (*pactv1.FindGrantsResponse, error) {
+	const op = "find grants"
+	var v rpcerr.Violations
+	if req.GetBrandId() == "" && req.GetAgentId() == "" {
+		v.Add("brand_id", "brand_id or agent_id is required")
+	}
+	if u := req.GetBrandUser(); u != "" {
+		if req.GetBrandId() == "" {
+			v.Add("brand_user", "needs brand_id")
+		}
+		base.CheckBrandUser(&v, "brand_user", u)
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	p, err := paging.Parse(req.GetPage())
+	if err != nil {
+		return nil, err
+	}
+	resp := &pactv1.FindGrantsResponse{Grants: []*pactv1.Grant{}}
+	if len(req.GetBrandId()) > base.MaxIDLen || len(req.GetAgentId()) > base.MaxIDLen {
+		return resp, nil
+	}
+	list, err := s.env.D.Store.FindGrants(ctx, db.GrantFilter{BrandID: req.GetBrandId(), BrandUser: req.GetBrandUser(), AgentID: req.GetAgentId()},
+		p.AfterID, p.Size)
+	if err != nil {
+		return nil, s.env.Fault(ctx, op, err)
+	}
+	// Each grant's restrictions in its Brand's words: a page names a few
+	// Brands at most, each loaded once.
+	brands := map[string]db.Brand{}
+	for _, g := range list {
+		out := ToProto(g)
+		if g.AuthorizationDetails != "" {
+			b, ok := brands[g.BrandID]
+			if !ok {
+				var notFound bool
+				if b, notFound, err = s.env.Brand(ctx, op, g.BrandID); err != nil {
+					return nil, err
+				} else if notFound {
+					return nil, s.env.Fault(ctx, op, fmt.Errorf("grant %s: brand %s is gone", g.ID, g.BrandID))
+				}
+				brands[g.BrandID] = b
+			}
+			if out.AuthorizationDetails, err = base.ConsentDetails(b, g.AuthorizationDetails, g.AuthorizationDetailsScopes); err != nil {
+				return nil, s.env.Fault(ctx, op+": stored authorization_details", err)
+			}
 		}
 		resp.Grants = append(resp.Grants, out)
 	}

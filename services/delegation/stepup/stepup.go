@@ -76,7 +76,7 @@ func (s *Service) StartStepUp(ctx context.Context, req *pactv1.StartStepUpReques
 	if resp.TaskId, err = codes.NewTaskID(s.env.D.Rand); err != nil {
 		return nil, s.env.Fault(ctx, op, err)
 	}
-	_, resp.VerificationUriComplete = s.env.VerificationURIs(b, "")
+	resp.VerificationUriComplete = s.env.StepUpURI(b, resp.TaskId)
 	// The step-up is on the trail before the PA hears of it.
 	if _, err := s.env.D.Store.RecordAuditEvent(ctx, db.AuditEvent{Kind: db.AuditStepUp, Time: s.env.Now(), BrandID: b.ID,
 		AgentID: req.GetAgentId(), Scopes: resp.MissingScopes, Actor: base.CallerActor(ctx), Detail: resp.TaskId}); err != nil {

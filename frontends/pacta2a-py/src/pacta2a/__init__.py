@@ -1,62 +1,52 @@
-"""pacta2a: pactd's Python client and the PACT middleware for ASGI A2A frontends.
+"""pacta2a: a Python A2A frontend's side of pactd's PACT front door.
 
-- PactdClient: pactd's frontend RPCs over gRPC (native gRPC port or main
-  port), with credentials, deadlines, safe retries and typed answers.
-- PactMiddleware: every PACT HTTP rule of a Provider's A2A frontend, pure
-  ASGI, in front of any ASGI app (docs/frontends.md is the contract).
-- Agent, Turn, Reply, Action: what a Brand writes itself; AsgiAgent runs an
-  ASGI A2A app as the agent, with the verified Turn in scope["pact"].
-- RegistrationApp: self-service PA registration, POST /api/platforms (the
-  ASGI app a host mounts at REGISTRATION_PATH; registration.py).
+pactd answers every PACT request (pact.v1.FrontDoorService); this package
+forwards them and runs the Brand's agent:
+
+- FrontDoor (frontdoor.py): pure ASGI; forwards GET /, /a2a/… and POST
+  /api/platforms to pactd and writes its answers, runs turns, bounds bodies.
+- PactdClient (client.py): pactd's RPCs over gRPC, with the credential.
+- Agent, Turn, Reply, Action, EchoAgent (agent.py): what a Brand writes.
+- AsgiAgent, step_up_task, with_receipt (asgi.py): an ASGI A2A app as the
+  agent, the verified Turn in scope["pact"].
+- Sessions (sessions.py): the sign-in hook for trusted-frontend Brands.
+- guard (guard.py): the action guard, CheckGrant before a tool runs.
+- Recover (recover.py): an exception becomes a bare 500, logged once.
 """
 
-from .a2a import A2AError
-from .agent import Action, Agent, EchoAgent, Reply, Turn
-from .asgi_agent import SCOPE_KEY, AsgiAgent, step_up_task, with_receipt
-from .client import (
-    RETRYABLE,
-    AuthorizationDetail,
-    AuthorizationDetailMember,
-    Caller,
-    Delegation,
-    GrantInactive,
-    NotDelegated,
-    PactdClient,
-    PactdError,
-    Verification,
-)
-from .middleware import PactMiddleware
-from .oauth import Sessions
-from .registration import MAX_REGISTRATION_BODY, REGISTRATION_PATH, RegistrationApp
-from .send import AgentRefusal
+from .agent import Action, Agent, AuthorizationDetail, AuthorizationDetailMember, Caller, Delegation, EchoAgent, Reply, Turn
+from .asgi import SCOPE_KEY, AsgiAgent, step_up_task, with_receipt
+from .client import PactdClient, PactdError
+from .frontdoor import MAX_BODY_BYTES, REGISTRATION_PATH, FrontDoor, pact_routes
+from .guard import GrantInactive, NotDelegated, guard
+from .recover import Recover
+from .sessions import Sessions
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
-    "A2AError",
     "Action",
     "Agent",
-    "AgentRefusal",
     "AsgiAgent",
     "AuthorizationDetail",
     "AuthorizationDetailMember",
     "Caller",
-    "MAX_REGISTRATION_BODY",
     "Delegation",
     "EchoAgent",
+    "FrontDoor",
     "GrantInactive",
+    "MAX_BODY_BYTES",
     "NotDelegated",
-    "PactMiddleware",
     "PactdClient",
     "PactdError",
     "REGISTRATION_PATH",
-    "RETRYABLE",
-    "RegistrationApp",
+    "Recover",
     "Reply",
     "SCOPE_KEY",
     "Sessions",
     "Turn",
-    "Verification",
+    "guard",
+    "pact_routes",
     "step_up_task",
     "with_receipt",
 ]

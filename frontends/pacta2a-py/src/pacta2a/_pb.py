@@ -15,7 +15,8 @@ source loader, but gives each an ``__import__`` that reads ``pact.v1`` as
 ``pacta2a._gen.pact.v1``. Nothing is added to sys.path and no module named
 ``pact`` is ever created; the generated code runs as protoc wrote it.
 
-Import the modules from here: ``from pacta2a._pb import verification_pb2``.
+Import the modules from here: ``from pacta2a._pb import frontdoor_pb2``, or
+``load("brand_pb2")`` for one the package does not use itself.
 """
 
 from __future__ import annotations
@@ -83,40 +84,15 @@ if not any(isinstance(f, _GeneratedFinder) for f in sys.meta_path):
     sys.meta_path.insert(0, _GeneratedFinder())
 
 
-def _load(name: str) -> types.ModuleType:
+def load(name: str) -> types.ModuleType:
+    """Is one generated module, e.g. load("brand_pb2_grpc"), for RPCs the
+    package does not wrap."""
     return importlib.import_module(f"{_GEN}.{_PROTO_PACKAGE}.{name}")
 
 
-agent_pb2 = _load("agent_pb2")
-authorization_details_pb2 = _load("authorization_details_pb2")
-brand_pb2 = _load("brand_pb2")
-brand_pb2_grpc = _load("brand_pb2_grpc")
-common_pb2 = _load("common_pb2")
-conversation_pb2 = _load("conversation_pb2")
-conversation_pb2_grpc = _load("conversation_pb2_grpc")
-credential_pb2 = _load("credential_pb2")
-delegation_pb2 = _load("delegation_pb2")
-delegation_pb2_grpc = _load("delegation_pb2_grpc")
-token_pb2 = _load("token_pb2")
-token_pb2_grpc = _load("token_pb2_grpc")
-verification_pb2 = _load("verification_pb2")
-verification_pb2_grpc = _load("verification_pb2_grpc")
-agent_pb2_grpc = _load("agent_pb2_grpc")
+delegation_pb2 = load("delegation_pb2")
+frontdoor_pb2 = load("frontdoor_pb2")
+token_pb2 = load("token_pb2")
+verification_pb2 = load("verification_pb2")
 
-__all__ = [
-    "agent_pb2",
-    "agent_pb2_grpc",
-    "authorization_details_pb2",
-    "brand_pb2",
-    "brand_pb2_grpc",
-    "common_pb2",
-    "conversation_pb2",
-    "conversation_pb2_grpc",
-    "credential_pb2",
-    "delegation_pb2",
-    "delegation_pb2_grpc",
-    "token_pb2",
-    "token_pb2_grpc",
-    "verification_pb2",
-    "verification_pb2_grpc",
-]
+__all__ = ["delegation_pb2", "frontdoor_pb2", "load", "token_pb2", "verification_pb2"]

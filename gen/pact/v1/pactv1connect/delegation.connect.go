@@ -60,6 +60,9 @@ const (
 	// DelegationServiceListGrantsProcedure is the fully-qualified name of the DelegationService's
 	// ListGrants RPC.
 	DelegationServiceListGrantsProcedure = "/pact.v1.DelegationService/ListGrants"
+	// DelegationServiceFindGrantsProcedure is the fully-qualified name of the DelegationService's
+	// FindGrants RPC.
+	DelegationServiceFindGrantsProcedure = "/pact.v1.DelegationService/FindGrants"
 	// DelegationServiceBeginConnectedProcedure is the fully-qualified name of the DelegationService's
 	// BeginConnected RPC.
 	DelegationServiceBeginConnectedProcedure = "/pact.v1.DelegationService/BeginConnected"
@@ -144,6 +147,12 @@ type DelegationServiceClient interface {
 	// ListGrants lists a Brand user's grants, newest first, live, revoked and
 	// expired alike, for a "connected apps" page.
 	ListGrants(context.Context, *v1.ListGrantsRequest) (*v1.ListGrantsResponse, error)
+	// FindGrants finds grants across Brands, Users and PAs, newest first,
+	// live, revoked and expired alike: an operator's search. Admin role only.
+	// At least one of brand_id and agent_id is required, and brand_user needs
+	// brand_id (a User's id means something only at its Brand); an unknown
+	// Brand or PA finds nothing.
+	FindGrants(context.Context, *v1.FindGrantsRequest) (*v1.FindGrantsResponse, error)
 	// BeginConnected opens the connected page of a Brand in
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION, where nobody is signed in at the
 	// Provider: the frontend passes the brand_assertion the Brand's login
@@ -248,6 +257,12 @@ func NewDelegationServiceClient(httpClient connect.HTTPClient, baseURL string, o
 			connect.WithSchema(delegationServiceMethods.ByName("ListGrants")),
 			connect.WithClientOptions(opts...),
 		),
+		findGrants: connect.NewClient[v1.FindGrantsRequest, v1.FindGrantsResponse](
+			httpClient,
+			baseURL+DelegationServiceFindGrantsProcedure,
+			connect.WithSchema(delegationServiceMethods.ByName("FindGrants")),
+			connect.WithClientOptions(opts...),
+		),
 		beginConnected: connect.NewClient[v1.BeginConnectedRequest, v1.BeginConnectedResponse](
 			httpClient,
 			baseURL+DelegationServiceBeginConnectedProcedure,
@@ -286,6 +301,7 @@ type delegationServiceClient struct {
 	revokeGrant              *connect.Client[v1.RevokeGrantRequest, v1.RevokeGrantResponse]
 	revokeToken              *connect.Client[v1.RevokeTokenRequest, v1.RevokeTokenResponse]
 	listGrants               *connect.Client[v1.ListGrantsRequest, v1.ListGrantsResponse]
+	findGrants               *connect.Client[v1.FindGrantsRequest, v1.FindGrantsResponse]
 	beginConnected           *connect.Client[v1.BeginConnectedRequest, v1.BeginConnectedResponse]
 	revokeConnected          *connect.Client[v1.RevokeConnectedRequest, v1.RevokeConnectedResponse]
 	startStepUp              *connect.Client[v1.StartStepUpRequest, v1.StartStepUpResponse]
@@ -367,6 +383,15 @@ func (c *delegationServiceClient) RevokeToken(ctx context.Context, req *v1.Revok
 // ListGrants calls pact.v1.DelegationService.ListGrants.
 func (c *delegationServiceClient) ListGrants(ctx context.Context, req *v1.ListGrantsRequest) (*v1.ListGrantsResponse, error) {
 	response, err := c.listGrants.CallUnary(ctx, connect.NewRequest(req))
+	if response != nil {
+		return response.Msg, err
+	}
+	return nil, err
+}
+
+// FindGrants calls pact.v1.DelegationService.FindGrants.
+func (c *delegationServiceClient) FindGrants(ctx context.Context, req *v1.FindGrantsRequest) (*v1.FindGrantsResponse, error) {
+	response, err := c.findGrants.CallUnary(ctx, connect.NewRequest(req))
 	if response != nil {
 		return response.Msg, err
 	}
@@ -479,6 +504,12 @@ type DelegationServiceHandler interface {
 	// ListGrants lists a Brand user's grants, newest first, live, revoked and
 	// expired alike, for a "connected apps" page.
 	ListGrants(context.Context, *v1.ListGrantsRequest) (*v1.ListGrantsResponse, error)
+	// FindGrants finds grants across Brands, Users and PAs, newest first,
+	// live, revoked and expired alike: an operator's search. Admin role only.
+	// At least one of brand_id and agent_id is required, and brand_user needs
+	// brand_id (a User's id means something only at its Brand); an unknown
+	// Brand or PA finds nothing.
+	FindGrants(context.Context, *v1.FindGrantsRequest) (*v1.FindGrantsResponse, error)
 	// BeginConnected opens the connected page of a Brand in
 	// BRAND_LOGIN_MODE_SIGNED_ASSERTION, where nobody is signed in at the
 	// Provider: the frontend passes the brand_assertion the Brand's login
@@ -579,6 +610,12 @@ func NewDelegationServiceHandler(svc DelegationServiceHandler, opts ...connect.H
 		connect.WithSchema(delegationServiceMethods.ByName("ListGrants")),
 		connect.WithHandlerOptions(opts...),
 	)
+	delegationServiceFindGrantsHandler := connect.NewUnaryHandlerSimple(
+		DelegationServiceFindGrantsProcedure,
+		svc.FindGrants,
+		connect.WithSchema(delegationServiceMethods.ByName("FindGrants")),
+		connect.WithHandlerOptions(opts...),
+	)
 	delegationServiceBeginConnectedHandler := connect.NewUnaryHandlerSimple(
 		DelegationServiceBeginConnectedProcedure,
 		svc.BeginConnected,
@@ -623,6 +660,8 @@ func NewDelegationServiceHandler(svc DelegationServiceHandler, opts ...connect.H
 			delegationServiceRevokeTokenHandler.ServeHTTP(w, r)
 		case DelegationServiceListGrantsProcedure:
 			delegationServiceListGrantsHandler.ServeHTTP(w, r)
+		case DelegationServiceFindGrantsProcedure:
+			delegationServiceFindGrantsHandler.ServeHTTP(w, r)
 		case DelegationServiceBeginConnectedProcedure:
 			delegationServiceBeginConnectedHandler.ServeHTTP(w, r)
 		case DelegationServiceRevokeConnectedProcedure:
@@ -674,6 +713,10 @@ func (UnimplementedDelegationServiceHandler) RevokeToken(context.Context, *v1.Re
 
 func (UnimplementedDelegationServiceHandler) ListGrants(context.Context, *v1.ListGrantsRequest) (*v1.ListGrantsResponse, error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.DelegationService.ListGrants is not implemented"))
+}
+
+func (UnimplementedDelegationServiceHandler) FindGrants(context.Context, *v1.FindGrantsRequest) (*v1.FindGrantsResponse, error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("pact.v1.DelegationService.FindGrants is not implemented"))
 }
 
 func (UnimplementedDelegationServiceHandler) BeginConnected(context.Context, *v1.BeginConnectedRequest) (*v1.BeginConnectedResponse, error) {

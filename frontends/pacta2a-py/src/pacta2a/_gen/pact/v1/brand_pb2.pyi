@@ -111,20 +111,22 @@ class GetAgentCardRequest(_message.Message):
     def __init__(self, brand_id: _Optional[str] = ...) -> None: ...
 
 class GetAgentCardResponse(_message.Message):
-    __slots__ = ["cache_control", "card_json", "content_type", "interface_url", "login_mode", "verification_uri"]
+    __slots__ = ["cache_control", "card_json", "content_type", "display_name", "interface_url", "login_mode", "verification_uri"]
     CACHE_CONTROL_FIELD_NUMBER: _ClassVar[int]
     CARD_JSON_FIELD_NUMBER: _ClassVar[int]
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
     INTERFACE_URL_FIELD_NUMBER: _ClassVar[int]
     LOGIN_MODE_FIELD_NUMBER: _ClassVar[int]
     VERIFICATION_URI_FIELD_NUMBER: _ClassVar[int]
     cache_control: str
     card_json: str
     content_type: str
+    display_name: str
     interface_url: str
     login_mode: BrandLoginMode
     verification_uri: str
-    def __init__(self, card_json: _Optional[str] = ..., content_type: _Optional[str] = ..., cache_control: _Optional[str] = ..., interface_url: _Optional[str] = ..., login_mode: _Optional[_Union[BrandLoginMode, str]] = ..., verification_uri: _Optional[str] = ...) -> None: ...
+    def __init__(self, card_json: _Optional[str] = ..., content_type: _Optional[str] = ..., cache_control: _Optional[str] = ..., interface_url: _Optional[str] = ..., login_mode: _Optional[_Union[BrandLoginMode, str]] = ..., verification_uri: _Optional[str] = ..., display_name: _Optional[str] = ...) -> None: ...
 
 class GetBrandRequest(_message.Message):
     __slots__ = ["brand_id"]

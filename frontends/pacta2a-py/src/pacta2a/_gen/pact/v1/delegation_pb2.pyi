@@ -220,6 +220,26 @@ class DescribeConsentResponse(_message.Message):
     user_code: str
     def __init__(self, agent_display_name: _Optional[str] = ..., agent_origin: _Optional[str] = ..., brand_display_name: _Optional[str] = ..., scopes: _Optional[_Iterable[_Union[_brand_pb2.Scope, _Mapping]]] = ..., user_code: _Optional[str] = ..., expires_at: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., authorization_details: _Optional[_Iterable[_Union[_authorization_details_pb2.ConsentAuthorizationDetail, _Mapping]]] = ..., covered_by_grant: bool = ...) -> None: ...
 
+class FindGrantsRequest(_message.Message):
+    __slots__ = ["agent_id", "brand_id", "brand_user", "page"]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    BRAND_ID_FIELD_NUMBER: _ClassVar[int]
+    BRAND_USER_FIELD_NUMBER: _ClassVar[int]
+    PAGE_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    brand_id: str
+    brand_user: str
+    page: _common_pb2.PageRequest
+    def __init__(self, brand_id: _Optional[str] = ..., brand_user: _Optional[str] = ..., agent_id: _Optional[str] = ..., page: _Optional[_Union[_common_pb2.PageRequest, _Mapping]] = ...) -> None: ...
+
+class FindGrantsResponse(_message.Message):
+    __slots__ = ["grants", "next_page_token"]
+    GRANTS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    grants: _containers.RepeatedCompositeFieldContainer[Grant]
+    next_page_token: str
+    def __init__(self, grants: _Optional[_Iterable[_Union[Grant, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
 class Grant(_message.Message):
     __slots__ = ["agent_display_name", "agent_id", "authorization_details", "brand_id", "brand_user", "create_time", "expire_time", "grant_id", "revoke_time", "scopes"]
     AGENT_DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]

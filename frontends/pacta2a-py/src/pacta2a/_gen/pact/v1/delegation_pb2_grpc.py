@@ -73,6 +73,11 @@ class DelegationServiceStub(object):
                 request_serializer=pact_dot_v1_dot_delegation__pb2.ListGrantsRequest.SerializeToString,
                 response_deserializer=pact_dot_v1_dot_delegation__pb2.ListGrantsResponse.FromString,
                 )
+        self.FindGrants = channel.unary_unary(
+                '/pact.v1.DelegationService/FindGrants',
+                request_serializer=pact_dot_v1_dot_delegation__pb2.FindGrantsRequest.SerializeToString,
+                response_deserializer=pact_dot_v1_dot_delegation__pb2.FindGrantsResponse.FromString,
+                )
         self.BeginConnected = channel.unary_unary(
                 '/pact.v1.DelegationService/BeginConnected',
                 request_serializer=pact_dot_v1_dot_delegation__pb2.BeginConnectedRequest.SerializeToString,
@@ -225,6 +230,17 @@ class DelegationServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FindGrants(self, request, context):
+        """FindGrants finds grants across Brands, Users and PAs, newest first,
+        live, revoked and expired alike: an operator's search. Admin role only.
+        At least one of brand_id and agent_id is required, and brand_user needs
+        brand_id (a User's id means something only at its Brand); an unknown
+        Brand or PA finds nothing.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def BeginConnected(self, request, context):
         """BeginConnected opens the connected page of a Brand in
         BRAND_LOGIN_MODE_SIGNED_ASSERTION, where nobody is signed in at the
@@ -329,6 +345,11 @@ def add_DelegationServiceServicer_to_server(servicer, server):
                     servicer.ListGrants,
                     request_deserializer=pact_dot_v1_dot_delegation__pb2.ListGrantsRequest.FromString,
                     response_serializer=pact_dot_v1_dot_delegation__pb2.ListGrantsResponse.SerializeToString,
+            ),
+            'FindGrants': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindGrants,
+                    request_deserializer=pact_dot_v1_dot_delegation__pb2.FindGrantsRequest.FromString,
+                    response_serializer=pact_dot_v1_dot_delegation__pb2.FindGrantsResponse.SerializeToString,
             ),
             'BeginConnected': grpc.unary_unary_rpc_method_handler(
                     servicer.BeginConnected,
@@ -524,6 +545,23 @@ class DelegationService(object):
         return grpc.experimental.unary_unary(request, target, '/pact.v1.DelegationService/ListGrants',
             pact_dot_v1_dot_delegation__pb2.ListGrantsRequest.SerializeToString,
             pact_dot_v1_dot_delegation__pb2.ListGrantsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def FindGrants(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/pact.v1.DelegationService/FindGrants',
+            pact_dot_v1_dot_delegation__pb2.FindGrantsRequest.SerializeToString,
+            pact_dot_v1_dot_delegation__pb2.FindGrantsResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 

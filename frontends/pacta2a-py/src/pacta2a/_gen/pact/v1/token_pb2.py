@@ -15,7 +15,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from pact.v1 import authorization_details_pb2 as pact_dot_v1_dot_authorization__details__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13pact/v1/token.proto\x12\x07pact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#pact/v1/authorization_details.proto\"f\n\x16IntrospectTokenRequest\x12\x14\n\x05token\x18\x01 \x01(\tR\x05token\x12\x19\n\x08\x62rand_id\x18\x02 \x01(\tR\x07\x62randId\x12\x1b\n\tclient_id\x18\x03 \x01(\tR\x08\x63lientId\"\xd3\x03\n\x17IntrospectTokenResponse\x12\x16\n\x06\x61\x63tive\x18\x01 \x01(\x08R\x06\x61\x63tive\x12\x14\n\x05scope\x18\x02 \x01(\tR\x05scope\x12\x1b\n\tclient_id\x18\x03 \x01(\tR\x08\x63lientId\x12\x10\n\x03sub\x18\x04 \x01(\tR\x03sub\x12\x10\n\x03\x61ud\x18\x05 \x01(\tR\x03\x61ud\x12\x10\n\x03iss\x18\x06 \x01(\tR\x03iss\x12,\n\x03\x65xp\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x03\x65xp\x12,\n\x03iat\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x03iat\x12\x19\n\x08grant_id\x18\t \x01(\tR\x07grantId\x12\x1d\n\ntoken_type\x18\n \x01(\tR\ttokenType\x12<\n\x1a\x61uthorization_details_json\x18\x0b \x01(\tR\x18\x61uthorizationDetailsJson\x12Q\n\x15\x61uthorization_details\x18\x0c \x03(\x0b\x32\x1c.pact.v1.AuthorizationDetailR\x14\x61uthorizationDetails\x12\x10\n\x03jti\x18\r \x01(\tR\x03jti\"\x85\x02\n\x12SignReceiptRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12\x19\n\x08grant_id\x18\x02 \x01(\tR\x07grantId\x12\x1f\n\x0bscopes_used\x18\x03 \x03(\tR\nscopesUsed\x12\x30\n\x07\x61\x63tions\x18\x04 \x03(\x0b\x32\x16.pact.v1.ReceiptActionR\x07\x61\x63tions\x12*\n\x02ts\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x02ts\x12\x1b\n\tpa_issuer\x18\x06 \x01(\tR\x08paIssuer\x12\x1d\n\nbrand_user\x18\x07 \x01(\tR\tbrandUser\"@\n\rReceiptAction\x12\x12\n\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1b\n\targs_hash\x18\x02 \x01(\tR\x08\x61rgsHash\"k\n\x13SignReceiptResponse\x12\x10\n\x03jws\x18\x01 \x01(\tR\x03jws\x12\x1f\n\x0b\x63laims_json\x18\x02 \x01(\tR\nclaimsJson\x12!\n\x0creceipt_json\x18\x03 \x01(\tR\x0breceiptJson\"\x10\n\x0eGetJwksRequest\"S\n\x0fGetJwksResponse\x12\x1b\n\tjwks_json\x18\x01 \x01(\tR\x08jwksJson\x12#\n\rcache_control\x18\x02 \x01(\tR\x0c\x63\x61\x63heControl\"B\n%GetAuthorizationServerMetadataRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\"r\n&GetAuthorizationServerMetadataResponse\x12#\n\rmetadata_json\x18\x01 \x01(\tR\x0cmetadataJson\x12#\n\rcache_control\x18\x02 \x01(\tR\x0c\x63\x61\x63heControl\"\x19\n\x17RotateSigningKeyRequest\"m\n\x18RotateSigningKeyResponse\x12\x10\n\x03kid\x18\x01 \x01(\tR\x03kid\x12?\n\ractivate_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0c\x61\x63tivateTime2\xd3\x03\n\x0cTokenService\x12V\n\x0fIntrospectToken\x12\x1f.pact.v1.IntrospectTokenRequest\x1a .pact.v1.IntrospectTokenResponse\"\x00\x12J\n\x0bSignReceipt\x12\x1b.pact.v1.SignReceiptRequest\x1a\x1c.pact.v1.SignReceiptResponse\"\x00\x12>\n\x07GetJwks\x12\x17.pact.v1.GetJwksRequest\x1a\x18.pact.v1.GetJwksResponse\"\x00\x12\x83\x01\n\x1eGetAuthorizationServerMetadata\x12..pact.v1.GetAuthorizationServerMetadataRequest\x1a/.pact.v1.GetAuthorizationServerMetadataResponse\"\x00\x12Y\n\x10RotateSigningKey\x12 .pact.v1.RotateSigningKeyRequest\x1a!.pact.v1.RotateSigningKeyResponse\"\x00\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13pact/v1/token.proto\x12\x07pact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#pact/v1/authorization_details.proto\"f\n\x16IntrospectTokenRequest\x12\x14\n\x05token\x18\x01 \x01(\tR\x05token\x12\x19\n\x08\x62rand_id\x18\x02 \x01(\tR\x07\x62randId\x12\x1b\n\tclient_id\x18\x03 \x01(\tR\x08\x63lientId\"\xd3\x03\n\x17IntrospectTokenResponse\x12\x16\n\x06\x61\x63tive\x18\x01 \x01(\x08R\x06\x61\x63tive\x12\x14\n\x05scope\x18\x02 \x01(\tR\x05scope\x12\x1b\n\tclient_id\x18\x03 \x01(\tR\x08\x63lientId\x12\x10\n\x03sub\x18\x04 \x01(\tR\x03sub\x12\x10\n\x03\x61ud\x18\x05 \x01(\tR\x03\x61ud\x12\x10\n\x03iss\x18\x06 \x01(\tR\x03iss\x12,\n\x03\x65xp\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x03\x65xp\x12,\n\x03iat\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x03iat\x12\x19\n\x08grant_id\x18\t \x01(\tR\x07grantId\x12\x1d\n\ntoken_type\x18\n \x01(\tR\ttokenType\x12<\n\x1a\x61uthorization_details_json\x18\x0b \x01(\tR\x18\x61uthorizationDetailsJson\x12Q\n\x15\x61uthorization_details\x18\x0c \x03(\x0b\x32\x1c.pact.v1.AuthorizationDetailR\x14\x61uthorizationDetails\x12\x10\n\x03jti\x18\r \x01(\tR\x03jti\"\x85\x02\n\x12SignReceiptRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12\x19\n\x08grant_id\x18\x02 \x01(\tR\x07grantId\x12\x1f\n\x0bscopes_used\x18\x03 \x03(\tR\nscopesUsed\x12\x30\n\x07\x61\x63tions\x18\x04 \x03(\x0b\x32\x16.pact.v1.ReceiptActionR\x07\x61\x63tions\x12*\n\x02ts\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x02ts\x12\x1b\n\tpa_issuer\x18\x06 \x01(\tR\x08paIssuer\x12\x1d\n\nbrand_user\x18\x07 \x01(\tR\tbrandUser\"]\n\rReceiptAction\x12\x12\n\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1b\n\targs_hash\x18\x02 \x01(\tR\x08\x61rgsHash\x12\x1b\n\targs_json\x18\x03 \x01(\tR\x08\x61rgsJson\"k\n\x13SignReceiptResponse\x12\x10\n\x03jws\x18\x01 \x01(\tR\x03jws\x12\x1f\n\x0b\x63laims_json\x18\x02 \x01(\tR\nclaimsJson\x12!\n\x0creceipt_json\x18\x03 \x01(\tR\x0breceiptJson\"\x10\n\x0eGetJwksRequest\"S\n\x0fGetJwksResponse\x12\x1b\n\tjwks_json\x18\x01 \x01(\tR\x08jwksJson\x12#\n\rcache_control\x18\x02 \x01(\tR\x0c\x63\x61\x63heControl\"B\n%GetAuthorizationServerMetadataRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\"r\n&GetAuthorizationServerMetadataResponse\x12#\n\rmetadata_json\x18\x01 \x01(\tR\x0cmetadataJson\x12#\n\rcache_control\x18\x02 \x01(\tR\x0c\x63\x61\x63heControl\"\x19\n\x17RotateSigningKeyRequest\"m\n\x18RotateSigningKeyResponse\x12\x10\n\x03kid\x18\x01 \x01(\tR\x03kid\x12?\n\ractivate_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0c\x61\x63tivateTime2\xd3\x03\n\x0cTokenService\x12V\n\x0fIntrospectToken\x12\x1f.pact.v1.IntrospectTokenRequest\x1a .pact.v1.IntrospectTokenResponse\"\x00\x12J\n\x0bSignReceipt\x12\x1b.pact.v1.SignReceiptRequest\x1a\x1c.pact.v1.SignReceiptResponse\"\x00\x12>\n\x07GetJwks\x12\x17.pact.v1.GetJwksRequest\x1a\x18.pact.v1.GetJwksResponse\"\x00\x12\x83\x01\n\x1eGetAuthorizationServerMetadata\x12..pact.v1.GetAuthorizationServerMetadataRequest\x1a/.pact.v1.GetAuthorizationServerMetadataResponse\"\x00\x12Y\n\x10RotateSigningKey\x12 .pact.v1.RotateSigningKeyRequest\x1a!.pact.v1.RotateSigningKeyResponse\"\x00\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pact.v1.token_pb2', globals())
@@ -29,21 +29,21 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _SIGNRECEIPTREQUEST._serialized_start=677
   _SIGNRECEIPTREQUEST._serialized_end=938
   _RECEIPTACTION._serialized_start=940
-  _RECEIPTACTION._serialized_end=1004
-  _SIGNRECEIPTRESPONSE._serialized_start=1006
-  _SIGNRECEIPTRESPONSE._serialized_end=1113
-  _GETJWKSREQUEST._serialized_start=1115
-  _GETJWKSREQUEST._serialized_end=1131
-  _GETJWKSRESPONSE._serialized_start=1133
-  _GETJWKSRESPONSE._serialized_end=1216
-  _GETAUTHORIZATIONSERVERMETADATAREQUEST._serialized_start=1218
-  _GETAUTHORIZATIONSERVERMETADATAREQUEST._serialized_end=1284
-  _GETAUTHORIZATIONSERVERMETADATARESPONSE._serialized_start=1286
-  _GETAUTHORIZATIONSERVERMETADATARESPONSE._serialized_end=1400
-  _ROTATESIGNINGKEYREQUEST._serialized_start=1402
-  _ROTATESIGNINGKEYREQUEST._serialized_end=1427
-  _ROTATESIGNINGKEYRESPONSE._serialized_start=1429
-  _ROTATESIGNINGKEYRESPONSE._serialized_end=1538
-  _TOKENSERVICE._serialized_start=1541
-  _TOKENSERVICE._serialized_end=2008
+  _RECEIPTACTION._serialized_end=1033
+  _SIGNRECEIPTRESPONSE._serialized_start=1035
+  _SIGNRECEIPTRESPONSE._serialized_end=1142
+  _GETJWKSREQUEST._serialized_start=1144
+  _GETJWKSREQUEST._serialized_end=1160
+  _GETJWKSRESPONSE._serialized_start=1162
+  _GETJWKSRESPONSE._serialized_end=1245
+  _GETAUTHORIZATIONSERVERMETADATAREQUEST._serialized_start=1247
+  _GETAUTHORIZATIONSERVERMETADATAREQUEST._serialized_end=1313
+  _GETAUTHORIZATIONSERVERMETADATARESPONSE._serialized_start=1315
+  _GETAUTHORIZATIONSERVERMETADATARESPONSE._serialized_end=1429
+  _ROTATESIGNINGKEYREQUEST._serialized_start=1431
+  _ROTATESIGNINGKEYREQUEST._serialized_end=1456
+  _ROTATESIGNINGKEYRESPONSE._serialized_start=1458
+  _ROTATESIGNINGKEYRESPONSE._serialized_end=1567
+  _TOKENSERVICE._serialized_start=1570
+  _TOKENSERVICE._serialized_end=2037
 # @@protoc_insertion_point(module_scope)

@@ -74,12 +74,14 @@ class IntrospectTokenResponse(_message.Message):
     def __init__(self, active: bool = ..., scope: _Optional[str] = ..., client_id: _Optional[str] = ..., sub: _Optional[str] = ..., aud: _Optional[str] = ..., iss: _Optional[str] = ..., exp: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., iat: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., grant_id: _Optional[str] = ..., token_type: _Optional[str] = ..., authorization_details_json: _Optional[str] = ..., authorization_details: _Optional[_Iterable[_Union[_authorization_details_pb2.AuthorizationDetail, _Mapping]]] = ..., jti: _Optional[str] = ...) -> None: ...
 
 class ReceiptAction(_message.Message):
-    __slots__ = ["args_hash", "tool"]
+    __slots__ = ["args_hash", "args_json", "tool"]
     ARGS_HASH_FIELD_NUMBER: _ClassVar[int]
+    ARGS_JSON_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
     args_hash: str
+    args_json: str
     tool: str
-    def __init__(self, tool: _Optional[str] = ..., args_hash: _Optional[str] = ...) -> None: ...
+    def __init__(self, tool: _Optional[str] = ..., args_hash: _Optional[str] = ..., args_json: _Optional[str] = ...) -> None: ...
 
 class RotateSigningKeyRequest(_message.Message):
     __slots__ = []
