@@ -52,9 +52,9 @@ const (
 	// frontend sends body_too_large instead, and every route answers as it
 	// answers an oversized body.
 	MaxBodyBytes = 1 << 20
-	// MaxPathBytes bounds the request path.
+	// MaxPathBytes bounds the request path; a longer one is answered 414.
 	MaxPathBytes = 8 << 10
-	// MaxQueryBytes bounds the raw query.
+	// MaxQueryBytes bounds the raw query; a longer one is answered 414.
 	MaxQueryBytes = 8 << 10
 	// MaxHeaderBytes bounds the header fields, names and values together.
 	MaxHeaderBytes = 64 << 10
@@ -189,6 +189,11 @@ type exchange struct {
 
 // Serve answers one forwarded HTTP request.
 func (s *Service) Serve(ctx context.Context, req *pactv1.ServeRequest) (*pactv1.ServeResponse, error) {
+	if len(req.GetPath()) > MaxPathBytes || len(req.GetQuery()) > MaxQueryBytes {
+		// A target this long is the client's, not the frontend's, fault:
+		// the answer HTTP has for it (RFC 9110 §15.5.15).
+		return &pactv1.ServeResponse{Outcome: &pactv1.ServeResponse_Response{Response: &pactv1.HttpResponse{Status: http.StatusRequestURITooLong}}}, nil
+	}
 	r, err := s.request(ctx, req)
 	if err != nil {
 		return nil, err
@@ -214,15 +219,10 @@ func (s *Service) request(ctx context.Context, req *pactv1.ServeRequest) (*http.
 		v.Add("method", "must be an HTTP method token")
 	}
 	path := req.GetPath()
-	switch {
-	case len(path) > MaxPathBytes:
-		v.Add("path", "is longer than %d bytes", MaxPathBytes)
-	case !strings.HasPrefix(path, "/") || strings.ContainsAny(path, "?# \t\r\n\x00"):
+	if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, "?# \t\r\n\x00") {
 		v.Add("path", "must be a request path starting with / (without query or fragment)")
 	}
-	if len(req.GetQuery()) > MaxQueryBytes {
-		v.Add("query", "is longer than %d bytes", MaxQueryBytes)
-	} else if strings.ContainsAny(req.GetQuery(), "# \t\r\n\x00") {
+	if strings.ContainsAny(req.GetQuery(), "# \t\r\n\x00") {
 		v.Add("query", "must be a raw query without fragment, spaces or controls")
 	}
 	if len(req.GetBody()) > MaxBodyBytes {

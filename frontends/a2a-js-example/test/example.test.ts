@@ -5,10 +5,10 @@ import { fileURLToPath } from "node:url";
 
 const source = readFileSync(fileURLToPath(new URL("../../src/main.ts", import.meta.url)), "utf8");
 
-/** pactNames are the names the example imports from @pactd/a2a (and its demo). */
+/** pactNames are the names the example imports from @pactd/a2a (and its sdk entry) and @pactd/demo. */
 function pactNames(): string[] {
   const names: string[] = [];
-  for (const m of source.matchAll(/^import \{([^}]*)\} from "@pactd\/a2a(?:\/demo)?";/gm)) {
+  for (const m of source.matchAll(/^import \{([^}]*)\} from "@pactd\/(?:a2a|a2a\/sdk|demo)";/gm)) {
     for (const n of m[1]!.split(",")) names.push(n.trim().replace(/^type /, ""));
   }
   return names.filter((n) => n !== "");
@@ -19,7 +19,7 @@ test("the example's PACT wiring is at most 40 lines, each marked // PACT", () =>
   const marked = lines.filter((l) => /\/\/ PACT$/.test(l));
   // Honest marks: every line that uses a name from @pactd/a2a is marked.
   const names = pactNames();
-  assert.ok(names.includes("Pact") && names.includes("pactUser") && names.includes("stepUpTask"), "the example imports @pactd/a2a");
+  assert.ok(names.includes("FrontDoor") && names.includes("sdkTurns") && names.includes("pactUser") && names.includes("stepUpTask"), "the example imports @pactd/a2a");
   for (const [i, l] of lines.entries()) {
     const code = l.replace(/\/\/.*$/, "");
     if (/^\s*(\*|\/\*)/.test(l)) continue;

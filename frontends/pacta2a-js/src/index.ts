@@ -1,29 +1,26 @@
 /**
- * @pactd/a2a: every PACT HTTP rule of a Provider's A2A frontend, on pactd's
- * generated Connect clients only (docs/frontends.md).
+ * @pactd/a2a: a PACT Provider's A2A frontend in TypeScript, as a thin
+ * adapter over pactd's FrontDoorService (docs/frontends.md). pactd answers
+ * every request (pages, A2A errors, message:send, receipts, OAuth,
+ * registration); the frontend runs the Brand's agent for the turns pactd
+ * hands out.
  *
- * - Standalone on node:http: new Frontend(config).handle(req, res), with an
- *   Agent of your own (agent.ts).
- * - In front of @a2a-js/sdk on Express: new Pact(config).middleware() before
- *   the SDK's restHandler, pact.userBuilder as its userBuilder; in the
- *   AgentExecutor, pactUser(requestContext) is the verified caller and
- *   stepUpTask(...) / withReceipt(...) build the events PACT understands.
+ * - node:http: createServer(recover((req, res) => frontDoor.handle(req, res))),
+ *   with an Agent of your own (agent.ts).
+ * - Express in front of @a2a-js/sdk: app.use(frontDoor.middleware()), with
+ *   the SDK glue of "@pactd/a2a/sdk" (sdk.ts; apart, so that this entry
+ *   needs no @a2a-js/sdk): the SDK's restHandler in an app of its own given
+ *   as turns: sdkTurns(sdkApp), with sdkUser as its userBuilder; in the
+ *   AgentExecutor pactUser(requestContext) is the verified caller and
+ *   stepUpTask / withReceipt build the events pactd reads.
  *
- * The demo Brand (agent, sign-in, RemoteAgent) is "@pactd/a2a/demo".
+ * The generated pactd clients are "@pactd/a2a/gen/pact/v1/NAME_pb"; the demo
+ * Brand is the package @pactd/demo.
  */
-export { Frontend, splitPath, unescapeSegment, parsePageSize, answerInternal, type Config, type HandleOptions, type Logger } from "./handler.js";
-export { EchoAgent, type Agent, type Turn, type Reply, type Action } from "./agent.js";
-export { A2AError, contentType, marshal } from "./errors.js";
-export { parseSend, type UserMessage } from "./send.js";
-export { parseForm, type Sessions } from "./oauth.js";
-export { readBody, tooLarge, maxFormBytes } from "./body.js";
-export { guard, type RequestHandler } from "./guard.js";
-export { checkGrant, GrantInactiveError, NotDelegatedError, type Need } from "./actionguard.js";
-export { pactdTransport, transportKinds, type TransportKind } from "./transport.js";
+export { pactdTransport, transportKinds, defaultTimeoutMs, type TransportKind } from "./client.js";
+export { FrontDoor, maxBodyBytes, registrationPath, type FrontDoorConfig, type Middleware } from "./frontdoor.js";
+export { EchoAgent, runAgent, type Agent, type Turn, type Reply, type Action, type TurnRunner, type TurnResult } from "./agent.js";
+export type { Sessions } from "./sessions.js";
+export { checkGrant, GrantInactiveError, NotDelegatedError, type Need } from "./guard.js";
+export { recover, errorHandler, type Logger, type RequestHandler } from "./recover.js";
 export { parseOptions, listen, logLine, splitHostPort, stopOnSignal, fatal, type Options } from "./settings.js";
-export { registrationHandler, registrationPath, maxRegistrationBody, parseRegistration } from "./registration.js";
-export { Pact, type PactConfig, type Middleware } from "./express.js";
-export { PactUser, pactUser } from "./sdk/user.js";
-export { stepUpTask, withReceipt, type TurnIds } from "./sdk/events.js";
-export { EphemeralTaskStore } from "./sdk/store.js";
-export { decodeAnswer, maxAnswerBytes, type Answer } from "./sdk/answer.js";

@@ -5,19 +5,19 @@
  *   -listen     A2A_LISTEN           host:port to serve on (default 127.0.0.1:3000)
  *   -pactd      PACTD_URL            pactd's base URL (default http://127.0.0.1:7070)
  *   -demo       A2A_DEMO=true        serve the demo Brand: its agent and its sign-in
- *                                    page at /demo/{brandId}/login (@pactd/a2a/demo)
+ *                                    page at /demo/{brandId}/login (@pactd/demo)
  *   -transport  A2A_TRANSPORT        how pactd is called: connect (HTTP/1.1, default),
- *                                    connect-h2 (HTTP/2) or grpc
+ *                                    connect-h2 (HTTP/2), grpc or grpc-web
  *   -agent-url  A2A_AGENT_URL        run each turn by an agent in another process over
  *                                    HTTP (RemoteAgent); wins over -demo's agent
- *   -public-url A2A_PUBLIC_URL       this frontend's public base URL; when set,
- *                                    POST /api/platforms (self-service PA registration,
- *                                    registration.ts) is served with aud = it + /api/platforms
+ *   -public-url A2A_PUBLIC_URL       this frontend's public base URL; when set, the frontend
+ *                                    offers self-service PA registration (POST /api/platforms,
+ *                                    answered by pactd)
  *               PACT_FRONTEND_TOKEN  the frontend credential pactd knows (required)
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { transportKinds, type TransportKind } from "./transport.js";
+import { transportKinds, type TransportKind } from "./client.js";
 
 /** Options are the parsed settings. */
 export interface Options {

@@ -5,8 +5,12 @@ import { connect, type Socket } from "node:net";
 /** RawResponse is one response read off the socket. */
 export interface RawResponse {
   status: number;
+  /** lines are the header lines as sent, in order. */
+  lines: string[];
+  /** headers are the header fields by lower-case name (the last of a repeated one). */
   headers: Map<string, string>;
   body: string;
+  bytes: Buffer;
 }
 
 /** RawConn is one TCP connection to the server under test. */
@@ -92,9 +96,9 @@ export class RawConn {
     }
     const n = Number(headers.get("content-length") ?? "0");
     if (this.buf.length < end + 4 + n) return undefined;
-    const body = this.buf.subarray(end + 4, end + 4 + n).toString("utf8");
+    const bytes = Buffer.from(this.buf.subarray(end + 4, end + 4 + n));
     this.buf = this.buf.subarray(end + 4 + n);
-    return { status, headers, body };
+    return { status, lines: head.slice(1), headers, body: bytes.toString("utf8"), bytes };
   }
 }
 

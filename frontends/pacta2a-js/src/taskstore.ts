@@ -3,10 +3,9 @@ import type { TaskStore } from "@a2a-js/sdk/server";
 
 /**
  * EphemeralTaskStore is an @a2a-js/sdk TaskStore that keeps nothing. Behind
- * the PACT middleware the SDK needs none: PACT tasks are ephemeral (the
- * step-up task is answered once; tasks/{id} is TASK_NOT_FOUND, answered by
- * the middleware itself), so an SDK store would only grow with every
- * step-up a PA asks for.
+ * the front door the SDK needs none: PACT tasks are ephemeral (the step-up
+ * task is answered once; tasks/{id} is TASK_NOT_FOUND, answered by pactd),
+ * so an SDK store would only grow with every step-up a PA asks for.
  */
 export class EphemeralTaskStore implements TaskStore {
   async save(_task: Task): Promise<void> {}

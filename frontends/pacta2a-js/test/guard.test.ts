@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { Code, ConnectError, createClient, type ConnectRouter } from "@connectrpc/connect";
 import { connectNodeAdapter, createConnectTransport } from "@connectrpc/connect-node";
 import { DelegationService, GrantCheckReason, type CheckGrantRequest } from "../src/gen/pact/v1/delegation_pb.js";
-import { checkGrant, GrantInactiveError, NotDelegatedError } from "../src/index.js";
+import { checkGrant, GrantInactiveError, NotDelegatedError } from "../src/guard.js";
 
 // A fake pactd CheckGrant: grant "live" is active, "gone" revoked, "narrow"
 // lacks every scope asked, anything else is Unavailable.

@@ -1,4 +1,4 @@
-import type { Agent, Reply, Turn } from "../agent.js";
+import type { Agent, Reply, Turn } from "@pactd/a2a";
 
 /** maxReplyBytes bounds a remote agent's answer. */
 const maxReplyBytes = 1 << 20;

@@ -3,7 +3,7 @@
  * account actions need scopes, so PACT Delegated's step-up, consent and
  * receipts can be seen. It is the example of what a Provider writes itself.
  */
-import type { Agent, Reply, Turn } from "../agent.js";
+import type { Agent, Reply, Turn } from "@pactd/a2a";
 
 /** The demo Brand's scopes. */
 export const scopeOrdersRead = "orders:read";

@@ -5,19 +5,16 @@
  *   GET  /demo/{brandId}/login?return_to=…   the form
  *   POST /demo/{brandId}/login               sign in, then back to return_to
  *
- * and, as Sessions, tells the consent and connected-apps pages who is signed
- * in: a cookie per Brand holding the user name, its expiry and an HMAC under
+ * and, as @pactd/a2a's Sessions, tells pactd's consent and connected-apps
+ * pages who is signed in: a cookie per Brand holding the user name, its expiry and an HMAC under
  * a key of this process. return_to may only name this Brand's consent or
  * connected-apps page, and only its path and query are kept. Nothing here
  * checks a password: it is a demo.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import type { Sessions } from "../oauth.js";
-import { field, readForm, redirect, tooLarge } from "../oauth.js";
-import { esc } from "../pages.js";
-import { answerInternal, errorText, requestTarget, unescapeSegment, type Logger } from "../handler.js";
-import { queryEscape } from "../signed.js";
+import type { Logger, Sessions } from "@pactd/a2a";
+import { esc, queryEscape, readForm, redirect, unescapeSegment } from "./web.js";
 
 /** sessionTtlSeconds is how long a demo sign-in lasts. */
 export const sessionTtlSeconds = 3600;
@@ -77,15 +74,19 @@ export class DemoLogin implements Sessions {
    * path, which it leaves alone. url is the request target (req.url when
    * unset). It never rejects: a failure is answered 500 and logged once.
    */
-  async handle(req: IncomingMessage, res: ServerResponse, url = req.url ?? "/"): Promise<boolean> {
+  async handle(req: IncomingMessage, res: ServerResponse, url = (req as IncomingMessage & { originalUrl?: string }).originalUrl ?? req.url ?? "/"): Promise<boolean> {
     const m = /^\/demo\/([^/?#]+)\/login(?:\?|$)/.exec(url);
     const brandId = m ? unescapeSegment(m[1]!) : undefined;
     if (!brandId || (req.method !== "GET" && req.method !== "POST")) return false;
     try {
       await this.serve(req, res, brandId, url);
     } catch (err) {
-      this.log("demo login", { path: url.split("?", 1)[0], error: errorText(err) });
-      answerInternal(res, false);
+      this.log("demo login", { path: url.split("?", 1)[0], error: err instanceof Error ? err.stack ?? err.message : String(err) });
+      if (res.headersSent) res.destroy();
+      else {
+        res.writeHead(500, ["Cache-Control", "no-store"]);
+        res.end();
+      }
     }
     return true;
   }
@@ -96,7 +97,7 @@ export class DemoLogin implements Sessions {
    */
   middleware(): (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
     return (req, res, next) => {
-      void this.handle(req, res, requestTarget(req)).then((served) => {
+      void this.handle(req, res).then((served) => {
         if (!served) next();
       });
     };
@@ -108,14 +109,14 @@ export class DemoLogin implements Sessions {
       return this.render(req, res, brandId, 200, q.get("return_to") ?? "", "");
     }
     const f = await readForm(req, res);
-    if (f === tooLarge) return this.render(req, res, brandId, 413, "", "The form is too large.");
+    if (f === "too large") return this.render(req, res, brandId, 413, "", "The form is too large.");
     if (!f) return this.render(req, res, brandId, 400, "", "The form could not be read.");
-    const returnTo = field(f, "return_to");
+    const returnTo = f.get("return_to")?.[0] ?? "";
     const next = returnPath(returnTo, brandId);
     if (next === undefined) {
       return this.render(req, res, brandId, 400, "", "This sign-in link does not lead back to " + brandId + ". Start again from your assistant.");
     }
-    const user = field(f, "username");
+    const user = f.get("username")?.[0] ?? "";
     if (!validUser(user)) {
       return this.render(req, res, brandId, 400, returnTo, "Use 1 to 64 lower-case letters, digits, dots, dashes or underscores.");
     }
@@ -125,7 +126,8 @@ export class DemoLogin implements Sessions {
     redirect(req, res, next);
   }
 
-  loginURL(brandId: string, returnTo: string): string {
+  /** loginUrl is the sign-in page of the Brand, returning to returnTo. */
+  loginUrl(brandId: string, returnTo: string): string {
     return "/demo/" + encodeURIComponent(brandId) + "/login?return_to=" + queryEscape(returnTo);
   }
 
@@ -141,7 +143,7 @@ export class DemoLogin implements Sessions {
     return a.length === b.length && timingSafeEqual(a, b) ? user : "";
   }
 
-  /** brandName names a Brand on the sign-in page (its display name, e.g. Frontend.brandName); the Brand id when unset or "". */
+  /** brandName names a Brand on the sign-in page (its display name: cardNames in names.ts); the Brand id when unset or "". */
   brandName?: (brandId: string) => Promise<string>;
 
   private async render(req: IncomingMessage, res: ServerResponse, brandId: string, status: number, returnTo: string, error: string): Promise<void> {

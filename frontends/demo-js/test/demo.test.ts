@@ -3,13 +3,34 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { create } from "@bufbuild/protobuf";
-import { DelegationInfoSchema } from "../src/gen/pact/v1/verification_pb.js";
-import { DemoAgent, orderNumber } from "../src/demo/agent.js";
-import { DemoLogin, cookieName, returnPath } from "../src/demo/login.js";
-import { RemoteAgent, parseReply } from "../src/demo/remote.js";
-import { parseOptions } from "../src/settings.js";
-import { canonicalJSON, isBlank } from "../src/send.js";
-import { send } from "./helpers.js";
+import { request } from "node:http";
+import { DelegationInfoSchema } from "@pactd/a2a/gen/pact/v1/verification_pb";
+import { DemoAgent, orderNumber } from "../src/agent.js";
+import { DemoLogin, cookieName, returnPath } from "../src/login.js";
+import { RemoteAgent, parseReply } from "../src/remote.js";
+
+interface Res {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** send makes one HTTP/1.1 request with headers given as "Name: value" strings. */
+function send(url: string, method: string, body = "", ...headers: string[]): Promise<Res> {
+  const u = new URL(url);
+  const h: Record<string, string> = { "Content-Length": String(Buffer.byteLength(body)) };
+  for (const x of headers) h[x.slice(0, x.indexOf(": "))] = x.slice(x.indexOf(": ") + 2);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers: h, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
 
 const turn = (text: string, scopes?: string[]) => ({
   brandId: "shop", contextId: "c", newContext: false, text, caller: undefined,
@@ -31,7 +52,6 @@ test("demo agent: each action needs its scope; receipts name the tool and argume
   assert.equal((await a.reply(turn("cancel it", ["orders:cancel"]))).text, 'Which order should I cancel? Say for example "cancel order 1002".');
   assert.match((await a.reply(turn("hello", ["orders:read", "profile:read"]))).text, / You are signed in as alice; I may use: orders:read, profile:read\.$/);
   assert.deepEqual([orderNumber("order 12 or 1002"), orderNumber("none 12")], ["1002", ""]);
-  assert.equal(canonicalJSON({ b: 1, a: [{ d: null, c: "x" }] }), '{"a":[{"c":"x","d":null}],"b":1}');
 });
 
 test("demo login: return_to only to this Brand's pages; forged or expired cookies sign nobody in", async () => {
@@ -75,23 +95,6 @@ test("remote agent answers are checked", () => {
   }
 });
 
-test("settings: flags win over the environment, as cmd/pact-a2a's", () => {
-  const env = { A2A_LISTEN: "127.0.0.1:1", PACTD_URL: "http://p:1", A2A_DEMO: "true", A2A_TRANSPORT: "grpc", PACT_FRONTEND_TOKEN: "t" };
-  assert.deepEqual(parseOptions([], env), { listen: "127.0.0.1:1", pactd: "http://p:1", demo: true, transport: "grpc", token: "t", agentUrl: "", publicUrl: "" });
-  assert.deepEqual(parseOptions(["-listen", "0.0.0.0:2", "--pactd=http://q:2", "-demo=false", "-transport", "connect-h2"], env),
-    { listen: "0.0.0.0:2", pactd: "http://q:2", demo: false, transport: "connect-h2", token: "t", agentUrl: "", publicUrl: "" });
-  assert.deepEqual(parseOptions([], {}), { listen: "127.0.0.1:3000", pactd: "http://127.0.0.1:7070", demo: false, transport: "connect", token: "", agentUrl: "", publicUrl: "" });
-  assert.throws(() => parseOptions(["-nope", "x"], {}), /flag provided but not defined: -nope/);
-  assert.throws(() => parseOptions(["-transport", "grpc-web"], {}), /-transport must be one of connect, connect-h2, grpc/);
-  assert.throws(() => parseOptions(["-listen"], {}), /flag needs a value: -listen/);
-});
-
-test("blank text is Unicode White_Space, as Go's strings.TrimSpace", () => {
-  assert.ok(isBlank(" \t\n\r\v\f\u0085\u00a0\u2000\u3000"));
-  assert.equal(isBlank("\ufeff"), false);
-  assert.equal(isBlank(" a "), false);
-});
-
 test("remote agent: the answer is read up to 1 MiB, and only a 200 counts", async () => {
   let answer: (res: import("node:http").ServerResponse) => void = (res) => res.end('{"text":"hi","scopesUsed":["a"]}');
   const srv = createServer((req, res) => { req.resume(); answer(res); });
@@ -107,5 +110,43 @@ test("remote agent: the answer is read up to 1 MiB, and only a 200 counts", asyn
   } finally {
     srv.closeAllConnections();
     await new Promise((r) => srv.close(r));
+  }
+});
+
+test("demo login: the page names the Brand by its Agent Card (pactd's GetAgentCard); loginUrl returns to the page asked for", async () => {
+  const { createServer: createHttpServer } = await import("node:http");
+  const { connectNodeAdapter } = await import("@connectrpc/connect-node");
+  const { Code, ConnectError } = await import("@connectrpc/connect");
+  const { BrandService } = await import("@pactd/a2a/gen/pact/v1/brand_pb");
+  const { pactdTransport } = await import("@pactd/a2a");
+  const { cardNames } = await import("../src/web.js");
+  const pactd = createHttpServer(connectNodeAdapter({
+    routes: (r) => r.service(BrandService, {
+      getAgentCard(req) {
+        if (req.brandId !== "shop") throw new ConnectError("no such Brand", Code.NotFound);
+        return { cardJson: '{"name":"not this"}', displayName: "Shop <Inc.>" };
+      },
+    }),
+  }));
+  await new Promise<void>((r) => pactd.listen(0, "127.0.0.1", r));
+  const login = new DemoLogin();
+  login.brandName = cardNames(pactdTransport("connect", "http://127.0.0.1:" + (pactd.address() as AddressInfo).port, "t"));
+  const srv = createServer((req, res) => void login.handle(req, res).then((ok) => { if (!ok) { res.statusCode = 404; res.end(); } }));
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
+  const url = "http://127.0.0.1:" + (srv.address() as AddressInfo).port;
+  try {
+    assert.equal(login.loginUrl("a b", "/a2a/a b/oauth/consent?user_code=X Y"), "/demo/a%20b/login?return_to=%2Fa2a%2Fa+b%2Foauth%2Fconsent%3Fuser_code%3DX+Y");
+    const page = await send(url + "/demo/shop/login?return_to=%2Fa2a%2Fshop%2Foauth%2Fconsent", "GET");
+    assert.equal(page.status, 200);
+    assert.match(page.body, /<title>Sign in to Shop &lt;Inc\.&gt;<\/title>/);
+    assert.match(page.body, /name="return_to" value="\/a2a\/shop\/oauth\/consent"/);
+    assert.match((await send(url + "/demo/other/login", "GET")).body, /<title>Sign in to other<\/title>/, "an unknown Brand is named by its id");
+    const big = await send(url + "/demo/shop/login", "POST", "username=alice&pad=" + "x".repeat(9 << 10), "Content-Type: application/x-www-form-urlencoded");
+    assert.deepEqual([big.status, big.headers.connection], [413, "close"]);
+    assert.equal((await send(url + "/demo/shop/nope", "GET")).status, 404, "other paths are left alone");
+  } finally {
+    srv.closeAllConnections();
+    pactd.closeAllConnections();
+    await Promise.all([new Promise((r) => srv.close(r)), new Promise((r) => pactd.close(r))]);
   }
 });
