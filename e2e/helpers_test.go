@@ -156,6 +156,12 @@ type world struct {
 // and shop (delegation).
 func newWorld(t *testing.T, dbURL string) *world {
 	t.Helper()
+	return newWorldOpts(t, dbURL)
+}
+
+// newWorldOpts is newWorld with options for pactd (server.WithClock).
+func newWorldOpts(t *testing.T, dbURL string, opts ...server.Option) *world {
+	t.Helper()
 	w := &world{pa: newPA(t), agent: &countingAgent{entered: make(chan struct{}), release: make(chan struct{}), demo: demo.NewAgent()}}
 	// A frontend process binds this address after the listener closes: the
 	// port is outside the kernel's ephemeral range, so no other socket takes it meanwhile.
@@ -175,7 +181,7 @@ func newWorld(t *testing.T, dbURL string) *world {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), io.Discard)
+	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), io.Discard, opts...)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}

@@ -38,6 +38,7 @@ import (
 	"pactd.dev/pactd/core/changefeed"
 	"pactd.dev/pactd/core/grantcache"
 	"pactd.dev/pactd/core/provkeys"
+	corewebhook "pactd.dev/pactd/core/webhook"
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
@@ -65,6 +66,7 @@ import (
 	hdtpsvc "pactd.dev/pactd/services/hdtp"
 	"pactd.dev/pactd/services/token"
 	"pactd.dev/pactd/services/verification"
+	webhooksvc "pactd.dev/pactd/services/webhook"
 )
 
 // Server is a built, not yet running, pactd.
@@ -103,6 +105,9 @@ type Server struct {
 	// their retention and audit events past PACT_AUDIT_RETENTION, and
 	// destroys HDTP leaf keys past their notAfter; Serve runs it hourly.
 	purge func(ctx context.Context) (int64, error)
+	// webhooks delivers the audit trail's outbox to webhook destinations;
+	// Serve runs it.
+	webhooks *corewebhook.Dispatcher
 }
 
 // purgeEvery is how often expired delegation state is deleted.
@@ -147,9 +152,25 @@ func (s *Server) listen(ctx context.Context, url string) {
 	}
 }
 
+// Option changes how New builds a Server beyond its configuration.
+type Option func(*options)
+
+type options struct {
+	now func() time.Time
+}
+
+// WithClock makes now the clock of everything the server times (tokens,
+// keys, caches, deliveries) instead of time.Now: for tests that move time
+// forward, such as past a signing key's activation.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
 // New opens the store (applying migrations), bootstraps credentials (writing
 // a generated admin token to out, once) and builds the handler.
-func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer) (*Server, error) {
+func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer, opts ...Option) (*Server, error) {
+	o := options{now: time.Now}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	// Every line carries its request's id; repeated identical faults are
 	// rate-limited (package reqlog).
 	log = slog.New(reqlog.NewHandler(log.Handler(), nil))
@@ -164,7 +185,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	now := time.Now
+	now := o.now
 	if err := auth.Bootstrap(ctx, store, cfg.AdminToken.Reveal(), cfg.FrontendToken.Reveal(), now(), out); err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("bootstrap credentials: %w", err)
@@ -237,6 +258,15 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks,
 		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}, OnAudit: auditMetrics.recorded, Grants: grants, Registerer: reg})
 	auditSvc := audit.New(audit.Deps{Store: store, Retention: cfg.AuditRetention, Now: now, Logger: log, OnPrune: auditMetrics.pruned})
+	secrets, err := provkeys.NewSecretBox(kek)
+	if err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("secret box: %w", err)
+	}
+	wc := cfg.Webhook
+	s.webhooks = corewebhook.New(corewebhook.Config{Store: store, Secrets: secrets, Now: now, Logger: log, Registerer: reg,
+		PollInterval: wc.PollInterval, Timeout: wc.Timeout, RetryBase: wc.RetryBase, RetryMax: wc.RetryMax,
+		MaxAttempts: wc.MaxAttempts, MaxAge: wc.MaxAge, Dev: cfg.Dev, AllowHosts: wc.AllowHosts})
 	// HDTP / PACT 2 (hdtp.v1): leaf keys sealed under the same KEK.
 	hdtpSvc, hdtpTrust, err := hdtpServices(store, kek, now, log, reg)
 	if err != nil {
@@ -257,13 +287,17 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 			return n + m + a, err
 		}
 		h, err := hdtpSvc.Sweep(ctx)
-		return n + m + a + h, err
+		if err != nil {
+			return n + m + a + h, err
+		}
+		w, err := s.webhooks.Purge(ctx)
+		return n + m + a + h + w, err
 	}
 	svc := Services{
 		Credential: credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
 		Agent: agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, Logger: log, OnChange: agents.Changed,
 			SelfRegistration: cfg.SelfRegistration, RegistrationKeys: jwks, OnSelfRegistration: selfRegistrations(reg)}),
-		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: brands.Forget}),
+		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: brands.Forget, CardSigner: keyRing}),
 		Verification: verifier,
 		Conversation: conversation.New(conversation.Deps{Store: store, Now: now, Logger: log}),
 		Delegation:   deleg,
@@ -272,6 +306,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Audit:        auditSvc,
 		HDTPIdentity: hdtpSvc,
 		HDTPTrust:    hdtpTrust,
+		Webhook: webhooksvc.New(webhooksvc.Deps{Store: store, Secrets: secrets, Now: now, Logger: log,
+			URLs: urlrule.Policy{Dev: cfg.Dev, AllowHosts: wc.AllowHosts}}),
 	}
 	// The front door calls the services above in process and serves
 	// pactd's OAuth endpoints through their HTTP handler; its secret keys
@@ -410,6 +446,7 @@ type Services struct {
 	// HDTPIdentity and HDTPTrust are hdtp.v1's services.
 	HDTPIdentity hdtpv1connect.IdentityServiceHandler
 	HDTPTrust    hdtpv1connect.TrustServiceHandler
+	Webhook      pactv1connect.WebhookServiceHandler
 }
 
 // oauthEndpoints are pactd's OAuth endpoints in RFC wire form (package
@@ -454,6 +491,7 @@ var serviceNames = []string{
 	pactv1connect.DelegationServiceName,
 	pactv1connect.TokenServiceName,
 	pactv1connect.AuditServiceName,
+	pactv1connect.WebhookServiceName,
 	pactv1connect.FrontDoorServiceName,
 	hdtpv1connect.IdentityServiceName,
 	hdtpv1connect.TrustServiceName,
@@ -511,6 +549,7 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	handle(pactv1connect.NewDelegationServiceHandler(svc.Delegation, opts...))
 	handle(pactv1connect.NewTokenServiceHandler(svc.Token, opts...))
 	handle(pactv1connect.NewAuditServiceHandler(svc.Audit, opts...))
+	handle(pactv1connect.NewWebhookServiceHandler(svc.Webhook, opts...))
 	// The front door carries whole HTTP requests, bodies up to 1 MiB.
 	doorOpts := append(slices.Clone(opts), connect.WithReadMaxBytes(frontdoor.MaxRequestBytes))
 	handle(pactv1connect.NewFrontDoorServiceHandler(svc.FrontDoor, doorOpts...))
@@ -677,6 +716,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		go s.listen(listenCtx, u)
 	}
 	go s.purgeLoop(listenCtx)
+	webhooksDone := make(chan struct{})
+	go func() { s.webhooks.Run(listenCtx); close(webhooksDone) }()
 	s.log.Info("pactd serving", slog.String("addr", ln.Addr().String()), slog.String("grpc_addr", grpcAddr), slog.String("store", s.store.Engine()),
 		slog.Bool("tls", s.cfg.TLSCert != ""), slog.Bool("dev", s.cfg.Dev))
 	select {
@@ -707,6 +748,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		if err := x.Shutdown(sctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	// The webhook dispatcher finishes the attempts under way (each within
+	// its timeout) and hands back the leases it did not use.
+	stopListening()
+	select {
+	case <-webhooksDone:
+	case <-sctx.Done():
 	}
 	return errors.Join(errs...)
 }
