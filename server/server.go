@@ -229,7 +229,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}, OnAudit: auditMetrics.recorded, Grants: grants, Registerer: reg})
 	auditSvc := audit.New(audit.Deps{Store: store, Retention: cfg.AuditRetention, Now: now, Logger: log, OnPrune: auditMetrics.pruned})
 	// HDTP / PACT 2 (hdtp.v1): leaf keys sealed under the same KEK.
-	hdtpSvc, hdtpTrust, err := hdtpServices(store, kek, now, log, reg)
+	hdtpSvc, err := hdtpServices(store, kek, now, log, reg)
 	if err != nil {
 		_ = store.Close()
 		return nil, err
@@ -247,7 +247,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		if err != nil {
 			return n + m + a, err
 		}
-		h, err := hdtpSvc.Sweep(ctx)
+		h, err := hdtpSvc.Identity.Sweep(ctx)
 		return n + m + a + h, err
 	}
 	svc := Services{
@@ -261,8 +261,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Token: token.New(token.Deps{Brands: brands, Grants: grants, Keys: keyRing, Verifier: tokenVerifier,
 			Signer: tokenSigner, Audit: store, OnAudit: auditMetrics.recorded, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
 		Audit:        auditSvc,
-		HDTPIdentity: hdtpSvc,
-		HDTPTrust:    hdtpTrust,
+		HDTPIdentity: hdtpSvc.Identity,
+		HDTPTrust:    hdtpSvc.Trust,
+		HDTPHost:     hdtpSvc.Host,
+		HDTPContact:  hdtpSvc.Contact,
+		HDTPInvite:   hdtpSvc.Invite,
 	}
 	// The front door calls the services above in process and serves
 	// pactd's OAuth endpoints through their HTTP handler; its secret keys
@@ -392,9 +395,13 @@ type Services struct {
 	Token        pactv1connect.TokenServiceHandler
 	Audit        pactv1connect.AuditServiceHandler
 	FrontDoor    pactv1connect.FrontDoorServiceHandler
-	// HDTPIdentity and HDTPTrust are hdtp.v1's services.
+	// HDTPIdentity, HDTPTrust, HDTPHost, HDTPContact and HDTPInvite are
+	// hdtp.v1's services.
 	HDTPIdentity hdtpv1connect.IdentityServiceHandler
 	HDTPTrust    hdtpv1connect.TrustServiceHandler
+	HDTPHost     hdtpv1connect.HostServiceHandler
+	HDTPContact  hdtpv1connect.ContactServiceHandler
+	HDTPInvite   hdtpv1connect.InviteServiceHandler
 }
 
 // oauthEndpoints are pactd's OAuth endpoints in RFC wire form (package
@@ -405,16 +412,26 @@ func oauthEndpoints(svc Services, log *slog.Logger) *http.ServeMux {
 	return mux
 }
 
+// hdtpSet is hdtp.v1's services.
+type hdtpSet struct {
+	Identity *hdtpsvc.Identities
+	Trust    *hdtpsvc.Trust
+	Host     *hdtpsvc.Host
+	Contact  *hdtpsvc.Contacts
+	Invite   *hdtpsvc.Invites
+}
+
 // hdtpServices builds hdtp.v1's services: the identity service holds leaf
-// keys sealed under the KEK; both use the one public-address rule.
-func hdtpServices(store db.Store, kek []byte, now func() time.Time, log *slog.Logger, reg prometheus.Registerer) (*hdtpsvc.Identities, *hdtpsvc.Trust, error) {
+// keys sealed under the KEK; all use the one public-address rule.
+func hdtpServices(store db.Store, kek []byte, now func() time.Time, log *slog.Logger, reg prometheus.Registerer) (hdtpSet, error) {
 	sealer, err := keyseal.New(kek)
 	if err != nil {
-		return nil, nil, fmt.Errorf("hdtp leaf keys: %w", err)
+		return hdtpSet{}, fmt.Errorf("hdtp leaf keys: %w", err)
 	}
 	d := hdtpsvc.Deps{Store: store, Sealer: sealer, IsPublic: urlrule.IsPublicAddr, Now: now, Logger: log, Registerer: reg}
 	ids := hdtpsvc.NewIdentities(d)
-	return ids, hdtpsvc.NewTrust(d, ids), nil
+	host := hdtpsvc.NewHost(d, ids)
+	return hdtpSet{Identity: ids, Trust: hdtpsvc.NewTrust(d, ids), Host: host, Contact: hdtpsvc.NewContacts(host), Invite: hdtpsvc.NewInvites(host)}, nil
 }
 
 // descriptors resolves the API's descriptors for reflection: the documented
@@ -442,6 +459,9 @@ var serviceNames = []string{
 	pactv1connect.FrontDoorServiceName,
 	hdtpv1connect.IdentityServiceName,
 	hdtpv1connect.TrustServiceName,
+	hdtpv1connect.HostServiceName,
+	hdtpv1connect.ContactServiceName,
+	hdtpv1connect.InviteServiceName,
 }
 
 // recoverPanic turns a handler's panic into rpcerr.Internal, logging the
@@ -501,6 +521,12 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	handle(pactv1connect.NewFrontDoorServiceHandler(svc.FrontDoor, doorOpts...))
 	handle(hdtpv1connect.NewIdentityServiceHandler(svc.HDTPIdentity, opts...))
 	handle(hdtpv1connect.NewTrustServiceHandler(svc.HDTPTrust, opts...))
+	// The host service carries whole JSON-RPC bodies, sealed media
+	// included.
+	hostOpts := append(slices.Clone(opts), connect.WithReadMaxBytes(hdtpsvc.MaxHostRequestBytes))
+	handle(hdtpv1connect.NewHostServiceHandler(svc.HDTPHost, hostOpts...))
+	handle(hdtpv1connect.NewContactServiceHandler(svc.HDTPContact, opts...))
+	handle(hdtpv1connect.NewInviteServiceHandler(svc.HDTPInvite, opts...))
 
 	checker := &storeChecker{store: s.store, services: serviceNames, grace: s.cfg.OutageGrace, now: time.Now}
 	s.health = checker
