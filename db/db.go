@@ -241,6 +241,9 @@ type Store interface {
 	// HDTPStore holds HDTP / PACT 2 identities and their leaf ledger
 	// (hdtp.go).
 	HDTPStore
+	// HDTPHostStore holds the HDTP host wire: contacts, invites, replay
+	// records, dispatched calls and budgets (hdtp_host.go).
+	HDTPHostStore
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

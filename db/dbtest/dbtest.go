@@ -33,6 +33,7 @@ func Run(t *testing.T, newStore Factory) {
 	runBrandAgents(t, newStore)
 	runRegistration(t, newStore)
 	runHDTP(t, newStore)
+	runHDTPHost(t, newStore)
 }
 
 // at is a fixed instant with a sub-second part that the store must drop.
