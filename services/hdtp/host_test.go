@@ -220,7 +220,6 @@ func (f *hostFixture) declare(t testing.TB, s *served, tools ...*hdtpv1.ContentT
 var (
 	toolSendMessage = &hdtpv1.ContentTool{Name: "send_message", Permission: "message.text", Description: "Send a text message."}
 	toolSendMedia   = &hdtpv1.ContentTool{Name: "send_media", Permission: "message.media"}
-	toolGetStatus   = &hdtpv1.ContentTool{Name: "get_status", Permission: "status.view"}
 )
 
 // complete completes a dispatched call with a result.

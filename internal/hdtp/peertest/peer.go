@@ -4,7 +4,6 @@
 package peertest
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -181,13 +180,4 @@ func (p *Peer) Open(body []byte, c *Call, responder *cert.Certificate, dialed st
 	root := responder.AuthorityKeyID
 	return envelope.OpenResult(text, envelope.ResultOptions{Generation: p.Gen, Now: now, Caller: &envelope.Recipient{Leaf: p.Leaf, Key: key},
 		MsgID: c.MsgID, PinnedLeaf: responder, ExpectedRoot: &root, Dialed: dialed})
-}
-
-// Compact removes insignificant whitespace from JSON, for comparisons.
-func Compact(b []byte) []byte {
-	var out bytes.Buffer
-	if json.Compact(&out, b) != nil {
-		return b
-	}
-	return out.Bytes()
 }
