@@ -106,7 +106,7 @@ func TestBlockedLooksUnknown(t *testing.T) {
 		}
 		forged := *friend
 		_, forged.Key, _ = ed25519.GenerateKey(rand.Reader) // the friend's leaf named, another key signing
-		f.clock.Advance(2 * time.Minute)                      // the expiring contact's pinned leaf is past its notAfter
+		f.clock.Advance(2 * time.Minute)                    // the expiring contact's pinned leaf is past its notAfter
 		// A stranger never met (the one above asked, and waits).
 		unknown := f.peer(t, s, "Unknown", "https://agent.unknown.example/mcp")
 		cr := small(blocked, "send_message")
