@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
 	"pactd.dev/pactd/internal/hdtp/cert"
@@ -382,6 +383,24 @@ func TestInboundContactFlow(t *testing.T) {
 		}
 		if code, _ := plainRefusal(t, f.list(t, s, alina, false).resp); code != "envelope_invalid" {
 			t.Fatalf("a removed contact's sealed tools/list = %q, want envelope_invalid", code)
+		}
+		// The audit trail holds the trust changes and the refusals to the
+		// contact, in order, with the identity and the peer.
+		events, err := f.store.ListAuditEvents(ctx, db.AuditFilter{IdentityID: s.id}, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, e := range events {
+			if e.Peer == alina.RootFingerprint() {
+				kinds = append(kinds, string(e.Kind)+" "+e.Actor+" "+e.Detail)
+			}
+		}
+		wantEvents := []string{"hdtp.contact.requested peer ", "hdtp.contact.approved admin ", "hdtp.call.refused peer permission_denied tool_not_granted",
+			"hdtp.call.refused peer permission_denied tool_unknown", "hdtp.call.refused peer permission_denied tool_unknown",
+			"hdtp.contact.permissions admin ", "hdtp.call.refused peer unavailable tool_not_run", "hdtp.contact.removed peer "}
+		if strings.Join(kinds, "\n") != strings.Join(wantEvents, "\n") {
+			t.Fatalf("audit events:\n%s\nwant\n%s", strings.Join(kinds, "\n"), strings.Join(wantEvents, "\n"))
 		}
 	})
 }

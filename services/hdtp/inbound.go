@@ -569,9 +569,11 @@ func (h *Host) admitTx(ctx context.Context, tx db.HDTPTx, c *call) (*outcome, er
 		if err := h.record(tx, c, *res.audit); err != nil {
 			return nil, err
 		}
-	case res.ref != nil && res.ref.code != wire.CodeRateLimited:
-		// A refusal to a proven, admitted caller; budget refusals are
-		// counted in metrics only, so a flood writes no rows.
+	case res.ref != nil && res.ref.code != wire.CodeRateLimited && c.tier.pin != nil && c.tier.tier != hdtpv1.Tier_TIER_GUEST:
+		// A refusal to a pinned caller (contact, pending, new address).
+		// A guest's refusals and budget refusals are counted in metrics
+		// and logs only: fresh roots cost a stranger nothing, so rows per
+		// guest refusal would let anyone grow the trail.
 		if err := h.record(tx, c, db.AuditEvent{Kind: db.AuditHDTPRefused, Detail: string(res.ref.code) + " " + out.reason}); err != nil {
 			return nil, err
 		}
