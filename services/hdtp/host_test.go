@@ -2,6 +2,7 @@ package hdtp
 
 import (
 	"crypto/rand"
+	"log/slog"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -27,9 +28,11 @@ type hostFixture struct {
 	seq      atomic.Int64
 }
 
-func newHostFixture(t testing.TB, dbURL string) *hostFixture {
+func newHostFixture(t testing.TB, dbURL string) *hostFixture { return newLoggedHostFixture(t, dbURL, nil) }
+
+func newLoggedHostFixture(t testing.TB, dbURL string, log *slog.Logger) *hostFixture {
 	t.Helper()
-	f := newFixture(t, dbURL, nil)
+	f := newFixture(t, dbURL, log)
 	d := f.ids.d
 	d.HandleSecret = make([]byte, 32)
 	_, _ = rand.Read(d.HandleSecret)
