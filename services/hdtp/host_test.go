@@ -2,9 +2,9 @@ package hdtp
 
 import (
 	"crypto/rand"
-	"log/slog"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -28,7 +28,9 @@ type hostFixture struct {
 	seq      atomic.Int64
 }
 
-func newHostFixture(t testing.TB, dbURL string) *hostFixture { return newLoggedHostFixture(t, dbURL, nil) }
+func newHostFixture(t testing.TB, dbURL string) *hostFixture {
+	return newLoggedHostFixture(t, dbURL, nil)
+}
 
 func newLoggedHostFixture(t testing.TB, dbURL string, log *slog.Logger) *hostFixture {
 	t.Helper()
