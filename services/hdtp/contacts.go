@@ -36,7 +36,9 @@ func contactToProto(c db.HDTPContact) *hdtpv1.Contact {
 	if !c.RequestTime.IsZero() {
 		out.RequestTime = timestamppb.New(c.RequestTime)
 	}
-	if c.PendingLeafKID != "" {
+	if c.PendingLeafKID == "" {
+		out.BorrowedFromRoot = c.PendingBorrowedFrom
+	} else {
 		out.PendingAddress = &hdtpv1.PendingAddress{Endpoint: c.PendingEndpoint, LeafKid: c.PendingLeafKID, Leaf: c.PendingLeaf,
 			SeenTime: timestamppb.New(c.PendingSeenTime), BorrowedFromRoot: c.PendingBorrowedFrom}
 	}

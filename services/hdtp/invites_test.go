@@ -200,7 +200,7 @@ func TestInvites(t *testing.T) {
 			t.Fatalf("fail/borrowed-address = %s %s, want pending", res, code)
 		}
 		ic, _ := f.contacts.GetContact(ctx, &hdtpv1.GetContactRequest{IdentityId: s.id, Root: impostor.RootFingerprint()})
-		if ic.GetContact().GetState() != hdtpv1.ContactState_CONTACT_STATE_PENDING_IN {
+		if ic.GetContact().GetState() != hdtpv1.ContactState_CONTACT_STATE_PENDING_IN || ic.GetContact().GetBorrowedFromRoot() != alina.RootFingerprint() {
 			t.Fatalf("the borrowed address's row = %v", ic.GetContact())
 		}
 		// Control: an auto_accept redeem from an address nobody holds.

@@ -53,6 +53,9 @@ func contactFields(w io.Writer, c *hdtpv1.Contact) {
 	if c.GetNote() != "" {
 		row(w, "note", c.GetNote())
 	}
+	if c.GetBorrowedFromRoot() != "" {
+		row(w, "address also pinned for", c.GetBorrowedFromRoot())
+	}
 	if a := c.GetPendingAddress(); a != nil {
 		row(w, "new address", a.GetEndpoint()+" (leaf "+a.GetLeafKid()+", seen "+when(a.GetSeenTime())+")")
 		if a.GetBorrowedFromRoot() != "" {

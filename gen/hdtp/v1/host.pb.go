@@ -2016,9 +2016,14 @@ type Contact struct {
 	// When the contact was first recorded.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When it last changed.
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// Another root the contact's endpoint is pinned for, now or within the
+	// last 30 days, when it asked from there (a borrowed address, §5.3:
+	// never auto-accepted; show the owner which contact holds it); "" when
+	// none.
+	BorrowedFromRoot string `protobuf:"bytes,18,opt,name=borrowed_from_root,json=borrowedFromRoot,proto3" json:"borrowed_from_root,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Contact) Reset() {
@@ -2168,6 +2173,13 @@ func (x *Contact) GetUpdateTime() *timestamppb.Timestamp {
 		return x.UpdateTime
 	}
 	return nil
+}
+
+func (x *Contact) GetBorrowedFromRoot() string {
+	if x != nil {
+		return x.BorrowedFromRoot
+	}
+	return ""
 }
 
 // PendingAddress is a contact's newer leaf at another endpoint.
@@ -2391,7 +2403,7 @@ const file_hdtp_v1_host_proto_rawDesc = "" +
 	"\videntity_id\x18\x01 \x01(\tR\n" +
 	"identityId\"E\n" +
 	"\x17GetContentToolsResponse\x12*\n" +
-	"\x05tools\x18\x01 \x03(\v2\x14.hdtp.v1.ContentToolR\x05tools\"\x91\x05\n" +
+	"\x05tools\x18\x01 \x03(\v2\x14.hdtp.v1.ContentToolR\x05tools\"\xbf\x05\n" +
 	"\aContact\x12\x1f\n" +
 	"\videntity_id\x18\x01 \x01(\tR\n" +
 	"identityId\x12\x12\n" +
@@ -2414,7 +2426,8 @@ const file_hdtp_v1_host_proto_rawDesc = "" +
 	"\vcreate_time\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xc2\x01\n" +
+	"updateTime\x12,\n" +
+	"\x12borrowed_from_root\x18\x12 \x01(\tR\x10borrowedFromRoot\"\xc2\x01\n" +
 	"\x0ePendingAddress\x12\x1a\n" +
 	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x19\n" +
 	"\bleaf_kid\x18\x02 \x01(\tR\aleafKid\x12\x12\n" +
