@@ -167,7 +167,9 @@ func run(ctx context.Context, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		var inst struct{ Identity struct{ RootFingerprint string } }
+		var inst struct {
+			Identity struct{ RootFingerprint string }
+		}
 		if err := json.Unmarshal([]byte(installed), &inst); err != nil || inst.Identity.RootFingerprint == "" {
 			return fmt.Errorf("pactd hdtp install printed %q", installed)
 		}
