@@ -237,8 +237,11 @@ type HDTPTx interface {
 	// true), else returns the stored one.
 	ClaimReplay(key HDTPReplayKey, expire time.Time) (r HDTPReplay, claimed bool, err error)
 	// SetReplayAnswer stores the answer if none is stored yet, and returns
-	// the one stored (this one, or the one that was there).
+	// the one stored (this one, or the one that was there); ErrNotFound
+	// when the record is gone (purged past its window).
 	SetReplayAnswer(key HDTPReplayKey, answer []byte) ([]byte, error)
+	// Replay returns a replay record (ErrNotFound).
+	Replay(key HDTPReplayKey) (HDTPReplay, error)
 	// SetReplayCall links the replay record to a dispatched call.
 	SetReplayCall(key HDTPReplayKey, callID string) error
 	// ClaimCall inserts a dispatched call unless one with the same
@@ -491,6 +494,11 @@ func (t *hostTx) SetReplayAnswer(key HDTPReplayKey, answer []byte) ([]byte, erro
 	}
 	r, err := t.q.GetHDTPReplay(t.ctx, liteq.GetHDTPReplayParams{IdentityID: t.identityID, SenderRoot: key.SenderRoot, MsgID: key.MsgID})
 	return r.Answer, hostErr(err)
+}
+
+func (t *hostTx) Replay(key HDTPReplayKey) (HDTPReplay, error) {
+	r, err := t.q.GetHDTPReplay(t.ctx, liteq.GetHDTPReplayParams{IdentityID: t.identityID, SenderRoot: key.SenderRoot, MsgID: key.MsgID})
+	return replayFromRow(r), hostErr(err)
 }
 
 func (t *hostTx) SetReplayCall(key HDTPReplayKey, callID string) error {

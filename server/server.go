@@ -229,7 +229,7 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}, OnAudit: auditMetrics.recorded, Grants: grants, Registerer: reg})
 	auditSvc := audit.New(audit.Deps{Store: store, Retention: cfg.AuditRetention, Now: now, Logger: log, OnPrune: auditMetrics.pruned})
 	// HDTP / PACT 2 (hdtp.v1): leaf keys sealed under the same KEK.
-	hdtpSvc, err := hdtpServices(store, kek, now, log, reg)
+	hdtpSvc, err := hdtpServices(store, kek, now, log, reg, auditMetrics.recorded)
 	if err != nil {
 		_ = store.Close()
 		return nil, err
@@ -248,7 +248,11 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 			return n + m + a, err
 		}
 		h, err := hdtpSvc.Identity.Sweep(ctx)
-		return n + m + a + h, err
+		if err != nil {
+			return n + m + a + h, err
+		}
+		w, err := hdtpSvc.Host.Purge(ctx)
+		return n + m + a + h + w, err
 	}
 	svc := Services{
 		Credential: credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
@@ -423,14 +427,25 @@ type hdtpSet struct {
 
 // hdtpServices builds hdtp.v1's services: the identity service holds leaf
 // keys sealed under the KEK; all use the one public-address rule.
-func hdtpServices(store db.Store, kek []byte, now func() time.Time, log *slog.Logger, reg prometheus.Registerer) (hdtpSet, error) {
+func hdtpServices(store db.Store, kek []byte, now func() time.Time, log *slog.Logger, reg prometheus.Registerer,
+	onAudit func(db.AuditKind)) (hdtpSet, error) {
 	sealer, err := keyseal.New(kek)
 	if err != nil {
 		return hdtpSet{}, fmt.Errorf("hdtp leaf keys: %w", err)
 	}
-	d := hdtpsvc.Deps{Store: store, Sealer: sealer, IsPublic: urlrule.IsPublicAddr, Now: now, Logger: log, Registerer: reg}
+	// Call and outbound handles open on every replica: their key comes
+	// from the key-encryption key, as the front door's does.
+	secret, err := hkdf.Key(sha256.New, kek, nil, "pactd hdtp handles", 32)
+	if err != nil {
+		return hdtpSet{}, fmt.Errorf("hdtp handle secret: %w", err)
+	}
+	d := hdtpsvc.Deps{Store: store, Sealer: sealer, IsPublic: urlrule.IsPublicAddr, Now: now, Logger: log, Registerer: reg,
+		HandleSecret: secret, OnAudit: onAudit}
 	ids := hdtpsvc.NewIdentities(d)
-	host := hdtpsvc.NewHost(d, ids)
+	host, err := hdtpsvc.NewHost(d, ids)
+	if err != nil {
+		return hdtpSet{}, err
+	}
 	return hdtpSet{Identity: ids, Trust: hdtpsvc.NewTrust(d, ids), Host: host, Contact: hdtpsvc.NewContacts(host), Invite: hdtpsvc.NewInvites(host)}, nil
 }
 

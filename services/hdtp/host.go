@@ -1,6 +1,9 @@
 package hdtp
 
 import (
+	"context"
+	"time"
+
 	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
 )
 
@@ -18,16 +21,26 @@ const MaxInboundBodyBytes = 11 << 20
 // wire for a host's MCP server.
 type Host struct {
 	hdtpv1connect.UnimplementedHostServiceHandler
-	d Deps
-	m *metrics
+	d    Deps
+	m    *metrics
+	ids  *Identities
+	keys handleKeys
 }
 
-// NewHost returns the host service, sharing the identity service's
-// metrics.
-func NewHost(d Deps, with *Identities) *Host {
+// NewHost returns the host service over the identity service (whose keys
+// it uses and whose metrics it shares). d.HandleSecret keys its handles:
+// every replica must be given the same one.
+func NewHost(d Deps, ids *Identities) (*Host, error) {
 	d.complete()
-	return &Host{d: d, m: with.m}
+	keys, err := newHandleKeys(d.HandleSecret)
+	if err != nil {
+		return nil, err
+	}
+	return &Host{d: d, m: ids.m, ids: ids, keys: keys}, nil
 }
+
+// budgets are the identity's budgets.
+func (h *Host) budgets(st *identityState) budgets { return budgets{limits: h.d.Limits, gen: st.gen} }
 
 // Contacts implements hdtpv1connect.ContactServiceHandler: the owner's
 // side of contacts.
@@ -48,3 +61,21 @@ type Invites struct {
 
 // NewInvites returns the invite service over the host service's state.
 func NewInvites(h *Host) *Invites { return &Invites{h: h} }
+
+// Retention of host wire state past its use.
+const (
+	// callRetention is how long a dispatched call (its inner msg_id and
+	// stored result) is kept: a sender that reuses a msg_id within it
+	// gets the original result (§6.2; the text names no retention).
+	callRetention = 30 * 24 * time.Hour
+	// inviteRetention is how long an expired invite stays listed.
+	inviteRetention = 30 * 24 * time.Hour
+)
+
+// Purge deletes replay records and former pins past their windows, full
+// buckets, invites expired a while ago and calls past their retention;
+// server runs it hourly.
+func (h *Host) Purge(ctx context.Context) (int64, error) {
+	now := h.d.Now()
+	return h.d.Store.PurgeHDTP(ctx, now, now.Add(-inviteRetention), now.Add(-callRetention))
+}

@@ -22,18 +22,20 @@ type AgentRegistration struct {
 }
 
 type AuditEvent struct {
-	ID        int64
-	Kind      string
-	Time      int64
-	BrandID   string
-	BrandUser string
-	AgentID   string
-	ClientID  string
-	GrantID   string
-	Scopes    string
-	Actions   string
-	Actor     string
-	Detail    string
+	ID         int64
+	Kind       string
+	Time       int64
+	BrandID    string
+	BrandUser  string
+	AgentID    string
+	ClientID   string
+	GrantID    string
+	Scopes     string
+	Actions    string
+	Actor      string
+	Detail     string
+	IdentityID string
+	Peer       string
 }
 
 type Brand struct {

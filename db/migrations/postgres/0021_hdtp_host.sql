@@ -162,7 +162,17 @@ CREATE TABLE hdtp_buckets (
 );
 CREATE INDEX hdtp_buckets_full ON hdtp_buckets (full_ms);
 
+-- audit_events gains the HDTP identity an event is about and the peer
+-- (a contact's root fingerprint) it involves: contact and invite changes
+-- and refusals to proven callers share the one audit trail.
+ALTER TABLE audit_events ADD COLUMN identity_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE audit_events ADD COLUMN peer TEXT NOT NULL DEFAULT '';
+CREATE INDEX audit_events_identity ON audit_events (identity_id, id);
+
 -- +goose Down
+DROP INDEX audit_events_identity;
+ALTER TABLE audit_events DROP COLUMN peer;
+ALTER TABLE audit_events DROP COLUMN identity_id;
 DROP TABLE hdtp_buckets;
 DROP TABLE hdtp_threads;
 DROP TABLE hdtp_calls;
