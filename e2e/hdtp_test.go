@@ -12,6 +12,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
@@ -167,10 +168,15 @@ func hdtpWalk(t *testing.T, kind hdtpHostKind, dbURL string) {
 		t.Fatalf("Maya's waiting requests = %v (%v), want yours with its note", waiting.GetContacts(), err)
 	}
 
-	t.Run("while the request waits: unknown, then pending", func(t *testing.T) {
-		// At Maya's, you are pending_in: the guest tier (HDTP §6.1), where
-		// any other tool is blocked_or_unknown (§12).
-		you.agent.call(t, you.identityID, maya.root, "check_availability", availabilityArgs).refused(t, "blocked_or_unknown")
+	t.Run("while the request waits: unknown to Maya, pending to you", func(t *testing.T) {
+		// At Maya's, you are pending_in: the guest tier (HDTP §6.1). A
+		// sealed guest call binds only redeem_invite and request_contact
+		// (§13.2), so this is envelope_invalid, as for a stranger. The
+		// digest lists pending_in outside the binding (blocked_or_unknown
+		// then); pactd binds it too, and rightly: a blocked requester's
+		// request_contact is answered "pending" with nothing recorded, so
+		// its later calls must get what a waiting requester's get.
+		you.agent.call(t, you.identityID, maya.root, "check_availability", availabilityArgs).refused(t, "envelope_invalid")
 		// At yours, Maya is pending_out: the pending tier, where anything
 		// but contact_accepted and contact_rejected is pending_approval
 		// (HDTP amended 10-07).
@@ -263,9 +269,12 @@ type hdtpWorld struct {
 
 func newHDTPWorld(t *testing.T, dbURL string) *hdtpWorld {
 	t.Helper()
+	kek := make([]byte, 32)
+	_, _ = rand.Read(kek)
 	cfg, err := config.Load(nil, []string{
 		"PACT_ADMIN_TOKEN=" + adminToken, "PACT_FRONTEND_TOKEN=" + frontendToken,
 		"PACT_DATA_DIR=" + t.TempDir(), "PACT_DATABASE_URL=" + dbURL, "PACT_LISTEN=127.0.0.1:0", "PACT_GRPC_LISTEN=off",
+		"PACT_KEY_ENCRYPTION_KEY=" + base64.StdEncoding.EncodeToString(kek), // the leaf keys are sealed under it
 	}, io.Discard)
 	if err != nil {
 		t.Fatalf("config: %v", err)
