@@ -242,7 +242,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	if res.Refusal != nil {
-		return fmt.Errorf("Maya's agent refused: %v", res.Refusal)
+		return fmt.Errorf("refused by Maya's agent: %v", res.Refusal)
 	}
 	var got struct{ Slots []hdtpdemo.Slot }
 	if err := json.Unmarshal(res.JSON, &got); err != nil {
