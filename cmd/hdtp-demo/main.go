@@ -82,7 +82,7 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	fmt.Fprintln(out, "building pactd (go build ./cmd/pactd) for its CLI ...")
-	bin := filepath.Join(dir, "pactd")
+	bin := filepath.Join(dir, "bin", "pactd")
 	if b, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "pactd.dev/pactd/cmd/pactd").CombinedOutput(); err != nil {
 		return fmt.Errorf("go build ./cmd/pactd: %v\n%s", err, b)
 	}
@@ -202,12 +202,16 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 
 	fmt.Fprintln(out, "\n== You import Maya's card and request contact")
-	card, err := cli("hdtp", "card", maya.id)
+	printed, err := cli("hdtp", "card", maya.id, "-o", "json")
 	if err != nil {
 		return err
 	}
-	card = card[strings.Index(card, "BEGIN:VCARD"):]
-	card = card[:strings.Index(card, "END:VCARD")+len("END:VCARD")] + "\r\n"
+	var card string
+	var cardMsg struct{ Card *string }
+	if err := json.Unmarshal([]byte(printed), &cardMsg); err != nil || cardMsg.Card == nil {
+		return fmt.Errorf("pactd hdtp card printed %q", printed)
+	}
+	card = *cardMsg.Card
 	cardFile := filepath.Join(dir, "maya.vcf")
 	if err := os.WriteFile(cardFile, []byte(card), 0o600); err != nil {
 		return err
@@ -312,10 +316,14 @@ func demoTLS(names ...string) (*x509.CertPool, tls.Certificate, error) {
 	return pool, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
-// quoteAll quotes the arguments a shell would need quoted, for printing.
+// quoteAll quotes the arguments a shell would need quoted, for printing,
+// and shortens a long one (a wallet's answer) to its start.
 func quoteAll(args []string) []string {
 	q := make([]string, len(args))
 	for i, a := range args {
+		if len(a) > 72 {
+			a = a[:24] + "…"
+		}
 		if a == "" || strings.ContainsAny(a, " \"'$&;|<>?*") {
 			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 		}
