@@ -19,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -147,6 +148,29 @@ func hdtpWalk(t *testing.T, kind hdtpHostKind, dbURL string) {
 		}
 	})
 
+	t.Run("an invite landing, served through the host", func(t *testing.T) {
+		inv, err := h.invites.CreateInvite(ctx, &hdtpv1.CreateInviteRequest{IdentityId: maya.identityID, Label: "e2e"})
+		if err != nil {
+			t.Fatalf("CreateInvite: %v", err)
+		}
+		// §4: a JSON client gets {card, card_sig, chain}, the card and the
+		// chain Maya's get_card serves.
+		status, ctype, body := h.get(t, inv.GetUrl()+"?format=json")
+		var landing struct {
+			Card    string   `json:"card"`
+			CardSig string   `json:"card_sig"`
+			Chain   []string `json:"chain"`
+		}
+		if status != 200 || ctype != "application/hdtp-invite+json" || json.Unmarshal(body, &landing) != nil ||
+			landing.Card != mayaCard || landing.CardSig == "" || len(landing.Chain) != 2 {
+			t.Errorf("the landing: %d %s %s", status, ctype, body)
+		}
+		// An unknown token: the one not-found of both views.
+		if status, _, _ := h.get(t, "https://"+maya.hostname+"/i/inv_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA?format=json"); status != 404 {
+			t.Errorf("an unknown token's landing: %d, want 404", status)
+		}
+	})
+
 	t.Run("sealed calls before any request: unknown", func(t *testing.T) {
 		// A stranger's sealed call binds only redeem_invite and
 		// request_contact to its card (§13.2 guest binding): anything
@@ -257,6 +281,7 @@ type hdtpWorld struct {
 	pactdURL   string
 	identities hdtpv1connect.IdentityServiceClient
 	contacts   hdtpv1connect.ContactServiceClient
+	invites    hdtpv1connect.InviteServiceClient
 	hosts      hdtpv1connect.HostServiceClient // frontend role, as a host calls it
 	caPEM      []byte
 	caPool     *x509.CertPool
@@ -292,6 +317,7 @@ func newHDTPWorld(t *testing.T, dbURL string) *hdtpWorld {
 	h := &hdtpWorld{pactdURL: pactd.URL, dir: t.TempDir(), routes: map[string]string{},
 		identities: hdtpv1connect.NewIdentityServiceClient(pactd.Client(), pactd.URL, bearer(adminToken)),
 		contacts:   hdtpv1connect.NewContactServiceClient(pactd.Client(), pactd.URL, bearer(adminToken)),
+		invites:    hdtpv1connect.NewInviteServiceClient(pactd.Client(), pactd.URL, bearer(adminToken)),
 		hosts:      hdtpv1connect.NewHostServiceClient(pactd.Client(), pactd.URL, bearer(frontendToken))}
 	h.newAuthority(t, "agent.you.example", "agent.maya.example")
 	return h
@@ -417,6 +443,21 @@ func (h *hdtpWorld) routesEnv() string {
 	}
 	slices.Sort(kv)
 	return strings.Join(kv, ",")
+}
+
+// get fetches url through its edge: status, media type and body.
+func (h *hdtpWorld) get(t *testing.T, url string) (int, string, []byte) {
+	t.Helper()
+	hc := &http.Client{Transport: &http.Transport{DialContext: h.dial, TLSClientConfig: &tls.Config{RootCAs: h.caPool}}}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	res, err := hc.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type"))
+	return res.StatusCode, mt, b
 }
 
 // mcpClient is the official Go MCP SDK's client, connected to endpoint
