@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -279,4 +280,45 @@ func TestDeliver(t *testing.T) {
 	if _, err := host.Deliver(t.Context(), first); err == nil || !strings.Contains(err.Error(), "not_public") || len(got) != 2 {
 		t.Errorf("a refused address: %v, peer asked %d times (want 2: never dialed)", err, len(got))
 	}
+}
+
+// TestCallerHangsUp: a dispatched call whose caller hangs up mid-tool still
+// runs to its end and is completed, so pactd stores its answer for the
+// caller's retry instead of holding it in flight.
+func TestCallerHangsUp(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	tool := hdtphost.Tool{Name: "slow", Permission: "calendar.availability", Run: func(ctx context.Context, _ *hdtphost.Call) (any, error) {
+		close(entered)
+		<-release
+		return map[string]any{"ok": true}, ctx.Err()
+	}}
+	f := &fakePactd{open: func(*hdtpv1.OpenInboundRequest) (*hdtpv1.OpenInboundResponse, error) {
+		return &hdtpv1.OpenInboundResponse{Outcome: &hdtpv1.OpenInboundResponse_Dispatch{Dispatch: &hdtpv1.Dispatch{CallHandle: "h", Tool: "slow"}}}, nil
+	}}
+	host, _ := start(t, f, hdtphost.Config{Tools: []hdtphost.Tool{tool}})
+	gone := make(chan struct{}) // the server saw the caller hang up
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		go func() { <-r.Context().Done(); close(gone) }()
+		host.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	ctx, cancel := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, front.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`))
+	go func() { <-entered; cancel(); <-gone; close(release) }()
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("the request was answered; want it cut by the caller")
+	}
+	for range 200 {
+		f.mu.Lock()
+		n := len(f.completed)
+		f.mu.Unlock()
+		if n == 1 {
+			if got := f.completed[0].GetResultJson(); got != `{"ok":true}` {
+				t.Fatalf("completed with %v, want the tool's result", f.completed[0])
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("the call was never completed after the caller hung up")
 }

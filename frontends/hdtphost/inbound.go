@@ -2,11 +2,13 @@ package hdtphost
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -38,6 +40,9 @@ func (h *Host) Forward(next http.Handler) http.Handler {
 	})
 }
 
+// toolTimeout bounds running a dispatched tool and completing it.
+const toolTimeout = 60 * time.Second
+
 // toolsRequest reports whether body is one JSON object whose method is
 // tools/list or tools/call: pactd's to answer. Whatever else the body
 // says, the SDK's reading of it can reach no tool, since its server has
@@ -66,7 +71,12 @@ func (h *Host) inbound(w http.ResponseWriter, r *http.Request, body []byte) {
 	case *hdtpv1.OpenInboundResponse_Respond:
 		writeJSON(w, out.Respond.GetBody())
 	case *hdtpv1.OpenInboundResponse_Dispatch:
-		done, err := h.host.CompleteInbound(ctx, h.run(r, endpoint, out.Dispatch))
+		// Once dispatched, the call runs and is completed even if the
+		// caller hangs up: pactd never dispatches it again, and a call
+		// never completed stays "unavailable" to every retry.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), toolTimeout)
+		defer cancel()
+		done, err := h.host.CompleteInbound(rctx, h.run(r.WithContext(rctx), endpoint, out.Dispatch))
 		if err != nil {
 			h.pactdFailed(w, r, "CompleteInbound", err)
 			return
