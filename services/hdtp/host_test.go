@@ -26,7 +26,7 @@ type hostFixture struct {
 	seq      atomic.Int64
 }
 
-func newHostFixture(t *testing.T, dbURL string) *hostFixture {
+func newHostFixture(t testing.TB, dbURL string) *hostFixture {
 	t.Helper()
 	f := newFixture(t, dbURL, nil)
 	d := f.ids.d
@@ -48,7 +48,7 @@ type served struct {
 	w            *wallet
 }
 
-func (f *hostFixture) serve(t *testing.T, endpoint string, gen hdtpv1.Generation, seal hdtpv1.SealPolicy) *served {
+func (f *hostFixture) serve(t testing.TB, endpoint string, gen hdtpv1.Generation, seal hdtpv1.SealPolicy) *served {
 	t.Helper()
 	ctx := t.Context()
 	created, err := f.ids.CreateIdentity(ctx, &hdtpv1.CreateIdentityRequest{Endpoint: endpoint, DisplayName: "Bharat Mehta", Generation: gen, Seal: seal})
@@ -87,7 +87,7 @@ func (f *hostFixture) renew(t *testing.T, s *served) {
 	}
 }
 
-func (f *hostFixture) peer(t *testing.T, s *served, name, endpoint string) *peertest.Peer {
+func (f *hostFixture) peer(t testing.TB, s *served, name, endpoint string) *peertest.Peer {
 	t.Helper()
 	p, err := peertest.NewPeer(s.gen, name, endpoint, f.clock.Now().Add(-time.Hour), false)
 	if err != nil {
@@ -185,7 +185,7 @@ func (f *hostFixture) openBody(t *testing.T, s *served, p *peertest.Peer, c *pee
 	return r.Result, ""
 }
 
-func (f *hostFixture) approve(t *testing.T, s *served, root, preset string) *hdtpv1.ApproveContactResponse {
+func (f *hostFixture) approve(t testing.TB, s *served, root, preset string) *hdtpv1.ApproveContactResponse {
 	t.Helper()
 	r, err := f.contacts.ApproveContact(t.Context(), &hdtpv1.ApproveContactRequest{IdentityId: s.id, Root: root, Preset: preset})
 	if err != nil {
@@ -210,7 +210,7 @@ func hdtptestQuote(s string) string {
 	return string(b)
 }
 
-func (f *hostFixture) declare(t *testing.T, s *served, tools ...*hdtpv1.ContentTool) {
+func (f *hostFixture) declare(t testing.TB, s *served, tools ...*hdtpv1.ContentTool) {
 	t.Helper()
 	if _, err := f.host.SetContentTools(t.Context(), &hdtpv1.SetContentToolsRequest{IdentityId: s.id, Tools: tools}); err != nil {
 		t.Fatalf("SetContentTools: %v", err)
