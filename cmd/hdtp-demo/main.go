@@ -4,20 +4,19 @@
 //	go run ./cmd/hdtp-demo
 //
 // It starts pactd (embedded SQLite in a fresh temporary directory), makes
-// two identities at pactd with the pactd CLI, you
-// (https://agent.you.example/mcp) and Maya (https://agent.maya.example/mcp),
-// each with a root from pactd's development wallet and its leaf
-// installed, and starts a host for each (frontends/hdtphost, the Go MCP
-// SDK) behind TLS on loopback, Maya's running her calendar. Then the walk:
-// you import Maya's card and request contact (your host delivers the
-// sealed request_contact), Maya approves (her host delivers the sealed
-// contact_accepted), and your agent calls check_availability on Maya's
-// agent and gets three free slots sealed back. The CLI commands are
-// printed before they run; the contact decisions are owner actions made
-// through hdtp.v1.ContactService with the admin credential, as a host's
-// owner UI makes them. The names route to loopback and a demo authority
-// signs the hosts' certificate: a network set up on purpose, which is why
-// the address guard judges the names alone.
+// two identities at pactd, you (https://agent.you.example/mcp) and Maya
+// (https://agent.maya.example/mcp), each with a root from pactd's
+// development wallet and its leaf installed, all with the pactd CLI; and
+// starts a host for each (frontends/hdtphost, the Go MCP SDK) behind TLS on
+// loopback, Maya's running her calendar. Then the walk: you import Maya's
+// card and request contact (pactd hdtp contact request; your host delivers
+// the sealed request_contact), Maya approves from the CLI (pactd hdtp
+// contact approve; her host delivers the sealed contact_accepted), and
+// your agent calls check_availability on Maya's agent and gets three free
+// slots sealed back. Every CLI command is printed before it runs. The
+// names route to loopback and a demo authority signs the hosts'
+// certificate: a network set up on purpose, which is why the address
+// guard judges the names alone.
 package main
 
 import (
@@ -44,12 +43,11 @@ import (
 	"syscall"
 	"time"
 
-	"connectrpc.com/connect"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"pactd.dev/pactd/frontends/hdtpdemo"
 	"pactd.dev/pactd/frontends/hdtphost"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
 	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/server"
 )
@@ -215,34 +213,31 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	card := *cardMsg.Card
 	fmt.Fprintf(out, "  Maya's card: %d bytes of vCard, X-HDTP-SEAL:required\n", len(card))
-	// The owner actions on contacts, through ContactService with the admin
-	// credential, as a host's owner UI makes them.
-	contacts := hdtpv1connect.NewContactServiceClient(http.DefaultClient, pactdURL, connect.WithInterceptors(bearer(adminToken)))
-	fmt.Fprintln(out, "  owner action: ContactService.RequestContact (your identity, Maya's card, a note)")
-	requested, err := contacts.RequestContact(ctx, &hdtpv1.RequestContactRequest{IdentityId: you.id, Card: card, Note: "Lunch next week?"})
-	if err != nil {
-		return fmt.Errorf("request contact: %w", err)
+	cardFile := filepath.Join(dir, "maya.vcf")
+	if err := os.WriteFile(cardFile, []byte(card), 0o600); err != nil {
+		return err
 	}
-	res, err := deliver(ctx, you.host, requested.GetCall())
+	requested, err := cli("hdtp", "contact", "request", you.id, "-card", cardFile, "-note", "Lunch next week?", "-o", "json")
+	if err != nil {
+		return err
+	}
+	res, err := deliverPrinted(ctx, you.host, requested)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  your host delivered request_contact; Maya's agent answered %s (sealed: %v)\n", res.JSON, res.Sealed)
 
-	fmt.Fprintln(out, "\n== Maya approves")
-	waiting, err := contacts.ListContacts(ctx, &hdtpv1.ListContactsRequest{IdentityId: maya.id, State: hdtpv1.ContactState_CONTACT_STATE_PENDING_IN})
+	fmt.Fprintln(out, "\n== Maya approves from the CLI")
+	waiting, err := cli("hdtp", "contact", "list", maya.id)
 	if err != nil {
 		return err
 	}
-	for _, c := range waiting.GetContacts() {
-		fmt.Fprintf(out, "  Maya's waiting request: %q (root %s): %q\n", c.GetDisplayName(), c.GetRoot(), c.GetNote())
-	}
-	fmt.Fprintln(out, "  owner action: ContactService.ApproveContact (Maya's identity, your root, preset work)")
-	approved, err := contacts.ApproveContact(ctx, &hdtpv1.ApproveContactRequest{IdentityId: maya.id, Root: you.root, Preset: "work"})
+	fmt.Fprint(out, indent(waiting))
+	approved, err := cli("hdtp", "contact", "approve", maya.id, you.root, "-preset", "work", "-o", "json")
 	if err != nil {
-		return fmt.Errorf("approve: %w", err)
+		return err
 	}
-	if res, err = deliver(ctx, maya.host, approved.GetCall()); err != nil {
+	if res, err = deliverPrinted(ctx, maya.host, approved); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "  Maya's host delivered contact_accepted; your agent answered %s (sealed: %v)\n", res.JSON, res.Sealed)
@@ -271,10 +266,17 @@ func run(ctx context.Context, out io.Writer) error {
 	return nil
 }
 
-// deliver delivers an owner action's call with the host; a refusal ends
-// the walk.
-func deliver(ctx context.Context, host *hdtphost.Host, call *hdtpv1.OutboundCall) (*hdtphost.Result, error) {
-	res, err := host.Deliver(ctx, call)
+// deliverPrinted delivers, with the host, the call a CLI command printed
+// as JSON ({"contact":…,"call":…}); a refusal ends the walk.
+func deliverPrinted(ctx context.Context, host *hdtphost.Host, printed string) (*hdtphost.Result, error) {
+	var msg struct {
+		Call json.RawMessage `json:"call"`
+	}
+	var call hdtpv1.OutboundCall
+	if err := json.Unmarshal([]byte(printed), &msg); err != nil || protojson.Unmarshal(msg.Call, &call) != nil {
+		return nil, fmt.Errorf("the CLI printed no call to deliver: %q", printed)
+	}
+	res, err := host.Deliver(ctx, &call)
 	if err != nil {
 		return nil, err
 	}
@@ -284,14 +286,9 @@ func deliver(ctx context.Context, host *hdtphost.Host, call *hdtpv1.OutboundCall
 	return res, nil
 }
 
-// bearer sets the admin credential on every call.
-func bearer(token string) connect.UnaryInterceptorFunc {
-	return func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			req.Header().Set("Authorization", "Bearer "+token)
-			return next(ctx, req)
-		}
-	}
+// indent indents a command's output under its command line.
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ") + "\n"
 }
 
 // demoTLS makes a demo authority and a certificate for the names it signs.
