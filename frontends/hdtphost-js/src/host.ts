@@ -90,14 +90,8 @@ export class Host {
       res.writeHead(413, { "Content-Type": "text/plain; charset=utf-8", Connection: "close" }).end("request body too large\n");
       return;
     }
-    let parsed: unknown = body.toString("utf8");
-    try {
-      parsed = JSON.parse(parsed as string);
-    } catch {
-      // the SDK answers it: not a JSON-RPC message
-    }
-    const method = (parsed as { method?: unknown } | null)?.method;
-    if (method !== "tools/list" && method !== "tools/call") return this.#sdk(req, res, parsed);
+    const { tools, parsed } = sortRequest(body);
+    if (!tools) return this.#sdk(req, res, parsed);
     await this.#inbound(req, res, body);
   }
 
@@ -222,6 +216,24 @@ export class Host {
   #log(msg: string, fields: Record<string, unknown>): void {
     this.#cfg.log?.(msg, fields);
   }
+}
+
+/**
+ * sortRequest says whether body is one JSON object whose method is
+ * tools/list or tools/call (pactd's to answer), and gives the SDK its
+ * parsed form otherwise (the text itself when it is not JSON, which the
+ * SDK refuses). Whatever else the body says, the SDK's reading of it can
+ * reach no tool: its server has none.
+ */
+export function sortRequest(body: Buffer): { tools: boolean; parsed: unknown } {
+  let parsed: unknown = body.toString("utf8");
+  try {
+    parsed = JSON.parse(parsed as string);
+  } catch {
+    // the SDK answers it: not a JSON-RPC message
+  }
+  const method = parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as { method?: unknown }).method : undefined;
+  return { tools: method === "tools/list" || method === "tools/call", parsed };
 }
 
 /** requestEndpoint is "https://" + the Host header + the path as received. */

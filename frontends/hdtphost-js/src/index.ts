@@ -6,7 +6,7 @@
  * written byte for byte; the host runs only content tools. Sealed-only
  * posture: the host's TLS never needs the leaf key (docs/hdtp-hosts.md).
  */
-export { Host, MAX_BODY_BYTES, readBounded, type HostConfig } from "./host.js";
+export { Host, MAX_BODY_BYTES, readBounded, sortRequest, type HostConfig } from "./host.js";
 export { Refusal, type Call, type Tool } from "./tools.js";
 export { firstEventData, type OutboundCall, type Result } from "./outbound.js";
 export { OutboundCallSchema } from "./gen/hdtp/v1/host_pb.js";
