@@ -176,6 +176,8 @@ var sameRankAllowed = map[string]string{
 	"pactd.dev/pactd/internal/pajwt -> pactd.dev/pactd/internal/offheap":      "the repeat-token cache keeps its slots and strings outside the Go heap, out of the collector's goal and sweep",
 	"pactd.dev/pactd/internal/delegtoken -> pactd.dev/pactd/internal/jws":     "delegation tokens, receipts and consent sessions are parsed, signed and verified by the one compact-JWS core",
 	"pactd.dev/pactd/internal/jose -> pactd.dev/pactd/internal/jws":           "JWK documents are read with the core's strict unique-member JSON reader",
+	"pactd.dev/pactd/internal/jose -> pactd.dev/pactd/internal/es256":         "a key set's P-256 keys carry their precomputed ES256 tables, which live and die with the set",
+	"pactd.dev/pactd/internal/jws -> pactd.dev/pactd/internal/es256":          "ES256 signatures are checked by the one ES256 verifier (crypto/ecdsa or a key's precomputed table)",
 	"pactd.dev/pactd/internal/authzdetails -> pactd.dev/pactd/internal/jws":   "authorization_details are read and canonicalized by the one strict JSON value reader",
 	"pactd.dev/pactd/internal/brandassert -> pactd.dev/pactd/internal/jose":   "Brand login assertions are verified against the Brand's JWKS through the jose key set",
 	"pactd.dev/pactd/internal/brandassert -> pactd.dev/pactd/internal/jws":    "Brand login assertions are parsed and verified by the one compact-JWS core",

@@ -58,7 +58,7 @@ type Cache struct {
 	last   time.Time
 
 	builds, evicted, released, refusedRate, refusedBudget atomic.Uint64
-	viaTable, viaStock                                      atomic.Uint64
+	viaTable, viaStock                                    atomic.Uint64
 }
 
 // NewCache builds a Cache from cfg.
