@@ -190,8 +190,7 @@ func TestReleaseFreesAndForbidsBuilds(t *testing.T) {
 	if k.HasTable() || st.Tables != 0 || st.Bytes != 0 || st.Released != 1 || st.Builds != 1 {
 		t.Fatalf("%+v", st)
 	}
-	var stock *Key // a nil cache: always stock, Release does nothing
-	stock = (*Cache)(nil).NewKey(s.pub)
+	stock := (*Cache)(nil).NewKey(s.pub) // a nil cache: always stock, Release does nothing
 	verifyN(t, stock, s, 1)
 	stock.Release()
 	if (*Key)(nil).Verify(&s.digest, s.good) {

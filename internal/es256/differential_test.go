@@ -9,6 +9,8 @@ import (
 	mrand "math/rand/v2"
 	"sync"
 	"testing"
+
+	"filippo.io/nistec"
 )
 
 // fuzzKeys are the keys the differential tests verify with, each with its
@@ -105,8 +107,15 @@ func shaped(k fuzzKey, shape int, msg, raw []byte, bit uint) (digest [32]byte, s
 	h := sha256.Sum256(append(append([]byte{}, msg...), k.d.Bytes()...))
 	kk := new(big.Int).SetBytes(h[:])
 	kk.Mod(kk, new(big.Int).Sub(n, big.NewInt(1))).Add(kk, big.NewInt(1))
-	x, _ := elliptic.P256().ScalarBaseMult(kk.FillBytes(make([]byte, 32)))
-	r := new(big.Int).Mod(x, n)
+	kG, err := nistec.NewP256Point().ScalarBaseMult(kk.FillBytes(make([]byte, 32)))
+	if err != nil {
+		panic(err)
+	}
+	x, err := kG.BytesX()
+	if err != nil {
+		panic(err)
+	}
+	r := new(big.Int).Mod(new(big.Int).SetBytes(x), n)
 	switch shape {
 	case shapeInfinity:
 		// e ≡ -r·d: then u1·G + u2·Q = (e + r·d)·w·G = O for every s.
