@@ -12,13 +12,14 @@ const (
 	// DefaultMaxBytes is the default budget of a Cache: 64 MiB, 295 tables.
 	DefaultMaxBytes = 64 << 20
 	// DefaultBuildAfter is the default number of successful stock
-	// verifications of a key before its table is built: about the number
-	// of verifications whose savings pay for the build (a table costs
-	// about as much as a dozen stock verifications to build and saves about
-	// half of each later one), so a key that stops verifying soon costs at
-	// most about twice what knowing the future would have (the
-	// rent-or-buy rule), and an attacker must present that many valid
-	// signatures per key before pactd spends table CPU on it.
+	// verifications of a key before its table is built. A table costs
+	// about 11 stock verifications to build and saves about half of each
+	// later one, so it pays for itself after about 22; building at 32 (the
+	// rent-or-buy rule, a little past the break-even point) costs a key
+	// that stops verifying soon after at most about 1.6 times what the best
+	// choice, made knowing the future, would have, and makes an attacker
+	// present that many valid signatures per key before pactd spends table
+	// CPU on it (docs/es256-tables.md).
 	DefaultBuildAfter = 32
 	// DefaultBuildsPerSecond bounds table builds (about 1 ms of CPU each):
 	// at most about 2 % of a core, whatever keys are presented.
