@@ -11,9 +11,11 @@
 # the repeat-token cache size (PACT_TOKEN_CACHE_SIZE) and the ES256 tables
 # (PACT_ES256_TABLES), by default 65536 with the tables on and off. For every
 # configuration with the tables on it checks the bound: RSS at most the RSS
-# of the same cache size with the tables off, at the same point, plus twice
-# the tables' byte budget (PACT_ES256_TABLE_BYTES, 64 MiB: the tables are Go
-# heap, and the collector lets the heap grow to twice what is live).
+# of the same cache size with the tables off, at the same point, plus 1.25
+# times the tables' byte budget (PACT_ES256_TABLE_BYTES, 64 MiB). The tables
+# live outside the Go heap, so they add their own bytes and nothing to the
+# collector's goal; the quarter on top covers evicted tables not yet
+# unmapped (that waits for the next collection) and the two runs' variance.
 #
 #   bash scripts/bench-memory.sh      # about 12-20 minutes
 #
@@ -126,7 +128,7 @@ echo "## pactd memory under sustained mixed load, $PA_KEYS PA keys ($(date -u +%
 echo
 printf '| PACT_TOKEN_CACHE_SIZE | PACT_ES256_TABLES | idle RSS |'
 for ((m = 1; m <= MILLIONS; m++)); do printf ' after %d M: RSS / heap / cache entries / ES256 tables (MB) |' "$m"; done
-printf ' growth between the last two (target < 10 %%) | RSS bound: tables off + 2 × %d MiB |\n|---|---|---|' "$BUDGET_MB"
+printf ' growth between the last two (target < 10 %%) | RSS bound: tables off + 1.25 × %d MiB |\n|---|---|---|' "$BUDGET_MB"
 for ((m = 1; m <= MILLIONS; m++)); do printf -- '---|'; done
 printf -- '---|---|\n'
 for c in "${configs[@]}"; do
@@ -140,9 +142,9 @@ for c in "${configs[@]}"; do
 	if [ "${c#*/}" = on ] && [ -n "${rss[$off,1]:-}" ]; then
 		verdict=met
 		for ((m = 1; m <= MILLIONS; m++)); do
-			awk -v on="${rss[$c,$m]}" -v off="${rss[$off,$m]}" -v b="$BUDGET_MB" 'BEGIN { exit !(on <= off + 2 * b * 1.048576) }' || verdict=missed
+			awk -v on="${rss[$c,$m]}" -v off="${rss[$off,$m]}" -v b="$BUDGET_MB" 'BEGIN { exit !(on <= off + 1.25 * b * 1.048576) }' || verdict=missed
 		done
-		printf ' ≤ %s MB at the end (%s) |\n' "$(awk -v off="${rss[$off,$MILLIONS]}" -v b="$BUDGET_MB" 'BEGIN { printf "%.1f", off + 2 * b * 1.048576 }')" "$verdict"
+		printf ' ≤ %s MB at the end (%s) |\n' "$(awk -v off="${rss[$off,$MILLIONS]}" -v b="$BUDGET_MB" 'BEGIN { printf "%.1f", off + 1.25 * b * 1.048576 }')" "$verdict"
 	else
 		printf ' — |\n'
 	fi

@@ -177,6 +177,7 @@ var sameRankAllowed = map[string]string{
 	"pactd.dev/pactd/internal/delegtoken -> pactd.dev/pactd/internal/jws":     "delegation tokens, receipts and consent sessions are parsed, signed and verified by the one compact-JWS core",
 	"pactd.dev/pactd/internal/jose -> pactd.dev/pactd/internal/jws":           "JWK documents are read with the core's strict unique-member JSON reader",
 	"pactd.dev/pactd/internal/jose -> pactd.dev/pactd/internal/es256":         "a key set's P-256 keys carry their precomputed ES256 tables, which live and die with the set",
+	"pactd.dev/pactd/internal/es256 -> pactd.dev/pactd/internal/offheap":      "ES256 tables are large, long-lived and pointer-free: kept outside the Go heap, they neither raise the collector's heap goal nor leave garbage to sweep when evicted",
 	"pactd.dev/pactd/internal/jws -> pactd.dev/pactd/internal/es256":          "ES256 signatures are checked by the one ES256 verifier (crypto/ecdsa or a key's precomputed table)",
 	"pactd.dev/pactd/internal/authzdetails -> pactd.dev/pactd/internal/jws":   "authorization_details are read and canonicalized by the one strict JSON value reader",
 	"pactd.dev/pactd/internal/brandassert -> pactd.dev/pactd/internal/jose":   "Brand login assertions are verified against the Brand's JWKS through the jose key set",

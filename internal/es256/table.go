@@ -5,10 +5,13 @@ import (
 	"crypto/elliptic"
 	"errors"
 	"math/big"
+	"runtime"
 	"sync"
 	"unsafe"
 
 	"filippo.io/nistec"
+
+	"pactd.dev/pactd/internal/offheap"
 )
 
 // The table's shape: windows of window bits, each holding the multiples
@@ -30,7 +33,15 @@ var order = elliptic.P256().Params().N
 // Table holds the precomputed multiples of one P-256 public key Q:
 // pts[i*rowLen+j] = (j+1)·2^(window·i)·Q. It is immutable and safe for
 // concurrent use.
+//
+// The points live outside the Go heap (package offheap: a P256Point holds
+// no pointer): a budget's worth of tables would otherwise raise the
+// collector's heap goal by as much again, and every evicted table would
+// be garbage to sweep. The mapping is released once the Table is
+// unreachable, so a verification still holding an evicted table reads
+// valid memory to its end.
 type Table struct {
+	mem *offheap.Region
 	pts []nistec.P256Point
 }
 
@@ -50,7 +61,8 @@ func NewTable(pub *ecdsa.PublicKey) (*Table, error) {
 	if err != nil {
 		return nil, ErrNotP256
 	}
-	t := &Table{pts: make([]nistec.P256Point, windows*rowLen)}
+	t := &Table{mem: offheap.New(int(TableBytes))}
+	t.pts = offheap.Slice[nistec.P256Point](t.mem, windows*rowLen)[:windows*rowLen]
 	for i := range windows {
 		row := t.pts[i*rowLen : (i+1)*rowLen]
 		row[0].Set(base)
@@ -149,4 +161,8 @@ func (t *Table) mulAdd(acc *nistec.P256Point, k *[32]byte) {
 			acc.Add(acc, &neg)
 		}
 	}
+	// The points are outside the Go heap: t (and its Region) must stay
+	// reachable until the last read, or an evicted table could be
+	// unmapped under this verification.
+	runtime.KeepAlive(t)
 }
