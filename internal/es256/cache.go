@@ -13,10 +13,10 @@ const (
 	DefaultMaxBytes = 64 << 20
 	// DefaultBuildAfter is the default number of successful stock
 	// verifications of a key before its table is built. A table costs
-	// about 11 stock verifications to build and saves about half of each
-	// later one, so it pays for itself after about 22; building at 32 (the
+	// about 15 stock verifications to build and saves almost 60 % of each
+	// later one, so it pays for itself after about 27; building at 32 (the
 	// rent-or-buy rule, a little past the break-even point) costs a key
-	// that stops verifying soon after at most about 1.6 times what the best
+	// that stops verifying soon after at most about 1.7 times what the best
 	// choice, made knowing the future, would have, and makes an attacker
 	// present that many valid signatures per key before pactd spends table
 	// CPU on it (docs/es256-tables.md).

@@ -17,7 +17,7 @@
 // The table holds, for each of 37 windows of 7 bits, the multiples 1..64
 // of 2^(7i)·Q; u2 is recoded into signed 7-bit digits, so u2·Q is at most
 // 37 point additions (a negative digit adds the negated entry). A table is
-// 227,328 bytes (TableBytes) and takes about as long to build as 11 stock
+// 227,328 bytes (TableBytes) and takes about as long to build as 15 stock
 // verifications; windows of 4, 5, 6, 7 and 8 bits were measured and
 // 7 is the smallest whose new-token PA-JWT verification keeps a margin over
 // 1.7× the stock verification (docs/es256-tables.md).
