@@ -8,7 +8,6 @@ import (
 	"time"
 
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/es256"
 )
 
@@ -36,15 +35,7 @@ func TestES256TablesThroughTheServer(t *testing.T) {
 			t.Parallel()
 			inst := start(t, testConfig(t, "", t.TempDir(), "PACT_ES256_TABLES="+tc.setting))
 			ctx := t.Context()
-			pa := newTestPA(t)
-			if _, err := agents(inst, adminToken).RegisterAgent(ctx, &pactv1.RegisterAgentRequest{Issuer: pa.issuer, JwksUri: pa.jwks.URL + "/jwks.json", DisplayName: "PA"}); err != nil {
-				t.Fatal(err)
-			}
-			bc := pactv1connect.NewBrandServiceClient(h2c(), inst.url, withToken(adminToken))
-			if _, err := bc.CreateBrand(ctx, &pactv1.CreateBrandRequest{BrandId: "acme", DisplayName: "Acme"}); err != nil {
-				t.Fatal(err)
-			}
-			vc := pactv1connect.NewVerificationServiceClient(h2c(), inst.url, withToken(frontendToken))
+			pa, vc := paAndBrand(t, inst)
 			hdr := map[string]any{"alg": "ES256", "kid": pa.kid, "typ": "JWT"}
 			now := time.Now()
 			const after = 8
