@@ -214,7 +214,8 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		_ = store.Close()
 		return nil, err
 	}
-	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, RootCAs: jwksRoots, OnFetch: jwksFetches(reg)})
+	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, RootCAs: jwksRoots, OnFetch: jwksFetches(reg),
+		Tables: es256Tables(cfg.ES256Tables, cfg.ES256TableBytes, reg)})
 	if err != nil {
 		_ = store.Close()
 		return nil, fmt.Errorf("jwks client: %w", err)
