@@ -33,9 +33,9 @@ import (
 	"pactd.dev/pactd/frontends/pacta2a"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/internal/freeport"
 	"pactd.dev/pactd/server"
+	"pactd.dev/pactd/server/config"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m, removeGoSDKBuild) }

@@ -15,7 +15,6 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/reqlog"
 )
 
 // Domain is the ErrorInfo domain of every pactd error.
@@ -23,7 +22,12 @@ const Domain = "pactd"
 
 // New returns a connect error with an ErrorInfo detail.
 func New(code connect.Code, reason pactv1.ErrorReason, msg string) *connect.Error {
-	err := connect.NewError(code, errors.New(msg))
+	return withInfo(code, reason, errors.New(msg))
+}
+
+// withInfo returns a connect error of cause with an ErrorInfo detail.
+func withInfo(code connect.Code, reason pactv1.ErrorReason, cause error) *connect.Error {
+	err := connect.NewError(code, cause)
 	if d, derr := connect.NewErrorDetail(&errdetails.ErrorInfo{Reason: reason.String(), Domain: Domain}); derr == nil {
 		err.AddDetail(d)
 	}
@@ -127,13 +131,31 @@ func FieldViolations(err error) []string {
 }
 
 // Fault reports an unexpected store or dependency failure: the cause goes to
-// the log once, the client gets a retryable Unavailable without details.
-// Context errors are returned unchanged (connect maps them itself).
+// the log once, the client gets a retryable Unavailable whose only detail
+// is ErrorInfo UNAVAILABLE.
+// The error it returns says it was logged (Logged), so the RPC boundary
+// does not log it a second time. Context errors are returned unchanged
+// (connect maps them itself).
 func Fault(ctx context.Context, log *slog.Logger, op string, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	log.ErrorContext(ctx, op, slog.String("error", err.Error()))
-	reqlog.MarkFaultLogged(ctx) // the RPC boundary need not log it again
-	return Unavailable("a dependency of pactd is unavailable; retry")
+	return withInfo(connect.CodeUnavailable, pactv1.ErrorReason_ERROR_REASON_UNAVAILABLE, loggedFault{})
+}
+
+// faultMessage is the client's whole answer to a fault.
+const faultMessage = "a dependency of pactd is unavailable; retry"
+
+// loggedFault is the cause of Fault's error: its message is the client's,
+// and its type marks the fault as logged with its cause.
+type loggedFault struct{}
+
+func (loggedFault) Error() string { return faultMessage }
+
+// Logged reports whether err is (or wraps) an error of Fault, whose cause
+// is in the log already.
+func Logged(err error) bool {
+	var f loggedFault
+	return errors.As(err, &f)
 }

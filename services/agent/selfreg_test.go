@@ -16,11 +16,11 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/jose"
-	"pactd.dev/pactd/internal/jws"
-	"pactd.dev/pactd/internal/regjwt"
 	"pactd.dev/pactd/internal/urlrule"
 	"pactd.dev/pactd/services/agent"
+	"pactd.dev/pactd/token/jose"
+	"pactd.dev/pactd/token/jws"
+	"pactd.dev/pactd/token/regjwt"
 )
 
 const (

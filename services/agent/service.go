@@ -12,14 +12,14 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd.dev/pactd/core/paging"
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/ids"
-	"pactd.dev/pactd/internal/paging"
-	"pactd.dev/pactd/internal/regjwt"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/internal/urlrule"
+	"pactd.dev/pactd/token/regjwt"
 )
 
 // MaxDisplayName bounds an agent's display name, in characters.

@@ -9,9 +9,9 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd.dev/pactd/core/paging"
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/paging"
 	"pactd.dev/pactd/internal/rpcerr"
 )
 

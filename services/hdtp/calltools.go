@@ -12,10 +12,10 @@ import (
 
 	"pactd.dev/pactd/db"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/card"
-	"pactd.dev/pactd/internal/hdtp/invite"
-	"pactd.dev/pactd/internal/hdtp/wire"
-	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/hdtp/card"
+	"pactd.dev/pactd/hdtp/invite"
+	"pactd.dev/pactd/hdtp/wire"
+	"pactd.dev/pactd/token/jws"
 )
 
 // Bounds pactd puts on arguments the spec leaves open (§12 lets a host

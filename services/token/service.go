@@ -24,11 +24,11 @@ import (
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/authzdetails"
-	"pactd.dev/pactd/internal/delegtoken"
 	"pactd.dev/pactd/internal/jcs"
 	"pactd.dev/pactd/internal/pacturl"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/token/authzdetails"
+	"pactd.dev/pactd/token/delegtoken"
 )
 
 // Literals clients compare byte for byte.

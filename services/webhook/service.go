@@ -18,12 +18,12 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd.dev/pactd/core/paging"
 	corewebhook "pactd.dev/pactd/core/webhook"
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/ids"
-	"pactd.dev/pactd/internal/paging"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/internal/stdwebhook"
 	"pactd.dev/pactd/internal/urlrule"

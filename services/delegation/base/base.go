@@ -23,12 +23,12 @@ import (
 	"pactd.dev/pactd/core/guesslimit"
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/brandassert"
-	"pactd.dev/pactd/internal/delegtoken"
 	"pactd.dev/pactd/internal/oauthwire"
 	"pactd.dev/pactd/internal/pacturl"
-	"pactd.dev/pactd/internal/pajwt"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/token/brandassert"
+	"pactd.dev/pactd/token/delegtoken"
+	"pactd.dev/pactd/token/pajwt"
 )
 
 // Lifetimes and intervals (PACT §5, reference values).

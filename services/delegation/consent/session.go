@@ -11,13 +11,13 @@ import (
 
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/delegtoken"
 	"pactd.dev/pactd/internal/ids"
 	"pactd.dev/pactd/internal/pacturl"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/services/delegation/base"
 	"pactd.dev/pactd/services/delegation/codes"
 	"pactd.dev/pactd/services/delegation/skip"
+	"pactd.dev/pactd/token/delegtoken"
 )
 
 // decisionURL is the Brand's consent decision URL, the aud of its consent
