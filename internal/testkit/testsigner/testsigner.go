@@ -1,8 +1,10 @@
-// Package testsigner is the one fake Provider signing key of the tests: an
-// ES256 key that signs compact JWS as core/provkeys' Ring does (header
+// Package testsigner is the one fake signer of the tests: an ES256 key that
+// signs compact JWS as core/provkeys' Ring does (header
 // {"alg":"ES256","kid":…,"typ":…}, low-S signature) and answers PublicKey
 // for its own kid, so it stands in for the Ring on both sides of
-// token/delegtoken (SigningKeys and VerificationKeys).
+// token/delegtoken (SigningKeys and VerificationKeys); and, as a PA, the
+// one fake personal agent: the same key published as a JWKS on loopback,
+// signing PA JWTs under any header (JWT).
 package testsigner
 
 import (
@@ -43,10 +45,19 @@ func (s *Signer) Sign(_ context.Context, typ string, payload []byte) (string, er
 		return "", err
 	}
 	input := base64.RawURLEncoding.EncodeToString(hdr) + "." + base64.RawURLEncoding.EncodeToString(payload)
+	sig, err := s.sign(input)
+	if err != nil {
+		return "", err
+	}
+	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+}
+
+// sign returns the raw ES256 signature (R || S, low S) of a signing input.
+func (s *Signer) sign(input string) ([]byte, error) {
 	sum := sha256.Sum256([]byte(input))
 	r, sv, err := ecdsa.Sign(rand.Reader, s.Key, sum[:])
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	// Low-S form: the verifiers refuse malleable high-S signatures.
 	if n := elliptic.P256().Params().N; sv.Cmp(new(big.Int).Rsh(n, 1)) > 0 {
@@ -55,7 +66,7 @@ func (s *Signer) Sign(_ context.Context, typ string, payload []byte) (string, er
 	sig := make([]byte, 64)
 	r.FillBytes(sig[:32])
 	sv.FillBytes(sig[32:])
-	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+	return sig, nil
 }
 
 // PublicKey returns the public key when kid is KID, and found false for
