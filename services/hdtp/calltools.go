@@ -15,6 +15,8 @@ import (
 	"pactd.dev/pactd/hdtp/card"
 	"pactd.dev/pactd/hdtp/invite"
 	"pactd.dev/pactd/hdtp/wire"
+	"pactd.dev/pactd/internal/bounds"
+	"pactd.dev/pactd/internal/urlrule"
 	"pactd.dev/pactd/token/jws"
 )
 
@@ -22,8 +24,8 @@ import (
 // bound other strings without advertising them).
 const (
 	maxShortString  = 1024
-	maxURLBytes     = 2048
-	maxMsgIDBytes   = 256
+	maxURLBytes     = urlrule.MaxURLLength
+	maxMsgIDBytes   = bounds.MessageID
 	maxThreadBytes  = 256
 	maxTheirPerms   = 64
 	maxWaitingCalls = 1000

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/internal/rpcerr"
@@ -75,18 +74,11 @@ func Refuse(reason pactv1.BrandAssertionRefusal, msg string) *Refusal {
 // reason is the BrandAssertionRefusal name (domain pactd, the Brand in the
 // metadata), and for InvalidArgument a BadRequest naming brand_assertion.
 func (r *Refusal) RPCError(brandID string) error {
-	err := connect.NewError(r.Code, errors.New(r.Msg))
-	info := &errdetails.ErrorInfo{Reason: r.Reason.String(), Domain: rpcerr.Domain, Metadata: map[string]string{"brand_id": brandID}}
-	if d, derr := connect.NewErrorDetail(info); derr == nil {
-		err.AddDetail(d)
-	}
+	rr := rpcerr.Refusal{Code: r.Code, Reason: r.Reason.String()}
 	if r.Code == connect.CodeInvalidArgument {
-		br := &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "brand_assertion", Description: r.Msg}}}
-		if d, derr := connect.NewErrorDetail(br); derr == nil {
-			err.AddDetail(d)
-		}
+		return rr.FieldErr("brand_assertion", r.Msg, "brand_id", brandID)
 	}
-	return err
+	return rr.Err(r.Msg, "brand_id", brandID)
 }
 
 // Shorthands for the refusal reasons.
