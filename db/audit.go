@@ -289,7 +289,7 @@ func finishAudit(e AuditEvent, p liteq.InsertAuditEventParams, id int64) AuditEv
 	return e
 }
 
-// AuditPageToken is the paging key of an event id (internal/paging carries
+// AuditPageToken is the paging key of an event id (core/paging carries
 // it as a string).
 func AuditPageToken(id int64) string { return strconv.FormatInt(id, 10) }
 

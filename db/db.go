@@ -16,7 +16,7 @@ import (
 	"slices"
 	"time"
 
-	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/token/authzdetails"
 )
 
 // ErrNotFound means the requested row does not exist.

@@ -12,7 +12,7 @@ import (
 
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
-	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/token/authzdetails"
 )
 
 // Entry types of the backfill test.

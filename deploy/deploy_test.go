@@ -19,8 +19,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/server"
+	"pactd.dev/pactd/server/config"
 )
 
 // manifest is the part of a Kubernetes object the test reads.

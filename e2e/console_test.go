@@ -23,8 +23,8 @@ import (
 	"pactd.dev/pactd/frontends/demo"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/server"
+	"pactd.dev/pactd/server/config"
 )
 
 // PACT_CONSOLE_SCREENSHOTS names a directory (relative to the repository's

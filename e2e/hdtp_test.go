@@ -44,10 +44,10 @@ import (
 	"pactd.dev/pactd/frontends/hdtphost"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
 	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
-	"pactd.dev/pactd/internal/config"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/wire"
 	"pactd.dev/pactd/server"
+	"pactd.dev/pactd/server/config"
 )
 
 // Two people's agents talking (HDTP 1.0), through the thin MCP hosts of

@@ -7,16 +7,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -33,9 +26,10 @@ import (
 	"pactd.dev/pactd/frontends/pacta2a"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/internal/freeport"
+	"pactd.dev/pactd/internal/testkit/testsigner"
 	"pactd.dev/pactd/server"
+	"pactd.dev/pactd/server/config"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m, removeGoSDKBuild) }
@@ -56,54 +50,29 @@ func frontendsAndEngines(t *testing.T, f func(t *testing.T, dbURL string)) {
 	}
 }
 
-// pa is a personal agent: an ES256 key published in a JWKS on loopback.
+// pa is a personal agent: an ES256 key published in a JWKS on loopback
+// (testsigner's PA), under the names these tests use.
 type pa struct {
-	key  *ecdsa.PrivateKey
-	kid  string
-	jwks *httptest.Server
+	key    *ecdsa.PrivateKey
+	kid    string
+	jwks   struct{ URL string }
+	signer *testsigner.PA
 }
 
 func newPA(t *testing.T) *pa {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pa{key: key, kid: "pa-key-1"}
-	p.jwks = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		b64 := func(n *big.Int) string { return base64.RawURLEncoding.EncodeToString(n.FillBytes(make([]byte, 32))) }
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"keys":[{"kty":"EC","crv":"P-256","x":%q,"y":%q,"kid":%q,"alg":"ES256","use":"sig"}]}`, b64(key.X), b64(key.Y), p.kid)
-	}))
-	t.Cleanup(p.jwks.Close)
+	s := testsigner.NewPA(t, "pa-key-1")
+	p := &pa{key: s.Key, kid: s.KID, signer: s}
+	p.jwks.URL = s.URL
 	return p
 }
 
-// sign returns a compact JWS of the claims. alg ES256 signs with the PA's
-// key (raw R||S); HS256 is the algorithm-confusion attack (HMAC keyed with
-// the PA's public key).
+// sign returns a compact JWS of the claims under {"alg":alg,"typ":"JWT",
+// "kid":kid}. alg ES256 signs with the PA's key; HS256 is the
+// algorithm-confusion attack (HMAC keyed with the PA's public key).
 func (p *pa) sign(t *testing.T, alg, kid string, claims map[string]any) string {
 	t.Helper()
-	h, _ := json.Marshal(map[string]any{"alg": alg, "typ": "JWT", "kid": kid})
-	c, _ := json.Marshal(claims)
-	input := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
-	var sig []byte
-	switch alg {
-	case "ES256":
-		d := sha256.Sum256([]byte(input))
-		r, s, err := ecdsa.Sign(rand.Reader, p.key, d[:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		sig = append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...)
-	case "HS256":
-		m := hmac.New(sha256.New, elliptic.MarshalCompressed(elliptic.P256(), p.key.X, p.key.Y))
-		m.Write([]byte(input))
-		sig = m.Sum(nil)
-	default:
-		t.Fatalf("sign: unsupported alg %s", alg)
-	}
-	return input + "." + base64.RawURLEncoding.EncodeToString(sig)
+	return p.signer.JWT(t, map[string]any{"alg": alg, "typ": "JWT", "kid": kid}, claims)
 }
 
 // countingAgent is the Brand agent: EchoAgent (the demo agent for the

@@ -15,7 +15,7 @@ import (
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/jcs"
-	"pactd.dev/pactd/internal/testclock"
+	"pactd.dev/pactd/internal/testkit/testclock"
 	"pactd.dev/pactd/server"
 )
 

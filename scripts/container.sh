@@ -23,7 +23,7 @@ commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 if [[ -n "$(git status --porcelain 2>/dev/null)" ]]; then commit="$commit+dirty"; fi
 echo "building pactd $version ($commit), static (CGO_ENABLED=0)"
 CGO_ENABLED=0 go build -trimpath -buildvcs=false \
-	-ldflags "-s -w -X pactd.dev/pactd/internal/buildinfo.version=$version -X pactd.dev/pactd/internal/buildinfo.commit=$commit" \
+	-ldflags "-s -w -X pactd.dev/pactd/server/buildinfo.version=$version -X pactd.dev/pactd/server/buildinfo.commit=$commit" \
 	-o "$CTX/pactd" ./cmd/pactd
 cp Containerfile deploy/container/passwd deploy/container/group "$CTX/"
 cp "$CA" "$CTX/ca-certificates.crt"

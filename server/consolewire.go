@@ -13,7 +13,7 @@ import (
 	"pactd.dev/pactd/core/auth"
 	"pactd.dev/pactd/core/provkeys"
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/buildinfo"
+	"pactd.dev/pactd/server/buildinfo"
 	"pactd.dev/pactd/server/console"
 )
 

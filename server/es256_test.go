@@ -8,7 +8,7 @@ import (
 	"time"
 
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/es256"
+	"pactd.dev/pactd/token/es256"
 )
 
 // metricValue reads one sample ("name" or `name{label="v"}`) from a scrape,

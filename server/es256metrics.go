@@ -3,7 +3,7 @@ package server
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"pactd.dev/pactd/internal/es256"
+	"pactd.dev/pactd/token/es256"
 )
 
 // The ES256 table metrics (package es256), read from the cache's counters

@@ -30,9 +30,9 @@ import (
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/apidesc"
-	"pactd.dev/pactd/internal/reqlog"
 	"pactd.dev/pactd/internal/rpcerr"
-	"pactd.dev/pactd/internal/workpool"
+	"pactd.dev/pactd/server/reqlog"
+	"pactd.dev/pactd/server/workpool"
 	"pactd.dev/pactd/services/frontdoor"
 	hdtpsvc "pactd.dev/pactd/services/hdtp"
 )

@@ -22,8 +22,8 @@ import (
 	"pactd.dev/pactd/db/dbtest"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
 	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/wire"
 	"pactd.dev/pactd/server"
 	hdtpsvc "pactd.dev/pactd/services/hdtp"
 )

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"pactd.dev/pactd/internal/oauthwire"
-	"pactd.dev/pactd/internal/reqlog"
+	"pactd.dev/pactd/server/reqlog"
 )
 
 // withRequestID gives every request on the main port a request id: the

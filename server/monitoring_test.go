@@ -12,7 +12,7 @@ import (
 
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/buildinfo"
+	"pactd.dev/pactd/server/buildinfo"
 )
 
 // monitoringFiles are the alert rules and the dashboard in deploy/.

@@ -16,9 +16,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/buildinfo"
-	"pactd.dev/pactd/internal/pajwt"
-	"pactd.dev/pactd/internal/reqlog"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/server/buildinfo"
+	"pactd.dev/pactd/server/reqlog"
+	"pactd.dev/pactd/token/pajwt"
 )
 
 // rpcMetrics are the per-procedure RPC metrics.
@@ -64,7 +65,7 @@ func (o observer) record(ctx context.Context, procedure string, start time.Time,
 	level := slog.LevelInfo
 	switch connect.CodeOf(err) {
 	case connect.CodeInternal, connect.CodeUnavailable, connect.CodeUnknown, connect.CodeDataLoss:
-		if reqlog.FaultLogged(ctx) {
+		if rpcerr.Logged(err) || reqlog.FaultLogged(ctx) {
 			return // logged once already, with its cause and this request's id
 		}
 		level = slog.LevelError

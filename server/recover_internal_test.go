@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"pactd.dev/pactd/internal/reqlog"
+	"pactd.dev/pactd/server/reqlog"
 )
 
 // TestPanicAnswersInternalOnBothPorts: a handler's panic is answered with

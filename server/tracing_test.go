@@ -20,7 +20,7 @@ import (
 
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/tracing"
+	"pactd.dev/pactd/server/tracing"
 )
 
 // otlpReceiver is an in-process OTLP/HTTP trace receiver.

@@ -2,16 +2,6 @@ package server_test
 
 import (
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
-	"fmt"
-	"math/big"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -21,61 +11,31 @@ import (
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/testkit/testsigner"
 )
 
-// testPA is a personal agent with an ES256 key and a JWKS on loopback.
+// testPA is a personal agent with an ES256 key and a JWKS on loopback
+// (testsigner's PA), under the names these tests use.
 type testPA struct {
 	issuer string
 	key    *ecdsa.PrivateKey
 	kid    string
-	jwks   *httptest.Server
+	jwks   struct{ URL string }
+	signer *testsigner.PA
 }
 
 func newTestPA(t *testing.T) *testPA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pa := &testPA{key: key, kid: "k1"}
-	pa.jwks = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b64 := func(n *big.Int) string {
-			buf := make([]byte, 32)
-			return base64.RawURLEncoding.EncodeToString(n.FillBytes(buf))
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"keys":[{"kty":"EC","crv":"P-256","x":%q,"y":%q,"kid":%q,"alg":"ES256","use":"sig"}]}`,
-			b64(key.X), b64(key.Y), pa.kid)
-	}))
-	t.Cleanup(pa.jwks.Close)
-	pa.issuer = pa.jwks.URL
-	return pa
+	pa := testsigner.NewPA(t, "k1")
+	p := &testPA{issuer: pa.URL, key: pa.Key, kid: pa.KID, signer: pa}
+	p.jwks.URL = pa.URL
+	return p
 }
 
 // token signs claims with a header; header and claims are JSON objects.
 func (pa *testPA) token(t *testing.T, header, claims map[string]any) string {
 	t.Helper()
-	h, _ := json.Marshal(header)
-	c, _ := json.Marshal(claims)
-	input := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
-	var sig []byte
-	switch header["alg"] {
-	case "HS256":
-		// Algorithm confusion: HMAC keyed with the PA's public key.
-		pub := elliptic.MarshalCompressed(elliptic.P256(), pa.key.X, pa.key.Y)
-		m := hmac.New(sha256.New, pub)
-		m.Write([]byte(input))
-		sig = m.Sum(nil)
-	case "none":
-	default:
-		d := sha256.Sum256([]byte(input))
-		r, s, err := ecdsa.Sign(rand.Reader, pa.key, d[:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		sig = append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...)
-	}
-	return input + "." + base64.RawURLEncoding.EncodeToString(sig)
+	return pa.signer.JWT(t, header, claims)
 }
 
 func (pa *testPA) claims(aud string, now time.Time) map[string]any {

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"pactd.dev/pactd/internal/workpool"
+	"pactd.dev/pactd/server/workpool"
 )
 
 // Both ports run pactd's unary calls on one pool of long-lived workers

@@ -5,7 +5,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"pactd.dev/pactd/internal/workpool"
+	"pactd.dev/pactd/server/workpool"
 )
 
 // HTTP/2 pact.v1 calls run on the pool; HTTP/1.1 calls and other paths

@@ -48,8 +48,8 @@ import (
 	"pactd.dev/pactd/frontends/hdtpdemo"
 	"pactd.dev/pactd/frontends/hdtphost"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/server"
+	"pactd.dev/pactd/server/config"
 )
 
 func main() {

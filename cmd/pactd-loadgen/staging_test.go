@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/server"
+	"pactd.dev/pactd/server/config"
 )
 
 const (

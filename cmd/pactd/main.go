@@ -21,11 +21,11 @@ import (
 	"pactd.dev/pactd/cmd/pactd/admin"
 	"pactd.dev/pactd/core/auth"
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/buildinfo"
-	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/internal/sysmonprio"
-	"pactd.dev/pactd/internal/tracing"
 	"pactd.dev/pactd/server"
+	"pactd.dev/pactd/server/buildinfo"
+	"pactd.dev/pactd/server/config"
+	"pactd.dev/pactd/server/tracing"
 )
 
 func main() {

@@ -12,8 +12,8 @@ import (
 
 	"pactd.dev/pactd/core/auth"
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/server"
+	"pactd.dev/pactd/server/config"
 )
 
 // TestHelp: pactd -h lists every subcommand, and every subcommand answers -h

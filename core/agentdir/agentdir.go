@@ -26,8 +26,8 @@ import (
 	"time"
 
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/pajwt"
 	"pactd.dev/pactd/internal/ttlcache"
+	"pactd.dev/pactd/token/pajwt"
 )
 
 // DefaultTTL bounds how long a replica may act on an agent's old state.

@@ -9,7 +9,7 @@ import (
 
 	"pactd.dev/pactd/core/changefeed"
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/pajwt"
+	"pactd.dev/pactd/token/pajwt"
 )
 
 // slowStore answers from a fixed row; when gate is set it waits on it

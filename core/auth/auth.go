@@ -18,11 +18,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"connectrpc.com/connect"
 	"golang.org/x/sync/singleflight"
 
 	"pactd.dev/pactd/db"
-	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/internal/ids"
 	"pactd.dev/pactd/internal/rpcerr"
 )
@@ -240,7 +238,7 @@ func (a *Authenticator) Forget() {
 // caller cannot tell a malformed header from an unknown, expired or
 // revoked token.
 func errUnauthenticated() error {
-	return rpcerr.New(connect.CodeUnauthenticated, pactv1.ErrorReason_ERROR_REASON_UNAUTHENTICATED,
+	return rpcerr.Unauthenticated.Err(
 		"a valid pactd credential is required: Authorization: Bearer <token>")
 }
 

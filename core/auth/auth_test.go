@@ -12,7 +12,7 @@ import (
 
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/testclock"
+	"pactd.dev/pactd/internal/testkit/testclock"
 )
 
 // fakeStore holds credentials in memory and can fail or count lookups.

@@ -7,7 +7,6 @@ import (
 
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
-	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/rpcerr"
 )
@@ -117,8 +116,8 @@ func (a *Authenticator) Admit(ctx context.Context, procedure, header string) (co
 		return nil, err
 	}
 	if !Allowed(role, procedure) {
-		return nil, rpcerr.New(connect.CodePermissionDenied, pactv1.ErrorReason_ERROR_REASON_PERMISSION_DENIED,
-			"the caller's role ("+string(role)+") may not call "+procedure)
+		return nil, rpcerr.PermissionDenied.Err(
+			"the caller's role (" + string(role) + ") may not call " + procedure)
 	}
 	return context.WithValue(ctx, roleKey{}, role), nil
 }

@@ -21,7 +21,6 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/internal/rpcerr"
 )
 
@@ -213,7 +212,7 @@ func (g *Limiter) fault(ctx context.Context, op string, err error) error {
 // ErrorInfo reason is UNAVAILABLE ("retry with backoff"): common.proto has
 // no rate-limit reason yet. msg says whose limit it is.
 func tooManyGuesses(wait time.Duration, msg string) error {
-	err := rpcerr.New(connect.CodeResourceExhausted, pactv1.ErrorReason_ERROR_REASON_UNAVAILABLE, msg)
+	err := rpcerr.Throttled.Err(msg)
 	if d, derr := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(wait.Round(time.Second) + time.Second)}); derr == nil {
 		err.AddDetail(d)
 	}

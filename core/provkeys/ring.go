@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/token/jws"
 )
 
 // Timing defaults.

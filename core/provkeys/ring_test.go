@@ -20,7 +20,7 @@ import (
 	"pactd.dev/pactd/core/provkeys"
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
-	"pactd.dev/pactd/internal/testclock"
+	"pactd.dev/pactd/internal/testkit/testclock"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -23,8 +23,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/jose"
 	"pactd.dev/pactd/internal/stdwebhook"
+	"pactd.dev/pactd/token/jose"
 )
 
 // SecretPurpose is the purpose a destination's signing secret is sealed

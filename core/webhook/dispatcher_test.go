@@ -17,7 +17,7 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	"pactd.dev/pactd/internal/stdwebhook"
-	"pactd.dev/pactd/internal/testclock"
+	"pactd.dev/pactd/internal/testkit/testclock"
 )
 
 // receiver records what reaches it and answers with status.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/token/authzdetails"
 )
 
 // runAuthorizationDetails is the part of the contract for resource-bound

@@ -1,6 +1,6 @@
 // Package oauthwire is pactd's OAuth 2.0 wire vocabulary, in one place for
 // the services that decide OAuth answers (delegation, verification) and the
-// HTTP endpoints that send them (internal/oauthhttp): the error codes and
+// HTTP endpoints that send them (server/oauthhttp): the error codes and
 // grant types, the WWW-Authenticate challenges, the error JSON (RFC 6749
 // §5.2), and the form a token-endpoint request is read from (RFC 6749
 // §3.2). A refusal is a pact.v1.OAuthError: the HTTP status, challenge and

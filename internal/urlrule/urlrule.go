@@ -64,11 +64,8 @@ func (p Policy) Check(raw string, allowQuery bool) (*url.URL, error) {
 	if raw == "" {
 		return nil, ErrEmpty
 	}
-	if len(raw) > MaxURLLength {
-		return nil, ErrTooLong
-	}
-	if !utf8.ValidString(raw) || strings.ContainsFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-		return nil, ErrControl
+	if err := Text(raw); err != nil {
+		return nil, err
 	}
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Host == "" || u.Hostname() == "" || u.Opaque != "" {
@@ -100,6 +97,19 @@ func (p Policy) Check(raw string, allowQuery bool) (*url.URL, error) {
 		return nil, ErrPrivateHost
 	}
 	return u, nil
+}
+
+// Text checks what every URL-like string pactd stores must be, URL or not
+// (an audience may be any string): at most MaxURLLength bytes of valid
+// UTF-8 without spaces or control characters.
+func Text(raw string) error {
+	if len(raw) > MaxURLLength {
+		return ErrTooLong
+	}
+	if !utf8.ValidString(raw) || strings.ContainsFunc(raw, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return ErrControl
+	}
+	return nil
 }
 
 // IsLoopbackHost reports whether host is localhost or a loopback address.

@@ -3,6 +3,7 @@ package urlrule
 import (
 	"errors"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -98,6 +99,25 @@ func TestIsPublicAddr(t *testing.T) {
 	} {
 		if got := IsPublicAddr(netip.MustParseAddr(s)); got != want {
 			t.Errorf("IsPublicAddr(%s) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestText(t *testing.T) {
+	for _, ok := range []string{"", "https://provider.example/a2a", "urn:example:aud", "é", strings.Repeat("a", MaxURLLength)} {
+		if err := Text(ok); err != nil {
+			t.Errorf("Text(%q) = %v", ok, err)
+		}
+	}
+	for bad, want := range map[string]error{
+		strings.Repeat("a", MaxURLLength+1): ErrTooLong,
+		"a b":                               ErrControl,
+		"a\tb":                              ErrControl,
+		"a\x7fb":                            ErrControl,
+		"a\xffb":                            ErrControl,
+	} {
+		if err := Text(bad); err != want {
+			t.Errorf("Text(%.20q) = %v, want %v", bad, err, want)
 		}
 	}
 }

@@ -18,8 +18,8 @@ import (
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/config"
 	"pactd.dev/pactd/server"
+	"pactd.dev/pactd/server/config"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -7,9 +7,9 @@ import (
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/internal/ids"
-	"pactd.dev/pactd/internal/regjwt"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/internal/urlrule"
+	"pactd.dev/pactd/token/regjwt"
 )
 
 // Self-registration policies (PACT_SELF_REGISTRATION).

@@ -2,11 +2,6 @@ package agent_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -16,11 +11,11 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/jose"
-	"pactd.dev/pactd/internal/jws"
-	"pactd.dev/pactd/internal/regjwt"
+	"pactd.dev/pactd/internal/testkit/testsigner"
 	"pactd.dev/pactd/internal/urlrule"
 	"pactd.dev/pactd/services/agent"
+	"pactd.dev/pactd/token/jose"
+	"pactd.dev/pactd/token/regjwt"
 )
 
 const (
@@ -33,21 +28,14 @@ type keys struct{ set *jose.KeySet }
 
 func (k keys) Keys(context.Context, string) (*jose.KeySet, error) { return k.set, nil }
 
-func b64(v any) string { b, _ := json.Marshal(v); return base64.RawURLEncoding.EncodeToString(b) }
-
 func TestSelfRegisterAgent(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	priv, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	k, _ := jose.NewECKey("k1", &priv.PublicKey)
+	pa := testsigner.New(t, "k1")
+	k, _ := jose.NewECKey("k1", &pa.Key.PublicKey)
 	set, _ := jose.NewKeySet(k)
 	token := func(jti, iss string) string {
-		in := b64(map[string]any{"alg": "ES256", "kid": "k1"}) + "." +
-			b64(map[string]any{"iss": iss, "sub": iss, "aud": endpoint, "iat": now.Unix(), "exp": now.Add(time.Minute).Unix(), "jti": jti})
-		sig, err := jws.SignES256(priv, []byte(in))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return in + "." + base64.RawURLEncoding.EncodeToString(sig)
+		return pa.JWT(t, map[string]any{"alg": "ES256", "kid": "k1"},
+			map[string]any{"iss": iss, "sub": iss, "aud": endpoint, "iat": now.Unix(), "exp": now.Add(time.Minute).Unix(), "jti": jti})
 	}
 	newSvc := func(t *testing.T, policy string) (*agent.Service, db.Store) {
 		st := dbtest.Open(t, "", t.TempDir())

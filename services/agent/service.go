@@ -12,18 +12,19 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd.dev/pactd/core/paging"
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/bounds"
 	"pactd.dev/pactd/internal/ids"
-	"pactd.dev/pactd/internal/paging"
-	"pactd.dev/pactd/internal/regjwt"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/internal/urlrule"
+	"pactd.dev/pactd/token/regjwt"
 )
 
 // MaxDisplayName bounds an agent's display name, in characters.
-const MaxDisplayName = 200
+const MaxDisplayName = bounds.DisplayName
 
 // Deps are the service's collaborators.
 type Deps struct {
@@ -260,7 +261,7 @@ func checkDisplayName(v *rpcerr.Violations, field, name string) {
 }
 
 func checkAudience(v *rpcerr.Violations, field, aud string) {
-	if len(aud) > urlrule.MaxURLLength || !utf8.ValidString(aud) || strings.ContainsFunc(aud, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+	if urlrule.Text(aud) != nil {
 		v.Add(field, "must be at most %d bytes of printable characters without spaces", urlrule.MaxURLLength)
 	}
 }

@@ -6,18 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 
-	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd.dev/pactd/core/paging"
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/paging"
+	"pactd.dev/pactd/internal/bounds"
 	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // maxAgentIDLen bounds an agent id a caller names; no agent has a longer
 // one, so a longer id is answered as unknown.
-const maxAgentIDLen = 128
+const maxAgentIDLen = bounds.CallerID
 
 // SetBrandAgentPolicy chooses which enabled PAs may call the Brand.
 func (s *Service) SetBrandAgentPolicy(ctx context.Context, req *pactv1.SetBrandAgentPolicyRequest) (*pactv1.SetBrandAgentPolicyResponse, error) {
@@ -60,7 +60,7 @@ func (s *Service) AddBrandAgent(ctx context.Context, req *pactv1.AddBrandAgentRe
 		// the agent is what is missing.
 		return nil, rpcerr.NotFound("agent")
 	case errors.Is(err, db.ErrFull):
-		return nil, rpcerr.New(connect.CodeResourceExhausted, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION,
+		return nil, rpcerr.AtLimit.Err(
 			fmt.Sprintf("the Brand's agent list holds %d agents, the most it may", db.MaxBrandAgents))
 	case err != nil:
 		return nil, s.fault(ctx, "add brand agent", err)

@@ -2,8 +2,8 @@ package brand
 
 import (
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/authzdetails"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/token/authzdetails"
 )
 
 // The proto enums and the stored kinds and combinations (PACT §5.7).

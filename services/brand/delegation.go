@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/bounds"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/internal/scopeid"
 	"pactd.dev/pactd/internal/urlrule"
@@ -12,7 +13,7 @@ import (
 // Bounds of delegation settings.
 const (
 	// MaxScopes is the most scopes a Brand may define.
-	MaxScopes = 50
+	MaxScopes = bounds.Scopes
 	// MaxScopeDescription bounds the consent text of one scope.
 	MaxScopeDescription = 500
 )

@@ -14,18 +14,20 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd.dev/pactd/core/paging"
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/bounds"
+	"pactd.dev/pactd/internal/brandid"
 	"pactd.dev/pactd/internal/ids"
 	"pactd.dev/pactd/internal/pacturl"
-	"pactd.dev/pactd/internal/paging"
 	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // Bounds of Brand fields.
 const (
-	MaxDisplayName = 200
+	MaxDisplayName = bounds.DisplayName
 	MaxDescription = 2000
 	MaxSkills      = 50
 	MaxListItems   = 20
@@ -33,7 +35,6 @@ const (
 )
 
 var (
-	brandIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 	skillIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 )
 
@@ -89,7 +90,7 @@ func (s *Service) CreateBrand(ctx context.Context, req *pactv1.CreateBrandReques
 		v.Add("brand_id", "is required (or set generate_brand_id to have one generated)")
 	case id != "" && req.GetGenerateBrandId():
 		v.Add("generate_brand_id", "must be false when brand_id is given")
-	case id != "" && !brandIDPattern.MatchString(id):
+	case id != "" && !brandid.Valid(id):
 		v.Add("brand_id", "must be 1 to 64 characters of A-Z, a-z, 0-9, '_' or '-'")
 	}
 	b := db.Brand{
@@ -233,7 +234,7 @@ func (s *Service) load(ctx context.Context, id string) (db.Brand, error) {
 	if id == "" {
 		return db.Brand{}, rpcerr.InvalidField("brand_id", "is required")
 	}
-	if !brandIDPattern.MatchString(id) {
+	if !brandid.Valid(id) {
 		// No Brand can have such an id; answer as for any unknown Brand.
 		return db.Brand{}, rpcerr.NotFound("brand")
 	}

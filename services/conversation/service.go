@@ -22,26 +22,27 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/a2aerr"
+	"pactd.dev/pactd/internal/bounds"
 	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // Bounds of the conversation inputs, in bytes.
 const (
 	// MaxContextID bounds a contextId; longer ones are unknown.
-	MaxContextID = 64
+	MaxContextID = bounds.ContextID
 	// MaxMessageID bounds a messageId and a reply's messageId.
-	MaxMessageID = 256
+	MaxMessageID = bounds.MessageID
 	// MaxReplyJSON bounds a stored reply body.
 	MaxReplyJSON = 256 << 10
-	// MaxOwnerField bounds the owner's ids, the subject and the Brand user.
-	MaxOwnerField = 256
+	// MaxOwnerField bounds the owner's ids, the subject and the Brand user:
+	// the Brand user's bound, the longest of them.
+	MaxOwnerField = bounds.BrandUser
 )
 
 // Deps are the service's collaborators.
@@ -189,7 +190,7 @@ func (s *Service) CompleteTurn(ctx context.Context, req *pactv1.CompleteTurnRequ
 	case gerr == nil && t.Role == db.MessageRoleUser && t.State == db.TurnPending:
 		return nil, rpcerr.AlreadyExists("reply_message_id is already used in this context")
 	default:
-		return nil, rpcerr.New(connect.CodeFailedPrecondition, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION,
+		return nil, rpcerr.FailedPrecondition.Err(
 			"the turn is not pending: it was never begun, was abandoned, or has another reply")
 	}
 }
@@ -208,7 +209,7 @@ func (s *Service) AbandonTurn(ctx context.Context, req *pactv1.AbandonTurnReques
 	}
 	err := s.d.Store.AbandonTurn(ctx, req.GetContextId(), req.GetMessageId())
 	if errors.Is(err, db.ErrNotFound) {
-		return nil, rpcerr.New(connect.CodeFailedPrecondition, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION,
+		return nil, rpcerr.FailedPrecondition.Err(
 			"the turn is not pending: it was never begun, was abandoned, or has a reply")
 	}
 	if err != nil {

@@ -11,14 +11,13 @@ import (
 	"log/slog"
 	"time"
 
-	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"pactd.dev/pactd/core/auth"
+	"pactd.dev/pactd/core/paging"
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/paging"
 	"pactd.dev/pactd/internal/rpcerr"
 )
 
@@ -130,7 +129,7 @@ func (s *Service) RevokeCredential(ctx context.Context, req *pactv1.RevokeCreden
 	if errors.Is(err, db.ErrNotFound) {
 		// Unknown, or revoked already: tell them apart for the operator.
 		if _, gerr := s.d.Store.GetCredential(ctx, id); gerr == nil {
-			return nil, rpcerr.New(connect.CodeFailedPrecondition, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION, "the credential is revoked already")
+			return nil, rpcerr.FailedPrecondition.Err("the credential is revoked already")
 		}
 		return nil, rpcerr.NotFound("credential")
 	}

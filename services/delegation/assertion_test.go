@@ -29,10 +29,10 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/jose"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/services/delegation"
 	"pactd.dev/pactd/services/delegation/codes"
+	"pactd.dev/pactd/token/jose"
 )
 
 // The signed-login Brands of these tests: "signed" (seeded by newEnv) and

@@ -12,8 +12,8 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/authzdetails"
-	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/token/authzdetails"
+	"pactd.dev/pactd/token/delegtoken"
 )
 
 // The Brand of these tests declares two RFC 9396 types (PACT §5.7).

@@ -16,7 +16,7 @@ package delegation_test
 // docs/benchmarks-delegation.md.
 //
 // The PA JWT is checked by a fake verifier, as in the other tests here: in
-// pactd the real check (internal/pajwt, cached for a reused PA JWT) comes
+// pactd the real check (token/pajwt, cached for a reused PA JWT) comes
 // on top and has its own benchmarks.
 
 import (
@@ -44,11 +44,11 @@ import (
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/apidesc"
-	"pactd.dev/pactd/internal/delegtoken"
 	"pactd.dev/pactd/internal/loadstat"
 	"pactd.dev/pactd/internal/oauthwire"
-	"pactd.dev/pactd/internal/pajwt"
 	"pactd.dev/pactd/services/delegation"
+	"pactd.dev/pactd/token/delegtoken"
+	"pactd.dev/pactd/token/pajwt"
 )
 
 const (

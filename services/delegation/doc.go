@@ -21,7 +21,7 @@
 //   - codes: device codes, refresh tokens, user codes, the scope parameter.
 //
 // The guessing limits are core/guesslimit's, the Brand login assertion
-// verifier internal/brandassert's, and the OAuth wire form (error JSON,
+// verifier token/brandassert's, and the OAuth wire form (error JSON,
 // challenges) internal/oauthwire's.
 //
 // # Refusals
@@ -148,6 +148,6 @@
 // words under that scope, cut to the granted scopes on approval by it,
 // judged by it when consent is skipped (skip.go), and carried unchanged by
 // the token response, the token and every refresh (details.go,
-// internal/authzdetails). A Brand's later change of a type's scope moves no
+// token/authzdetails). A Brand's later change of a type's scope moves no
 // accepted entry.
 package delegation

@@ -13,8 +13,8 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/authzdetails"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/token/authzdetails"
 )
 
 // Each authorization_details entry is bound to the scope it was accepted

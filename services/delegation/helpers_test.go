@@ -22,13 +22,13 @@ import (
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/delegtoken"
-	"pactd.dev/pactd/internal/oauthhttp"
 	"pactd.dev/pactd/internal/oauthwire"
-	"pactd.dev/pactd/internal/pajwt"
-	"pactd.dev/pactd/internal/testclock"
-	"pactd.dev/pactd/internal/testsigner"
+	"pactd.dev/pactd/internal/testkit/testclock"
+	"pactd.dev/pactd/internal/testkit/testsigner"
+	"pactd.dev/pactd/server/oauthhttp"
 	"pactd.dev/pactd/services/delegation"
+	"pactd.dev/pactd/token/delegtoken"
+	"pactd.dev/pactd/token/pajwt"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

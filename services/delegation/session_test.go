@@ -13,8 +13,8 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/delegtoken"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/token/delegtoken"
 )
 
 // Consent sessions (spec §2.5: the Provider-signed "consent session" JWT

@@ -7,7 +7,7 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/token/authzdetails"
 )
 
 // useTemplates gives the Brand's types (by URI) these consent templates.

@@ -22,8 +22,8 @@ import (
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/internal/a2aerr"
-	"pactd.dev/pactd/internal/oauthhttp"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/server/oauthhttp"
 	"pactd.dev/pactd/services/brand"
 	"pactd.dev/pactd/services/frontdoor"
 )

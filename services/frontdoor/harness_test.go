@@ -27,7 +27,7 @@ import (
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/a2aerr"
-	"pactd.dev/pactd/internal/oauthhttp"
+	"pactd.dev/pactd/server/oauthhttp"
 	"pactd.dev/pactd/services/brand"
 	"pactd.dev/pactd/services/conversation"
 	"pactd.dev/pactd/services/frontdoor"

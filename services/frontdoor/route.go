@@ -12,6 +12,7 @@ import (
 
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/internal/a2aerr"
+	"pactd.dev/pactd/internal/brandid"
 )
 
 // call is one authenticated request under the interface URL.
@@ -247,7 +248,7 @@ func (s *Service) notFound(w http.ResponseWriter, r *http.Request, brandID strin
 	v := view{Title: "Page not found", Error: "There is no page at this address."}
 	if brandID != "" {
 		v.Title, v.Error = "Brand not found", "This Provider serves no such Brand."
-		if validBrandID(brandID) { // echo only what a Brand id can be
+		if brandid.Valid(brandID) { // echo only what a Brand id can be
 			v.Error = "This Provider serves no Brand named “" + brandID + "”."
 		}
 	}
@@ -278,18 +279,4 @@ func refused(params string) bool {
 		}
 	}
 	return false
-}
-
-// validBrandID reports whether s has a Brand id's form: 1 to 64 of
-// [A-Za-z0-9_-].
-func validBrandID(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }

@@ -43,6 +43,7 @@ import (
 
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/bounds"
 	"pactd.dev/pactd/internal/rpcerr"
 )
 
@@ -59,7 +60,7 @@ const (
 	// MaxHeaderBytes bounds the header fields, names and values together.
 	MaxHeaderBytes = 64 << 10
 	// MaxBrandUserBytes bounds brand_user, as the delegation service does.
-	MaxBrandUserBytes = 256
+	MaxBrandUserBytes = bounds.BrandUser
 	// MaxSignInURLBytes bounds sign_in_url.
 	MaxSignInURLBytes = 2 << 10
 	// MaxRequestBytes is the largest ServeRequest or FinishTurnRequest

@@ -3,17 +3,14 @@ package frontdoor
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
-	"connectrpc.com/connect"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // The consent pages of a Brand in BRAND_LOGIN_MODE_SIGNED_ASSERTION keep
@@ -222,7 +219,7 @@ func (s *Service) connectedSigned(w http.ResponseWriter, r *http.Request, b bran
 func (s *Service) signedError(w http.ResponseWriter, r *http.Request, err error) {
 	v := view{Title: "Connect your assistant"}
 	status := http.StatusBadRequest
-	switch reason := errorReason(err); {
+	switch reason := rpcerr.Reason(err); {
 	case strings.HasSuffix(reason, "_REPLAYED"):
 		v.Error = "This sign-in was used already. Start again from your assistant."
 	case strings.HasSuffix(reason, "_NOT_PENDING"):
@@ -242,22 +239,6 @@ func (s *Service) signedError(w http.ResponseWriter, r *http.Request, err error)
 		v.Error, status = "Something went wrong on our side. Try again later.", http.StatusInternalServerError
 	}
 	s.pages.render(w, status, "message", v)
-}
-
-// errorReason is the google.rpc.ErrorInfo reason of a pactd error, or "".
-func errorReason(err error) string {
-	var ce *connect.Error
-	if !errors.As(err, &ce) {
-		return ""
-	}
-	for _, d := range ce.Details() {
-		if m, derr := d.Value(); derr == nil {
-			if info, ok := m.(*errdetails.ErrorInfo); ok {
-				return info.GetReason()
-			}
-		}
-	}
-	return ""
 }
 
 // clientSource names the browser's address to pactd's user-code guessing

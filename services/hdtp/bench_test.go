@@ -6,7 +6,7 @@ import (
 
 	"pactd.dev/pactd/db/dbtest"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/peertest"
+	"pactd.dev/pactd/hdtp/peertest"
 )
 
 // The inbound path in process, on both engines: the host's half of a call

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/wire"
 )
 
 // Budgets (HDTP §12; PACT §12), token buckets in the store so every

@@ -12,18 +12,20 @@ import (
 
 	"pactd.dev/pactd/db"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/card"
-	"pactd.dev/pactd/internal/hdtp/invite"
-	"pactd.dev/pactd/internal/hdtp/wire"
-	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/hdtp/card"
+	"pactd.dev/pactd/hdtp/invite"
+	"pactd.dev/pactd/hdtp/wire"
+	"pactd.dev/pactd/internal/bounds"
+	"pactd.dev/pactd/internal/urlrule"
+	"pactd.dev/pactd/token/jws"
 )
 
 // Bounds pactd puts on arguments the spec leaves open (§12 lets a host
 // bound other strings without advertising them).
 const (
 	maxShortString  = 1024
-	maxURLBytes     = 2048
-	maxMsgIDBytes   = 256
+	maxURLBytes     = urlrule.MaxURLLength
+	maxMsgIDBytes   = bounds.MessageID
 	maxThreadBytes  = 256
 	maxTheirPerms   = 64
 	maxWaitingCalls = 1000

@@ -9,10 +9,10 @@ import (
 
 	"pactd.dev/pactd/db"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/wire"
-	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/wire"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/token/jws"
 )
 
 // Bounds of a completion.

@@ -12,14 +12,14 @@ import (
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd.dev/pactd/core/paging"
 	"pactd.dev/pactd/db"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/hdtp/card"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/invite"
-	"pactd.dev/pactd/internal/hdtp/wire"
-	"pactd.dev/pactd/internal/paging"
+	"pactd.dev/pactd/hdtp/card"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/invite"
+	"pactd.dev/pactd/hdtp/wire"
 	"pactd.dev/pactd/internal/rpcerr"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"pactd.dev/pactd/db"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/cert"
+	"pactd.dev/pactd/hdtp/cert"
 )
 
 func sealOf(p hdtpv1.SealPolicy) string {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/wire"
 )
 
 // Handles: a dispatched call's handle is "hc1." + base64url(call id "." identity

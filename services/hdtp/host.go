@@ -14,7 +14,7 @@ const MaxHostRequestBytes = MaxInboundBodyBytes + 1<<20
 
 // MaxInboundBodyBytes bounds the JSON-RPC body OpenInbound and
 // OpenOutboundResult read: a sealed_call's arguments at their bound
-// (internal/hdtp/envelope.MaxArgumentsBytes) and the JSON-RPC framing.
+// (hdtp/envelope.MaxArgumentsBytes) and the JSON-RPC framing.
 const MaxInboundBodyBytes = 11 << 20
 
 // Host implements hdtpv1connect.HostServiceHandler: the protocol on the

@@ -13,10 +13,10 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/envelope"
-	"pactd.dev/pactd/internal/hdtp/peertest"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/envelope"
+	"pactd.dev/pactd/hdtp/peertest"
+	"pactd.dev/pactd/hdtp/wire"
 )
 
 // hostFixture is the host, contact and invite services over a real store.

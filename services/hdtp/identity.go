@@ -13,26 +13,25 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"connectrpc.com/connect"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd.dev/pactd/core/paging"
 	"pactd.dev/pactd/db"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/hdtp/address"
-	"pactd.dev/pactd/internal/hdtp/card"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/address"
+	"pactd.dev/pactd/hdtp/card"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/wire"
+	"pactd.dev/pactd/internal/bounds"
 	"pactd.dev/pactd/internal/ids"
-	"pactd.dev/pactd/internal/paging"
 	"pactd.dev/pactd/internal/rpcerr"
 )
 
 // Bounds and durations of the identity service.
 const (
 	// MaxDisplayName bounds a display name, in characters.
-	MaxDisplayName = 200
+	MaxDisplayName = bounds.DisplayName
 	// requestLifetime is how long a wallet may take to sign (HDTP §9.1:
 	// expires at most ten minutes after the request).
 	requestLifetime = 10 * time.Minute
@@ -465,16 +464,7 @@ func currentLeaf(leaves []db.HDTPLeaf) *db.HDTPLeaf {
 // precondition is a FAILED_PRECONDITION error whose ErrorInfo carries the
 // refusal in metadata (key, value pairs).
 func precondition(msg string, kv ...string) error {
-	err := connect.NewError(connect.CodeFailedPrecondition, errors.New(msg))
-	md := map[string]string{}
-	for i := 0; i+1 < len(kv); i += 2 {
-		md[kv[i]] = kv[i+1]
-	}
-	if d, derr := connect.NewErrorDetail(&errdetails.ErrorInfo{Reason: pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION.String(),
-		Domain: rpcerr.Domain, Metadata: md}); derr == nil {
-		err.AddDetail(d)
-	}
-	return err
+	return rpcerr.FailedPrecondition.Err(msg, kv...)
 }
 
 // chainRefusal is a precondition naming a chain's rule and reason.

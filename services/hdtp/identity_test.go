@@ -21,11 +21,11 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/card"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/card"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/wire"
 	"pactd.dev/pactd/internal/keyseal"
-	"pactd.dev/pactd/internal/testclock"
+	"pactd.dev/pactd/internal/testkit/testclock"
 	"pactd.dev/pactd/internal/urlrule"
 )
 

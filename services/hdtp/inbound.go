@@ -14,9 +14,10 @@ import (
 
 	"pactd.dev/pactd/db"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/envelope"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/address"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/envelope"
+	"pactd.dev/pactd/hdtp/wire"
 	"pactd.dev/pactd/internal/ids"
 	"pactd.dev/pactd/internal/rpcerr"
 )
@@ -25,7 +26,7 @@ import (
 const (
 	maxTransportChain   = 4
 	maxSourceAddress    = 64
-	maxEndpointBytes    = 2048
+	maxEndpointBytes    = address.MaxEndpointBytes
 	maxIdentityIDBytes  = 64
 	replayWindowSeconds = envelope.MaxSkew
 )

@@ -18,7 +18,7 @@ import (
 
 	"pactd.dev/pactd/db"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/invite"
+	"pactd.dev/pactd/hdtp/invite"
 	"pactd.dev/pactd/internal/ids"
 	"pactd.dev/pactd/internal/rpcerr"
 )

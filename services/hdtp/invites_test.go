@@ -12,8 +12,8 @@ import (
 
 	"pactd.dev/pactd/db/dbtest"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/peertest"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/peertest"
+	"pactd.dev/pactd/hdtp/wire"
 )
 
 func header(r *hdtpv1.ServeInviteResponse, name string) string {

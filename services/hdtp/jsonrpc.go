@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"pactd.dev/pactd/internal/hdtp/wire"
-	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/hdtp/wire"
+	"pactd.dev/pactd/token/jws"
 )
 
 // The JSON-RPC 2.0 layer of an MCP tools/list or tools/call request, read

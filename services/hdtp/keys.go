@@ -11,8 +11,8 @@ import (
 	"fmt"
 
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/wire"
 )
 
 // A leaf key lives in pactd only. It is generated here, written to the

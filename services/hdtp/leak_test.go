@@ -19,7 +19,7 @@ import (
 
 	"pactd.dev/pactd/db/dbtest"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/cert"
+	"pactd.dev/pactd/hdtp/cert"
 )
 
 // lockedBuffer collects log output written concurrently.

@@ -13,12 +13,12 @@ import (
 
 	"pactd.dev/pactd/db"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/card"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/envelope"
-	"pactd.dev/pactd/internal/hdtp/wire"
-	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/hdtp/card"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/envelope"
+	"pactd.dev/pactd/hdtp/wire"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/token/jws"
 )
 
 // Outbound calls. pactd always sends the full form (the identity's chain

@@ -8,7 +8,7 @@ import (
 
 	"pactd.dev/pactd/db/dbtest"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/cert"
+	"pactd.dev/pactd/hdtp/cert"
 )
 
 // deliver plays the network and the peer's host: the call's body goes to

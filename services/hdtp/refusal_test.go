@@ -11,7 +11,7 @@ import (
 
 	"pactd.dev/pactd/db/dbtest"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/peertest"
+	"pactd.dev/pactd/hdtp/peertest"
 )
 
 // sealedCode sends a sealed call and returns the code of its answer: a

@@ -10,7 +10,7 @@ import (
 
 	"pactd.dev/pactd/db/dbtest"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/peertest"
+	"pactd.dev/pactd/hdtp/peertest"
 )
 
 // raceUntilStored sends each body from its own goroutine at once, as many

@@ -1,7 +1,7 @@
 // Package hdtp implements hdtp.v1: IdentityService (the identities a host
 // serves, their keys, signing requests, chains and cards) and TrustService
 // (the protocol's trust core as stateless helpers). The protocol logic is
-// in internal/hdtp/...; this package validates requests, keeps the
+// in hdtp/...; this package validates requests, keeps the
 // ledger in the store, and holds the leaf keys, sealed under the
 // key-encryption key (internal/keyseal) at rest and unsealed only in
 // memory for the one signature or decryption that needs them.
@@ -19,8 +19,8 @@ import (
 	"pactd.dev/pactd/db"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
 	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
-	"pactd.dev/pactd/internal/hdtp/address"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/address"
+	"pactd.dev/pactd/hdtp/wire"
 	"pactd.dev/pactd/internal/keyseal"
 	"pactd.dev/pactd/internal/rpcerr"
 )

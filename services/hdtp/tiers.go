@@ -7,11 +7,11 @@ import (
 
 	"pactd.dev/pactd/db"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/card"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/envelope"
-	"pactd.dev/pactd/internal/hdtp/wire"
-	"pactd.dev/pactd/internal/jws"
+	"pactd.dev/pactd/hdtp/card"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/envelope"
+	"pactd.dev/pactd/hdtp/wire"
+	"pactd.dev/pactd/token/jws"
 )
 
 // formerPinWindow is how long a removed root's tombstone and a left

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/jws"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/token/jws"
 )
 
 // The tools of HDTP/PACT §6.2 and the permissions of §8.

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/address"
-	"pactd.dev/pactd/internal/hdtp/card"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/address"
+	"pactd.dev/pactd/hdtp/card"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/wire"
 	"pactd.dev/pactd/internal/rpcerr"
 )
 

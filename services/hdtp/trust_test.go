@@ -9,9 +9,9 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/card"
-	"pactd.dev/pactd/internal/hdtp/hdtptest"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/card"
+	"pactd.dev/pactd/hdtp/hdtptest"
+	"pactd.dev/pactd/hdtp/wire"
 )
 
 func vectors(t *testing.T, gen wire.Generation) *hdtptest.Vectors {

@@ -10,8 +10,8 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/authzdetails"
-	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/token/authzdetails"
+	"pactd.dev/pactd/token/delegtoken"
 )
 
 const cancelType = "https://acme.example/authorization/order-cancel/v1"

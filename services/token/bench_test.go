@@ -43,9 +43,9 @@ import (
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/apidesc"
-	"pactd.dev/pactd/internal/delegtoken"
 	"pactd.dev/pactd/internal/loadstat"
 	"pactd.dev/pactd/services/token"
+	"pactd.dev/pactd/token/delegtoken"
 )
 
 const (

@@ -12,11 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strings"
 	"time"
 
-	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"pactd.dev/pactd/core/auth"
@@ -24,11 +22,12 @@ import (
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/authzdetails"
-	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/brandid"
 	"pactd.dev/pactd/internal/jcs"
 	"pactd.dev/pactd/internal/pacturl"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/token/authzdetails"
+	"pactd.dev/pactd/token/delegtoken"
 )
 
 // Literals clients compare byte for byte.
@@ -41,10 +40,6 @@ const (
 	// DeviceCodeGrantType is the RFC 8628 grant type.
 	DeviceCodeGrantType = "urn:ietf:params:oauth:grant-type:device_code"
 )
-
-// brandIDPattern is the Brand id syntax (the same rule BrandService
-// enforces); an id outside it cannot name a Brand.
-var brandIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // Deps are the service's collaborators.
 type Deps struct {
@@ -100,7 +95,7 @@ func (s *Service) interfaceURL(brandID string) string {
 // brandOf returns the Brand id of one of this Provider's interface URLs.
 func (s *Service) brandOf(aud string) (string, bool) {
 	id, ok := strings.CutPrefix(aud, pacturl.Interface(s.d.PublicURL, ""))
-	return id, ok && brandIDPattern.MatchString(id)
+	return id, ok && brandid.Valid(id)
 }
 
 // inactive is the whole answer for any token that is not valid now.
@@ -279,7 +274,7 @@ func (s *Service) SignReceipt(ctx context.Context, req *pactv1.SignReceiptReques
 		return nil, s.fault(ctx, "sign receipt: check grant", err)
 	}
 	if !live {
-		return nil, rpcerr.New(connect.CodeFailedPrecondition, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION,
+		return nil, rpcerr.FailedPrecondition.Err(
 			"the grant is not live for this Brand, PA and Brand user")
 	}
 	jws, claims, err := s.d.Signer.SignReceipt(ctx, rc)
@@ -392,7 +387,7 @@ func (s *Service) GetAuthorizationServerMetadata(ctx context.Context, req *pactv
 		return nil, err
 	}
 	if !b.Delegation.Enabled {
-		return nil, rpcerr.New(connect.CodeFailedPrecondition, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION,
+		return nil, rpcerr.FailedPrecondition.Err(
 			"delegation is not enabled for this Brand")
 	}
 	iss := s.interfaceURL(b.ID) + delegtoken.IssuerSuffix
@@ -425,7 +420,7 @@ func (s *Service) GetAuthorizationServerMetadata(ctx context.Context, req *pactv
 func (s *Service) RotateSigningKey(ctx context.Context, _ *pactv1.RotateSigningKeyRequest) (*pactv1.RotateSigningKeyResponse, error) {
 	info, err := s.d.Keys.Rotate(ctx)
 	if errors.Is(err, provkeys.ErrConcurrentRotation) {
-		return nil, rpcerr.New(connect.CodeAborted, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION,
+		return nil, rpcerr.Conflict.Err(
 			"another rotation happened at the same time; check the JWKS before rotating again")
 	}
 	if err != nil {
@@ -439,7 +434,7 @@ func (s *Service) load(ctx context.Context, id string) (db.Brand, error) {
 	if id == "" {
 		return db.Brand{}, rpcerr.InvalidField("brand_id", "is required")
 	}
-	if !brandIDPattern.MatchString(id) {
+	if !brandid.Valid(id) {
 		return db.Brand{}, rpcerr.NotFound("brand")
 	}
 	b, err := s.d.Brands.GetBrand(ctx, id)

@@ -28,10 +28,10 @@ import (
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/delegtoken"
 	"pactd.dev/pactd/internal/rpcerr"
-	"pactd.dev/pactd/internal/testclock"
+	"pactd.dev/pactd/internal/testkit/testclock"
 	"pactd.dev/pactd/services/token"
+	"pactd.dev/pactd/token/delegtoken"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }

@@ -6,7 +6,7 @@ import (
 
 	"pactd.dev/pactd/core/provkeys"
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/token/delegtoken"
 )
 
 // BrandStore finds Brands.

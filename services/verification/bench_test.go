@@ -34,11 +34,11 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/delegtoken"
-	"pactd.dev/pactd/internal/jose"
 	"pactd.dev/pactd/internal/loadstat"
-	"pactd.dev/pactd/internal/pajwt"
 	"pactd.dev/pactd/services/verification"
+	"pactd.dev/pactd/token/delegtoken"
+	"pactd.dev/pactd/token/jose"
+	"pactd.dev/pactd/token/pajwt"
 )
 
 const (

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/authzdetails"
-	"pactd.dev/pactd/internal/delegtoken"
 	"pactd.dev/pactd/internal/pacturl"
+	"pactd.dev/pactd/token/authzdetails"
+	"pactd.dev/pactd/token/delegtoken"
 )
 
 // TokenVerifier verifies the signature and claims of a delegation token.

@@ -10,11 +10,11 @@ import (
 
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/delegtoken"
 	"pactd.dev/pactd/internal/oauthwire"
-	"pactd.dev/pactd/internal/pajwt"
-	"pactd.dev/pactd/internal/testsigner"
+	"pactd.dev/pactd/internal/testkit/testsigner"
 	"pactd.dev/pactd/services/verification"
+	"pactd.dev/pactd/token/delegtoken"
+	"pactd.dev/pactd/token/pajwt"
 )
 
 const (

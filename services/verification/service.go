@@ -17,11 +17,11 @@ import (
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/authzdetails"
 	"pactd.dev/pactd/internal/oauthwire"
-	"pactd.dev/pactd/internal/pajwt"
 	"pactd.dev/pactd/internal/ratelimit"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/token/authzdetails"
+	"pactd.dev/pactd/token/pajwt"
 )
 
 // MaxHeaderBytes bounds each raw header value; a longer one is refused

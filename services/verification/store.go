@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/pajwt"
+	"pactd.dev/pactd/token/pajwt"
 )
 
 // BrandStore is the storage the service reads Brands from.

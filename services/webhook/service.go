@@ -15,15 +15,15 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"pactd.dev/pactd/core/paging"
 	corewebhook "pactd.dev/pactd/core/webhook"
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/brandid"
 	"pactd.dev/pactd/internal/ids"
-	"pactd.dev/pactd/internal/paging"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/internal/stdwebhook"
 	"pactd.dev/pactd/internal/urlrule"
@@ -41,7 +41,6 @@ const (
 
 var (
 	webhookIDPattern = regexp.MustCompile(`^wh_[0-9A-Z]{26}$`)
-	brandIDPattern   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 )
 
 // Store is the storage the service needs (db.Store satisfies it).
@@ -121,8 +120,8 @@ func (s *Service) CreateWebhook(ctx context.Context, req *pactv1.CreateWebhookRe
 	if list, err := s.d.Store.ListWebhookDestinations(ctx, "", MaxWebhooks); err != nil {
 		return nil, s.fault(ctx, "count webhooks", err)
 	} else if len(list) >= MaxWebhooks {
-		return nil, rpcerr.New(connect.CodeFailedPrecondition, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION,
-			"at most "+strconv.Itoa(MaxWebhooks)+" webhooks; delete one first")
+		return nil, rpcerr.FailedPrecondition.Err(
+			"at most " + strconv.Itoa(MaxWebhooks) + " webhooks; delete one first")
 	}
 	now := s.d.Now()
 	id := ids.New("wh_", now)
@@ -367,7 +366,7 @@ func checkBrands(v *rpcerr.Violations, field string, bs []string) []string {
 	var out []string
 	for i, b := range bs {
 		switch {
-		case !brandIDPattern.MatchString(b):
+		case !brandid.Valid(b):
 			v.Add(field+"["+strconv.Itoa(i)+"]", "is not a Brand id")
 		case slices.Contains(out, b):
 			v.Add(field+"["+strconv.Itoa(i)+"]", "is listed twice")

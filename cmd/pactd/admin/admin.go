@@ -3,7 +3,7 @@
 // over the RPCs it serves (Connect over HTTP by default, gRPC with -grpc),
 // with the generated clients of pactd.dev/pactd/gen only. The one exception
 // is hdtp's development wallet (hdtpwallet.go), which works offline with
-// internal/hdtp/cert and calls no pactd. It prints aligned tables for
+// hdtp/cert and calls no pactd. It prints aligned tables for
 // people and, with -o json, the response message as protojson for scripts.
 //
 // The credential comes from PACT_ADMIN_TOKEN (or -token-file); it is sent

@@ -1,15 +1,6 @@
 package admin_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -18,45 +9,28 @@ import (
 
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/internal/testkit/testsigner"
 )
 
-// testPA is a personal agent on loopback: an ES256 key whose JWKS it serves.
+// testPA is a personal agent on loopback: an ES256 key whose JWKS it
+// serves (testsigner's PA).
 type testPA struct {
-	key    *ecdsa.PrivateKey
+	*testsigner.PA
 	issuer string
 }
 
 func newTestPA(t *testing.T) *testPA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pa := &testPA{key: key}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		pub, _ := key.PublicKey.Bytes() // 0x04 || X || Y
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"keys":[{"kty":"EC","crv":"P-256","x":%q,"y":%q,"kid":"k1","alg":"ES256","use":"sig"}]}`,
-			base64.RawURLEncoding.EncodeToString(pub[1:33]), base64.RawURLEncoding.EncodeToString(pub[33:]))
-	}))
-	t.Cleanup(srv.Close)
-	pa.issuer = srv.URL
-	return pa
+	pa := testsigner.NewPA(t, "k1")
+	return &testPA{PA: pa, issuer: pa.URL}
 }
 
 // jwt is a PA JWT for pactd's audience (PACT_PUBLIC_URL + "/a2a").
 func (pa *testPA) jwt(t *testing.T) string {
 	t.Helper()
 	now := time.Now()
-	h, _ := json.Marshal(map[string]any{"alg": "ES256", "kid": "k1", "typ": "JWT"})
-	c, _ := json.Marshal(map[string]any{"iss": pa.issuer, "sub": "pa-user-1", "aud": "https://provider.example/a2a", "iat": now.Unix(), "exp": now.Add(2 * time.Minute).Unix()})
-	input := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
-	d := sha256.Sum256([]byte(input))
-	r, s, err := ecdsa.Sign(rand.Reader, pa.key, d[:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return input + "." + base64.RawURLEncoding.EncodeToString(append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...))
+	return pa.JWT(t, map[string]any{"alg": "ES256", "kid": "k1", "typ": "JWT"},
+		map[string]any{"iss": pa.issuer, "sub": "pa-user-1", "aud": "https://provider.example/a2a", "iat": now.Unix(), "exp": now.Add(2 * time.Minute).Unix()})
 }
 
 // TestGrantCommands: grants made by real device grants (one restricted to

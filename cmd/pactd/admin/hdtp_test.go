@@ -12,9 +12,9 @@ import (
 	"pactd.dev/pactd/db/dbtest"
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
 	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/peertest"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/peertest"
+	"pactd.dev/pactd/hdtp/wire"
 )
 
 // TestHDTPCommands walks an identity through the CLI as docs/hdtp.md does,

@@ -22,8 +22,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	hdtpv1 "pactd.dev/pactd/gen/hdtp/v1"
-	"pactd.dev/pactd/internal/hdtp/cert"
-	"pactd.dev/pactd/internal/hdtp/wire"
+	"pactd.dev/pactd/hdtp/cert"
+	"pactd.dev/pactd/hdtp/wire"
 )
 
 // The development wallet: hdtp wallet-init and hdtp wallet-sign play the

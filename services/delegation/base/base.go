@@ -17,18 +17,18 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"connectrpc.com/connect"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"pactd.dev/pactd/core/guesslimit"
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/brandassert"
-	"pactd.dev/pactd/internal/delegtoken"
+	"pactd.dev/pactd/internal/bounds"
 	"pactd.dev/pactd/internal/oauthwire"
 	"pactd.dev/pactd/internal/pacturl"
-	"pactd.dev/pactd/internal/pajwt"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/token/brandassert"
+	"pactd.dev/pactd/token/delegtoken"
+	"pactd.dev/pactd/token/pajwt"
 )
 
 // Lifetimes and intervals (PACT §5, reference values).
@@ -45,9 +45,9 @@ const (
 	// GrantTTL is the lifetime of a grant and of its refresh tokens.
 	GrantTTL = 30 * 24 * time.Hour
 	// MaxBrandUser bounds a Brand user id.
-	MaxBrandUser = 256
+	MaxBrandUser = bounds.BrandUser
 	// MaxIDLen bounds ids a caller sends (Brand, grant, agent, context).
-	MaxIDLen = 128
+	MaxIDLen = bounds.CallerID
 	// CreateAttempts bounds retries when fresh codes clash with stored ones.
 	CreateAttempts = 5
 	// MaxSource bounds the source a frontend passes.
@@ -255,7 +255,7 @@ func BrandScopes(b db.Brand) map[string]string {
 
 // FailedPrecondition is the error of a call the state does not allow.
 func FailedPrecondition(msg string) error {
-	return rpcerr.New(connect.CodeFailedPrecondition, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION, msg)
+	return rpcerr.FailedPrecondition.Err(msg)
 }
 
 // Fault logs an infrastructure failure once and returns the RPC error

@@ -6,7 +6,7 @@ import (
 
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/token/authzdetails"
 )
 
 // Resource-bound delegation (PACT §5.7, RFC 9396): the requested details

@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 
+	"pactd.dev/pactd/internal/bounds"
 	"pactd.dev/pactd/internal/scopeid"
 )
 
@@ -37,7 +38,7 @@ const (
 	// MaxScopeID is the longest scope id a Brand may define.
 	MaxScopeID = scopeid.MaxLen
 	// MaxScopes is the most scopes a request may name (and a Brand define).
-	MaxScopes = 50
+	MaxScopes = bounds.Scopes
 	// maxScopeParam bounds the raw scope parameter.
 	maxScopeParam = MaxScopes * (MaxScopeID + 1)
 )

@@ -6,9 +6,9 @@ import (
 
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/brandassert"
 	"pactd.dev/pactd/services/delegation/base"
 	"pactd.dev/pactd/services/delegation/codes"
+	"pactd.dev/pactd/token/brandassert"
 )
 
 // The Brand login assertion verifier lives in package brandassert; this

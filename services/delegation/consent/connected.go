@@ -9,12 +9,12 @@ import (
 
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/delegtoken"
 	"pactd.dev/pactd/internal/ids"
 	"pactd.dev/pactd/internal/pacturl"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/services/delegation/base"
 	"pactd.dev/pactd/services/delegation/grants"
+	"pactd.dev/pactd/token/delegtoken"
 )
 
 // maxConnectedGrants bounds the grants a connected page lists (and a

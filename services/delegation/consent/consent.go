@@ -2,7 +2,7 @@
 // consent page (DescribeConsent, ApproveConsent, DenyConsent), its consent
 // session (BeginConsent), the connected page where a User sees and revokes
 // grants (BeginConnected, RevokeConnected), Brand login assertions
-// (verified by internal/brandassert), and approving a request an existing
+// (verified by token/brandassert), and approving a request an existing
 // grant covers (package skip decides which).
 package consent
 

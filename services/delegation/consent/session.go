@@ -6,18 +6,17 @@ import (
 	"log/slog"
 
 	"connectrpc.com/connect"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/delegtoken"
 	"pactd.dev/pactd/internal/ids"
 	"pactd.dev/pactd/internal/pacturl"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/services/delegation/base"
 	"pactd.dev/pactd/services/delegation/codes"
 	"pactd.dev/pactd/services/delegation/skip"
+	"pactd.dev/pactd/token/delegtoken"
 )
 
 // decisionURL is the Brand's consent decision URL, the aud of its consent
@@ -227,22 +226,12 @@ func sessionReason(r delegtoken.Reason) pactv1.ConsentSessionRefusal {
 func (s *Service) sessionRefused(ctx context.Context, op string, b db.Brand, source string, reason pactv1.ConsentSessionRefusal, msg string) error {
 	s.env.D.Logger.InfoContext(ctx, "consent session refused", slog.String("op", op), slog.String("brand_id", b.ID),
 		slog.String("reason", reason.String()), slog.String("source", source))
-	code := connect.CodeFailedPrecondition
+	r := rpcerr.Refusal{Code: connect.CodeFailedPrecondition, Reason: reason.String()}
 	if reason == sessionMalformed {
-		code = connect.CodeInvalidArgument
+		r.Code = connect.CodeInvalidArgument
+		return r.FieldErr("consent_session", msg, "brand_id", b.ID)
 	}
-	err := connect.NewError(code, errors.New(msg))
-	info := &errdetails.ErrorInfo{Reason: reason.String(), Domain: rpcerr.Domain, Metadata: map[string]string{"brand_id": b.ID}}
-	if d, derr := connect.NewErrorDetail(info); derr == nil {
-		err.AddDetail(d)
-	}
-	if code == connect.CodeInvalidArgument {
-		br := &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "consent_session", Description: msg}}}
-		if d, derr := connect.NewErrorDetail(br); derr == nil {
-			err.AddDetail(d)
-		}
-	}
-	return err
+	return r.Err(msg, "brand_id", b.ID)
 }
 
 // sessionDecisionErr maps a failed pending-only decision made with a

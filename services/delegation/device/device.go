@@ -11,11 +11,11 @@ import (
 
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/authzdetails"
 	"pactd.dev/pactd/internal/ids"
 	"pactd.dev/pactd/internal/oauthwire"
 	"pactd.dev/pactd/services/delegation/base"
 	"pactd.dev/pactd/services/delegation/codes"
+	"pactd.dev/pactd/token/authzdetails"
 )
 
 // Service answers StartDeviceAuthorization.

@@ -10,10 +10,10 @@ import (
 
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/authzdetails"
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/internal/scopeid"
 	"pactd.dev/pactd/services/delegation/base"
+	"pactd.dev/pactd/token/authzdetails"
 )
 
 // maxCheckScopes bounds the scopes one CheckGrant asks about.

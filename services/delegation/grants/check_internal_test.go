@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/authzdetails"
+	"pactd.dev/pactd/token/authzdetails"
 )
 
 // FuzzCheckEntry: CheckGrant's one authorization_details entry is

@@ -14,11 +14,11 @@ import (
 
 	"pactd.dev/pactd/db"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/delegtoken"
-	"pactd.dev/pactd/internal/jws"
 	"pactd.dev/pactd/internal/oauthwire"
 	"pactd.dev/pactd/services/delegation/base"
 	"pactd.dev/pactd/services/delegation/codes"
+	"pactd.dev/pactd/token/delegtoken"
+	"pactd.dev/pactd/token/jws"
 )
 
 // Service answers IssueDelegation and RevokeToken.
