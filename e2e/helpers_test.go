@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -175,9 +174,9 @@ func newWorld(t *testing.T, dbURL string) *world {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), io.Discard)
+	srv, err := server.Build(t.Context(), cfg, server.Deps{})
 	if err != nil {
-		t.Fatalf("server.New: %v", err)
+		t.Fatalf("server.Build: %v", err)
 	}
 	pactd := httptest.NewUnstartedServer(srv.Handler())
 	pactd.Config.Protocols = new(http.Protocols) // HTTP/1.1 and h2c, for frontends on gRPC or Connect over HTTP/2
