@@ -235,6 +235,9 @@ type Store interface {
 	ConversationStore
 	// AuditStore holds the audit trail (audit.go).
 	AuditStore
+	// WebhookStore holds webhook destinations and the delivery outbox
+	// the audit trail feeds (webhooks.go).
+	WebhookStore
 	// FeedStore reads the change feed replicas learn changes from
 	// (changes.go).
 	FeedStore

@@ -155,6 +155,12 @@ type world struct {
 // and shop (delegation).
 func newWorld(t *testing.T, dbURL string) *world {
 	t.Helper()
+	return newWorldWith(t, dbURL, server.Deps{})
+}
+
+// newWorldWith is newWorld with pactd built with deps (a test clock).
+func newWorldWith(t *testing.T, dbURL string, deps server.Deps) *world {
+	t.Helper()
 	w := &world{pa: newPA(t), agent: &countingAgent{entered: make(chan struct{}), release: make(chan struct{}), demo: demo.NewAgent()}}
 	// A frontend process binds this address after the listener closes: the
 	// port is outside the kernel's ephemeral range, so no other socket takes it meanwhile.
@@ -174,7 +180,7 @@ func newWorld(t *testing.T, dbURL string) *world {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	srv, err := server.Build(t.Context(), cfg, server.Deps{})
+	srv, err := server.Build(t.Context(), cfg, deps)
 	if err != nil {
 		t.Fatalf("server.Build: %v", err)
 	}

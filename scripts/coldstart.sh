@@ -90,7 +90,7 @@ fi
 startup=$(sed -n 's/.*"startup_ms":\([0-9.]*\).*/\1/p' "$log" | head -n 1)
 echo "first answer after $(elapsed "$t0" "$answered") s (pactd's own start-up: ${startup:-?} ms of it)"
 echo "load average after: $(load)"
-# The first admin call, in a second terminal as the README has it: go run again, on the
+# The first admin call, in a second terminal as docs/getting-started.md has it: go run again, on the
 # cache the first one filled, so the binary is go run's cached one and nothing compiles.
 t0=$(now)
 if GOCACHE="$WORK/gocache-run" go run ./cmd/pactd health -addr "http://$addr" >/dev/null; then

@@ -10,7 +10,8 @@
 #   2. protos                     buf lint; buf format -d --exit-code
 #   3. generated code is fresh    buf generate, buf build (internal/apidesc/pact.binpb) and
 #                                 sqlc generate, then no diff and no untracked file under gen/
-#                                 and db/internal/; sqlc compile, vet
+#                                 and db/internal/; sqlc compile, vet; docs/api.md from the
+#                                 descriptors (go run ./cmd/pactd-apidoc)
 #   4. gofmt, go vet, staticcheck, gofmt -l prints nothing (generated code included);
 #      deadcode, promtool         go vet; staticcheck ./... and deadcode -test ./... (the
 #                                 pinned tools) print nothing; promtool check rules
@@ -25,8 +26,9 @@
 #                                 (scripts/scratch/{go,ts,py}.sh)
 #   5. PostgreSQL                 127.0.0.1:5432 answers, or the machine's cluster is started
 #   6. go test -race ./...        every package under the race detector; internal/readmetest
-#                                 runs the README's blocks in order on a copy of the checkout
-#                                 (servers on the README's ports 7070, 7071, 3000; a line per block)
+#                                 runs the marked blocks of README.md, then of the docs pages in
+#                                 docs/README.md's order, on a copy of the checkout (servers on
+#                                 ports 7070, 7071, 3000; a line per block, naming file:line)
 #   7. fuzz smoke                 every Fuzz* target for PACT_FUZZTIME (default 20000x), then
 #                                 the TypeScript fuzz targets of frontends/pacta2a-js as often
 #   8. container image            podman build of the Containerfile (offline, FROM scratch);
@@ -228,8 +230,8 @@ echo "repo: $(pwd)  CI=${CI:-}"
 heartbeat "go mod download" bash -c 'go mod download && go mod download -modfile=tools/go.mod' ||
 	fail "go mod download failed"
 echo "modules downloaded"
-# The pinned tools the checks and tests run (buf, sqlc; grpcurl for the README's grant walk,
-# which cmd/pact-demo's TestReadmeGrantWalk runs): compiled once, a few minutes on a cold cache.
+# The pinned tools the checks and tests run (buf, sqlc; grpcurl for the docs' grant walk,
+# which cmd/pact-demo's TestDocsGrantWalk runs): compiled once, a few minutes on a cold cache.
 echo "building the pinned tools buf, sqlc, grpcurl (a few minutes the first time)"
 heartbeat "building the pinned tools" bash -c 'go tool -modfile=tools/go.mod buf --version >/dev/null &&
 	go tool -modfile=tools/go.mod sqlc version >/dev/null && go tool -modfile=tools/go.mod grpcurl -version >/dev/null 2>&1' ||
@@ -262,11 +264,11 @@ if [[ "${CI:-}" == "true" ]] && ! command -v pgbouncer >/dev/null && [[ ! -x /us
 	heartbeat "apt-get install pgbouncer" bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null' ||
 		fail "apt-get install pgbouncer failed"
 fi
-# podman (Debian's package): internal/readmetest builds the README's container block
+# podman (Debian's package): internal/readmetest builds the docs' container block
 # with it during go test, and step 8 builds and checks the image. CI installs it
 # here, before the tests; elsewhere both skip without it.
 if [[ "${CI:-}" == "true" ]] && ! command -v podman >/dev/null; then
-	echo "installing podman for the README's container block and the image check"
+	echo "installing podman for the docs' container block and the image check"
 	[[ $(id -u) == 0 ]] || fail "podman is missing and installing it needs root: apt-get install podman"
 	heartbeat "apt-get install podman" bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman >/dev/null' ||
 		fail "apt-get install podman failed"
@@ -345,6 +347,14 @@ if [[ -n "$untracked" ]]; then
 	fail "generated files above are not in git: add and commit them"
 fi
 echo "gen/ and db/internal/ match buf and sqlc output"
+# docs/api.md, the API reference, from those documented descriptors and
+# the roles core/auth admits (cmd/pactd-apidoc).
+heartbeat "pactd-apidoc" go run ./cmd/pactd-apidoc -o docs/api.md
+if ! git diff --exit-code --stat -- docs/api.md || git status --porcelain -- docs/api.md | grep -q '^??'; then
+	git --no-pager diff -- docs/api.md | head -n 100
+	fail "docs/api.md is stale: run go run ./cmd/pactd-apidoc -o docs/api.md and commit it (edit the .proto comments, never the page)"
+fi
+echo "docs/api.md matches the .proto comments"
 # frontends/pacta2a-js/src/gen (@pactd/a2a's pactd clients): the same protos
 # through protoc-gen-es (buf.gen.es.yaml).
 if [[ $NODE_FE == 1 ]]; then
@@ -468,7 +478,7 @@ fi
 
 # ---------------------------------------------------------------------------
 # A small formatter shows go test -json as compact text: package result lines,
-# package-level output (TestMain, panics), the README test's progress lines as they
+# package-level output (TestMain, panics), the README test's progress lines (README.md and docs/) as they
 # come, and the full output of every failed or skipped test. The raw JSON is kept for counting.
 mkdir -p "$WORK/fmt"
 cat >"$WORK/fmt/go.mod" <<'GOMOD'
@@ -512,7 +522,7 @@ func main() {
 			fmt.Fprint(out, e.Output)
 		case e.Test != "" && e.Action == "output":
 			buf[key] = append(buf[key], e.Output)
-			// internal/readmetest's progress, as it runs (minutes of README blocks).
+			// internal/readmetest's progress, as it runs (minutes of README and docs blocks).
 			if strings.Contains(e.Output, "readme-test progress: ") {
 				fmt.Fprint(out, e.Output)
 			}

@@ -120,7 +120,7 @@ func TestDelegationSettingsAndCard(t *testing.T) {
 			`"oauth2MetadataUrl":"https://provider.example/a2a/acme/oauth/.well-known/oauth-authorization-server"}}},` +
 			`"securityRequirements":[{"schemes":{"platformJwt":{"list":[]}}},{"schemes":{"platformJwt":{"list":[]},"userDelegation":{"list":[]}}}],` +
 			`"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`
-		if card.GetCardJson() != want {
+		if unsignedCard(t, inst, card.GetCardJson()) != want {
 			t.Fatalf("delegation card = %s\nwant            %s", card.GetCardJson(), want)
 		}
 		// A disabled Brand's card is identity-only.

@@ -102,6 +102,13 @@ type (
 	unimplAudit struct {
 		pactv1.UnimplementedAuditServiceServer
 	}
+	grpcWebhook struct {
+		pactv1connect.WebhookServiceHandler
+		unimplWebhook
+	}
+	unimplWebhook struct {
+		pactv1.UnimplementedWebhookServiceServer
+	}
 	grpcFrontDoor struct {
 		pactv1connect.FrontDoorServiceHandler
 		unimplFrontDoor
@@ -163,6 +170,7 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 	pactv1.RegisterDelegationServiceServer(g, grpcDelegation{DelegationServiceHandler: svc.Delegation})
 	pactv1.RegisterTokenServiceServer(g, grpcToken{TokenServiceHandler: svc.Token})
 	pactv1.RegisterAuditServiceServer(g, grpcAudit{AuditServiceHandler: svc.Audit})
+	pactv1.RegisterWebhookServiceServer(g, grpcWebhook{WebhookServiceHandler: svc.Webhook})
 	pactv1.RegisterFrontDoorServiceServer(g, grpcFrontDoor{FrontDoorServiceHandler: svc.FrontDoor})
 	hdtpv1.RegisterIdentityServiceServer(g, grpcHDTPIdentity{IdentityServiceHandler: svc.HDTPIdentity})
 	hdtpv1.RegisterTrustServiceServer(g, grpcHDTPTrust{TrustServiceHandler: svc.HDTPTrust})

@@ -39,6 +39,7 @@ import (
 	"pactd.dev/pactd/core/changefeed"
 	"pactd.dev/pactd/core/grantcache"
 	"pactd.dev/pactd/core/provkeys"
+	corewebhook "pactd.dev/pactd/core/webhook"
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/gen/hdtp/v1/hdtpv1connect"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
@@ -66,6 +67,7 @@ import (
 	hdtpsvc "pactd.dev/pactd/services/hdtp"
 	"pactd.dev/pactd/services/token"
 	"pactd.dev/pactd/services/verification"
+	webhooksvc "pactd.dev/pactd/services/webhook"
 )
 
 // Server is a built, not yet running, pactd: Build completes it from the
@@ -300,6 +302,16 @@ func Build(ctx context.Context, cfg config.Config, deps Deps) (_ *Server, err er
 	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Rand: deps.Rand, Logger: log, BrandKeys: jwks,
 		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}, OnAudit: auditMetrics.recorded, Grants: grants, Registerer: reg})
 	auditSvc := audit.New(audit.Deps{Store: store, Retention: cfg.AuditRetention, Now: now, Logger: log, OnPrune: auditMetrics.pruned})
+	secrets, err := provkeys.NewSecretBox(kek)
+	if err != nil {
+		return nil, fmt.Errorf("secret box: %w", err)
+	}
+	// The audit trail's outbox, delivered to webhook destinations; every
+	// replica runs the dispatcher (leased claims keep each delivery to one).
+	wc := cfg.Webhook
+	webhooks := corewebhook.New(corewebhook.Config{Store: store, Secrets: secrets, Now: now, Logger: log, Registerer: reg,
+		PollInterval: wc.PollInterval, Timeout: wc.Timeout, RetryBase: wc.RetryBase, RetryMax: wc.RetryMax,
+		MaxAttempts: wc.MaxAttempts, MaxAge: wc.MaxAge, Dev: cfg.Dev, AllowHosts: wc.AllowHosts})
 	// HDTP / PACT 2 (hdtp.v1): leaf keys sealed under the same KEK.
 	hdtpSvc, hdtpTrust, err := hdtpServices(store, kek, now, log, reg)
 	if err != nil {
@@ -313,12 +325,13 @@ func Build(ctx context.Context, cfg config.Config, deps Deps) (_ *Server, err er
 		}},
 		{"audit events past PACT_AUDIT_RETENTION", auditSvc.Prune},
 		{"HDTP leaf keys past their notAfter", hdtpSvc.Sweep},
+		{"webhook deliveries past their retention", webhooks.Purge},
 	}
 	svc := Services{
 		Credential: credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
 		Agent: agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, Now: now, Logger: log, OnChange: agents.Changed,
 			SelfRegistration: cfg.SelfRegistration, RegistrationKeys: jwks, OnSelfRegistration: selfRegistrations(reg)}),
-		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Now: now, Logger: log, OnChange: brands.Forget}),
+		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Now: now, Logger: log, OnChange: brands.Forget, CardSigner: keyRing}),
 		Verification: verifier,
 		Conversation: conversation.New(conversation.Deps{Store: store, Now: now, Logger: log}),
 		Delegation:   deleg,
@@ -327,6 +340,8 @@ func Build(ctx context.Context, cfg config.Config, deps Deps) (_ *Server, err er
 		Audit:        auditSvc,
 		HDTPIdentity: hdtpSvc,
 		HDTPTrust:    hdtpTrust,
+		Webhook: webhooksvc.New(webhooksvc.Deps{Store: store, Secrets: secrets, Now: now, Logger: log,
+			URLs: urlrule.Policy{Dev: cfg.Dev, AllowHosts: wc.AllowHosts}}),
 	}
 	// The front door calls the services above in process and serves
 	// pactd's OAuth endpoints through their HTTP handler; its secret keys
@@ -359,6 +374,9 @@ func Build(ctx context.Context, cfg config.Config, deps Deps) (_ *Server, err er
 		{"change feed", s.feed.Run},
 		{"replica heartbeat", s.heartbeat},
 		{"purge", s.purgeLoop},
+		// At shutdown it lets the attempts under way finish (each within
+		// its timeout) and hands back the leases it did not use.
+		{"webhook deliveries", webhooks.Run},
 	}
 	if u := cfg.NotifyURL(); u != "" {
 		s.loops = append(s.loops, loop{"change notifications", func(ctx context.Context) { s.listen(ctx, u) }})
@@ -508,6 +526,7 @@ type Services struct {
 	// HDTPIdentity and HDTPTrust are hdtp.v1's services.
 	HDTPIdentity hdtpv1connect.IdentityServiceHandler
 	HDTPTrust    hdtpv1connect.TrustServiceHandler
+	Webhook      pactv1connect.WebhookServiceHandler
 }
 
 // oauthEndpoints are pactd's OAuth endpoints in RFC wire form (package
@@ -552,6 +571,7 @@ var serviceNames = []string{
 	pactv1connect.DelegationServiceName,
 	pactv1connect.TokenServiceName,
 	pactv1connect.AuditServiceName,
+	pactv1connect.WebhookServiceName,
 	pactv1connect.FrontDoorServiceName,
 	hdtpv1connect.IdentityServiceName,
 	hdtpv1connect.TrustServiceName,
@@ -609,6 +629,7 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	handle(pactv1connect.NewDelegationServiceHandler(svc.Delegation, opts...))
 	handle(pactv1connect.NewTokenServiceHandler(svc.Token, opts...))
 	handle(pactv1connect.NewAuditServiceHandler(svc.Audit, opts...))
+	handle(pactv1connect.NewWebhookServiceHandler(svc.Webhook, opts...))
 	// The front door carries whole HTTP requests, bodies up to 1 MiB.
 	doorOpts := append(slices.Clone(opts), connect.WithReadMaxBytes(frontdoor.MaxRequestBytes))
 	handle(pactv1connect.NewFrontDoorServiceHandler(svc.FrontDoor, doorOpts...))

@@ -355,7 +355,7 @@ func TestHealthReflectionAndMetrics(t *testing.T) {
 	}
 	slices.Sort(names)
 	want := []string{"hdtp.v1.IdentityService", "hdtp.v1.TrustService", "pact.v1.AgentService", "pact.v1.AuditService", "pact.v1.BrandService", "pact.v1.ConversationService", "pact.v1.CredentialService",
-		"pact.v1.DelegationService", "pact.v1.FrontDoorService", "pact.v1.TokenService", "pact.v1.VerificationService"}
+		"pact.v1.DelegationService", "pact.v1.FrontDoorService", "pact.v1.TokenService", "pact.v1.VerificationService", "pact.v1.WebhookService"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("reflection lists %v, want %v", names, want)
 	}
@@ -487,7 +487,7 @@ func TestBrandsAndAgentCard(t *testing.T) {
 			`"securityRequirements":[{"schemes":{"platformJwt":{"list":[]}}}],` +
 			`"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],` +
 			`"skills":[{"id":"orders","name":"Orders","description":"Order status","tags":["orders"]}]}`
-		if card.GetCardJson() != want || card.GetContentType() != "application/a2a+json" || card.GetCacheControl() != "public, max-age=300" {
+		if unsignedCard(t, inst, card.GetCardJson()) != want || card.GetContentType() != "application/a2a+json" || card.GetCacheControl() != "public, max-age=300" {
 			t.Fatalf("card = %s (%s, %s)\nwant %s", card.GetCardJson(), card.GetContentType(), card.GetCacheControl(), want)
 		}
 		for _, id := range []string{"nope", "../acme", ""} {

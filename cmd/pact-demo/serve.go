@@ -130,7 +130,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 	defer jwks.Close()
 
 	// pactd, in this process, on the embedded store, on one free port: the
-	// frontend and the README's grpcurl walk both use the main port, so the
+	// frontend and the docs' grpcurl walk both use the main port, so the
 	// native gRPC port stays off (its default 127.0.0.1:7071 would clash
 	// with a pactd already running here).
 	// Credentials: PACT_ADMIN_TOKEN and PACT_FRONTEND_TOKEN when set (to
@@ -227,14 +227,14 @@ func demoDir(dir *string) error {
 	return os.MkdirAll(*dir, 0o700)
 }
 
-// printExports prints the shell line that the README's admin, grpcurl and
-// buf curl lines start from: pactd's host:port (grpcurl takes no URL), its
-// URL as PACT_ADDR (the address the pactd admin commands call, and the one
-// the README's blocks derive theirs from), the PA's issuer and the demo's
-// credentials. Without PACT_ADDR those lines would call the default
+// printExports prints the shell line that the admin, grpcurl and buf curl
+// lines of docs/getting-started.md and docs/delegation.md start from:
+// pactd's host:port (grpcurl takes no URL), its URL as PACT_ADDR (the
+// address the pactd admin commands call, and the one the docs' blocks
+// derive theirs from), the PA's issuer and the demo's credentials. Without PACT_ADDR those lines would call the default
 // 127.0.0.1:7070 with the demo's credentials.
 func printExports(w io.Writer, pactdAddr, issuer, adminToken, feToken string) {
-	fmt.Fprintf(w, "To call this pactd with the pactd admin commands, grpcurl or buf curl (README: \"Call it\"), paste:\n\n"+
+	fmt.Fprintf(w, "To call this pactd with the pactd admin commands, grpcurl or buf curl (docs/getting-started.md, \"Call it\"), paste:\n\n"+
 		"  export P=%s PACT_ADDR=http://%s ISS=%s PACT_ADMIN_TOKEN=%s PACT_FRONTEND_TOKEN=%s\n\n", pactdAddr, pactdAddr, issuer, adminToken, feToken)
 }
 

@@ -34,7 +34,7 @@
 // scripts (see scripts/bench-verify.sh).
 //
 // Staging mode, -mix kind=weight,...: the tool an SRE points at a
-// deployment (README, "Load-testing staging"). It speaks TLS to an https
+// deployment (docs/performance.md, "Load-testing staging"). It speaks TLS to an https
 // -addr (-ca-file, -cert/-key), serves its PA's JWKS over https
 // (-jwks-listen) or writes it for hosting (-write-jwks), registers the PA
 // (-register auto) or prints the admin call (-register print), sets up
@@ -181,7 +181,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 
 	// Staging mode.
 	fs.StringVar(&o.mixSpec, "mix", "", "staging mode: request kinds and their weights, e.g. new=60,repeat=30,delegated=10; kinds: new, repeat, floor,\n"+
-		"delegated, introspect, refresh, device (tokens minted while running; runs up to 24h; see the README, \"Load-testing staging\")")
+		"delegated, introspect, refresh, device (tokens minted while running; runs up to 24h; see docs/performance.md, \"Load-testing staging\")")
 	fs.StringVar(&o.rampSpec, "ramp", "", "-mix open loop: FROM:TO:DURATION, a linear ramp of requests/s, then TO to the end (e.g. 100:1000:60s)")
 	fs.StringVar(&o.stepsSpec, "steps", "", "-mix open loop: RATE,RATE,...:DURATION, each rate held for DURATION, the last to the end (e.g. 100,200,400:30s)")
 	fs.DurationVar(&o.interval, "interval", time.Second, "-mix: reporting interval of the per-interval histograms, in [100ms, 1h]")

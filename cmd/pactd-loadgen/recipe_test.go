@@ -14,23 +14,23 @@ import (
 	"pactd.dev/pactd/internal/freeport"
 )
 
-// TestREADMEStagingRecipe runs the README's "Load-testing staging" recipe as
-// written — build, lab certificates, pactd with TLS and without PACT_DEV,
-// the -mix run — with free ports, a temporary lab directory and a short
-// run, then checks the JSON summary it leaves and opens its HTML report in
+// TestStagingRecipe runs the "Load-testing staging" recipe of
+// docs/performance.md as written — build, lab certificates, pactd with TLS
+// and without PACT_DEV, the -mix run — with free ports, a temporary lab
+// directory and a short run, then checks the JSON summary it leaves and opens its HTML report in
 // headless Chromium.
-func TestREADMEStagingRecipe(t *testing.T) {
+func TestStagingRecipe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds pactd")
 	}
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/performance.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "<!-- staging-recipe:begin -->\n```bash\n")
+	_, rest, ok := strings.Cut(string(page), "<!-- staging-recipe:begin -->\n```bash\n")
 	script, _, ok2 := strings.Cut(rest, "```\n<!-- staging-recipe:end -->")
 	if !ok || !ok2 {
-		t.Fatal("README.md has no staging-recipe block")
+		t.Fatal("docs/performance.md has no staging-recipe block")
 	}
 	lab := t.TempDir()
 	// pactd refuses PACT_* variables it does not know: start from none.

@@ -30,6 +30,7 @@ func Run(t *testing.T, newStore Factory) {
 	runAuthorizationDetails(t, newStore)
 	runFeed(t, newStore)
 	runAudit(t, newStore)
+	runWebhooks(t, newStore)
 	runBrandAgents(t, newStore)
 	runRegistration(t, newStore)
 	runHDTP(t, newStore)

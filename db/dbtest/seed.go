@@ -37,6 +37,9 @@ func SeedEveryTable(t *testing.T, s db.Store) {
 	must("CreateCredential", err)
 	must("AddSigningKey", s.AddSigningKey(ctx, signingKey(1, at), at.Add(time.Hour)))
 
+	_, err = s.CreateWebhookDestination(ctx, webhookDest("wh_seed", at))
+	must("CreateWebhookDestination", err) // the grant events below queue its deliveries
+
 	mustDelegDevice(t, s, delegDevice("da_seed", "acme", "agt_1", "https://pa.example"))
 	g := delegGrant("a2agrant_seed", "acme", "agt_1", "https://pa.example", "user-7", now)
 	created := db.WithAudit(ctx, db.AuditEvent{Kind: db.AuditGrantCreated, Actor: db.ActorFrontend, Scopes: g.Scopes})

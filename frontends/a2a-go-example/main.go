@@ -3,7 +3,7 @@
 // pacta2a serves every PACT route and hands the turns pactd lets through to
 // the SDK, whose executor runs the demo Brand (orders, step-up, receipts,
 // the resource-bound cancel). Every PACT-specific line ends in a "// PACT"
-// comment; main_test.go counts them, and the README gives the figure.
+// comment; main_test.go counts them, and docs/frontend-servers.md gives the figure.
 //
 //	PACT_FRONTEND_TOKEN=… go run ./frontends/a2a-go-example -pactd http://127.0.0.1:7070 -demo
 //

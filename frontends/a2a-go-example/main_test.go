@@ -57,8 +57,8 @@ func pactLines(t *testing.T, src []byte) (marked []int, unmarked []string) {
 
 // TestPACTLinesAreFewAndCounted: the example's PACT wiring stays within 40
 // lines, every line that uses PACT is marked (so the count cannot be made
-// small by leaving marks off). internal/archtest checks that the README
-// shows these lines and gives their number.
+// small by leaving marks off). internal/archtest checks that
+// docs/frontend-servers.md shows these lines and gives their number.
 func TestPACTLinesAreFewAndCounted(t *testing.T) {
 	src, err := os.ReadFile("main.go")
 	if err != nil {

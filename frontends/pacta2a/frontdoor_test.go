@@ -300,8 +300,8 @@ func TestTurnRunsTheAgent(t *testing.T) {
 	}
 
 	for name, a := range map[string]*scriptedAgent{
-		"error": {err: errors.New("agent down"), seen: agent.seen},
-		"panic": {panics: true, seen: agent.seen},
+		"error":        {err: errors.New("agent down"), seen: agent.seen},
+		"panic":        {panics: true, seen: agent.seen},
 		"bad metadata": {reply: pacta2a.Reply{Text: "x", Metadata: map[string]any{"f": func() {}}}, seen: agent.seen},
 	} {
 		door := &fakeDoor{answer: aTurn(false)}

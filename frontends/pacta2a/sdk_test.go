@@ -256,4 +256,3 @@ func TestReadersOfOtherUsers(t *testing.T) {
 		}
 	}
 }
-

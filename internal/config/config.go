@@ -117,6 +117,9 @@ type Config struct {
 	// (POST /api/platforms): "off" (default), "pending" (created disabled
 	// until an operator enables it) or "enabled" (accepted at once).
 	SelfRegistration string
+	// Webhook are the bounds of audit event delivery to webhook
+	// destinations (core/webhook).
+	Webhook WebhookConfig
 	// SysmonBatch is whether pactd, on Linux with GOMAXPROCS=1, moves the
 	// Go runtime's sysmon thread to SCHED_BATCH so that its polling does
 	// not preempt request work (internal/sysmonprio); PACT_SYSMON_BATCH=off
@@ -150,6 +153,25 @@ const (
 )
 
 // parseRetention reads a Go duration or a whole number of days ("90d").
+// WebhookConfig bounds the delivery of audit events to webhook
+// destinations.
+type WebhookConfig struct {
+	// PollInterval is how often each replica looks for due deliveries.
+	PollInterval time.Duration
+	// Timeout bounds one delivery attempt.
+	Timeout time.Duration
+	// RetryBase is the wait after a first failed attempt, doubled after
+	// each further failure up to RetryMax (with jitter).
+	RetryBase, RetryMax time.Duration
+	// MaxAttempts and MaxAge bound a delivery: past either, a failed
+	// attempt leaves it dead until an operator retries it.
+	MaxAttempts int
+	MaxAge      time.Duration
+	// AllowHosts are hosts (names or IP literals) whose destination URLs
+	// may be loopback, private or internal: a SIEM inside the network.
+	AllowHosts []string
+}
+
 func parseRetention(v string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(v, "d"); ok {
 		n, err := strconv.Atoi(days)
@@ -236,6 +258,38 @@ func options() []option {
 			return nil
 		}
 	}
+	// hosts reads a comma-separated list of host names or IP literals.
+	hosts := func(p func(*Config) *[]string) func(*Config, string) error {
+		return func(c *Config, v string) error {
+			list := p(c)
+			*list = nil
+			for _, h := range strings.Split(v, ",") {
+				h = strings.TrimSpace(h)
+				if h == "" {
+					continue
+				}
+				if len(h) > 253 || strings.ContainsAny(h, "/:@?#[] ") && !isIPv6Literal(h) {
+					return fmt.Errorf("must be host names or IP literals separated by commas (no scheme, port or path), not %q", h)
+				}
+				if len(*list) == 64 {
+					return fmt.Errorf("must name at most 64 hosts")
+				}
+				*list = append(*list, strings.ToLower(h))
+			}
+			return nil
+		}
+	}
+	// duration reads a duration from lo to hi.
+	duration := func(p func(*Config) *time.Duration, lo, hi time.Duration, example string) func(*Config, string) error {
+		return func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < lo || d > hi {
+				return fmt.Errorf("must be a duration between %s and %s, e.g. %s", lo, hi, example)
+			}
+			*p(c) = d
+			return nil
+		}
+	}
 	opts := []option{
 		{"listen", "PACT_LISTEN", "127.0.0.1:7070", "host:port to serve Connect, gRPC and gRPC-Web on", str(func(c *Config) *string { return &c.Listen })},
 		{"metrics-listen", "PACT_METRICS_LISTEN", "", "separate host:port for /metrics (default: the main port)", str(func(c *Config) *string { return &c.MetricsListen })},
@@ -277,23 +331,7 @@ func options() []option {
 			c.Dev = b
 			return nil
 		}},
-		{"jwks-allow-hosts", "PACT_JWKS_ALLOW_HOSTS", "", "comma-separated host names or IP literals whose https issuers and JWKS URIs may be loopback, private or internal (PAs inside your network; https still required)", func(c *Config, v string) error {
-			c.JWKSAllowHosts = nil
-			for _, h := range strings.Split(v, ",") {
-				h = strings.TrimSpace(h)
-				if h == "" {
-					continue
-				}
-				if len(h) > 253 || strings.ContainsAny(h, "/:@?#[] ") && !isIPv6Literal(h) {
-					return fmt.Errorf("must be host names or IP literals separated by commas (no scheme, port or path), not %q", h)
-				}
-				if len(c.JWKSAllowHosts) == 64 {
-					return fmt.Errorf("must name at most 64 hosts")
-				}
-				c.JWKSAllowHosts = append(c.JWKSAllowHosts, strings.ToLower(h))
-			}
-			return nil
-		}},
+		{"jwks-allow-hosts", "PACT_JWKS_ALLOW_HOSTS", "", "comma-separated host names or IP literals whose https issuers and JWKS URIs may be loopback, private or internal (PAs inside your network; https still required)", hosts(func(c *Config) *[]string { return &c.JWKSAllowHosts })},
 		{"jwks-ca-file", "PACT_JWKS_CA_FILE", "", "PEM file of CA certificates trusted for JWKS fetches besides the system's", str(func(c *Config) *string { return &c.JWKSCAFile })},
 		{"tls-cert", "PACT_TLS_CERT", "", "PEM certificate file; with --tls-key serves TLS", str(func(c *Config) *string { return &c.TLSCert })},
 		{"tls-key", "PACT_TLS_KEY", "", "PEM private key file", str(func(c *Config) *string { return &c.TLSKey })},
@@ -379,6 +417,20 @@ func options() []option {
 			c.AuditRetention = d
 			return nil
 		}},
+		{"webhook-poll-interval", "PACT_WEBHOOK_POLL_INTERVAL", "1s", "how often each replica looks for audit event deliveries that are due", duration(func(c *Config) *time.Duration { return &c.Webhook.PollInterval }, 10*time.Millisecond, time.Minute, "1s")},
+		{"webhook-timeout", "PACT_WEBHOOK_TIMEOUT", "10s", "how long one webhook delivery attempt may take", duration(func(c *Config) *time.Duration { return &c.Webhook.Timeout }, 100*time.Millisecond, time.Minute, "10s")},
+		{"webhook-retry-base", "PACT_WEBHOOK_RETRY_BASE", "5s", "the wait after a first failed webhook delivery, doubled after each further failure (with jitter)", duration(func(c *Config) *time.Duration { return &c.Webhook.RetryBase }, 10*time.Millisecond, time.Hour, "5s")},
+		{"webhook-retry-max", "PACT_WEBHOOK_RETRY_MAX", "1h", "the longest wait between two webhook delivery attempts", duration(func(c *Config) *time.Duration { return &c.Webhook.RetryMax }, 10*time.Millisecond, 24*time.Hour, "1h")},
+		{"webhook-max-attempts", "PACT_WEBHOOK_MAX_ATTEMPTS", "100", "attempts after which a failing webhook delivery is dead (until an operator retries it)", func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > 10000 {
+				return fmt.Errorf("must be a whole number of attempts from 1 to 10000")
+			}
+			c.Webhook.MaxAttempts = n
+			return nil
+		}},
+		{"webhook-max-age", "PACT_WEBHOOK_MAX_AGE", "72h", "age (since its event) after which a failing webhook delivery is dead (until an operator retries it)", duration(func(c *Config) *time.Duration { return &c.Webhook.MaxAge }, time.Second, 30*24*time.Hour, "72h")},
+		{"webhook-allow-hosts", "PACT_WEBHOOK_ALLOW_HOSTS", "", "comma-separated host names or IP literals whose webhook destination URLs may be loopback, private or internal (a SIEM inside your network; https still required)", hosts(func(c *Config) *[]string { return &c.Webhook.AllowHosts })},
 		{"self-registration", "PACT_SELF_REGISTRATION", "off", "self-service PA registration through a frontend's POST /api/platforms: off, pending (an operator enables each PA) or enabled (accepted at once)", func(c *Config, v string) error {
 			switch v {
 			case "off", "pending", "enabled":

@@ -62,6 +62,8 @@ func TestLoadDefaults(t *testing.T) {
 		AuditRetention:     90 * 24 * time.Hour,
 		SelfRegistration:   "off",
 		SysmonBatch:        true,
+		Webhook: config.WebhookConfig{PollInterval: time.Second, Timeout: 10 * time.Second, RetryBase: 5 * time.Second,
+			RetryMax: time.Hour, MaxAttempts: 100, MaxAge: 72 * time.Hour},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -120,6 +122,14 @@ func TestLoad(t *testing.T) {
 			env:  []string{"PACT_AUDIT_RETENTION=0"},
 			check: func(t *testing.T, c config.Config) {
 				eq(t, "AuditRetention", c.AuditRetention.String(), "0s")
+			},
+		},
+		{
+			name: "ok/webhook-bounds",
+			env: []string{"PACT_WEBHOOK_POLL_INTERVAL=50ms", "PACT_WEBHOOK_TIMEOUT=2s", "PACT_WEBHOOK_RETRY_BASE=20ms", "PACT_WEBHOOK_RETRY_MAX=1s",
+				"PACT_WEBHOOK_MAX_ATTEMPTS=7", "PACT_WEBHOOK_MAX_AGE=2h", "PACT_WEBHOOK_ALLOW_HOSTS=SIEM.internal,10.0.0.9"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "Webhook", fmt.Sprint(c.Webhook), "{50ms 2s 20ms 1s 7 2h0m0s [siem.internal 10.0.0.9]}")
 			},
 		},
 		{
@@ -510,6 +520,13 @@ func TestLoadRefuses(t *testing.T) {
 		{"fail/outage-grace-negative", nil, []string{"PACT_OUTAGE_GRACE=-1s"}, []string{"PACT_OUTAGE_GRACE"}},
 		{"fail/outage-grace-too-long", nil, []string{"PACT_OUTAGE_GRACE=25h"}, []string{"PACT_OUTAGE_GRACE"}},
 		{"fail/outage-grace-no-unit", nil, []string{"PACT_OUTAGE_GRACE=300"}, []string{"PACT_OUTAGE_GRACE"}},
+		{"fail/webhook-poll-interval-zero", nil, []string{"PACT_WEBHOOK_POLL_INTERVAL=0s"}, []string{"PACT_WEBHOOK_POLL_INTERVAL", "between 10ms and 1m0s"}},
+		{"fail/webhook-timeout-too-long", nil, []string{"PACT_WEBHOOK_TIMEOUT=2m"}, []string{"PACT_WEBHOOK_TIMEOUT"}},
+		{"fail/webhook-retry-base-word", nil, []string{"PACT_WEBHOOK_RETRY_BASE=soon"}, []string{"PACT_WEBHOOK_RETRY_BASE"}},
+		{"fail/webhook-retry-max-too-long", nil, []string{"PACT_WEBHOOK_RETRY_MAX=25h"}, []string{"PACT_WEBHOOK_RETRY_MAX"}},
+		{"fail/webhook-max-attempts-zero", nil, []string{"PACT_WEBHOOK_MAX_ATTEMPTS=0"}, []string{"PACT_WEBHOOK_MAX_ATTEMPTS", "from 1 to 10000"}},
+		{"fail/webhook-max-age-too-long", nil, []string{"PACT_WEBHOOK_MAX_AGE=721h"}, []string{"PACT_WEBHOOK_MAX_AGE"}},
+		{"fail/webhook-allow-hosts-url", nil, []string{"PACT_WEBHOOK_ALLOW_HOSTS=https://siem.example"}, []string{"PACT_WEBHOOK_ALLOW_HOSTS", "no scheme, port or path"}},
 		{"fail/audit-retention-too-short", nil, []string{"PACT_AUDIT_RETENTION=30m"}, []string{"PACT_AUDIT_RETENTION"}},
 		{"fail/audit-retention-too-long", nil, []string{"PACT_AUDIT_RETENTION=3651d"}, []string{"PACT_AUDIT_RETENTION"}},
 		{"fail/audit-retention-negative", nil, []string{"PACT_AUDIT_RETENTION=-1h"}, []string{"PACT_AUDIT_RETENTION"}},

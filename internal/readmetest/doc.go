@@ -1,6 +1,13 @@
-// Package readmetest runs the README's shell blocks in order, as written,
-// on a fresh copy of the checkout (TestReadmeInOrder). It has no code of
-// its own: only the test.
+// Package readmetest runs the marked shell blocks of README.md and of the
+// docs pages in one pass, as written, on a fresh copy of the checkout
+// (TestReadmeInOrder), and checks the docs tree (TestDocsTree). It has no
+// code of its own: only the tests.
+//
+// The walk runs README.md's blocks, then docs/README.md's (the index), then
+// each docs page's in the order the index first links it, sharing what
+// servers printed (captures) and the servers themselves: a page may stop or
+// use a server an earlier page started. Progress lines and failures name
+// the block as FILE:LINE. The index must link every page of docs/.
 //
 // A block runs when the HTML comment right before its fence says how:
 //
@@ -18,17 +25,17 @@
 //	                  demo may run on this machine meanwhile)
 //	capture="VAR=RE"  serve: once ready, VAR is RE's first group in its output
 //	set=VAR,VAR       the block's own VAR=… assignments get the test's value
-//	                  of VAR: what a reader types instead of the README's "…"
+//	                  of VAR: what a reader types instead of the page's "…"
 //	                  (a captured value, a fresh PostgreSQL database for
 //	                  PACT_DATABASE_URL, fresh tokens otherwise)
-//	env=VAR,VAR       VAR is exported before the block, as the README tells
+//	env=VAR,VAR       VAR is exported before the block, as the page tells
 //	                  the reader to ("ISS is the printed PA issuer")
 //	paste=VAR         the captured VAR, a shell line a server printed for
 //	                  the reader to paste, runs first ("paste the export …
 //	                  line the demo prints")
 //	expect="TEXT"     the output holds TEXT (several: in this order)
 //	engines=E,E       run once per container engine: podman (the installed
-//	                  one; the image it builds, the README's tag, is removed
+//	                  one; the image it builds, the page's tag, is removed
 //	                  afterwards) and docker (a stand-in that parses docker
 //	                  build's flags as docker does, since no docker is
 //	                  installed)

@@ -28,13 +28,17 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-// block is one marked README block (or a stop marker).
+// block is one marked block of README.md or a docs page (or a stop marker).
 type block struct {
-	line       int    // the marker's line in README.md
+	file       string // the page, relative to the checkout's root
+	line       int    // the marker's line in file
 	kind, name string // run, serve or stop; a server's name
 	opts       map[string][]string
 	code       string
 }
+
+// at is where the block's marker is, as FILE:LINE.
+func (b block) at() string { return fmt.Sprintf("%s:%d", b.file, b.line) }
 
 func (b block) opt(k string) string {
 	if v := b.opts[k]; len(v) > 0 {
@@ -52,34 +56,48 @@ func (b block) list(k string) []string {
 
 var markerRE = regexp.MustCompile(`(?m)^<!-- readme-test: (.*?) -->\n`)
 
-// parseReadme finds the marked blocks in order.
-func parseReadme(readme string) ([]block, error) {
+// fenceLineRE is a line that opens or closes a fenced code block.
+var fenceLineRE = regexp.MustCompile("(?m)^```.*$")
+
+// inFence reports whether offset i of text lies inside a fenced code block
+// (a page showing what a marker looks like is not marking a block).
+func inFence(text string, i int) bool {
+	return len(fenceLineRE.FindAllStringIndex(text[:i], -1))%2 == 1
+}
+
+// parseBlocks finds the marked blocks of one page (file names it in
+// errors and progress lines), in order; a marker inside a fenced code block
+// is an example, not a marker.
+func parseBlocks(file, readme string) ([]block, error) {
 	var blocks []block
 	for _, m := range markerRE.FindAllStringSubmatchIndex(readme, -1) {
-		b := block{line: strings.Count(readme[:m[0]], "\n") + 1, opts: map[string][]string{}}
+		if inFence(readme, m[0]) {
+			continue
+		}
+		b := block{file: file, line: strings.Count(readme[:m[0]], "\n") + 1, opts: map[string][]string{}}
 		words, err := splitOptions(readme[m[2]:m[3]])
 		if err != nil {
-			return nil, fmt.Errorf("README.md:%d: %w", b.line, err)
+			return nil, fmt.Errorf("%s: %w", b.at(), err)
 		}
 		if len(words) == 0 {
-			return nil, fmt.Errorf("README.md:%d: an empty readme-test marker", b.line)
+			return nil, fmt.Errorf("%s: an empty readme-test marker", b.at())
 		}
 		b.kind, words = words[0], words[1:]
 		if b.kind == "serve" || b.kind == "stop" {
 			if len(words) == 0 || strings.Contains(words[0], "=") {
-				return nil, fmt.Errorf("README.md:%d: %s needs a name", b.line, b.kind)
+				return nil, fmt.Errorf("%s: %s needs a name", b.at(), b.kind)
 			}
 			b.name, words = words[0], words[1:]
 		}
 		for _, w := range words {
 			k, v, ok := strings.Cut(w, "=")
 			if !ok {
-				return nil, fmt.Errorf("README.md:%d: option %q is not KEY=VALUE", b.line, w)
+				return nil, fmt.Errorf("%s: option %q is not KEY=VALUE", b.at(), w)
 			}
 			switch k {
 			case "ready", "ports", "capture", "set", "env", "paste", "expect", "engines":
 			default:
-				return nil, fmt.Errorf("README.md:%d: unknown option %q", b.line, k)
+				return nil, fmt.Errorf("%s: unknown option %q", b.at(), k)
 			}
 			b.opts[k] = append(b.opts[k], v)
 		}
@@ -88,14 +106,14 @@ func parseReadme(readme string) ([]block, error) {
 		case "run", "serve":
 			fence := regexp.MustCompile("(?s)\\A(?:<!--.*?-->\n)*```(?:sh|bash)\n(.*?)\n```\n").FindStringSubmatch(readme[m[1]:])
 			if fence == nil {
-				return nil, fmt.Errorf("README.md:%d: no ```sh block right after the marker", b.line)
+				return nil, fmt.Errorf("%s: no ```sh block right after the marker", b.at())
 			}
 			b.code = fence[1]
 			if b.kind == "serve" && b.opt("ready") == "" {
-				return nil, fmt.Errorf("README.md:%d: serve %s has no ready=", b.line, b.name)
+				return nil, fmt.Errorf("%s: serve %s has no ready=", b.at(), b.name)
 			}
 		default:
-			return nil, fmt.Errorf("README.md:%d: unknown kind %q (run, serve, stop)", b.line, b.kind)
+			return nil, fmt.Errorf("%s: unknown kind %q (run, serve, stop)", b.at(), b.kind)
 		}
 		blocks = append(blocks, b)
 	}
@@ -140,11 +158,11 @@ func TestParseReadmeMarkers(t *testing.T) {
 	good := "<!-- readme-test: serve s ready=\"a b\" capture=\"X=y (\\S+)\" -->\n```sh\nrun it\n```\n" +
 		"<!-- readme-test: stop s -->\n" +
 		"<!-- readme-test: run expect=\"say \\\"hi\\\"\" expect=two -->\n```sh\necho hi\n```\n"
-	bs, err := parseReadme(good)
+	bs, err := parseBlocks("README.md", good+"```\n<!-- readme-test: an example inside a fence -->\n```\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(bs) != 3 || bs[0].kind != "serve" || bs[0].name != "s" || bs[0].opt("ready") != "a b" || bs[0].opt("capture") != `X=y (\S+)` ||
+	if len(bs) != 3 || bs[0].at() != "README.md:1" || bs[2].at() != "README.md:6" || bs[0].kind != "serve" || bs[0].name != "s" || bs[0].opt("ready") != "a b" || bs[0].opt("capture") != `X=y (\S+)` ||
 		bs[0].code != "run it" || bs[1].kind != "stop" || bs[2].code != "echo hi" || fmt.Sprint(bs[2].opts["expect"]) != `[say "hi" two]` {
 		t.Fatalf("parsed %+v", bs)
 	}
@@ -162,9 +180,9 @@ func TestParseReadmeMarkers(t *testing.T) {
 		"<!-- readme-test: -->\n```sh\nx\n```\n",                    // empty
 		"<!-- readme-test: serve s ports=1 -->\n```sh\nx\n```\n",    // no ready=
 	} {
-		bs, err := parseReadme(bad)
+		bs, err := parseBlocks("README.md", bad)
 		if err == nil && len(bs) > 0 {
-			t.Errorf("parseReadme accepted %q: %+v", bad, bs)
+			t.Errorf("parseBlocks accepted %q: %+v", bad, bs)
 		}
 	}
 }
@@ -193,13 +211,15 @@ func TestUserSteps(t *testing.T) {
 	}
 }
 
-// TestReadmeInOrder runs every marked README block in order, as written,
-// on a fresh copy of the checkout: the servers the README starts (pactd,
-// the demo, pactd on PostgreSQL) in the background, the commands in
-// between, the User's browser steps where a block waits for them, and the
-// container build with podman and with docker's flags. It needs bash, go,
-// git, PostgreSQL (db/dbtest) and podman, and the README's fixed ports
-// (7070, 7071, 3000) free: without them it skips, except under CI=true.
+// TestReadmeInOrder runs every marked block of README.md and then of the
+// docs pages, in the order the docs index (docs/README.md) links them, in
+// one pass as written, on a fresh copy of the checkout: the servers the
+// pages start (pactd, the demo, a frontend, pactd on PostgreSQL) in the
+// background, the commands in between (sharing what the servers printed),
+// the User's browser steps where a block waits for them, and the container
+// build with podman and with docker's flags. It needs bash, go, git,
+// PostgreSQL (db/dbtest) and podman, and the README's fixed ports (7070,
+// 7071, 3000) free: without them it skips, except under CI=true.
 func TestReadmeInOrder(t *testing.T) {
 	ci := os.Getenv("CI") == "true"
 	need := func(why string) {
@@ -218,26 +238,34 @@ func TestReadmeInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(root, "README.md"))
+	pages, err := walkOrder(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, err := parseReadme(string(raw))
-	if err != nil {
-		t.Fatal(err)
+	var blocks []block
+	for _, page := range pages {
+		raw, err := os.ReadFile(filepath.Join(root, page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs, err := parseBlocks(page, string(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, bs...)
 	}
 	kinds := map[string]int{}
 	for _, b := range blocks {
 		kinds[b.kind]++
 	}
 	if kinds["serve"] < 3 || kinds["run"] < 6 {
-		t.Fatalf("the README marks %v blocks; the walk needs pactd, the demo and pactd on PostgreSQL served, and the blocks between", kinds)
+		t.Fatalf("README.md and the docs pages (%s) mark %v blocks; the walk needs pactd, the demo and pactd on PostgreSQL served, and the blocks between", strings.Join(pages, ", "), kinds)
 	}
 
 	h := &harness{t: t, root: root, ci: ci, vals: map[string]string{}, servers: map[string]*server{}}
 	h.scratch = h.copyCheckout()
 	h.vals["PACT_FRONTEND_TOKEN"] = "pact_fe_readme_" + rand.Text()
-	h.logf("a fresh copy of the checkout in %s; %d blocks", h.scratch, len(blocks))
+	h.logf("a fresh copy of the checkout in %s; %d blocks in %s", h.scratch, len(blocks), strings.Join(pages, ", "))
 	defer h.stopAll()
 	for i, b := range blocks {
 		t0 := time.Now()
@@ -246,7 +274,7 @@ func TestReadmeInOrder(t *testing.T) {
 			first, _, _ := strings.Cut(b.code, "\n")
 			what = "run: " + first
 		}
-		h.logf("[%d/%d] README.md:%d %s ...", i+1, len(blocks), b.line, what)
+		h.logf("[%d/%d] %s %s ...", i+1, len(blocks), b.at(), what)
 		switch b.kind {
 		case "run":
 			if engines := b.list("engines"); len(engines) > 0 {
@@ -259,12 +287,12 @@ func TestReadmeInOrder(t *testing.T) {
 		case "serve":
 			h.serve(b)
 		case "stop":
-			h.stop(b.name, b.line)
+			h.stop(b.name, b.at())
 		}
 		if t.Failed() {
 			return
 		}
-		h.logf("[%d/%d] README.md:%d %s: ok (%.1fs)", i+1, len(blocks), b.line, what, time.Since(t0).Seconds())
+		h.logf("[%d/%d] %s %s: ok (%.1fs)", i+1, len(blocks), b.at(), what, time.Since(t0).Seconds())
 	}
 	h.stopAll()
 }
@@ -373,7 +401,7 @@ func (h *harness) value(b block, name string) string {
 	case "PACT_ADMIN_TOKEN":
 		h.vals[name] = "pact_adm_readme_" + rand.Text()
 	default:
-		h.t.Fatalf("README.md:%d: the test has no value for %s", b.line, name)
+		h.t.Fatalf("%s: the test has no value for %s", b.at(), name)
 	}
 	return h.vals[name]
 }
@@ -385,7 +413,7 @@ func (h *harness) script(b block) string {
 	for _, name := range b.list("set") {
 		re := regexp.MustCompile(`(^|[\s;])` + regexp.QuoteMeta(name) + `=('[^']*'|"[^"]*"|[^\s;]*)`)
 		if !re.MatchString(code) {
-			h.t.Fatalf("README.md:%d: set=%s, but the block assigns no %s", b.line, name, name)
+			h.t.Fatalf("%s: set=%s, but the block assigns no %s", b.at(), name, name)
 		}
 		v := shellQuote(h.value(b, name))
 		code = re.ReplaceAllStringFunc(code, func(m string) string {
@@ -401,7 +429,7 @@ func (h *harness) script(b block) string {
 	for _, name := range b.list("paste") {
 		v, ok := h.vals[name]
 		if !ok {
-			h.t.Fatalf("README.md:%d: paste=%s, but no server printed it", b.line, name)
+			h.t.Fatalf("%s: paste=%s, but no server printed it", b.at(), name)
 		}
 		pre.WriteString(v + "\n") // a line a server printed for pasting, verbatim
 	}
@@ -438,10 +466,10 @@ func (h *harness) run(b block, extraEnv []string) string {
 	cancel()
 	uerr := <-user
 	if err != nil {
-		t.Fatalf("README.md:%d: the block failed: %v\n--- block\n%s\n--- output\n%s", b.line, err, b.code, out.String())
+		t.Fatalf("%s: the block failed: %v\n--- block\n%s\n--- output\n%s", b.at(), err, b.code, out.String())
 	}
 	if uerr != nil {
-		t.Fatalf("README.md:%d: playing the User: %v\n--- output\n%s", b.line, uerr, out.String())
+		t.Fatalf("%s: playing the User: %v\n--- output\n%s", b.at(), uerr, out.String())
 	}
 	h.expect(b, out.String())
 	return out.String()
@@ -454,7 +482,7 @@ func (h *harness) expect(b block, got string) {
 	for _, w := range b.opts["expect"] {
 		i := strings.Index(rest, w)
 		if i < 0 {
-			h.t.Fatalf("README.md:%d: the output lacks %q (in order) in:\n%s\n--- whole output\n%s", b.line, w, rest, got)
+			h.t.Fatalf("%s: the output lacks %q (in order) in:\n%s\n--- whole output\n%s", b.at(), w, rest, got)
 		}
 		rest = rest[i+len(w):]
 	}
@@ -536,7 +564,7 @@ func (h *harness) user(ctx context.Context, b block, out *lockedBuffer) <-chan e
 					return
 				}
 				if s := steps[seen]; s.interactive {
-					h.logf("README.md:%d: playing the User's browser: sign in as %s, uncheck %q, check the code %s matches, Allow", b.line, s.user, s.uncheck, grants[seen][2])
+					h.logf("%s: playing the User's browser: sign in as %s, uncheck %q, check the code %s matches, Allow", b.at(), s.user, s.uncheck, grants[seen][2])
 					if err := playBrowser(ctx, grants[seen][1], grants[seen][2], s); err != nil {
 						res <- err
 						return
@@ -709,14 +737,14 @@ func form(at *url.URL, page string) (string, url.Values, error) {
 func (h *harness) runEngine(b block, engine string) {
 	t := h.t
 	t.Helper()
-	h.logf("README.md:%d: with %s", b.line, engine)
+	h.logf("%s: with %s", b.at(), engine)
 	switch engine {
 	case "podman":
 		if _, err := exec.LookPath("podman"); err != nil {
 			if h.ci {
-				t.Fatalf("README.md:%d: podman is not installed (scripts/test.sh installs it under CI=true)", b.line)
+				t.Fatalf("%s: podman is not installed (scripts/test.sh installs it under CI=true)", b.at())
 			}
-			h.logf("README.md:%d: SKIP the podman build: podman is not installed", b.line)
+			h.logf("%s: SKIP the podman build: podman is not installed", b.at())
 			return
 		}
 		h.run(b, nil)
@@ -740,13 +768,13 @@ func (h *harness) runEngine(b block, engine string) {
 		h.run(b, []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "CONTAINER_ENGINE=docker", "RECORD=" + record})
 		args, err := os.ReadFile(record)
 		if err != nil {
-			t.Fatalf("README.md:%d: the docker stand-in was not called: %v", b.line, err)
+			t.Fatalf("%s: the docker stand-in was not called: %v", b.at(), err)
 		}
 		if strings.Contains(string(args), "--pull") {
-			t.Errorf("README.md:%d: docker build got a --pull flag:\n%s", b.line, args)
+			t.Errorf("%s: docker build got a --pull flag:\n%s", b.at(), args)
 		}
 	default:
-		t.Fatalf("README.md:%d: unknown engine %q", b.line, engine)
+		t.Fatalf("%s: unknown engine %q", b.at(), engine)
 	}
 }
 
@@ -764,7 +792,7 @@ func (h *harness) serve(b block) {
 	t := h.t
 	t.Helper()
 	if _, dup := h.servers[b.name]; dup {
-		t.Fatalf("README.md:%d: a server %q is already running", b.line, b.name)
+		t.Fatalf("%s: a server %q is already running", b.at(), b.name)
 	}
 	for _, p := range b.list("ports") {
 		h.waitFree(b, p)
@@ -772,7 +800,7 @@ func (h *harness) serve(b block) {
 	s := &server{b: b, out: &lockedBuffer{}, done: make(chan error, 1)}
 	s.cmd = h.command(context.WithoutCancel(t.Context()), b, s.out, nil)
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("README.md:%d: %v", b.line, err)
+		t.Fatalf("%s: %v", b.at(), err)
 	}
 	go func() { s.done <- s.cmd.Wait() }()
 	h.servers[b.name] = s
@@ -783,9 +811,9 @@ func (h *harness) serve(b block) {
 		select {
 		case err := <-s.done:
 			delete(h.servers, b.name)
-			t.Fatalf("README.md:%d: %s exited before it was ready (%v):\n%s", b.line, b.name, err, s.out.String())
+			t.Fatalf("%s: %s exited before it was ready (%v):\n%s", b.at(), b.name, err, s.out.String())
 		case <-deadline:
-			t.Fatalf("README.md:%d: %s not ready (%q) in 6 minutes:\n%s", b.line, b.name, b.opt("ready"), s.out.String())
+			t.Fatalf("%s: %s not ready (%q) in 6 minutes:\n%s", b.at(), b.name, b.opt("ready"), s.out.String())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -793,7 +821,7 @@ func (h *harness) serve(b block) {
 		name, re, _ := strings.Cut(c, "=")
 		m := regexp.MustCompile(re).FindStringSubmatch(s.out.String())
 		if len(m) < 2 {
-			t.Fatalf("README.md:%d: %s printed nothing matching %q for %s:\n%s", b.line, b.name, re, name, s.out.String())
+			t.Fatalf("%s: %s printed nothing matching %q for %s:\n%s", b.at(), b.name, re, name, s.out.String())
 		}
 		h.vals[name] = m[1]
 	}
@@ -811,9 +839,9 @@ func (h *harness) waitFree(b block, port string) {
 		}
 		if time.Now().After(deadline) {
 			if h.ci {
-				h.t.Fatalf("README.md:%d: port %s stayed busy for a minute (%v): the README's %s needs it", b.line, port, err, b.name)
+				h.t.Fatalf("%s: port %s stayed busy for a minute (%v): the README's %s needs it", b.at(), port, err, b.name)
 			}
-			h.t.Skipf("README.md:%d: port %s is busy (%v): stop the pactd or demo using it to run the README's blocks", b.line, port, err)
+			h.t.Skipf("%s: port %s is busy (%v): stop the pactd or demo using it to run the README's blocks", b.at(), port, err)
 		}
 		time.Sleep(time.Second)
 	}
@@ -821,12 +849,12 @@ func (h *harness) waitFree(b block, port string) {
 
 // stop sends a server Ctrl-C (SIGINT to its process group) and requires a
 // clean exit within 30 seconds.
-func (h *harness) stop(name string, line int) {
+func (h *harness) stop(name, at string) {
 	t := h.t
 	t.Helper()
 	s, ok := h.servers[name]
 	if !ok {
-		t.Fatalf("README.md:%d: stop %s: no such server running", line, name)
+		t.Fatalf("%s: stop %s: no such server running", at, name)
 	}
 	delete(h.servers, name)
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGINT)
@@ -836,15 +864,15 @@ func (h *harness) stop(name string, line int) {
 		// exited 0 (it reports the signal it got); anything else is a failure.
 		var ee *exec.ExitError
 		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1 && endsInGoRun(s.b.code)) || strings.Contains(s.out.String(), "panic:") {
-			t.Errorf("README.md:%d: %s did not exit cleanly on Ctrl-C: %v\n%s", s.b.line, name, err, s.out.String())
+			t.Errorf("%s: %s did not exit cleanly on Ctrl-C: %v\n%s", s.b.at(), name, err, s.out.String())
 		}
 		if left := h.leftBehind(); s.b.name == "demo" && len(left) > 0 {
-			t.Errorf("README.md:%d: the demo left %v behind after Ctrl-C", s.b.line, left)
+			t.Errorf("%s: the demo left %v behind after Ctrl-C", s.b.at(), left)
 		}
 	case <-time.After(30 * time.Second):
 		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		<-s.done
-		t.Errorf("README.md:%d: %s did not stop within 30 s of Ctrl-C:\n%s", s.b.line, name, s.out.String())
+		t.Errorf("%s: %s did not stop within 30 s of Ctrl-C:\n%s", s.b.at(), name, s.out.String())
 	}
 }
 
@@ -868,7 +896,7 @@ func endsInGoRun(code string) bool {
 func (h *harness) stopAll() {
 	for i := len(h.order) - 1; i >= 0; i-- {
 		if _, ok := h.servers[h.order[i]]; ok {
-			h.stop(h.order[i], h.servers[h.order[i]].b.line)
+			h.stop(h.order[i], h.servers[h.order[i]].b.at())
 		}
 	}
 }

@@ -53,6 +53,10 @@ type Deps struct {
 	// OnChange, when set, is called after a Brand is created or updated, so
 	// caches (the verifier's) drop what they hold for it.
 	OnChange func(brandID string)
+	// CardSigner signs every Agent Card GetAgentCard returns (A2A 1.0
+	// §8.4) with the Provider's key ring. Nil serves unsigned cards, which
+	// only tests of other parts do.
+	CardSigner CardSigner
 }
 
 // Service implements pactv1connect.BrandServiceHandler.
@@ -193,7 +197,11 @@ func (s *Service) UpdateBrand(ctx context.Context, req *pactv1.UpdateBrandReques
 	return &pactv1.UpdateBrandResponse{Brand: s.toProto(b)}, nil
 }
 
-// GetAgentCard builds the Brand's Agent Card.
+// GetAgentCard builds the Brand's Agent Card, signed (SignCard) with the
+// Provider's active key; the signature verifies against the JWKS at
+// {interfaceUrl}/oauth/jwks.json. When no key may sign (the store has been
+// unreachable longer than the key ring's freshness bound) the answer is
+// Unavailable rather than an unsigned card.
 func (s *Service) GetAgentCard(ctx context.Context, req *pactv1.GetAgentCardRequest) (*pactv1.GetAgentCardResponse, error) {
 	b, err := s.load(ctx, req.GetBrandId())
 	if err != nil {
@@ -202,6 +210,11 @@ func (s *Service) GetAgentCard(ctx context.Context, req *pactv1.GetAgentCardRequ
 	card, err := BuildCard(b, pacturl.Interface(s.d.PublicURL, b.ID))
 	if err != nil {
 		return nil, s.fault(ctx, "build agent card", err)
+	}
+	if s.d.CardSigner != nil {
+		if card, err = SignCard(ctx, s.d.CardSigner, card, pacturl.OAuthIssuer(s.d.PublicURL, b.ID)+"/jwks.json"); err != nil {
+			return nil, s.fault(ctx, "sign agent card", err)
+		}
 	}
 	resp := &pactv1.GetAgentCardResponse{CardJson: string(card), ContentType: CardContentType, CacheControl: CardCacheControl,
 		InterfaceUrl: pacturl.Interface(s.d.PublicURL, b.ID), DisplayName: b.DisplayName}

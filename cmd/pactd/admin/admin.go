@@ -23,7 +23,7 @@ import (
 
 // Groups are the top-level pactd subcommands this package serves, in the
 // order help lists them.
-var Groups = []string{"agent", "brand", "credential", "grant", "audit", "key", "hdtp", "health"}
+var Groups = []string{"agent", "brand", "credential", "grant", "audit", "webhook", "key", "hdtp", "health"}
 
 // IsGroup reports whether name is one of Groups.
 func IsGroup(name string) bool { return slices.Contains(Groups, name) }
@@ -92,6 +92,7 @@ func commands() []*command {
 	all = append(all, credentialCommands()...)
 	all = append(all, grantCommands()...)
 	all = append(all, auditCommands()...)
+	all = append(all, webhookCommands()...)
 	all = append(all, keyCommands()...)
 	all = append(all, hdtpCommands()...)
 	all = append(all, hdtpWalletCommands()...)
@@ -117,6 +118,7 @@ var groupSummary = map[string]string{
 	"credential": "caller credentials (CredentialService)",
 	"grant":      "a Brand user's delegation grants (DelegationService)",
 	"audit":      "the audit trail: signed receipts and grant events (AuditService)",
+	"webhook":    "destinations the audit trail is pushed to, and their delivery state (WebhookService)",
 	"key":        "the Provider's signing keys (TokenService)",
 	"hdtp":       "HDTP / PACT 2 identities, their keys, chains and cards, and the trust helpers (hdtp.v1)",
 	"health":     "grpc.health.v1 Check (no credential)",

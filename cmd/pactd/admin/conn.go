@@ -275,6 +275,10 @@ func (s *session) audit() pactv1connect.AuditServiceClient {
 	return pactv1connect.NewAuditServiceClient(s.client, s.base, s.opts...)
 }
 
+func (s *session) webhooks() pactv1connect.WebhookServiceClient {
+	return pactv1connect.NewWebhookServiceClient(s.client, s.base, s.opts...)
+}
+
 func (s *session) tokens() pactv1connect.TokenServiceClient {
 	return pactv1connect.NewTokenServiceClient(s.client, s.base, s.opts...)
 }

@@ -214,3 +214,31 @@ type UserCodeFailure struct {
 	WindowStart int64
 	Failures    int64
 }
+
+type WebhookDelivery struct {
+	ID            int64
+	DestinationID string
+	EventID       int64
+	State         string
+	Attempts      int64
+	SinceMs       int64
+	NextAttemptMs int64
+	LeaseOwner    string
+	LeaseUntilMs  int64
+	LastAttemptMs int64
+	LastStatus    int64
+	LastError     string
+	DoneMs        int64
+}
+
+type WebhookDestination struct {
+	ID           string
+	Url          string
+	Description  string
+	Kinds        string
+	BrandIds     string
+	Enabled      bool
+	SealedSecret []byte
+	CreateTime   int64
+	UpdateTime   int64
+}

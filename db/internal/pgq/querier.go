@@ -16,6 +16,10 @@ type Querier interface {
 	ApproveDeviceAuthorization(ctx context.Context, arg ApproveDeviceAuthorizationParams) (DeviceAuthorization, error)
 	BindContextUser(ctx context.Context, arg BindContextUserParams) (Context, error)
 	ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, error)
+	// Leases up to batch due pending rows of enabled destinations to owner. SKIP LOCKED lets replicas
+	// claim at the same moment without waiting on each other's rows; the lease
+	// condition keeps a row claimed by a live replica out of every other claim.
+	ClaimWebhookDeliveries(ctx context.Context, arg ClaimWebhookDeliveriesParams) ([]WebhookDelivery, error)
 	CloseContext(ctx context.Context, arg CloseContextParams) (int64, error)
 	CompleteTurn(ctx context.Context, arg CompleteTurnParams) (int64, error)
 	// Pending agents registered themselves disabled (PACT_SELF_REGISTRATION=
@@ -44,6 +48,8 @@ type Querier interface {
 	CreateHDTPLeaf(ctx context.Context, arg CreateHDTPLeafParams) error
 	CreateRefreshToken(ctx context.Context, arg CreateRefreshTokenParams) error
 	CreateSigningKey(ctx context.Context, arg CreateSigningKeyParams) error
+	// Webhook destinations and the delivery outbox (migration 0030).
+	CreateWebhookDestination(ctx context.Context, arg CreateWebhookDestinationParams) (WebhookDestination, error)
 	DeleteAgent(ctx context.Context, id string) (int64, error)
 	// Prunes changes written before before_ms (unix ms), always keeping the
 	// newest row: pollers check their position against it.
@@ -59,10 +65,14 @@ type Querier interface {
 	DeleteHDTPIdentity(ctx context.Context, id string) (int64, error)
 	DeleteHDTPPendingLeaf(ctx context.Context, identityID string) error
 	DeleteOldUserCodeFailures(ctx context.Context, before int64) (int64, error)
+	DeleteWebhookDestination(ctx context.Context, id string) (int64, error)
 	DenyDeviceAuthorization(ctx context.Context, arg DenyDeviceAuthorizationParams) (DeviceAuthorization, error)
 	// Newest first; an empty filter matches every grant; before_id '' starts at
 	// the newest.
 	FindGrants(ctx context.Context, arg FindGrantsParams) ([]FindGrantsRow, error)
+	// Records an attempt of a row owner still holds: the new state, the next
+	// attempt and the outcome; the lease ends.
+	FinishWebhookDelivery(ctx context.Context, arg FinishWebhookDeliveryParams) (int64, error)
 	GetAgentByID(ctx context.Context, id string) (Agent, error)
 	GetAgentByIssuer(ctx context.Context, issuer string) (Agent, error)
 	GetAgentRegistrationByAgent(ctx context.Context, agentID string) (AgentRegistration, error)
@@ -72,6 +82,8 @@ type Querier interface {
 	GetContext(ctx context.Context, id string) (Context, error)
 	GetCredential(ctx context.Context, id string) (Credential, error)
 	GetCredentialByHash(ctx context.Context, tokenHash []byte) (Credential, error)
+	// The audit events of claimed rows.
+	GetDeliveryEvents(ctx context.Context, ids []int64) ([]AuditEvent, error)
 	GetDeviceAuthorizationByDeviceCode(ctx context.Context, arg GetDeviceAuthorizationByDeviceCodeParams) (DeviceAuthorization, error)
 	GetDeviceAuthorizationByUserCode(ctx context.Context, arg GetDeviceAuthorizationByUserCodeParams) (DeviceAuthorization, error)
 	GetGrant(ctx context.Context, id string) (Grant, error)
@@ -86,6 +98,7 @@ type Querier interface {
 	GetLiveGrantDetails(ctx context.Context, arg GetLiveGrantDetailsParams) (string, error)
 	GetRefreshToken(ctx context.Context, tokenHash []byte) (RefreshToken, error)
 	GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error)
+	GetWebhookDestination(ctx context.Context, id string) (WebhookDestination, error)
 	InsertAgentRegistration(ctx context.Context, arg InsertAgentRegistrationParams) error
 	// The audit trail (migration 0012).
 	InsertAuditEvent(ctx context.Context, arg InsertAuditEventParams) (int64, error)
@@ -93,6 +106,8 @@ type Querier interface {
 	// overview's counts (migration 0035).
 	InsertConsoleSession(ctx context.Context, arg InsertConsoleSessionParams) error
 	InsertRegistrationJTI(ctx context.Context, arg InsertRegistrationJTIParams) (int64, error)
+	// The destination's most recent failed attempt.
+	LastWebhookFailure(ctx context.Context, destinationID string) (LastWebhookFailureRow, error)
 	ListAgents(ctx context.Context, arg ListAgentsParams) ([]Agent, error)
 	// Oldest first, after after_id; an empty filter value (0 for the times)
 	// matches every row. end_time is exclusive.
@@ -115,6 +130,10 @@ type Querier interface {
 	ListPublishedSigningKeys(ctx context.Context, now int64) ([]SigningKey, error)
 	// The replicas seen at or after since, by id.
 	ListReplicas(ctx context.Context, arg ListReplicasParams) ([]Replica, error)
+	// A destination's rows (every destination's for '') in one state (every
+	// state for ''), newest first, before before_id (0: from the newest).
+	ListWebhookDeliveries(ctx context.Context, arg ListWebhookDeliveriesParams) ([]WebhookDelivery, error)
+	ListWebhookDestinations(ctx context.Context, arg ListWebhookDestinationsParams) ([]WebhookDestination, error)
 	LockBrand(ctx context.Context, id string) (string, error)
 	LockHDTPIdentity(ctx context.Context, id string) (string, error)
 	// An on-time poll of a pending authorization: records the poll time.
@@ -127,17 +146,25 @@ type Querier interface {
 	PruneConsoleSessions(ctx context.Context, arg PruneConsoleSessionsParams) (int64, error)
 	PruneRegistrationJTIs(ctx context.Context, before int64) (int64, error)
 	PruneReplicas(ctx context.Context, before int64) (int64, error)
+	// Deletes up to batch rows delivered before delivered_before_ms or dead
+	// before dead_before_ms.
+	PurgeWebhookDeliveries(ctx context.Context, arg PurgeWebhookDeliveriesParams) (int64, error)
 	// Drops the record of one used assertion if it has expired, so the jti can
 	// be recorded again (an expired record guards nothing: an assertion is
 	// refused after its expire_time anyway). Runs in the transaction of
 	// UseBrandAssertion, just before it.
 	ReleaseExpiredBrandAssertion(ctx context.Context, arg ReleaseExpiredBrandAssertionParams) (int64, error)
+	// Ends owner's leases on rows it did not attempt (at shutdown).
+	ReleaseWebhookDeliveries(ctx context.Context, arg ReleaseWebhookDeliveriesParams) (int64, error)
 	RemoveBrandAgent(ctx context.Context, arg RemoveBrandAgentParams) (int64, error)
 	// Gives back a reservation: the lookup found its code, or was refused.
 	RemoveUserCodeFailure(ctx context.Context, arg RemoveUserCodeFailureParams) error
 	ReserveReplyID(ctx context.Context, arg ReserveReplyIDParams) (string, error)
 	RetireHDTPLeafKeys(ctx context.Context, now int64) (int64, error)
 	RetireSigningKeysBefore(ctx context.Context, arg RetireSigningKeysBeforeParams) (int64, error)
+	// Makes a destination's dead rows (all, or the one with delivery_id) pending
+	// again, due now, with a fresh attempt count and age bound.
+	RetryDeadWebhookDeliveries(ctx context.Context, arg RetryDeadWebhookDeliveriesParams) (int64, error)
 	// Revokes a live credential; no row when it is unknown or already revoked.
 	RevokeCredential(ctx context.Context, arg RevokeCredentialParams) (Credential, error)
 	// Revokes the live credentials with the label except the one with keep_hash
@@ -159,6 +186,7 @@ type Querier interface {
 	UpdateAgent(ctx context.Context, arg UpdateAgentParams) (Agent, error)
 	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (Brand, error)
 	UpdateHDTPIdentity(ctx context.Context, arg UpdateHDTPIdentityParams) (HDTPIdentity, error)
+	UpdateWebhookDestination(ctx context.Context, arg UpdateWebhookDestinationParams) (WebhookDestination, error)
 	UpsertReplica(ctx context.Context, arg UpsertReplicaParams) error
 	// Records the single use of a Brand login assertion (insert-if-absent).
 	// When (brand_id, jti) is recorded already no row is affected: the
@@ -167,6 +195,11 @@ type Querier interface {
 	// Marks an unused, unexpired refresh token used, only when its grant is
 	// live and belongs to this Brand and client (so nobody else can burn it).
 	UseRefreshToken(ctx context.Context, arg UseRefreshTokenParams) (RefreshToken, error)
+	// Per destination: rows in each state, the oldest pending row's age bound
+	// start, and the last attempt that failed.
+	WebhookDeliveryStats(ctx context.Context, destinationID string) ([]WebhookDeliveryStatsRow, error)
+	// Rows pending and dead, and the oldest age bound start of each state.
+	WebhookOutboxGauges(ctx context.Context) ([]WebhookOutboxGaugesRow, error)
 }
 
 var _ Querier = (*Queries)(nil)

@@ -999,7 +999,13 @@ func (x *GetAgentCardRequest) GetBrandId() string {
 // GetAgentCardResponse carries the card and the headers to serve it with.
 type GetAgentCardResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The Agent Card JSON, to be sent byte for byte.
+	// The Agent Card JSON, to be sent byte for byte. It is signed (A2A 1.0
+	// §8.4): its last member, "signatures", holds one JWS {protected,
+	// signature} whose detached payload is the RFC 8785 canonical form of the
+	// card without "signatures", signed ES256 by the Provider's active key;
+	// the protected header names the kid, typ "JOSE" and, as jku, the JWKS at
+	// {interface_url}/oauth/jwks.json. Every replica answers the same bytes for
+	// the same Brand and key.
 	CardJson string `protobuf:"bytes,1,opt,name=card_json,json=cardJson,proto3" json:"card_json,omitempty"`
 	// Content-Type to send: "application/a2a+json".
 	ContentType string `protobuf:"bytes,2,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`

@@ -24,7 +24,7 @@ func TestNewUserCode(t *testing.T) {
 			seen[n[i]] = true
 		}
 	}
-	// The alphabet the README documents: RFC 8628 §6.1's 20 consonants.
+	// The alphabet docs/delegation.md documents: RFC 8628 §6.1's 20 consonants.
 	const documented = "BCDFGHJKLMNPQRSTVWXZ"
 	want := map[byte]bool{}
 	for i := range len(documented) {

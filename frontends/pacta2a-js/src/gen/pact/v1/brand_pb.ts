@@ -512,7 +512,13 @@ export const GetAgentCardRequestSchema: GenMessage<GetAgentCardRequest> = /*@__P
  */
 export type GetAgentCardResponse = Message<"pact.v1.GetAgentCardResponse"> & {
   /**
-   * The Agent Card JSON, to be sent byte for byte.
+   * The Agent Card JSON, to be sent byte for byte. It is signed (A2A 1.0
+   * §8.4): its last member, "signatures", holds one JWS {protected,
+   * signature} whose detached payload is the RFC 8785 canonical form of the
+   * card without "signatures", signed ES256 by the Provider's active key;
+   * the protected header names the kid, typ "JOSE" and, as jku, the JWKS at
+   * {interface_url}/oauth/jwks.json. Every replica answers the same bytes for
+   * the same Brand and key.
    *
    * @generated from field: string card_json = 1;
    */

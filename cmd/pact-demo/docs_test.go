@@ -34,17 +34,18 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// readmeBlock returns the code block of README.md that follows the marker
-// (and any other HTML comments: internal/readmetest's markers).
-func readmeBlock(t *testing.T, marker string) string {
+// docBlock returns the code block of a docs page (a path from the
+// checkout's root) that follows the marker (and any other HTML comments:
+// internal/readmetest's markers).
+func docBlock(t *testing.T, page, marker string) string {
 	t.Helper()
-	raw, err := os.ReadFile("../../README.md")
+	raw, err := os.ReadFile(filepath.Join("..", "..", page))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, after, ok := strings.Cut(string(raw), marker)
 	if !ok {
-		t.Fatalf("README.md lacks %q", marker)
+		t.Fatalf("%s lacks %q", page, marker)
 	}
 	m := regexp.MustCompile("(?s)\\A\\s*(?:<!--[^\n]*-->\n)*```sh\n(.*?)\n```").FindStringSubmatch(after) // other markers may come between
 	if m == nil {
@@ -53,23 +54,24 @@ func readmeBlock(t *testing.T, marker string) string {
 	return m[1]
 }
 
-// TestReadmeGrantWalk pastes the README's grpcurl grant walk, unedited, into
-// bash after the export line the demo prints, from the checkout's root, as
-// a new user would (default directory, no -dir); then, after the same line,
-// the address line of the README's "Call it" block and a pactd admin
-// command, which must reach the demo's pactd. It needs bash and the go
+// TestDocsGrantWalk pastes the grpcurl grant walk of docs/delegation.md,
+// unedited, into bash after the export line the demo prints, from the
+// checkout's root, as a new user would (default directory, no -dir); then,
+// after the same line, the address line of the "Call it" block of
+// docs/getting-started.md and a pactd admin command, which must reach the
+// demo's pactd. It needs bash and the go
 // command (the walk runs go tool grpcurl, go run ./cmd/pact-demo and go run
 // ./cmd/pactd).
-func TestReadmeGrantWalk(t *testing.T) {
+func TestDocsGrantWalk(t *testing.T) {
 	for _, tool := range []string{"bash", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") == "true" {
 				t.Fatalf("%s is not on PATH", tool)
 			}
-			t.Skipf("%s is not on PATH: the README walk needs it", tool)
+			t.Skipf("%s is not on PATH: the grant walk needs it", tool)
 		}
 	}
-	block := readmeBlock(t, "TestReadmeGrantWalk runs the next code block -->")
+	block := docBlock(t, "docs/delegation.md", "TestDocsGrantWalk runs the next code block -->")
 	// The demo's fresh directory and its pointer file live in a private TMPDIR,
 	// which the walk's go run inherits, so a demo the user runs is untouched.
 	t.Setenv("TMPDIR", t.TempDir())
@@ -110,7 +112,7 @@ func TestReadmeGrantWalk(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	sh.Stdout, sh.Stderr = &stdout, &stderr
 	if err := sh.Run(); err != nil {
-		t.Fatalf("the README walk failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		t.Fatalf("the grant walk failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	got := stdout.String()
 	// What RFC 8628, RFC 7662 and RFC 9700 (§4.14.2) say must happen, in order:
@@ -140,16 +142,16 @@ func TestReadmeGrantWalk(t *testing.T) {
 		t.Errorf("output after the final introspection: %q", rest)
 	}
 
-	// The same line makes the admin commands and the README's "Call it"
-	// lines reach this pactd with its credential: PACT_ADDR, from which the
-	// block derives its grpcurl address.
-	raw, err := os.ReadFile("../../README.md")
+	// The same line makes the admin commands and the "Call it" lines of
+	// docs/getting-started.md reach this pactd with its credential:
+	// PACT_ADDR, from which the block derives its grpcurl address.
+	raw, err := os.ReadFile("../../docs/getting-started.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?m)^(P=\$\{PACT_ADDR.*?)(?:\s{2,}#.*)?$`).FindStringSubmatch(string(raw)) // the command, without its comment
 	if m == nil {
-		t.Fatal("README.md has no P=${PACT_ADDR…} line in its \"Call it\" block")
+		t.Fatal("docs/getting-started.md has no P=${PACT_ADDR…} line in its \"Call it\" block")
 	}
 	pLine := m[1]
 	sh = exec.CommandContext(wctx, "bash", "-c", "set -eu\n"+exports+"\n"+pLine+"\necho \"P=$P\"\ngo run ./cmd/pactd agent list -o json")
@@ -161,7 +163,7 @@ func TestReadmeGrantWalk(t *testing.T) {
 		t.Fatalf("pactd agent list after the export line: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	if want := "P=" + addr + "\n"; !strings.HasPrefix(stdout.String(), want) {
-		t.Errorf("the README's P line after the export line: %q, want %q", stdout.String(), want)
+		t.Errorf("the P line of docs/getting-started.md after the export line: %q, want %q", stdout.String(), want)
 	}
 	if want := `"displayName": "Demo Personal Agent"`; !strings.Contains(stdout.String(), want) {
 		t.Errorf("pactd agent list after the export line lacks the demo's PA %q:\n%s", want, stdout.String())

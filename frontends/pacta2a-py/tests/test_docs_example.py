@@ -1,5 +1,6 @@
-"""The README's FrontDoor example, run as it stands against the fake pactd
-and against a live one, and its line count as the README states it."""
+"""The FrontDoor example of docs/frontend-servers.md, run as it stands
+against the fake pactd and against a live one, and its line count as the
+page states it."""
 
 from __future__ import annotations
 
@@ -20,20 +21,20 @@ from test_frontdoor import turn_pb
 
 from pacta2a._pb import frontdoor_pb2
 
-MARKER = "<!-- asgi-example: frontends/pacta2a-py/tests/test_readme.py runs the next code block -->"
+PAGE = REPO / "docs" / "frontend-servers.md"
+MARKER = "<!-- asgi-example: frontends/pacta2a-py/tests/test_docs_example.py runs the next code block -->"
 
 
 def example() -> str:
-    readme = (REPO / "README.md").read_text()
-    after = readme.split(MARKER, 1)[1]
+    page = PAGE.read_text()
+    after = page.split(MARKER, 1)[1]
     m = re.match(r"\s*```python\n(.*?)```", after, re.S)
     assert m is not None, "no python block after the marker"
     return m.group(1)
 
 
-def test_readme_states_the_line_count() -> None:
-    readme = (REPO / "README.md").read_text()
-    stated = re.search(r"complete \((\d+) lines;", readme)
+def test_page_states_the_line_count() -> None:
+    stated = re.search(r"complete \((\d+) lines;", PAGE.read_text())
     assert stated is not None and int(stated.group(1)) == len(example().splitlines())
 
 
@@ -52,7 +53,7 @@ def load_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, toke
         sys.modules.pop("readme_app", None)
 
 
-def test_readme_example_answers_a_turn(fake: FakePactd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_example_answers_a_turn(fake: FakePactd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake.serve = lambda req, ctx: frontdoor_pb2.ServeResponse(turn=turn_pb(text="hi"))
     for module in load_example(tmp_path, monkeypatch, fake.url, fake.token):
 
@@ -66,7 +67,7 @@ def test_readme_example_answers_a_turn(fake: FakePactd, tmp_path: Path, monkeypa
     assert json.loads(fin.sdk_answer.body)["message"]["parts"] == [{"text": "Hello user-1, you said: hi"}]
 
 
-def test_readme_example_serves(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_example_serves(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for module in load_example(tmp_path, monkeypatch, world.pactd.url, FRONTEND_TOKEN):
         port = free_port()
         stop = serve_in_thread(module.app, port)

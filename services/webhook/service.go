@@ -1,0 +1,452 @@
+// Package webhook implements pact.v1.WebhookService: the operator's HTTPS
+// destinations for the audit trail (created with a signing secret shown
+// once, filtered by event kind and Brand) and their delivery state, read by
+// the CLI (pactd webhook) and the console alike. Delivery itself is
+// core/webhook's.
+package webhook
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	corewebhook "pactd.dev/pactd/core/webhook"
+	"pactd.dev/pactd/db"
+	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/ids"
+	"pactd.dev/pactd/internal/paging"
+	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/internal/stdwebhook"
+	"pactd.dev/pactd/internal/urlrule"
+)
+
+// Bounds of a destination's fields.
+const (
+	MaxDescription = 200
+	// MaxWebhooks bounds the destinations of one Provider: each event is
+	// queued once per matching destination, in the transaction that
+	// records it.
+	MaxWebhooks = 100
+	maxIDLen    = 64
+)
+
+var (
+	webhookIDPattern = regexp.MustCompile(`^wh_[0-9A-Z]{26}$`)
+	brandIDPattern   = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+)
+
+// Store is the storage the service needs (db.Store satisfies it).
+type Store interface {
+	CreateWebhookDestination(ctx context.Context, d db.WebhookDestination) (db.WebhookDestination, error)
+	GetWebhookDestination(ctx context.Context, id string) (db.WebhookDestination, error)
+	ListWebhookDestinations(ctx context.Context, afterID string, limit int) ([]db.WebhookDestination, error)
+	UpdateWebhookDestination(ctx context.Context, d db.WebhookDestination) (db.WebhookDestination, error)
+	DeleteWebhookDestination(ctx context.Context, id string) error
+	WebhookStats(ctx context.Context, destinationID string) ([]db.WebhookStats, error)
+	ListWebhookDeliveries(ctx context.Context, f db.WebhookDeliveryFilter, beforeID int64, limit int) ([]db.WebhookDelivery, error)
+	AuditEventsByID(ctx context.Context, ids []int64) (map[int64]db.AuditEvent, error)
+	RetryDeadWebhookDeliveries(ctx context.Context, destinationID string, deliveryID int64, now time.Time) (int64, error)
+}
+
+// Sealer seals signing secrets (provkeys.SecretBox).
+type Sealer interface {
+	Seal(purpose, id string, plaintext []byte) []byte
+}
+
+// Deps are the service's collaborators.
+type Deps struct {
+	Store   Store
+	Secrets Sealer
+	// URLs is the rule destination URLs follow: Dev allows http to
+	// loopback (PACT_DEV), AllowHosts private hosts
+	// (PACT_WEBHOOK_ALLOW_HOSTS).
+	URLs urlrule.Policy
+	// Now is the clock; time.Now when nil.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Service implements pactv1connect.WebhookServiceHandler.
+type Service struct {
+	pactv1connect.UnimplementedWebhookServiceHandler
+	d Deps
+}
+
+// New returns the service.
+func New(d Deps) *Service {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{d: d}
+}
+
+// kinds are the stored kinds by API kind: db.AuditKinds lists them in the
+// API's order, from 1.
+func kindToDB(k pactv1.AuditEventKind) (db.AuditKind, bool) {
+	if k <= 0 || int(k) > len(db.AuditKinds) {
+		return "", false
+	}
+	return db.AuditKinds[k-1], true
+}
+
+func kindToProto(k db.AuditKind) pactv1.AuditEventKind {
+	if i := slices.Index(db.AuditKinds, k); i >= 0 {
+		return pactv1.AuditEventKind(i + 1)
+	}
+	return pactv1.AuditEventKind_AUDIT_EVENT_KIND_UNSPECIFIED
+}
+
+// CreateWebhook validates and stores a destination with a new secret.
+func (s *Service) CreateWebhook(ctx context.Context, req *pactv1.CreateWebhookRequest) (*pactv1.CreateWebhookResponse, error) {
+	var v rpcerr.Violations
+	url := s.checkURL(&v, "url", req.GetUrl())
+	checkDescription(&v, "description", req.GetDescription())
+	kinds := checkKinds(&v, "event_kinds", req.GetEventKinds())
+	brands := checkBrands(&v, "brand_ids", req.GetBrandIds())
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if list, err := s.d.Store.ListWebhookDestinations(ctx, "", MaxWebhooks); err != nil {
+		return nil, s.fault(ctx, "count webhooks", err)
+	} else if len(list) >= MaxWebhooks {
+		return nil, rpcerr.New(connect.CodeFailedPrecondition, pactv1.ErrorReason_ERROR_REASON_FAILED_PRECONDITION,
+			"at most "+strconv.Itoa(MaxWebhooks)+" webhooks; delete one first")
+	}
+	now := s.d.Now()
+	id := ids.New("wh_", now)
+	secret := stdwebhook.NewSecret()
+	d, err := s.d.Store.CreateWebhookDestination(ctx, db.WebhookDestination{
+		ID: id, URL: url, Description: req.GetDescription(), Kinds: kinds, BrandIDs: brands, Enabled: !req.GetDisabled(),
+		SealedSecret: s.d.Secrets.Seal(corewebhook.SecretPurpose, id, []byte(secret)), CreateTime: now, UpdateTime: now,
+	})
+	if err != nil {
+		return nil, s.fault(ctx, "create webhook", err)
+	}
+	s.d.Logger.InfoContext(ctx, "webhook created", slog.String("webhook_id", id), slog.Bool("enabled", d.Enabled))
+	return &pactv1.CreateWebhookResponse{Webhook: toProto(d, db.WebhookStats{}), Secret: secret}, nil
+}
+
+// GetWebhook returns a destination with its delivery state.
+func (s *Service) GetWebhook(ctx context.Context, req *pactv1.GetWebhookRequest) (*pactv1.GetWebhookResponse, error) {
+	d, err := s.load(ctx, req.GetWebhookId())
+	if err != nil {
+		return nil, err
+	}
+	stats, err := s.d.Store.WebhookStats(ctx, d.ID)
+	if err != nil {
+		return nil, s.fault(ctx, "webhook stats", err)
+	}
+	var st db.WebhookStats
+	if len(stats) == 1 {
+		st = stats[0]
+	}
+	return &pactv1.GetWebhookResponse{Webhook: toProto(d, st)}, nil
+}
+
+// ListWebhooks lists destinations by id, each with its delivery state.
+func (s *Service) ListWebhooks(ctx context.Context, req *pactv1.ListWebhooksRequest) (*pactv1.ListWebhooksResponse, error) {
+	p, err := paging.Parse(req.GetPage())
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.d.Store.ListWebhookDestinations(ctx, p.AfterID, p.Size)
+	if err != nil {
+		return nil, s.fault(ctx, "list webhooks", err)
+	}
+	stats, err := s.d.Store.WebhookStats(ctx, "")
+	if err != nil {
+		return nil, s.fault(ctx, "webhook stats", err)
+	}
+	byID := map[string]db.WebhookStats{}
+	for _, st := range stats {
+		byID[st.DestinationID] = st
+	}
+	out := &pactv1.ListWebhooksResponse{}
+	for _, d := range list {
+		out.Webhooks = append(out.Webhooks, toProto(d, byID[d.ID]))
+	}
+	if len(list) > 0 {
+		out.NextPageToken = paging.Next(len(list), p.Size, list[len(list)-1].ID)
+	}
+	return out, nil
+}
+
+// UpdateWebhook changes the fields update_mask names.
+func (s *Service) UpdateWebhook(ctx context.Context, req *pactv1.UpdateWebhookRequest) (*pactv1.UpdateWebhookResponse, error) {
+	w := req.GetWebhook()
+	d, err := s.load(ctx, w.GetWebhookId())
+	if err != nil {
+		return nil, err
+	}
+	var v rpcerr.Violations
+	paths := req.GetUpdateMask().GetPaths()
+	if len(paths) == 0 {
+		v.Add("update_mask", "name at least one of url, description, event_kinds, brand_ids, enabled")
+	}
+	for _, p := range paths {
+		switch p {
+		case "url":
+			d.URL = s.checkURL(&v, "webhook.url", w.GetUrl())
+		case "description":
+			checkDescription(&v, "webhook.description", w.GetDescription())
+			d.Description = w.GetDescription()
+		case "event_kinds":
+			d.Kinds = checkKinds(&v, "webhook.event_kinds", w.GetEventKinds())
+		case "brand_ids":
+			d.BrandIDs = checkBrands(&v, "webhook.brand_ids", w.GetBrandIds())
+		case "enabled":
+			d.Enabled = w.GetEnabled()
+		default:
+			v.Add("update_mask", "path %q cannot be updated (allowed: url, description, event_kinds, brand_ids, enabled)", p)
+		}
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	d.UpdateTime = s.d.Now()
+	if d, err = s.d.Store.UpdateWebhookDestination(ctx, d); err != nil {
+		return nil, s.storeErr(ctx, "update webhook", err)
+	}
+	return &pactv1.UpdateWebhookResponse{Webhook: toProto(d, db.WebhookStats{})}, nil
+}
+
+// DeleteWebhook deletes a destination and its deliveries.
+func (s *Service) DeleteWebhook(ctx context.Context, req *pactv1.DeleteWebhookRequest) (*pactv1.DeleteWebhookResponse, error) {
+	if err := checkID(req.GetWebhookId()); err != nil {
+		return nil, err
+	}
+	if err := s.d.Store.DeleteWebhookDestination(ctx, req.GetWebhookId()); err != nil {
+		return nil, s.storeErr(ctx, "delete webhook", err)
+	}
+	s.d.Logger.InfoContext(ctx, "webhook deleted", slog.String("webhook_id", req.GetWebhookId()))
+	return &pactv1.DeleteWebhookResponse{}, nil
+}
+
+// RotateWebhookSecret replaces the signing secret.
+func (s *Service) RotateWebhookSecret(ctx context.Context, req *pactv1.RotateWebhookSecretRequest) (*pactv1.RotateWebhookSecretResponse, error) {
+	d, err := s.load(ctx, req.GetWebhookId())
+	if err != nil {
+		return nil, err
+	}
+	secret := stdwebhook.NewSecret()
+	d.SealedSecret = s.d.Secrets.Seal(corewebhook.SecretPurpose, d.ID, []byte(secret))
+	d.UpdateTime = s.d.Now()
+	if _, err := s.d.Store.UpdateWebhookDestination(ctx, d); err != nil {
+		return nil, s.storeErr(ctx, "rotate webhook secret", err)
+	}
+	s.d.Logger.InfoContext(ctx, "webhook secret rotated", slog.String("webhook_id", d.ID))
+	return &pactv1.RotateWebhookSecretResponse{Secret: secret}, nil
+}
+
+// statuses maps the API's delivery statuses to the stored states.
+var statuses = map[pactv1.WebhookDeliveryStatus]db.DeliveryState{
+	pactv1.WebhookDeliveryStatus_WEBHOOK_DELIVERY_STATUS_PENDING:   db.DeliveryPending,
+	pactv1.WebhookDeliveryStatus_WEBHOOK_DELIVERY_STATUS_DELIVERED: db.DeliveryDelivered,
+	pactv1.WebhookDeliveryStatus_WEBHOOK_DELIVERY_STATUS_DEAD:      db.DeliveryDead,
+}
+
+// ListWebhookDeliveries lists deliveries newest first.
+func (s *Service) ListWebhookDeliveries(ctx context.Context, req *pactv1.ListWebhookDeliveriesRequest) (*pactv1.ListWebhookDeliveriesResponse, error) {
+	var v rpcerr.Violations
+	f := db.WebhookDeliveryFilter{DestinationID: req.GetWebhookId()}
+	if f.DestinationID != "" && !webhookIDPattern.MatchString(f.DestinationID) {
+		v.Add("webhook_id", "is not a webhook id")
+	}
+	if st := req.GetStatus(); st != pactv1.WebhookDeliveryStatus_WEBHOOK_DELIVERY_STATUS_UNSPECIFIED {
+		var ok bool
+		if f.State, ok = statuses[st]; !ok {
+			v.Add("status", "is not a delivery status")
+		}
+	}
+	p, perr := paging.Parse(req.GetPage())
+	var before int64
+	if perr == nil && p.AfterID != "" {
+		var err error
+		if before, err = strconv.ParseInt(p.AfterID, 10, 64); err != nil || before <= 0 {
+			v.Add("page.page_token", "is not a token this listing returned")
+		}
+	}
+	if perr != nil {
+		return nil, perr
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	list, err := s.d.Store.ListWebhookDeliveries(ctx, f, before, p.Size)
+	if err != nil {
+		return nil, s.fault(ctx, "list webhook deliveries", err)
+	}
+	eventIDs := make([]int64, len(list))
+	for i, d := range list {
+		eventIDs[i] = d.EventID
+	}
+	events, err := s.d.Store.AuditEventsByID(ctx, eventIDs)
+	if err != nil {
+		return nil, s.fault(ctx, "load delivered events", err)
+	}
+	out := &pactv1.ListWebhookDeliveriesResponse{}
+	for _, d := range list {
+		out.Deliveries = append(out.Deliveries, deliveryToProto(d, events[d.EventID]))
+	}
+	if len(list) > 0 {
+		out.NextPageToken = paging.Next(len(list), p.Size, strconv.FormatInt(list[len(list)-1].ID, 10))
+	}
+	return out, nil
+}
+
+// RetryWebhookDeliveries makes dead deliveries pending again.
+func (s *Service) RetryWebhookDeliveries(ctx context.Context, req *pactv1.RetryWebhookDeliveriesRequest) (*pactv1.RetryWebhookDeliveriesResponse, error) {
+	d, err := s.load(ctx, req.GetWebhookId())
+	if err != nil {
+		return nil, err
+	}
+	var one int64
+	if id := req.GetDeliveryId(); id != "" {
+		if one, err = strconv.ParseInt(id, 10, 64); err != nil || one <= 0 || strconv.FormatInt(one, 10) != id {
+			return nil, rpcerr.InvalidField("delivery_id", "is not a delivery id")
+		}
+	}
+	n, err := s.d.Store.RetryDeadWebhookDeliveries(ctx, d.ID, one, s.d.Now())
+	if err != nil {
+		return nil, s.fault(ctx, "retry webhook deliveries", err)
+	}
+	s.d.Logger.InfoContext(ctx, "webhook deliveries retried", slog.String("webhook_id", d.ID), slog.Int64("count", n))
+	return &pactv1.RetryWebhookDeliveriesResponse{Retried: n}, nil
+}
+
+func (s *Service) checkURL(v *rpcerr.Violations, field, raw string) string {
+	if _, err := s.d.URLs.Check(raw, true); err != nil {
+		v.Add(field, "%s", err.Error())
+	}
+	return raw
+}
+
+func checkDescription(v *rpcerr.Violations, field, s string) {
+	if !utf8.ValidString(s) || utf8.RuneCountInString(s) > MaxDescription {
+		v.Add(field, "must be valid UTF-8 of at most %d characters", MaxDescription)
+	}
+}
+
+func checkKinds(v *rpcerr.Violations, field string, ks []pactv1.AuditEventKind) []db.AuditKind {
+	if len(ks) > db.MaxWebhookFilterItems {
+		v.Add(field, "must list at most %d kinds", db.MaxWebhookFilterItems)
+		return nil
+	}
+	var out []db.AuditKind
+	for i, k := range ks {
+		dk, ok := kindToDB(k)
+		switch {
+		case !ok:
+			v.Add(field+"["+strconv.Itoa(i)+"]", "is not an audit event kind")
+		case slices.Contains(out, dk):
+			v.Add(field+"["+strconv.Itoa(i)+"]", "is listed twice")
+		default:
+			out = append(out, dk)
+		}
+	}
+	return out
+}
+
+func checkBrands(v *rpcerr.Violations, field string, bs []string) []string {
+	if len(bs) > db.MaxWebhookFilterItems {
+		v.Add(field, "must list at most %d Brands", db.MaxWebhookFilterItems)
+		return nil
+	}
+	var out []string
+	for i, b := range bs {
+		switch {
+		case !brandIDPattern.MatchString(b):
+			v.Add(field+"["+strconv.Itoa(i)+"]", "is not a Brand id")
+		case slices.Contains(out, b):
+			v.Add(field+"["+strconv.Itoa(i)+"]", "is listed twice")
+		default:
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func checkID(id string) error {
+	if id == "" {
+		return rpcerr.InvalidField("webhook_id", "is required")
+	}
+	if len(id) > maxIDLen || !webhookIDPattern.MatchString(id) {
+		return rpcerr.NotFound("webhook") // no destination can have such an id
+	}
+	return nil
+}
+
+func (s *Service) load(ctx context.Context, id string) (db.WebhookDestination, error) {
+	if err := checkID(id); err != nil {
+		return db.WebhookDestination{}, err
+	}
+	d, err := s.d.Store.GetWebhookDestination(ctx, id)
+	if err != nil {
+		return db.WebhookDestination{}, s.storeErr(ctx, "load webhook", err)
+	}
+	return d, nil
+}
+
+func (s *Service) storeErr(ctx context.Context, op string, err error) error {
+	if errors.Is(err, db.ErrNotFound) {
+		return rpcerr.NotFound("webhook")
+	}
+	return s.fault(ctx, op, err)
+}
+
+func (s *Service) fault(ctx context.Context, op string, err error) error {
+	return rpcerr.Fault(ctx, s.d.Logger, op, err)
+}
+
+func ts(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}
+
+func toProto(d db.WebhookDestination, st db.WebhookStats) *pactv1.Webhook {
+	w := &pactv1.Webhook{
+		WebhookId: d.ID, Url: d.URL, Description: d.Description, BrandIds: d.BrandIDs, Enabled: d.Enabled,
+		CreateTime: ts(d.CreateTime), UpdateTime: ts(d.UpdateTime),
+		DeliveryState: &pactv1.WebhookDeliveryState{
+			Pending: st.Pending, Dead: st.Dead, Delivered: st.Delivered, OldestPendingTime: ts(st.OldestPending),
+			LastAttemptTime: ts(st.LastAttempt), LastDeliveredTime: ts(st.LastDelivered), LastFailureTime: ts(st.LastFailure),
+			LastFailureStatus: int32(st.LastStatus), LastFailureError: st.LastError,
+		},
+	}
+	for _, k := range d.Kinds {
+		w.EventKinds = append(w.EventKinds, kindToProto(k))
+	}
+	return w
+}
+
+func deliveryToProto(d db.WebhookDelivery, e db.AuditEvent) *pactv1.WebhookDelivery {
+	out := &pactv1.WebhookDelivery{
+		DeliveryId: strconv.FormatInt(d.ID, 10), WebhookId: d.DestinationID, EventId: strconv.FormatInt(d.EventID, 10),
+		EventKind: kindToProto(e.Kind), BrandId: e.BrandID, MessageId: corewebhook.MessageID(d.DestinationID, d.EventID),
+		Attempts: int32(d.Attempts), LastAttemptTime: ts(d.LastAttempt), LastStatus: int32(d.LastStatus), LastError: d.LastError,
+		DoneTime: ts(d.Done),
+	}
+	for p, st := range statuses {
+		if st == d.State {
+			out.Status = p
+		}
+	}
+	if d.State == db.DeliveryPending {
+		out.NextAttemptTime = ts(d.NextAttempt)
+	}
+	return out
+}
