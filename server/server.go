@@ -309,7 +309,7 @@ func Build(ctx context.Context, cfg config.Config, deps Deps) (_ *Server, err er
 	// The audit trail's outbox, delivered to webhook destinations; every
 	// replica runs the dispatcher (leased claims keep each delivery to one).
 	wc := cfg.Webhook
-	webhooks := corewebhook.New(corewebhook.Config{Store: store, Secrets: secrets, Now: now, Logger: log, Registerer: reg,
+	webhooks := corewebhook.New(corewebhook.Config{Store: store, Secrets: secrets, Now: now, NewTicker: s.clock.NewTicker, Logger: log, Registerer: reg,
 		PollInterval: wc.PollInterval, Timeout: wc.Timeout, RetryBase: wc.RetryBase, RetryMax: wc.RetryMax,
 		MaxAttempts: wc.MaxAttempts, MaxAge: wc.MaxAge, Dev: cfg.Dev, AllowHosts: wc.AllowHosts})
 	// HDTP / PACT 2 (hdtp.v1): leaf keys sealed under the same KEK.
