@@ -43,10 +43,68 @@ const (
 	AuditGrantReuseRevoked AuditKind = "grant.reuse_revoked"
 )
 
+// The HDTP kinds (docs/hdtp.md): trust changes of an identity's contacts
+// and invites, and refusals to proven callers. IdentityID names the
+// identity, Peer the contact's root.
+const (
+	// AuditHDTPContactRequested: a caller asked to become a contact
+	// (request_contact, or redeem_invite without auto-accept). Detail is
+	// another root its endpoint is pinned for, if any, or "invite <id>".
+	AuditHDTPContactRequested AuditKind = "hdtp.contact.requested"
+	// AuditHDTPContactApproved: the owner approved a request, or an
+	// auto-accept invite made the caller a contact. Scopes are the
+	// permissions granted.
+	AuditHDTPContactApproved AuditKind = "hdtp.contact.approved"
+	// AuditHDTPContactDenied: the owner rejected a request.
+	AuditHDTPContactDenied AuditKind = "hdtp.contact.denied"
+	// AuditHDTPContactAccepted: a contact accepted the identity's request
+	// (contact_accepted). Detail is what it granted.
+	AuditHDTPContactAccepted AuditKind = "hdtp.contact.accepted"
+	// AuditHDTPContactRejected: a contact rejected the identity's request
+	// (contact_rejected); its pin is blocked.
+	AuditHDTPContactRejected AuditKind = "hdtp.contact.rejected"
+	// AuditHDTPContactBlocked and AuditHDTPContactUnblocked: the owner
+	// blocked or unblocked a contact.
+	AuditHDTPContactBlocked   AuditKind = "hdtp.contact.blocked"
+	AuditHDTPContactUnblocked AuditKind = "hdtp.contact.unblocked"
+	// AuditHDTPContactRemoved: the contact was removed (by the owner, or
+	// by its remove_contact); a tombstone is kept 30 days.
+	AuditHDTPContactRemoved AuditKind = "hdtp.contact.removed"
+	// AuditHDTPPermissionsChanged: the owner set a contact's permissions
+	// (Scopes).
+	AuditHDTPPermissionsChanged AuditKind = "hdtp.contact.permissions"
+	// AuditHDTPLeafRenewed: a contact's later leaf at its pinned endpoint
+	// was pinned as it passed. Detail is the new kid.
+	AuditHDTPLeafRenewed AuditKind = "hdtp.contact.renewed"
+	// AuditHDTPContactMoved: a contact's later leaf at another endpoint
+	// was re-pinned under accept-new-hosts "auto". Detail is the new kid.
+	AuditHDTPContactMoved AuditKind = "hdtp.contact.moved"
+	// AuditHDTPAddressPending: a contact's new address waits for the
+	// owner. Detail is the endpoint.
+	AuditHDTPAddressPending AuditKind = "hdtp.address.pending"
+	// AuditHDTPAddressDecided: the owner approved ("approved") or
+	// rejected ("rejected") a new address (Detail).
+	AuditHDTPAddressDecided AuditKind = "hdtp.address.decided"
+	// AuditHDTPRequestSent: the identity asked someone (request_contact
+	// or redeem_invite sent).
+	AuditHDTPRequestSent AuditKind = "hdtp.request.sent"
+	// AuditHDTPInviteCreated and AuditHDTPInviteRevoked: Detail is the
+	// invite's id.
+	AuditHDTPInviteCreated AuditKind = "hdtp.invite.created"
+	AuditHDTPInviteRevoked AuditKind = "hdtp.invite.revoked"
+	// AuditHDTPRefused: a proven caller's call was refused after it was
+	// admitted (a sealed refusal). Detail is "<code> <reason>".
+	AuditHDTPRefused AuditKind = "hdtp.call.refused"
+)
+
 // AuditKinds are every kind, in the order the API lists them.
 var AuditKinds = []AuditKind{
 	AuditReceiptSigned, AuditGrantCreated, AuditConsentSkipped, AuditGrantRedeemed,
 	AuditGrantRefreshed, AuditStepUp, AuditGrantRevoked, AuditGrantReuseRevoked,
+	AuditHDTPContactRequested, AuditHDTPContactApproved, AuditHDTPContactDenied, AuditHDTPContactAccepted, AuditHDTPContactRejected,
+	AuditHDTPContactBlocked, AuditHDTPContactUnblocked, AuditHDTPContactRemoved, AuditHDTPPermissionsChanged, AuditHDTPLeafRenewed,
+	AuditHDTPContactMoved, AuditHDTPAddressPending, AuditHDTPAddressDecided, AuditHDTPRequestSent, AuditHDTPInviteCreated,
+	AuditHDTPInviteRevoked, AuditHDTPRefused,
 }
 
 // The actors an audit event names: who caused it.
@@ -58,6 +116,8 @@ const (
 	ActorFrontend = "frontend"
 	// ActorPA is the PA itself, on an OAuth endpoint.
 	ActorPA = "pa"
+	// ActorPeer is an HDTP caller (Peer), by its own call.
+	ActorPeer = "peer"
 )
 
 // AuditAction is one tool call a receipt recorded.
@@ -98,12 +158,17 @@ type AuditEvent struct {
 	Actor string
 	// Detail is the kind's detail (see the kinds).
 	Detail string
+	// IdentityID is the HDTP identity the event is about ("" for PACT
+	// 1.0 events); Peer the contact's root fingerprint it involves.
+	IdentityID, Peer string
 }
 
 // AuditFilter selects audit events; a zero field matches every event.
 type AuditFilter struct {
 	BrandID, BrandUser, AgentID, GrantID string
 	Kind                                 AuditKind
+	// IdentityID selects one HDTP identity's events.
+	IdentityID string
 	// Start (inclusive) and End (exclusive) bound Time.
 	Start, End time.Time
 }
@@ -170,6 +235,7 @@ func auditParams(e AuditEvent) (liteq.InsertAuditEventParams, error) {
 	return liteq.InsertAuditEventParams{
 		Kind: string(e.Kind), Time: unix(e.Time), BrandID: e.BrandID, BrandUser: e.BrandUser, AgentID: e.AgentID,
 		ClientID: e.ClientID, GrantID: e.GrantID, Scopes: delegJoinScopes(e.Scopes), Actions: actions, Actor: e.Actor, Detail: e.Detail,
+		IdentityID: e.IdentityID, Peer: e.Peer,
 	}, nil
 }
 
@@ -177,7 +243,7 @@ func auditFromRow(r liteq.AuditEvent) (AuditEvent, error) {
 	e := AuditEvent{
 		ID: r.ID, Kind: AuditKind(r.Kind), Time: fromUnix(r.Time), BrandID: r.BrandID, BrandUser: r.BrandUser,
 		AgentID: r.AgentID, ClientID: r.ClientID, GrantID: r.GrantID, Scopes: delegSplitScopes(r.Scopes),
-		Actor: r.Actor, Detail: r.Detail,
+		Actor: r.Actor, Detail: r.Detail, IdentityID: r.IdentityID, Peer: r.Peer,
 	}
 	if r.Actions != "" {
 		if err := json.Unmarshal([]byte(r.Actions), &e.Actions); err != nil {
@@ -190,7 +256,7 @@ func auditFromRow(r liteq.AuditEvent) (AuditEvent, error) {
 func auditListParams(f AuditFilter, afterID int64, limit int) liteq.ListAuditEventsParams {
 	p := liteq.ListAuditEventsParams{
 		AfterID: afterID, BrandID: f.BrandID, BrandUser: f.BrandUser, AgentID: f.AgentID, GrantID: f.GrantID,
-		Kind: string(f.Kind), PageLimit: int64(limit),
+		Kind: string(f.Kind), IdentityID: f.IdentityID, PageLimit: int64(limit),
 	}
 	if !f.Start.IsZero() {
 		p.StartTime = unix(f.Start)

@@ -247,6 +247,9 @@ type Store interface {
 	// ConsoleStore holds the operator console's sessions, the replicas'
 	// heartbeats and the overview's reads (console.go).
 	ConsoleStore
+	// HDTPHostStore holds the HDTP host wire: contacts, invites, replay
+	// records, dispatched calls and budgets (hdtp_host.go).
+	HDTPHostStore
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

@@ -33,8 +33,16 @@ type HDTPIdentity struct {
 	// before. RootFingerprint is its fingerprint, "" before.
 	RootDER         []byte
 	RootFingerprint string
-	CreateTime      time.Time
-	UpdateTime      time.Time
+	// AcceptNewHosts is "auto" or "ask": what a contact's newer leaf at
+	// another endpoint gets.
+	AcceptNewHosts string
+	// ClientCert is the client-certificate posture: "off", "preferred" or
+	// "required".
+	ClientCert string
+	// ContentTools is the host's declared content tools, a JSON array.
+	ContentTools string
+	CreateTime   time.Time
+	UpdateTime   time.Time
 }
 
 // HDTPLeafState is where a leaf is in its life.
@@ -136,7 +144,8 @@ type HDTPStore interface {
 
 func hdtpIdentityFromRow(r liteq.HDTPIdentity) HDTPIdentity {
 	return HDTPIdentity{ID: r.ID, Generation: r.Generation, Endpoint: r.Endpoint, DisplayName: r.DisplayName, Seal: r.Seal, KeyAlg: r.KeyAlg,
-		RootDER: r.RootDer, RootFingerprint: r.RootFingerprint, CreateTime: fromUnix(r.CreateTime), UpdateTime: fromUnix(r.UpdateTime)}
+		RootDER: r.RootDer, RootFingerprint: r.RootFingerprint, AcceptNewHosts: r.AcceptNewHosts, ClientCert: r.ClientCert,
+		ContentTools: r.ContentTools, CreateTime: fromUnix(r.CreateTime), UpdateTime: fromUnix(r.UpdateTime)}
 }
 
 func hdtpIdentityFromPG(r pgq.HDTPIdentity) HDTPIdentity {

@@ -20,6 +20,9 @@ type pgStore struct {
 	pool  *pgxpool.Pool
 	q     *pgq.Queries
 	stats *stmtStats
+	// hostStore is the HDTP host wire (hdtp_host.go), over the same
+	// queries.
+	hostStore
 }
 
 // OpenPostgres connects to PostgreSQL and applies pending migrations under
@@ -53,7 +56,11 @@ func OpenPostgres(ctx context.Context, databaseURL string, opts ...Option) (Stor
 		pool.Close()
 		return nil, err
 	}
-	return &pgStore{pool: pool, q: pgq.New(pool), stats: stats}, nil
+	s := &pgStore{pool: pool, q: pgq.New(pool), stats: stats}
+	s.hostStore = hostStore{q: hostPG{s.q}, tx: func(ctx context.Context, fn func(hostQueries) error) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(hostPG{s.q.WithTx(tx)}) })
+	}}
+	return s, nil
 }
 
 // pgErr turns driver errors into the package's sentinels.

@@ -23,6 +23,9 @@ type sqliteStore struct {
 	db    *sql.DB
 	q     *liteq.Queries
 	stats *stmtStats
+	// hostStore is the HDTP host wire (hdtp_host.go), over the same
+	// queries.
+	hostStore
 }
 
 // OpenSQLite opens (creating if needed) the SQLite database at path and
@@ -53,7 +56,11 @@ func OpenSQLite(ctx context.Context, path string) (Store, error) {
 		return nil, err
 	}
 	stats := &stmtStats{}
-	return &sqliteStore{db: sdb, q: liteq.New(tracedDB{db: sdb, stats: stats}), stats: stats}, nil
+	s := &sqliteStore{db: sdb, q: liteq.New(tracedDB{db: sdb, stats: stats}), stats: stats}
+	s.hostStore = hostStore{q: s.q, tx: func(ctx context.Context, fn func(hostQueries) error) error {
+		return s.delegationTx(ctx, func(q *liteq.Queries) error { return fn(q) })
+	}}
+	return s, nil
 }
 
 // liteErr turns driver errors into the package's sentinels.

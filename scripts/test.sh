@@ -37,7 +37,8 @@
 #                                 installed; elsewhere skipped without podman)
 # The TypeScript frontends (the npm workspace in frontends/: the @pactd/a2a library in
 # frontends/pacta2a-js, the standalone frontend in frontends/node, the @a2a-js/sdk example in
-# frontends/a2a-js-example) join in: npm ci (step 1), the library's generated code (step 3),
+# frontends/a2a-js-example, the @pactd/hdtp-host MCP host in frontends/hdtphost-js and its
+# example in frontends/hdtp-js-example) join in: npm ci (step 1), the library's generated code (step 3),
 # build, type-check and unit tests of all three (step 4), the TypeScript fuzz smoke (step 7);
 # e2e runs against the standalone frontend and the example in step 6.
 # frontends/pacta2a-py and frontends/python (the Python package and frontend) join in:
@@ -364,6 +365,13 @@ if [[ $NODE_FE == 1 ]]; then
 		fail "frontends/pacta2a-js/src/gen is stale: run go tool -modfile=tools/go.mod buf generate --template buf.gen.es.yaml and commit it"
 	fi
 	echo "frontends/pacta2a-js/src/gen matches protoc-gen-es output"
+	# frontends/hdtphost-js/src/gen (@pactd/hdtp-host's pactd clients): hdtp.v1 (buf.gen.hdtp-es.yaml).
+	tool buf generate --template buf.gen.hdtp-es.yaml
+	if ! git diff --exit-code --stat -- frontends/hdtphost-js/src/gen ||
+		git status --porcelain --untracked-files=all -- frontends/hdtphost-js/src/gen | grep '^??'; then
+		fail "frontends/hdtphost-js/src/gen is stale: run go tool -modfile=tools/go.mod buf generate --template buf.gen.hdtp-es.yaml and commit it"
+	fi
+	echo "frontends/hdtphost-js/src/gen matches protoc-gen-es output"
 fi
 # frontends/pacta2a-py/src/pacta2a/_gen: protoc's Python generators and the gRPC plugin (buf.gen.py.yaml).
 if [[ $PY_FE == 1 ]]; then

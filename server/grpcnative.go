@@ -33,6 +33,7 @@ import (
 	"pactd.dev/pactd/internal/rpcerr"
 	"pactd.dev/pactd/internal/workpool"
 	"pactd.dev/pactd/services/frontdoor"
+	hdtpsvc "pactd.dev/pactd/services/hdtp"
 )
 
 // The native gRPC transport (PACT_GRPC_LISTEN) serves the same service
@@ -130,6 +131,27 @@ type (
 	unimplHDTPTrust struct {
 		hdtpv1.UnimplementedTrustServiceServer
 	}
+	grpcHDTPHost struct {
+		hdtpv1connect.HostServiceHandler
+		unimplHDTPHost
+	}
+	unimplHDTPHost struct {
+		hdtpv1.UnimplementedHostServiceServer
+	}
+	grpcHDTPContact struct {
+		hdtpv1connect.ContactServiceHandler
+		unimplHDTPContact
+	}
+	unimplHDTPContact struct {
+		hdtpv1.UnimplementedContactServiceServer
+	}
+	grpcHDTPInvite struct {
+		hdtpv1connect.InviteServiceHandler
+		unimplHDTPInvite
+	}
+	unimplHDTPInvite struct {
+		hdtpv1.UnimplementedInviteServiceServer
+	}
 )
 
 // streamWorkers is the size of each port's pool of stream goroutines (the
@@ -142,9 +164,10 @@ const streamWorkers = 256
 // newGRPCServer builds the native gRPC server over the same services.
 func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMetrics, workers *workpool.Pool) *grpc.Server {
 	opts := []grpc.ServerOption{
-		// The front door's requests carry whole HTTP bodies; every other
-		// method keeps apidesc.MaxRequestBytes (grpcAdmitted).
-		grpc.MaxRecvMsgSize(frontdoor.MaxRequestBytes),
+		// The front door's requests carry whole HTTP bodies and the HDTP
+		// host service's whole JSON-RPC bodies; every other method keeps
+		// apidesc.MaxRequestBytes (grpcAdmitted).
+		grpc.MaxRecvMsgSize(max(frontdoor.MaxRequestBytes, hdtpsvc.MaxHostRequestBytes)),
 		// The bounds net/http applies on the main port.
 		grpc.MaxConcurrentStreams(250),
 		grpc.MaxHeaderListSize(apidesc.MaxHeaderBytes),
@@ -174,6 +197,9 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 	pactv1.RegisterFrontDoorServiceServer(g, grpcFrontDoor{FrontDoorServiceHandler: svc.FrontDoor})
 	hdtpv1.RegisterIdentityServiceServer(g, grpcHDTPIdentity{IdentityServiceHandler: svc.HDTPIdentity})
 	hdtpv1.RegisterTrustServiceServer(g, grpcHDTPTrust{TrustServiceHandler: svc.HDTPTrust})
+	hdtpv1.RegisterHostServiceServer(g, grpcHDTPHost{HostServiceHandler: svc.HDTPHost})
+	hdtpv1.RegisterContactServiceServer(g, grpcHDTPContact{ContactServiceHandler: svc.HDTPContact})
+	hdtpv1.RegisterInviteServiceServer(g, grpcHDTPInvite{InviteServiceHandler: svc.HDTPInvite})
 	healthpb.RegisterHealthServer(g, grpcHealth{c: s.health})
 	// The same documented descriptors as the main port's reflection.
 	ropts := reflection.ServerOptions{Services: g, DescriptorResolver: s.descriptors()}
@@ -236,9 +262,17 @@ func grpcRequestID(ctx context.Context) context.Context {
 // grpcAdmitted admits a call exactly as the main port's interceptor does,
 // then runs it under grpcRecover.
 func (s *Server) grpcAdmitted(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler, a *auth.Authenticator) (any, error) {
-	if m, ok := req.(proto.Message); ok && !strings.HasPrefix(info.FullMethod, "/"+pactv1connect.FrontDoorServiceName+"/") &&
-		proto.Size(m) > apidesc.MaxRequestBytes {
-		return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("the request is larger than %d bytes", apidesc.MaxRequestBytes))
+	if m, ok := req.(proto.Message); ok {
+		limit := apidesc.MaxRequestBytes
+		switch {
+		case strings.HasPrefix(info.FullMethod, "/"+pactv1connect.FrontDoorServiceName+"/"):
+			limit = frontdoor.MaxRequestBytes
+		case strings.HasPrefix(info.FullMethod, "/"+hdtpv1connect.HostServiceName+"/"):
+			limit = hdtpsvc.MaxHostRequestBytes
+		}
+		if proto.Size(m) > limit {
+			return nil, connect.NewError(connect.CodeResourceExhausted, fmt.Errorf("the request is larger than %d bytes", limit))
+		}
 	}
 	if !noAuthMethod(info.FullMethod) {
 		var header string

@@ -23,6 +23,7 @@ import (
 	"pactd.dev/pactd/internal/hdtp/cert"
 	"pactd.dev/pactd/internal/hdtp/wire"
 	"pactd.dev/pactd/server"
+	hdtpsvc "pactd.dev/pactd/services/hdtp"
 )
 
 // TestHDTPOverTheWire: hdtp.v1 is served on the main port on both engines,
@@ -135,5 +136,24 @@ func TestHDTPNativeGRPCPort(t *testing.T) {
 		DisplayName: "A", Generation: hdtpv1.Generation_GENERATION_HDTP1})
 	if err != nil || created.GetSigningRequest().GetCsr() == "" {
 		t.Fatalf("CreateIdentity = %+v, %v", created, err)
+	}
+	// The host service takes whole JSON-RPC bodies here too: a 2 MiB body
+	// (past the other methods' bound) is read and answered (a JSON-RPC
+	// parse error, as pactd answers a body that is no request); past the
+	// host service's own bound it is RESOURCE_EXHAUSTED.
+	host := hdtpv1.NewHostServiceClient(conn)
+	big := append([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"`), make([]byte, 2<<20)...)
+	r, err := host.OpenInbound(as(frontendToken), &hdtpv1.OpenInboundRequest{IdentityId: created.GetIdentity().GetIdentityId(), Body: big},
+		grpc.MaxCallSendMsgSize(64<<20))
+	if err != nil || r.GetRespond().GetReason() != "jsonrpc_parse" {
+		t.Fatalf("a 2 MiB body = %v, %v", r, err)
+	}
+	_, err = host.OpenInbound(as(frontendToken), &hdtpv1.OpenInboundRequest{IdentityId: created.GetIdentity().GetIdentityId(),
+		Body: make([]byte, hdtpsvc.MaxHostRequestBytes+1)}, grpc.MaxCallSendMsgSize(64<<20))
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("a body past the bound = %v", err)
+	}
+	if _, err := hdtpv1.NewContactServiceClient(conn).ListContacts(as(frontendToken), &hdtpv1.ListContactsRequest{}); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("a frontend's ListContacts = %v", err)
 	}
 }

@@ -313,7 +313,7 @@ func Build(ctx context.Context, cfg config.Config, deps Deps) (_ *Server, err er
 		PollInterval: wc.PollInterval, Timeout: wc.Timeout, RetryBase: wc.RetryBase, RetryMax: wc.RetryMax,
 		MaxAttempts: wc.MaxAttempts, MaxAge: wc.MaxAge, Dev: cfg.Dev, AllowHosts: wc.AllowHosts})
 	// HDTP / PACT 2 (hdtp.v1): leaf keys sealed under the same KEK.
-	hdtpSvc, hdtpTrust, err := hdtpServices(store, kek, now, log, reg)
+	hdtpSvc, err := hdtpServices(store, kek, now, log, reg, auditMetrics.recorded)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +324,8 @@ func Build(ctx context.Context, cfg config.Config, deps Deps) (_ *Server, err er
 			return store.PruneChanges(ctx, now().Add(-changefeed.Retention))
 		}},
 		{"audit events past PACT_AUDIT_RETENTION", auditSvc.Prune},
-		{"HDTP leaf keys past their notAfter", hdtpSvc.Sweep},
+		{"HDTP leaf keys past their notAfter", hdtpSvc.Identity.Sweep},
+		{"HDTP host replay records, former pins, invites and calls past their windows", hdtpSvc.Host.Purge},
 		{"webhook deliveries past their retention", webhooks.Purge},
 	}
 	svc := Services{
@@ -338,8 +339,11 @@ func Build(ctx context.Context, cfg config.Config, deps Deps) (_ *Server, err er
 		Token: token.New(token.Deps{Brands: brands, Grants: grants, Keys: keyRing, Verifier: tokenVerifier,
 			Signer: tokenSigner, Audit: store, OnAudit: auditMetrics.recorded, PublicURL: cfg.PublicURL, Now: now, Logger: log}),
 		Audit:        auditSvc,
-		HDTPIdentity: hdtpSvc,
-		HDTPTrust:    hdtpTrust,
+		HDTPIdentity: hdtpSvc.Identity,
+		HDTPTrust:    hdtpSvc.Trust,
+		HDTPHost:     hdtpSvc.Host,
+		HDTPContact:  hdtpSvc.Contact,
+		HDTPInvite:   hdtpSvc.Invite,
 		Webhook: webhooksvc.New(webhooksvc.Deps{Store: store, Secrets: secrets, Now: now, Logger: log,
 			URLs: urlrule.Policy{Dev: cfg.Dev, AllowHosts: wc.AllowHosts}}),
 	}
@@ -523,10 +527,14 @@ type Services struct {
 	Token        pactv1connect.TokenServiceHandler
 	Audit        pactv1connect.AuditServiceHandler
 	FrontDoor    pactv1connect.FrontDoorServiceHandler
-	// HDTPIdentity and HDTPTrust are hdtp.v1's services.
+	// HDTPIdentity, HDTPTrust, HDTPHost, HDTPContact and HDTPInvite are
+	// hdtp.v1's services.
 	HDTPIdentity hdtpv1connect.IdentityServiceHandler
 	HDTPTrust    hdtpv1connect.TrustServiceHandler
 	Webhook      pactv1connect.WebhookServiceHandler
+	HDTPHost     hdtpv1connect.HostServiceHandler
+	HDTPContact  hdtpv1connect.ContactServiceHandler
+	HDTPInvite   hdtpv1connect.InviteServiceHandler
 }
 
 // oauthEndpoints are pactd's OAuth endpoints in RFC wire form (package
@@ -537,16 +545,37 @@ func oauthEndpoints(svc Services, log *slog.Logger) *http.ServeMux {
 	return mux
 }
 
+// hdtpSet is hdtp.v1's services.
+type hdtpSet struct {
+	Identity *hdtpsvc.Identities
+	Trust    *hdtpsvc.Trust
+	Host     *hdtpsvc.Host
+	Contact  *hdtpsvc.Contacts
+	Invite   *hdtpsvc.Invites
+}
+
 // hdtpServices builds hdtp.v1's services: the identity service holds leaf
-// keys sealed under the KEK; both use the one public-address rule.
-func hdtpServices(store db.Store, kek []byte, now func() time.Time, log *slog.Logger, reg prometheus.Registerer) (*hdtpsvc.Identities, *hdtpsvc.Trust, error) {
+// keys sealed under the KEK; all use the one public-address rule.
+func hdtpServices(store db.Store, kek []byte, now func() time.Time, log *slog.Logger, reg prometheus.Registerer,
+	onAudit func(db.AuditKind)) (hdtpSet, error) {
 	sealer, err := keyseal.New(kek)
 	if err != nil {
-		return nil, nil, fmt.Errorf("hdtp leaf keys: %w", err)
+		return hdtpSet{}, fmt.Errorf("hdtp leaf keys: %w", err)
 	}
-	d := hdtpsvc.Deps{Store: store, Sealer: sealer, IsPublic: urlrule.IsPublicAddr, Now: now, Logger: log, Registerer: reg}
+	// Call and outbound handles open on every replica: their key comes
+	// from the key-encryption key, as the front door's does.
+	secret, err := hkdf.Key(sha256.New, kek, nil, "pactd hdtp handles", 32)
+	if err != nil {
+		return hdtpSet{}, fmt.Errorf("hdtp handle secret: %w", err)
+	}
+	d := hdtpsvc.Deps{Store: store, Sealer: sealer, IsPublic: urlrule.IsPublicAddr, Now: now, Logger: log, Registerer: reg,
+		HandleSecret: secret, OnAudit: onAudit}
 	ids := hdtpsvc.NewIdentities(d)
-	return ids, hdtpsvc.NewTrust(d, ids), nil
+	host, err := hdtpsvc.NewHost(d, ids)
+	if err != nil {
+		return hdtpSet{}, err
+	}
+	return hdtpSet{Identity: ids, Trust: hdtpsvc.NewTrust(d, ids), Host: host, Contact: hdtpsvc.NewContacts(host), Invite: hdtpsvc.NewInvites(host)}, nil
 }
 
 // descriptors resolves the API's descriptors for reflection: the documented
@@ -575,6 +604,9 @@ var serviceNames = []string{
 	pactv1connect.FrontDoorServiceName,
 	hdtpv1connect.IdentityServiceName,
 	hdtpv1connect.TrustServiceName,
+	hdtpv1connect.HostServiceName,
+	hdtpv1connect.ContactServiceName,
+	hdtpv1connect.InviteServiceName,
 }
 
 // recoverPanic turns a handler's panic into rpcerr.Internal, logging the
@@ -635,6 +667,12 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	handle(pactv1connect.NewFrontDoorServiceHandler(svc.FrontDoor, doorOpts...))
 	handle(hdtpv1connect.NewIdentityServiceHandler(svc.HDTPIdentity, opts...))
 	handle(hdtpv1connect.NewTrustServiceHandler(svc.HDTPTrust, opts...))
+	// The host service carries whole JSON-RPC bodies, sealed media
+	// included.
+	hostOpts := append(slices.Clone(opts), connect.WithReadMaxBytes(hdtpsvc.MaxHostRequestBytes))
+	handle(hdtpv1connect.NewHostServiceHandler(svc.HDTPHost, hostOpts...))
+	handle(hdtpv1connect.NewContactServiceHandler(svc.HDTPContact, opts...))
+	handle(hdtpv1connect.NewInviteServiceHandler(svc.HDTPInvite, opts...))
 
 	handle(grpchealth.NewHandler(s.health))
 	// Reflection answers from the documented descriptors, so a client's

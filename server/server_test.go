@@ -354,7 +354,7 @@ func TestHealthReflectionAndMetrics(t *testing.T) {
 		names = append(names, s.GetName())
 	}
 	slices.Sort(names)
-	want := []string{"hdtp.v1.IdentityService", "hdtp.v1.TrustService", "pact.v1.AgentService", "pact.v1.AuditService", "pact.v1.BrandService", "pact.v1.ConversationService", "pact.v1.CredentialService",
+	want := []string{"hdtp.v1.ContactService", "hdtp.v1.HostService", "hdtp.v1.IdentityService", "hdtp.v1.InviteService", "hdtp.v1.TrustService", "pact.v1.AgentService", "pact.v1.AuditService", "pact.v1.BrandService", "pact.v1.ConversationService", "pact.v1.CredentialService",
 		"pact.v1.DelegationService", "pact.v1.FrontDoorService", "pact.v1.TokenService", "pact.v1.VerificationService", "pact.v1.WebhookService"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("reflection lists %v, want %v", names, want)

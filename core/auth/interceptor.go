@@ -60,6 +60,17 @@ var frontendProcedures = map[string]bool{
 	hdtpv1connect.TrustServiceCompareLeavesProcedure:       true,
 	hdtpv1connect.TrustServiceFingerprintProcedure:         true,
 	hdtpv1connect.TrustServiceCheckAddressProcedure:        true,
+	// The host service is the MCP server's whole protocol: every inbound
+	// call, the dispatch completions, outbound calls and the invite
+	// landing. Contacts and invites are the person's decisions
+	// (ContactService, InviteService): admin-only.
+	hdtpv1connect.HostServiceOpenInboundProcedure:        true,
+	hdtpv1connect.HostServiceCompleteInboundProcedure:    true,
+	hdtpv1connect.HostServiceSealOutboundProcedure:       true,
+	hdtpv1connect.HostServiceOpenOutboundResultProcedure: true,
+	hdtpv1connect.HostServiceServeInviteProcedure:        true,
+	hdtpv1connect.HostServiceSetContentToolsProcedure:    true,
+	hdtpv1connect.HostServiceGetContentToolsProcedure:    true,
 }
 
 // Allowed reports whether a role may call a procedure.

@@ -35,6 +35,7 @@ func Run(t *testing.T, newStore Factory) {
 	runRegistration(t, newStore)
 	runHDTP(t, newStore)
 	runConsole(t, newStore)
+	runHDTPHost(t, newStore)
 }
 
 // at is a fixed instant with a sub-second part that the store must drop.

@@ -13,10 +13,11 @@ import (
 // Brand's allowed agent, a credential, a signing key, a device
 // authorization approved with a Brand assertion and redeemed, so a grant,
 // its refresh token and audit events, a guessing failure, a conversation
-// with a turn, an HDTP identity with a pending leaf, a console session, a
-// replica's heartbeat; the change feed fills itself), for tests that need
-// data in all of them: the migration round trip checks that every table's
-// rows survive.
+// with a turn, an HDTP identity with a pending leaf, a contact, a former
+// pin, an invite, a replay record, a dispatched call, a thread and a bucket,
+// a console session, a replica's heartbeat; the change feed fills itself),
+// for tests that need data in all of them: the migration round trip checks
+// that every table's rows survive.
 func SeedEveryTable(t *testing.T, s db.Store) {
 	t.Helper()
 	ctx := t.Context()
@@ -61,4 +62,27 @@ func SeedEveryTable(t *testing.T, s db.Store) {
 	must("CreateConsoleSession", s.CreateConsoleSession(ctx, db.ConsoleSession{IDHash: bytes.Repeat([]byte{9}, 32), CredentialID: "cred_seed",
 		CreateTime: now, LastSeenTime: now, ExpireTime: now.Add(8 * time.Hour)}))
 	must("BeatReplica", s.BeatReplica(ctx, db.Replica{ID: "rep_seed", Host: "seed", Version: "dev", StartTime: now, SeenTime: now, FeedPosition: 1}))
+	must("CreateHDTPInvite", s.CreateHDTPInvite(ctx, db.HDTPInvite{ID: "hiv_seed", IdentityID: "hid_seed", TokenHash: []byte("seed"),
+		ExpireTime: now.Add(time.Hour), MaxUses: 1, Preset: "basic", CreateTime: at}))
+	must("InHDTPTx", s.InHDTPTx(ctx, "hid_seed", func(tx db.HDTPTx) error {
+		if err := tx.PutContact(contact("sha256:seed", "active")); err != nil {
+			return err
+		}
+		if err := tx.PutFormerPin(db.HDTPFormerPin{Root: "sha256:old", Endpoint: "https://old.example/mcp", LeafKID: "kid-old", LeafNotBefore: at,
+			Tombstone: true, ExpireTime: now.Add(time.Hour)}); err != nil {
+			return err
+		}
+		if _, _, err := tx.ClaimReplay(db.HDTPReplayKey{SenderRoot: "sha256:seed", MsgID: "m-seed"}, now.Add(time.Hour)); err != nil {
+			return err
+		}
+		if _, _, err := tx.ClaimCall(db.HDTPCall{ID: "hcl_seed", CallerRoot: "sha256:seed", MsgID: "inner-seed", Tool: "send_message", RPCID: "1",
+			CreateTime: now}); err != nil {
+			return err
+		}
+		if err := tx.AddThread("thread-seed", "sha256:seed", now); err != nil {
+			return err
+		}
+		_, _, err := tx.Take(now, db.HDTPBucket{Scope: "c:hid_seed:sha256:seed", Interval: time.Second, Burst: 10})
+		return err
+	}))
 }

@@ -73,6 +73,24 @@ var kinds = map[pactv1.AuditEventKind]db.AuditKind{
 	pactv1.AuditEventKind_AUDIT_EVENT_KIND_STEP_UP:             db.AuditStepUp,
 	pactv1.AuditEventKind_AUDIT_EVENT_KIND_GRANT_REVOKED:       db.AuditGrantRevoked,
 	pactv1.AuditEventKind_AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED: db.AuditGrantReuseRevoked,
+
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_REQUESTED:   db.AuditHDTPContactRequested,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_APPROVED:    db.AuditHDTPContactApproved,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_DENIED:      db.AuditHDTPContactDenied,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_ACCEPTED:    db.AuditHDTPContactAccepted,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_REJECTED:    db.AuditHDTPContactRejected,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_BLOCKED:     db.AuditHDTPContactBlocked,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_UNBLOCKED:   db.AuditHDTPContactUnblocked,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_REMOVED:     db.AuditHDTPContactRemoved,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_PERMISSIONS_CHANGED: db.AuditHDTPPermissionsChanged,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_LEAF_RENEWED:        db.AuditHDTPLeafRenewed,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_MOVED:       db.AuditHDTPContactMoved,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_ADDRESS_PENDING:     db.AuditHDTPAddressPending,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_ADDRESS_DECIDED:     db.AuditHDTPAddressDecided,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_REQUEST_SENT:        db.AuditHDTPRequestSent,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_INVITE_CREATED:      db.AuditHDTPInviteCreated,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_INVITE_REVOKED:      db.AuditHDTPInviteRevoked,
+	pactv1.AuditEventKind_AUDIT_EVENT_KIND_HDTP_CALL_REFUSED:        db.AuditHDTPRefused,
 }
 
 // kindOf is the API kind of a stored one (UNSPECIFIED for a kind this
@@ -152,9 +170,11 @@ func (s *Service) list(ctx context.Context, op, brandID string, pf *pactv1.Audit
 // filter checks the request's filter and turns it into the store's.
 func filter(brandID string, pf *pactv1.AuditFilter) (db.AuditFilter, *rpcerr.Violations) {
 	v := &rpcerr.Violations{}
-	f := db.AuditFilter{BrandID: brandID, BrandUser: pf.GetBrandUser(), AgentID: pf.GetAgentId(), GrantID: pf.GetGrantId()}
+	f := db.AuditFilter{BrandID: brandID, BrandUser: pf.GetBrandUser(), AgentID: pf.GetAgentId(), GrantID: pf.GetGrantId(),
+		IdentityID: pf.GetHdtpIdentityId()}
 	for _, c := range []struct{ field, val string }{
 		{"brand_id", brandID}, {"filter.brand_user", f.BrandUser}, {"filter.agent_id", f.AgentID}, {"filter.grant_id", f.GrantID},
+		{"filter.hdtp_identity_id", f.IdentityID},
 	} {
 		if len(c.val) > maxFilterLen {
 			v.Add(c.field, "must be at most %d bytes", maxFilterLen)
@@ -203,7 +223,7 @@ func eventToProto(e db.AuditEvent) *pactv1.AuditEvent {
 	out := &pactv1.AuditEvent{
 		Id: db.AuditPageToken(e.ID), Kind: kindOf(e.Kind), Time: timestamppb.New(e.Time), BrandId: e.BrandID,
 		BrandUser: e.BrandUser, AgentId: e.AgentID, PaIssuer: e.ClientID, GrantId: e.GrantID, Scopes: e.Scopes,
-		Actor: e.Actor, Detail: e.Detail,
+		Actor: e.Actor, Detail: e.Detail, HdtpIdentityId: e.IdentityID, HdtpPeer: e.Peer,
 	}
 	for _, a := range e.Actions {
 		out.Actions = append(out.Actions, &pactv1.AuditAction{Tool: a.Tool, ArgsHash: a.ArgsHash})

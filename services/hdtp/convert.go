@@ -54,10 +54,31 @@ func algToProto(a string) hdtpv1.KeyAlgorithm {
 
 func certAlgToProto(a cert.KeyAlg) hdtpv1.KeyAlgorithm { return algToProto(a.String()) }
 
+func clientCertOf(p hdtpv1.ClientCertPosture) string {
+	switch p {
+	case hdtpv1.ClientCertPosture_CLIENT_CERT_POSTURE_OFF:
+		return "off"
+	case hdtpv1.ClientCertPosture_CLIENT_CERT_POSTURE_PREFERRED:
+		return "preferred"
+	case hdtpv1.ClientCertPosture_CLIENT_CERT_POSTURE_REQUIRED:
+		return "required"
+	}
+	return ""
+}
+
+var clientCertPostures = map[string]hdtpv1.ClientCertPosture{
+	"off": hdtpv1.ClientCertPosture_CLIENT_CERT_POSTURE_OFF, "preferred": hdtpv1.ClientCertPosture_CLIENT_CERT_POSTURE_PREFERRED,
+	"required": hdtpv1.ClientCertPosture_CLIENT_CERT_POSTURE_REQUIRED,
+}
+
 func identityToProto(id db.HDTPIdentity, leaves []db.HDTPLeaf) *hdtpv1.Identity {
 	out := &hdtpv1.Identity{IdentityId: id.ID, Generation: generationToProto(id.Generation), Endpoint: id.Endpoint,
 		DisplayName: id.DisplayName, Seal: sealToProto(id.Seal), KeyAlgorithm: algToProto(id.KeyAlg), RootFingerprint: id.RootFingerprint,
-		CreateTime: timestamppb.New(id.CreateTime), UpdateTime: timestamppb.New(id.UpdateTime)}
+		CreateTime: timestamppb.New(id.CreateTime), UpdateTime: timestamppb.New(id.UpdateTime), ClientCert: clientCertPostures[id.ClientCert],
+		AcceptNewHosts: hdtpv1.AcceptNewHosts_ACCEPT_NEW_HOSTS_AUTO}
+	if id.AcceptNewHosts == "ask" {
+		out.AcceptNewHosts = hdtpv1.AcceptNewHosts_ACCEPT_NEW_HOSTS_ASK
+	}
 	if cur := currentLeaf(leaves); cur != nil {
 		out.CurrentKid = cur.KID
 	}

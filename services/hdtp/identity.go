@@ -141,8 +141,9 @@ func (s *Identities) UpdateIdentity(ctx context.Context, req *hdtpv1.UpdateIdent
 	paths := req.GetUpdateMask().GetPaths()
 	var v rpcerr.Violations
 	if len(paths) == 0 {
-		v.Add("update_mask", "name the fields to change: display_name, seal, key_algorithm, generation")
+		v.Add("update_mask", "name the fields to change: display_name, seal, key_algorithm, generation, accept_new_hosts, client_cert")
 	}
+	policy := false
 	for _, p := range paths {
 		switch p {
 		case "display_name":
@@ -162,6 +163,21 @@ func (s *Identities) UpdateIdentity(ctx context.Context, req *hdtpv1.UpdateIdent
 				v.Add("identity.generation", "is required: GENERATION_PACT2 or GENERATION_HDTP1")
 			}
 			id.Generation = g.String()
+		case "accept_new_hosts":
+			policy = true
+			switch in.GetAcceptNewHosts() {
+			case hdtpv1.AcceptNewHosts_ACCEPT_NEW_HOSTS_AUTO:
+				id.AcceptNewHosts = "auto"
+			case hdtpv1.AcceptNewHosts_ACCEPT_NEW_HOSTS_ASK:
+				id.AcceptNewHosts = "ask"
+			default:
+				v.Add("identity.accept_new_hosts", "is ACCEPT_NEW_HOSTS_AUTO or ACCEPT_NEW_HOSTS_ASK")
+			}
+		case "client_cert":
+			policy = true
+			if id.ClientCert = clientCertOf(in.GetClientCert()); id.ClientCert == "" {
+				v.Add("identity.client_cert", "is CLIENT_CERT_POSTURE_OFF, _PREFERRED or _REQUIRED")
+			}
 		default:
 			v.Add("update_mask", "cannot change %q", p)
 		}
@@ -177,6 +193,11 @@ func (s *Identities) UpdateIdentity(ctx context.Context, req *hdtpv1.UpdateIdent
 		}
 	}
 	id.UpdateTime = s.d.Now()
+	if policy {
+		if err := s.d.Store.SetHDTPIdentityPolicy(ctx, id); err != nil {
+			return nil, s.storeErr(ctx, "update hdtp identity policy", err)
+		}
+	}
 	updated, err := s.d.Store.UpdateHDTPIdentity(ctx, id)
 	if err != nil {
 		return nil, s.storeErr(ctx, "update hdtp identity", err)
@@ -327,33 +348,64 @@ func (s *Identities) GetCard(ctx context.Context, req *hdtpv1.GetCardRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	cr, err := s.card(id, leaves)
+	switch {
+	case errors.Is(err, errNoChain):
+		return nil, precondition("the identity has no chain yet: install the wallet's answer to its signing request first", "refusal", "no_chain")
+	case errors.Is(err, errLeafExpired):
+		return nil, precondition("the current leaf has expired: renew it (CreateSigningRequest)", "refusal", "leaf_expired")
+	case err != nil:
+		return nil, rpcerr.Fault(ctx, s.d.Logger, "write hdtp card", err)
+	}
+	return &hdtpv1.GetCardResponse{Card: cr.text, CardSig: cr.sig, Chain: cr.chain, LimitsJson: cr.limits, GetCardResultJson: cr.result}, nil
+}
+
+// Why an identity has no card to serve.
+var (
+	errNoChain     = errors.New("the identity has no chain yet")
+	errLeafExpired = errors.New("the identity's current leaf has expired")
+)
+
+// servedCard is an identity's card as get_card, redeem_invite and the
+// invite landing serve it.
+type servedCard struct {
+	text, sig string
+	// chain is [leaf, root], base64url.
+	chain  []string
+	limits string
+	// result is the whole get_card result.
+	result string
+}
+
+// card writes and signs the identity's card with its current leaf.
+func (s *Identities) card(id db.HDTPIdentity, leaves []db.HDTPLeaf) (servedCard, error) {
 	cur := currentLeaf(leaves)
 	if cur == nil || id.RootDER == nil {
-		return nil, precondition("the identity has no chain yet: install the wallet's answer to its signing request first", "refusal", "no_chain")
+		return servedCard{}, errNoChain
 	}
 	if !s.d.Now().Before(cur.NotAfter) {
-		return nil, precondition("the current leaf has expired: renew it (CreateSigningRequest)", "refusal", "leaf_expired")
+		return servedCard{}, errLeafExpired
 	}
 	gen := generationOf(id.Generation)
 	text, err := card.Write(gen, id.DisplayName, cur.Certificate, card.Seal(id.Seal))
 	if err != nil {
-		return nil, rpcerr.Fault(ctx, s.d.Logger, "write hdtp card", err)
+		return servedCard{}, err
 	}
 	key, err := s.openKey(*cur)
 	if err != nil {
-		return nil, rpcerr.Fault(ctx, s.d.Logger, "open hdtp leaf key", err)
+		return servedCard{}, err
 	}
 	sig, err := card.Sign(key, text)
 	if err != nil {
-		return nil, rpcerr.Fault(ctx, s.d.Logger, "sign hdtp card", err)
+		return servedCard{}, err
 	}
 	chain := []string{wire.B64Encode(cur.Certificate), wire.B64Encode(id.RootDER)}
 	limits := s.d.Limits.JSON(gen)
 	result, err := getCardResult(text, sig, chain, limits)
 	if err != nil {
-		return nil, rpcerr.Fault(ctx, s.d.Logger, "write get_card result", err)
+		return servedCard{}, err
 	}
-	return &hdtpv1.GetCardResponse{Card: text, CardSig: sig, Chain: chain, LimitsJson: limits, GetCardResultJson: result}, nil
+	return servedCard{text: text, sig: sig, chain: chain, limits: limits, result: result}, nil
 }
 
 // getCardResult writes get_card's result: card, card_sig, chain, limits.

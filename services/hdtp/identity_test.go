@@ -44,7 +44,7 @@ type fixture struct {
 	dbURL, dir string
 }
 
-func newFixture(t *testing.T, dbURL string, log *slog.Logger) *fixture {
+func newFixture(t testing.TB, dbURL string, log *slog.Logger) *fixture {
 	t.Helper()
 	dir := t.TempDir()
 	s := dbtest.Open(t, dbURL, dir)
@@ -71,7 +71,7 @@ type wallet struct {
 	root *cert.Certificate
 }
 
-func newWallet(t *testing.T, p256 bool, tmpl cert.RootTemplate) *wallet {
+func newWallet(t testing.TB, p256 bool, tmpl cert.RootTemplate) *wallet {
 	t.Helper()
 	var key crypto.Signer
 	if p256 {
@@ -95,7 +95,7 @@ func newWallet(t *testing.T, p256 bool, tmpl cert.RootTemplate) *wallet {
 
 // sign issues the leaf a signing request asks for, valid from nb for the
 // span, and returns the chain.
-func (w *wallet) sign(t *testing.T, sr *hdtpv1.SigningRequest, nb time.Time, span time.Duration) [][]byte {
+func (w *wallet) sign(t testing.TB, sr *hdtpv1.SigningRequest, nb time.Time, span time.Duration) [][]byte {
 	t.Helper()
 	csrDER, ok := wire.B64Decode(sr.GetCsr())
 	if !ok {

@@ -194,3 +194,99 @@ func TestHostKeyNeverLeaks(t *testing.T) {
 		}
 	})
 }
+
+// TestHostWireKeyNeverLeaks drives the host wire (a stranger's request,
+// the approval and its sealed call, dispatch and sealed completion, an
+// outbound call and its answer, an invite and its landing, a refusal) on
+// both engines with debug logging, then looks for each leaf key pactd made
+// and for the handle secret in every response, the log and every cell of
+// the store. Controls: the kids are in the responses, the sealed keys in
+// the store.
+func TestHostWireKeyNeverLeaks(t *testing.T) {
+	dbtest.Engines(t, func(t *testing.T, dbURL string) {
+		logs := &lockedBuffer{}
+		f := newLoggedHostFixture(t, dbURL, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+		ctx := t.Context()
+		var responses [][]byte
+		record := func(m proto.Message) {
+			b, _ := proto.Marshal(m)
+			j, _ := protojson.Marshal(m)
+			responses = append(responses, b, j)
+		}
+		s := f.serve(t, "https://agent.bharat.example/mcp", hdtpv1.Generation_GENERATION_HDTP1, hdtpv1.SealPolicy_SEAL_POLICY_REQUIRED)
+		other := f.serve(t, "https://agent.other.example/mcp", hdtpv1.Generation_GENERATION_HDTP1, hdtpv1.SealPolicy_SEAL_POLICY_REQUIRED)
+		f.declare(t, s, toolSendMessage)
+		alina := f.peer(t, s, "Alina Rao", "https://agent.alina.example/mcp")
+		rc := f.send(t, s, alina, "request_contact", `{"card":`+hdtptestQuote(alina.Card)+`}`, false, "192.0.2.1")
+		record(rc.resp)
+		ap := f.approve(t, s, alina.RootFingerprint(), "basic")
+		record(ap)
+		sm := f.send(t, s, alina, "send_message", `{"msg_id":"m","text":"hi"}`, false, "")
+		record(sm.resp)
+		record(f.complete(t, sm.resp.GetDispatch(), `{"status":"delivered"}`))
+		record(f.send(t, s, alina, "no_such_tool", `{}`, true, "").resp)
+		card, err := f.ids.GetCard(ctx, &hdtpv1.GetCardRequest{IdentityId: s.id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rq, err := f.contacts.RequestContact(ctx, &hdtpv1.RequestContactRequest{IdentityId: other.id, Card: card.GetCard()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		record(rq)
+		record(f.deliver(t, s, rq.GetCall(), ""))
+		inv, err := f.invites.CreateInvite(ctx, &hdtpv1.CreateInviteRequest{IdentityId: s.id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		record(inv)
+		land, err := f.host.ServeInvite(ctx, &hdtpv1.ServeInviteRequest{Host: "agent.bharat.example", Path: "/i/" + inv.GetToken(), Method: "GET",
+			Accept: "application/json"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		record(land)
+		for _, id := range []*served{s, other} {
+			g, err := f.ids.GetIdentity(ctx, &hdtpv1.GetIdentityRequest{IdentityId: id.id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			record(g)
+		}
+		dump := dbtest.DumpTables(t, f.dbURL, f.dir)
+		all := bytes.Join(responses, nil)
+		logged := logs.Bytes()
+		if !bytes.Contains(logged, []byte("hdtp call completed")) {
+			t.Fatal("no log line: the logger is not the one the service writes to")
+		}
+		for _, secret := range [][]byte{f.host.d.HandleSecret, f.host.keys.mac, f.host.keys.box} {
+			for where, hay := range map[string][]byte{"a response": all, "the log": logged, "the store": dump} {
+				if bytes.Contains(hay, secret) || bytes.Contains(hay, []byte(base64.RawURLEncoding.EncodeToString(secret))) {
+					t.Fatalf("a handle key appears in %s", where)
+				}
+			}
+		}
+		for _, id := range []*served{s, other} {
+			leaves, err := f.store.ListHDTPLeaves(ctx, id.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range leaves {
+				key, err := f.ids.openKey(l)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Contains(all, []byte(l.KID)) || !bytes.Contains(dump, l.SealedKey) {
+					t.Fatalf("%s: the scan does not see the kid in the responses or the sealed key in the store", l.KID)
+				}
+				for _, secret := range secretForms(t, key) {
+					for where, hay := range map[string][]byte{"a response": all, "the log": logged, "the store": dump} {
+						if bytes.Contains(hay, secret) {
+							t.Fatalf("%s: the private key appears in %s", l.KID, where)
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -37,6 +37,10 @@ type Store interface {
 	ListHDTPLeaves(ctx context.Context, identityID string) ([]db.HDTPLeaf, error)
 	GetHDTPLeaf(ctx context.Context, kid string) (db.HDTPLeaf, error)
 	SweepHDTPLeaves(ctx context.Context, now time.Time) (int64, error)
+	// HDTPHostStore is the host wire's block (contacts, invites, replay
+	// records, calls, budgets), all of which the host, contact and invite
+	// services use.
+	db.HDTPHostStore
 }
 
 // Deps are the services' collaborators.
@@ -60,6 +64,11 @@ type Deps struct {
 	Logger *slog.Logger
 	// Registerer receives the services' metrics; none when nil.
 	Registerer prometheus.Registerer
+	// HandleSecret keys the host service's call handles (at least 32
+	// bytes, the same on every replica).
+	HandleSecret []byte
+	// OnAudit is told of every audit event recorded; nil for none.
+	OnAudit func(db.AuditKind)
 }
 
 func (d *Deps) complete() {
@@ -71,6 +80,9 @@ func (d *Deps) complete() {
 	}
 	if d.Limits == (wire.Limits{}) {
 		d.Limits = wire.DefaultLimits()
+	}
+	if d.OnAudit == nil {
+		d.OnAudit = func(db.AuditKind) {}
 	}
 }
 

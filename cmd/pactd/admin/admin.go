@@ -95,6 +95,7 @@ func commands() []*command {
 	all = append(all, webhookCommands()...)
 	all = append(all, keyCommands()...)
 	all = append(all, hdtpCommands()...)
+	all = append(all, hdtpContactCommands()...)
 	all = append(all, hdtpWalletCommands()...)
 	all = append(all, healthCommand())
 	return all
@@ -120,7 +121,7 @@ var groupSummary = map[string]string{
 	"audit":      "the audit trail: signed receipts and grant events (AuditService)",
 	"webhook":    "destinations the audit trail is pushed to, and their delivery state (WebhookService)",
 	"key":        "the Provider's signing keys (TokenService)",
-	"hdtp":       "HDTP / PACT 2 identities, their keys, chains and cards, and the trust helpers (hdtp.v1)",
+	"hdtp":       "HDTP / PACT 2 identities, their keys, chains and cards, contacts, invites and the trust helpers (hdtp.v1)",
 	"health":     "grpc.health.v1 Check (no credential)",
 }
 
@@ -166,15 +167,21 @@ func Run(ctx context.Context, group string, args, env []string, stdout, stderr i
 		if len(args) == 0 {
 			return withHint(usageError("%s: name a command (%s)", group, verbs(cmds)), "pactd "+group)
 		}
+		// A command is named by one word ("hdtp create") or two ("hdtp
+		// contact list").
+		used := 0
 		for _, c := range cmds {
-			if c.name == args[0] {
-				cmd = c
+			switch {
+			case c.name == args[0]:
+				cmd, used = c, 1
+			case len(args) > 1 && c.name == args[0]+" "+args[1]:
+				cmd, used = c, 2
 			}
 		}
 		if cmd == nil {
 			return withHint(usageError("%s: unknown command %q (one of %s)", group, args[0], verbs(cmds)), "pactd "+group)
 		}
-		args = args[1:]
+		args = args[used:]
 	}
 	return withHint(cmd.run(ctx, args, env, stdout, stderr), "pactd "+cmd.full())
 }

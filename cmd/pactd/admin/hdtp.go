@@ -36,7 +36,10 @@ var (
 	generationNames = map[string]hdtpv1.Generation{"hdtp1": hdtpv1.Generation_GENERATION_HDTP1, "pact2": hdtpv1.Generation_GENERATION_PACT2}
 	sealNames       = map[string]hdtpv1.SealPolicy{"none": hdtpv1.SealPolicy_SEAL_POLICY_NONE, "optional": hdtpv1.SealPolicy_SEAL_POLICY_OPTIONAL,
 		"required": hdtpv1.SealPolicy_SEAL_POLICY_REQUIRED}
-	keyNames = map[string]hdtpv1.KeyAlgorithm{"ed25519": hdtpv1.KeyAlgorithm_KEY_ALGORITHM_ED25519, "p256": hdtpv1.KeyAlgorithm_KEY_ALGORITHM_P256}
+	keyNames            = map[string]hdtpv1.KeyAlgorithm{"ed25519": hdtpv1.KeyAlgorithm_KEY_ALGORITHM_ED25519, "p256": hdtpv1.KeyAlgorithm_KEY_ALGORITHM_P256}
+	acceptNewHostsNames = map[string]hdtpv1.AcceptNewHosts{"auto": hdtpv1.AcceptNewHosts_ACCEPT_NEW_HOSTS_AUTO, "ask": hdtpv1.AcceptNewHosts_ACCEPT_NEW_HOSTS_ASK}
+	clientCertNames     = map[string]hdtpv1.ClientCertPosture{"off": hdtpv1.ClientCertPosture_CLIENT_CERT_POSTURE_OFF,
+		"preferred": hdtpv1.ClientCertPosture_CLIENT_CERT_POSTURE_PREFERRED, "required": hdtpv1.ClientCertPosture_CLIENT_CERT_POSTURE_REQUIRED}
 )
 
 func nameOf[V comparable](m map[string]V, v V) string {
@@ -66,6 +69,8 @@ func identityFields(w io.Writer, id *hdtpv1.Identity) {
 	row(w, "key algorithm", nameOf(keyNames, id.GetKeyAlgorithm()))
 	row(w, "root", id.GetRootFingerprint())
 	row(w, "current kid", id.GetCurrentKid())
+	row(w, "new hosts", nameOf(acceptNewHostsNames, id.GetAcceptNewHosts()))
+	row(w, "client cert", nameOf(clientCertNames, id.GetClientCert()))
 	row(w, "created", when(id.GetCreateTime()))
 }
 
@@ -190,12 +195,15 @@ func hdtpCommands() []*command {
 					return s.emit(resp, func(w io.Writer) { identityFields(w, resp.GetIdentity()) })
 				}
 			}},
-		{group: "hdtp", name: "update", args: "ID", summary: "change an identity's name, seal policy, key algorithm or generation", minArgs: 1, maxArgs: 1,
+		{group: "hdtp", name: "update", args: "ID", summary: "change an identity's name, seal policy, key algorithm, generation, new-host or client-certificate policy",
+			minArgs: 1, maxArgs: 1,
 			setup: func(fs *flag.FlagSet) func(context.Context, *session, []string) error {
 				name := fs.String("name", "", "the new `name`")
 				gen := fs.String("generation", "", "the new wire `generation`: hdtp1 or pact2")
 				seal := fs.String("seal", "", "the new seal `policy`: none, optional or required")
 				key := fs.String("key-algorithm", "", "the `algorithm` of keys made from now on: ed25519 or p256")
+				hosts := fs.String("accept-new-hosts", "", "what a contact's newer leaf at another endpoint gets: `auto` (re-pinned) or ask (held for the owner)")
+				clientCert := fs.String("client-cert", "", "the client-certificate `posture`: off, preferred or required")
 				return func(ctx context.Context, s *session, args []string) error {
 					id := &hdtpv1.Identity{IdentityId: args[0]}
 					mask := &fieldmaskpb.FieldMask{}
@@ -216,13 +224,19 @@ func hdtpCommands() []*command {
 						case "key-algorithm":
 							id.KeyAlgorithm, err = pick(s.op, "key-algorithm", *key, keyNames)
 							mask.Paths = append(mask.Paths, "key_algorithm")
+						case "accept-new-hosts":
+							id.AcceptNewHosts, err = pick(s.op, "accept-new-hosts", *hosts, acceptNewHostsNames)
+							mask.Paths = append(mask.Paths, "accept_new_hosts")
+						case "client-cert":
+							id.ClientCert, err = pick(s.op, "client-cert", *clientCert, clientCertNames)
+							mask.Paths = append(mask.Paths, "client_cert")
 						}
 					})
 					if err != nil {
 						return err
 					}
 					if len(mask.Paths) == 0 {
-						return usageError("%s: name what to change (-name, -seal, -key-algorithm, -generation)", s.op)
+						return usageError("%s: name what to change (-name, -seal, -key-algorithm, -generation, -accept-new-hosts, -client-cert)", s.op)
 					}
 					resp, err := s.hdtpIdentities().UpdateIdentity(ctx, &hdtpv1.UpdateIdentityRequest{Identity: id, UpdateMask: mask})
 					if err != nil {

@@ -11,24 +11,26 @@ import (
 
 const insertAuditEvent = `-- name: InsertAuditEvent :one
 
-INSERT INTO audit_events (kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail)
+INSERT INTO audit_events (kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail, identity_id, peer)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-        ?7, ?8, ?9, ?10, ?11)
+        ?7, ?8, ?9, ?10, ?11, ?12, ?13)
 RETURNING id
 `
 
 type InsertAuditEventParams struct {
-	Kind      string
-	Time      int64
-	BrandID   string
-	BrandUser string
-	AgentID   string
-	ClientID  string
-	GrantID   string
-	Scopes    string
-	Actions   string
-	Actor     string
-	Detail    string
+	Kind       string
+	Time       int64
+	BrandID    string
+	BrandUser  string
+	AgentID    string
+	ClientID   string
+	GrantID    string
+	Scopes     string
+	Actions    string
+	Actor      string
+	Detail     string
+	IdentityID string
+	Peer       string
 }
 
 // The audit trail (migration 0012).
@@ -45,6 +47,8 @@ func (q *Queries) InsertAuditEvent(ctx context.Context, arg InsertAuditEventPara
 		arg.Actions,
 		arg.Actor,
 		arg.Detail,
+		arg.IdentityID,
+		arg.Peer,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -52,29 +56,31 @@ func (q *Queries) InsertAuditEvent(ctx context.Context, arg InsertAuditEventPara
 }
 
 const listAuditEvents = `-- name: ListAuditEvents :many
-SELECT id, kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail FROM audit_events
+SELECT id, kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail, identity_id, peer FROM audit_events
 WHERE id > CAST(?1 AS INTEGER)
   AND (CAST(?2 AS TEXT) = '' OR brand_id = CAST(?2 AS TEXT))
   AND (CAST(?3 AS TEXT) = '' OR brand_user = CAST(?3 AS TEXT))
   AND (CAST(?4 AS TEXT) = '' OR agent_id = CAST(?4 AS TEXT))
   AND (CAST(?5 AS TEXT) = '' OR grant_id = CAST(?5 AS TEXT))
   AND (CAST(?6 AS TEXT) = '' OR kind = CAST(?6 AS TEXT))
-  AND (CAST(?7 AS INTEGER) = 0 OR time >= CAST(?7 AS INTEGER))
-  AND (CAST(?8 AS INTEGER) = 0 OR time < CAST(?8 AS INTEGER))
+  AND (CAST(?7 AS TEXT) = '' OR identity_id = CAST(?7 AS TEXT))
+  AND (CAST(?8 AS INTEGER) = 0 OR time >= CAST(?8 AS INTEGER))
+  AND (CAST(?9 AS INTEGER) = 0 OR time < CAST(?9 AS INTEGER))
 ORDER BY id
-LIMIT ?9
+LIMIT ?10
 `
 
 type ListAuditEventsParams struct {
-	AfterID   int64
-	BrandID   string
-	BrandUser string
-	AgentID   string
-	GrantID   string
-	Kind      string
-	StartTime int64
-	EndTime   int64
-	PageLimit int64
+	AfterID    int64
+	BrandID    string
+	BrandUser  string
+	AgentID    string
+	GrantID    string
+	Kind       string
+	IdentityID string
+	StartTime  int64
+	EndTime    int64
+	PageLimit  int64
 }
 
 // Oldest first, after after_id; an empty filter value (0 for the times)
@@ -87,6 +93,7 @@ func (q *Queries) ListAuditEvents(ctx context.Context, arg ListAuditEventsParams
 		arg.AgentID,
 		arg.GrantID,
 		arg.Kind,
+		arg.IdentityID,
 		arg.StartTime,
 		arg.EndTime,
 		arg.PageLimit,
@@ -111,6 +118,8 @@ func (q *Queries) ListAuditEvents(ctx context.Context, arg ListAuditEventsParams
 			&i.Actions,
 			&i.Actor,
 			&i.Detail,
+			&i.IdentityID,
+			&i.Peer,
 		); err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@ const createHDTPIdentity = `-- name: CreateHDTPIdentity :one
 INSERT INTO hdtp_identities (id, generation, endpoint, display_name, seal, key_alg, root_der, root_fingerprint, create_time, update_time)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
         NULL, '', ?7, ?8)
-RETURNING id, generation, endpoint, display_name, seal, key_alg, root_der, root_fingerprint, create_time, update_time
+RETURNING id, generation, endpoint, display_name, seal, key_alg, root_der, root_fingerprint, create_time, update_time, accept_new_hosts, client_cert, content_tools
 `
 
 type CreateHDTPIdentityParams struct {
@@ -52,6 +52,9 @@ func (q *Queries) CreateHDTPIdentity(ctx context.Context, arg CreateHDTPIdentity
 		&i.RootFingerprint,
 		&i.CreateTime,
 		&i.UpdateTime,
+		&i.AcceptNewHosts,
+		&i.ClientCert,
+		&i.ContentTools,
 	)
 	return i, err
 }
@@ -158,7 +161,7 @@ func (q *Queries) GetHDTPCurrentLeafKID(ctx context.Context, identityID string) 
 }
 
 const getHDTPIdentity = `-- name: GetHDTPIdentity :one
-SELECT id, generation, endpoint, display_name, seal, key_alg, root_der, root_fingerprint, create_time, update_time FROM hdtp_identities WHERE id = ?1
+SELECT id, generation, endpoint, display_name, seal, key_alg, root_der, root_fingerprint, create_time, update_time, accept_new_hosts, client_cert, content_tools FROM hdtp_identities WHERE id = ?1
 `
 
 func (q *Queries) GetHDTPIdentity(ctx context.Context, id string) (HDTPIdentity, error) {
@@ -175,6 +178,9 @@ func (q *Queries) GetHDTPIdentity(ctx context.Context, id string) (HDTPIdentity,
 		&i.RootFingerprint,
 		&i.CreateTime,
 		&i.UpdateTime,
+		&i.AcceptNewHosts,
+		&i.ClientCert,
+		&i.ContentTools,
 	)
 	return i, err
 }
@@ -204,7 +210,7 @@ func (q *Queries) GetHDTPLeaf(ctx context.Context, kid string) (HDTPLeaf, error)
 }
 
 const listHDTPIdentities = `-- name: ListHDTPIdentities :many
-SELECT id, generation, endpoint, display_name, seal, key_alg, root_der, root_fingerprint, create_time, update_time FROM hdtp_identities WHERE id > ?1 ORDER BY id LIMIT ?2
+SELECT id, generation, endpoint, display_name, seal, key_alg, root_der, root_fingerprint, create_time, update_time, accept_new_hosts, client_cert, content_tools FROM hdtp_identities WHERE id > ?1 ORDER BY id LIMIT ?2
 `
 
 type ListHDTPIdentitiesParams struct {
@@ -232,6 +238,9 @@ func (q *Queries) ListHDTPIdentities(ctx context.Context, arg ListHDTPIdentities
 			&i.RootFingerprint,
 			&i.CreateTime,
 			&i.UpdateTime,
+			&i.AcceptNewHosts,
+			&i.ClientCert,
+			&i.ContentTools,
 		); err != nil {
 			return nil, err
 		}
@@ -386,7 +395,7 @@ UPDATE hdtp_identities
 SET generation = ?1, display_name = ?2, seal = ?3, key_alg = ?4,
     update_time = ?5
 WHERE id = ?6
-RETURNING id, generation, endpoint, display_name, seal, key_alg, root_der, root_fingerprint, create_time, update_time
+RETURNING id, generation, endpoint, display_name, seal, key_alg, root_der, root_fingerprint, create_time, update_time, accept_new_hosts, client_cert, content_tools
 `
 
 type UpdateHDTPIdentityParams struct {
@@ -419,6 +428,9 @@ func (q *Queries) UpdateHDTPIdentity(ctx context.Context, arg UpdateHDTPIdentity
 		&i.RootFingerprint,
 		&i.CreateTime,
 		&i.UpdateTime,
+		&i.AcceptNewHosts,
+		&i.ClientCert,
+		&i.ContentTools,
 	)
 	return i, err
 }

@@ -22,18 +22,20 @@ type AgentRegistration struct {
 }
 
 type AuditEvent struct {
-	ID        int64
-	Kind      string
-	Time      int64
-	BrandID   string
-	BrandUser string
-	AgentID   string
-	ClientID  string
-	GrantID   string
-	Scopes    string
-	Actions   string
-	Actor     string
-	Detail    string
+	ID         int64
+	Kind       string
+	Time       int64
+	BrandID    string
+	BrandUser  string
+	AgentID    string
+	ClientID   string
+	GrantID    string
+	Scopes     string
+	Actions    string
+	Actor      string
+	Detail     string
+	IdentityID string
+	Peer       string
 }
 
 type Brand struct {
@@ -129,6 +131,67 @@ type Grant struct {
 	AuthorizationDetailsScopes string
 }
 
+type HDTPBucket struct {
+	Scope    string
+	Tokens   int64
+	UpdateMs int64
+	FullMs   int64
+}
+
+type HDTPCall struct {
+	ID           string
+	IdentityID   string
+	CallerRoot   string
+	MsgID        string
+	Tool         string
+	State        string
+	Result       []byte
+	IsError      int64
+	ReplyLeaf    []byte
+	ReplyChain   int64
+	EnvMsgID     string
+	RpcID        string
+	CreateTime   int64
+	CompleteTime int64
+}
+
+type HDTPContact struct {
+	IdentityID          string
+	Root                string
+	Endpoint            string
+	Leaf                []byte
+	LeafKid             string
+	LeafNotBefore       int64
+	State               string
+	WasActive           int64
+	Permissions         string
+	Preset              string
+	TheirPermissions    string
+	DisplayName         string
+	InviteLabel         string
+	Note                string
+	PendingEndpoint     string
+	PendingLeaf         []byte
+	PendingLeafKid      string
+	PendingSeenTime     int64
+	PendingBorrowedFrom string
+	RequestTime         int64
+	CreateTime          int64
+	UpdateTime          int64
+}
+
+type HDTPFormerPin struct {
+	IdentityID    string
+	Root          string
+	Endpoint      string
+	LeafKid       string
+	LeafNotBefore int64
+	Tombstone     int64
+	Permissions   string
+	Preset        string
+	ExpireTime    int64
+}
+
 type HDTPIdentity struct {
 	ID              string
 	Generation      string
@@ -140,6 +203,22 @@ type HDTPIdentity struct {
 	RootFingerprint string
 	CreateTime      int64
 	UpdateTime      int64
+	AcceptNewHosts  string
+	ClientCert      string
+	ContentTools    string
+}
+
+type HDTPInvite struct {
+	ID         string
+	IdentityID string
+	TokenHash  []byte
+	ExpireTime int64
+	MaxUses    int64
+	Uses       int64
+	AutoAccept int64
+	Preset     string
+	Label      string
+	CreateTime int64
 }
 
 type HDTPLeaf struct {
@@ -155,6 +234,22 @@ type HDTPLeaf struct {
 	RequestExpireTime int64
 	CreateTime        int64
 	InstallTime       int64
+}
+
+type HDTPReplay struct {
+	IdentityID string
+	SenderRoot string
+	MsgID      string
+	CallID     string
+	Answer     []byte
+	ExpireTime int64
+}
+
+type HDTPThread struct {
+	IdentityID string
+	ThreadID   string
+	Root       string
+	CreateTime int64
 }
 
 type RefreshToken struct {

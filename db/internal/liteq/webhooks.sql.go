@@ -173,7 +173,7 @@ func (q *Queries) FinishWebhookDelivery(ctx context.Context, arg FinishWebhookDe
 }
 
 const getDeliveryEvents = `-- name: GetDeliveryEvents :many
-SELECT id, kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail FROM audit_events WHERE id IN (/*SLICE:ids*/?)
+SELECT id, kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail, identity_id, peer FROM audit_events WHERE id IN (/*SLICE:ids*/?)
 `
 
 // The audit events of claimed rows.
@@ -209,6 +209,8 @@ func (q *Queries) GetDeliveryEvents(ctx context.Context, ids []int64) ([]AuditEv
 			&i.Actions,
 			&i.Actor,
 			&i.Detail,
+			&i.IdentityID,
+			&i.Peer,
 		); err != nil {
 			return nil, err
 		}

@@ -11,24 +11,26 @@ import (
 
 const insertAuditEvent = `-- name: InsertAuditEvent :one
 
-INSERT INTO audit_events (kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail)
+INSERT INTO audit_events (kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail, identity_id, peer)
 VALUES ($1, $2, $3, $4, $5, $6,
-        $7, $8, $9, $10, $11)
+        $7, $8, $9, $10, $11, $12, $13)
 RETURNING id
 `
 
 type InsertAuditEventParams struct {
-	Kind      string
-	Time      int64
-	BrandID   string
-	BrandUser string
-	AgentID   string
-	ClientID  string
-	GrantID   string
-	Scopes    string
-	Actions   string
-	Actor     string
-	Detail    string
+	Kind       string
+	Time       int64
+	BrandID    string
+	BrandUser  string
+	AgentID    string
+	ClientID   string
+	GrantID    string
+	Scopes     string
+	Actions    string
+	Actor      string
+	Detail     string
+	IdentityID string
+	Peer       string
 }
 
 // The audit trail (migration 0012).
@@ -45,6 +47,8 @@ func (q *Queries) InsertAuditEvent(ctx context.Context, arg InsertAuditEventPara
 		arg.Actions,
 		arg.Actor,
 		arg.Detail,
+		arg.IdentityID,
+		arg.Peer,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -52,29 +56,31 @@ func (q *Queries) InsertAuditEvent(ctx context.Context, arg InsertAuditEventPara
 }
 
 const listAuditEvents = `-- name: ListAuditEvents :many
-SELECT id, kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail FROM audit_events
+SELECT id, kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail, identity_id, peer FROM audit_events
 WHERE id > $1::bigint
   AND ($2::text = '' OR brand_id = $2::text)
   AND ($3::text = '' OR brand_user = $3::text)
   AND ($4::text = '' OR agent_id = $4::text)
   AND ($5::text = '' OR grant_id = $5::text)
   AND ($6::text = '' OR kind = $6::text)
-  AND ($7::bigint = 0 OR time >= $7::bigint)
-  AND ($8::bigint = 0 OR time < $8::bigint)
+  AND ($7::text = '' OR identity_id = $7::text)
+  AND ($8::bigint = 0 OR time >= $8::bigint)
+  AND ($9::bigint = 0 OR time < $9::bigint)
 ORDER BY id
-LIMIT $9::bigint
+LIMIT $10::bigint
 `
 
 type ListAuditEventsParams struct {
-	AfterID   int64
-	BrandID   string
-	BrandUser string
-	AgentID   string
-	GrantID   string
-	Kind      string
-	StartTime int64
-	EndTime   int64
-	PageLimit int64
+	AfterID    int64
+	BrandID    string
+	BrandUser  string
+	AgentID    string
+	GrantID    string
+	Kind       string
+	IdentityID string
+	StartTime  int64
+	EndTime    int64
+	PageLimit  int64
 }
 
 // Oldest first, after after_id; an empty filter value (0 for the times)
@@ -87,6 +93,7 @@ func (q *Queries) ListAuditEvents(ctx context.Context, arg ListAuditEventsParams
 		arg.AgentID,
 		arg.GrantID,
 		arg.Kind,
+		arg.IdentityID,
 		arg.StartTime,
 		arg.EndTime,
 		arg.PageLimit,
@@ -111,6 +118,8 @@ func (q *Queries) ListAuditEvents(ctx context.Context, arg ListAuditEventsParams
 			&i.Actions,
 			&i.Actor,
 			&i.Detail,
+			&i.IdentityID,
+			&i.Peer,
 		); err != nil {
 			return nil, err
 		}

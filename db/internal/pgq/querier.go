@@ -28,6 +28,7 @@ type Querier interface {
 	ConsumeDeviceAuthorization(ctx context.Context, arg ConsumeDeviceAuthorizationParams) (DeviceAuthorization, error)
 	CountBrandAgents(ctx context.Context, brandID string) (int64, error)
 	CountCredentialsByRole(ctx context.Context, role string) (int64, error)
+	CountHDTPContacts(ctx context.Context, arg CountHDTPContactsParams) (int64, error)
 	// Credentials of the role that are neither revoked nor expired at now.
 	CountLiveCredentialsByRole(ctx context.Context, arg CountLiveCredentialsByRoleParams) (int64, error)
 	CountLiveGrants(ctx context.Context, arg CountLiveGrantsParams) (int64, error)
@@ -45,6 +46,7 @@ type Querier interface {
 	CreateGrant(ctx context.Context, arg CreateGrantParams) (Grant, error)
 	// HDTP / PACT 2 identities and their leaf ledger (migration 0020).
 	CreateHDTPIdentity(ctx context.Context, arg CreateHDTPIdentityParams) (HDTPIdentity, error)
+	CreateHDTPInvite(ctx context.Context, arg CreateHDTPInviteParams) error
 	CreateHDTPLeaf(ctx context.Context, arg CreateHDTPLeafParams) error
 	CreateRefreshToken(ctx context.Context, arg CreateRefreshTokenParams) error
 	CreateSigningKey(ctx context.Context, arg CreateSigningKeyParams) error
@@ -62,14 +64,19 @@ type Querier interface {
 	DeleteExpiredHDTPRequests(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredRefreshTokens(ctx context.Context, now int64) (int64, error)
 	DeleteExpiredSigningKeys(ctx context.Context, now int64) (int64, error)
+	DeleteHDTPContact(ctx context.Context, arg DeleteHDTPContactParams) (int64, error)
 	DeleteHDTPIdentity(ctx context.Context, id string) (int64, error)
+	DeleteHDTPInvite(ctx context.Context, arg DeleteHDTPInviteParams) (int64, error)
 	DeleteHDTPPendingLeaf(ctx context.Context, identityID string) error
+	DeleteHDTPTombstones(ctx context.Context, arg DeleteHDTPTombstonesParams) error
 	DeleteOldUserCodeFailures(ctx context.Context, before int64) (int64, error)
 	DeleteWebhookDestination(ctx context.Context, id string) (int64, error)
 	DenyDeviceAuthorization(ctx context.Context, arg DenyDeviceAuthorizationParams) (DeviceAuthorization, error)
+	EnsureHDTPBucket(ctx context.Context, arg EnsureHDTPBucketParams) error
 	// Newest first; an empty filter matches every grant; before_id '' starts at
 	// the newest.
 	FindGrants(ctx context.Context, arg FindGrantsParams) ([]FindGrantsRow, error)
+	FinishHDTPCall(ctx context.Context, arg FinishHDTPCallParams) (int64, error)
 	// Records an attempt of a row owner still holds: the new state, the next
 	// attempt and the outcome; the lease ends.
 	FinishWebhookDelivery(ctx context.Context, arg FinishWebhookDeliveryParams) (int64, error)
@@ -87,9 +94,21 @@ type Querier interface {
 	GetDeviceAuthorizationByDeviceCode(ctx context.Context, arg GetDeviceAuthorizationByDeviceCodeParams) (DeviceAuthorization, error)
 	GetDeviceAuthorizationByUserCode(ctx context.Context, arg GetDeviceAuthorizationByUserCodeParams) (DeviceAuthorization, error)
 	GetGrant(ctx context.Context, id string) (Grant, error)
+	GetHDTPBucket(ctx context.Context, scope string) (HDTPBucket, error)
+	GetHDTPCall(ctx context.Context, id string) (HDTPCall, error)
+	GetHDTPCallByMsgID(ctx context.Context, arg GetHDTPCallByMsgIDParams) (HDTPCall, error)
+	GetHDTPContact(ctx context.Context, arg GetHDTPContactParams) (HDTPContact, error)
+	GetHDTPContactsByLeaf(ctx context.Context, arg GetHDTPContactsByLeafParams) ([]HDTPContact, error)
 	GetHDTPCurrentLeafKID(ctx context.Context, identityID string) ([]string, error)
 	GetHDTPIdentity(ctx context.Context, id string) (HDTPIdentity, error)
+	// HDTP / PACT 2 host wire (migration 0021): identity policies, contacts,
+	// former pins, invites, replay records, dispatched calls, threads and
+	// token buckets.
+	GetHDTPIdentityByEndpoint(ctx context.Context, endpoint string) (HDTPIdentity, error)
+	GetHDTPInviteByHash(ctx context.Context, tokenHash []byte) (HDTPInvite, error)
 	GetHDTPLeaf(ctx context.Context, kid string) (HDTPLeaf, error)
+	GetHDTPReplay(ctx context.Context, arg GetHDTPReplayParams) (HDTPReplay, error)
+	GetHDTPThreadOwner(ctx context.Context, arg GetHDTPThreadOwnerParams) (string, error)
 	// The change feed (migration 0010): rows are appended by triggers only.
 	// The newest change; no row when the feed is empty.
 	GetLatestChange(ctx context.Context) (ChangeFeed, error)
@@ -105,6 +124,9 @@ type Querier interface {
 	// The operator console's sessions, the replicas' heartbeats and the
 	// overview's counts (migration 0035).
 	InsertConsoleSession(ctx context.Context, arg InsertConsoleSessionParams) error
+	InsertHDTPCall(ctx context.Context, arg InsertHDTPCallParams) (int64, error)
+	InsertHDTPReplay(ctx context.Context, arg InsertHDTPReplayParams) (int64, error)
+	InsertHDTPThread(ctx context.Context, arg InsertHDTPThreadParams) error
 	InsertRegistrationJTI(ctx context.Context, arg InsertRegistrationJTIParams) (int64, error)
 	// The destination's most recent failed attempt.
 	LastWebhookFailure(ctx context.Context, destinationID string) (LastWebhookFailureRow, error)
@@ -123,8 +145,14 @@ type Querier interface {
 	ListCredentials(ctx context.Context, arg ListCredentialsParams) ([]Credential, error)
 	// Newest first (ids are ULIDs); before_id '' starts at the newest.
 	ListGrantsByUser(ctx context.Context, arg ListGrantsByUserParams) ([]ListGrantsByUserRow, error)
+	ListHDTPContactRootsAt(ctx context.Context, arg ListHDTPContactRootsAtParams) ([]string, error)
+	ListHDTPContacts(ctx context.Context, arg ListHDTPContactsParams) ([]HDTPContact, error)
+	ListHDTPFormerPins(ctx context.Context, arg ListHDTPFormerPinsParams) ([]HDTPFormerPin, error)
+	ListHDTPFormerRootsAt(ctx context.Context, arg ListHDTPFormerRootsAtParams) ([]string, error)
 	ListHDTPIdentities(ctx context.Context, arg ListHDTPIdentitiesParams) ([]HDTPIdentity, error)
+	ListHDTPInvites(ctx context.Context, identityID string) ([]HDTPInvite, error)
 	ListHDTPLeaves(ctx context.Context, identityID string) ([]HDTPLeaf, error)
+	ListHDTPPendingAddresses(ctx context.Context, identityID string) ([]HDTPContact, error)
 	// The ids of the pending agents (see ConsoleCounts), after after_id, by id.
 	ListPendingAgentIDs(ctx context.Context, arg ListPendingAgentIDsParams) ([]string, error)
 	ListPublishedSigningKeys(ctx context.Context, now int64) ([]SigningKey, error)
@@ -135,6 +163,7 @@ type Querier interface {
 	ListWebhookDeliveries(ctx context.Context, arg ListWebhookDeliveriesParams) ([]WebhookDelivery, error)
 	ListWebhookDestinations(ctx context.Context, arg ListWebhookDestinationsParams) ([]WebhookDestination, error)
 	LockBrand(ctx context.Context, id string) (string, error)
+	LockHDTPBucket(ctx context.Context, scope string) (HDTPBucket, error)
 	LockHDTPIdentity(ctx context.Context, id string) (string, error)
 	// An on-time poll of a pending authorization: records the poll time.
 	PollDeviceAuthorization(ctx context.Context, arg PollDeviceAuthorizationParams) (DeviceAuthorization, error)
@@ -146,9 +175,15 @@ type Querier interface {
 	PruneConsoleSessions(ctx context.Context, arg PruneConsoleSessionsParams) (int64, error)
 	PruneRegistrationJTIs(ctx context.Context, before int64) (int64, error)
 	PruneReplicas(ctx context.Context, before int64) (int64, error)
+	PurgeHDTPBuckets(ctx context.Context, nowMs int64) (int64, error)
+	PurgeHDTPCalls(ctx context.Context, before int64) (int64, error)
+	PurgeHDTPFormerPins(ctx context.Context, now int64) (int64, error)
+	PurgeHDTPInvites(ctx context.Context, before int64) (int64, error)
+	PurgeHDTPReplays(ctx context.Context, now int64) (int64, error)
 	// Deletes up to batch rows delivered before delivered_before_ms or dead
 	// before dead_before_ms.
 	PurgeWebhookDeliveries(ctx context.Context, arg PurgeWebhookDeliveriesParams) (int64, error)
+	PutHDTPFormerPin(ctx context.Context, arg PutHDTPFormerPinParams) error
 	// Drops the record of one used assertion if it has expired, so the jti can
 	// be recorded again (an expired record guards nothing: an assertion is
 	// refused after its expire_time anyway). Runs in the transaction of
@@ -172,7 +207,12 @@ type Querier interface {
 	RevokeCredentialsByLabel(ctx context.Context, arg RevokeCredentialsByLabelParams) ([]string, error)
 	RevokeGrant(ctx context.Context, arg RevokeGrantParams) (int64, error)
 	SetBrandAgentPolicy(ctx context.Context, arg SetBrandAgentPolicyParams) (Brand, error)
+	SetHDTPBucket(ctx context.Context, arg SetHDTPBucketParams) error
+	SetHDTPContentTools(ctx context.Context, arg SetHDTPContentToolsParams) (int64, error)
+	SetHDTPIdentityPolicy(ctx context.Context, arg SetHDTPIdentityPolicyParams) (int64, error)
 	SetHDTPIdentityRoot(ctx context.Context, arg SetHDTPIdentityRootParams) (int64, error)
+	SetHDTPReplayAnswer(ctx context.Context, arg SetHDTPReplayAnswerParams) (int64, error)
+	SetHDTPReplayCall(ctx context.Context, arg SetHDTPReplayCallParams) (int64, error)
 	// A too-early poll of a pending authorization: records the poll time and
 	// lengthens the interval (RFC 8628 section 3.5, slow_down).
 	SlowDownDeviceAuthorization(ctx context.Context, arg SlowDownDeviceAuthorizationParams) (DeviceAuthorization, error)
@@ -187,11 +227,13 @@ type Querier interface {
 	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (Brand, error)
 	UpdateHDTPIdentity(ctx context.Context, arg UpdateHDTPIdentityParams) (HDTPIdentity, error)
 	UpdateWebhookDestination(ctx context.Context, arg UpdateWebhookDestinationParams) (WebhookDestination, error)
+	UpsertHDTPContact(ctx context.Context, arg UpsertHDTPContactParams) error
 	UpsertReplica(ctx context.Context, arg UpsertReplicaParams) error
 	// Records the single use of a Brand login assertion (insert-if-absent).
 	// When (brand_id, jti) is recorded already no row is affected: the
 	// assertion is a replay.
 	UseBrandAssertion(ctx context.Context, arg UseBrandAssertionParams) (int64, error)
+	UseHDTPInvite(ctx context.Context, arg UseHDTPInviteParams) (int64, error)
 	// Marks an unused, unexpired refresh token used, only when its grant is
 	// live and belongs to this Brand and client (so nobody else can burn it).
 	UseRefreshToken(ctx context.Context, arg UseRefreshTokenParams) (RefreshToken, error)

@@ -170,7 +170,7 @@ func (q *Queries) FinishWebhookDelivery(ctx context.Context, arg FinishWebhookDe
 }
 
 const getDeliveryEvents = `-- name: GetDeliveryEvents :many
-SELECT id, kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail FROM audit_events WHERE id = ANY($1::bigint[])
+SELECT id, kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail, identity_id, peer FROM audit_events WHERE id = ANY($1::bigint[])
 `
 
 // The audit events of claimed rows.
@@ -196,6 +196,8 @@ func (q *Queries) GetDeliveryEvents(ctx context.Context, ids []int64) ([]AuditEv
 			&i.Actions,
 			&i.Actor,
 			&i.Detail,
+			&i.IdentityID,
+			&i.Peer,
 		); err != nil {
 			return nil, err
 		}

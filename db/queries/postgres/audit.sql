@@ -1,9 +1,9 @@
 -- The audit trail (migration 0012).
 
 -- name: InsertAuditEvent :one
-INSERT INTO audit_events (kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail)
+INSERT INTO audit_events (kind, time, brand_id, brand_user, agent_id, client_id, grant_id, scopes, actions, actor, detail, identity_id, peer)
 VALUES (sqlc.arg(kind), sqlc.arg(time), sqlc.arg(brand_id), sqlc.arg(brand_user), sqlc.arg(agent_id), sqlc.arg(client_id),
-        sqlc.arg(grant_id), sqlc.arg(scopes), sqlc.arg(actions), sqlc.arg(actor), sqlc.arg(detail))
+        sqlc.arg(grant_id), sqlc.arg(scopes), sqlc.arg(actions), sqlc.arg(actor), sqlc.arg(detail), sqlc.arg(identity_id), sqlc.arg(peer))
 RETURNING id;
 
 -- name: ListAuditEvents :many
@@ -16,6 +16,7 @@ WHERE id > sqlc.arg(after_id)::bigint
   AND (sqlc.arg(agent_id)::text = '' OR agent_id = sqlc.arg(agent_id)::text)
   AND (sqlc.arg(grant_id)::text = '' OR grant_id = sqlc.arg(grant_id)::text)
   AND (sqlc.arg(kind)::text = '' OR kind = sqlc.arg(kind)::text)
+  AND (sqlc.arg(identity_id)::text = '' OR identity_id = sqlc.arg(identity_id)::text)
   AND (sqlc.arg(start_time)::bigint = 0 OR time >= sqlc.arg(start_time)::bigint)
   AND (sqlc.arg(end_time)::bigint = 0 OR time < sqlc.arg(end_time)::bigint)
 ORDER BY id

@@ -143,6 +143,119 @@ func (LeafState) EnumDescriptor() ([]byte, []int) {
 	return file_hdtp_v1_identity_proto_rawDescGZIP(), []int{1}
 }
 
+// AcceptNewHosts is an identity's policy for a contact that moves.
+type AcceptNewHosts int32
+
+const (
+	// Not set: auto.
+	AcceptNewHosts_ACCEPT_NEW_HOSTS_UNSPECIFIED AcceptNewHosts = 0
+	// Re-pin the new endpoint and leaf at once and record the move for the
+	// owner (the default).
+	AcceptNewHosts_ACCEPT_NEW_HOSTS_AUTO AcceptNewHosts = 1
+	// Hold the new address for the owner: update_contact answers
+	// {"status":"pending"}, every other call pending_approval, until the
+	// owner decides (ContactService.DecidePendingAddress).
+	AcceptNewHosts_ACCEPT_NEW_HOSTS_ASK AcceptNewHosts = 2
+)
+
+// Enum value maps for AcceptNewHosts.
+var (
+	AcceptNewHosts_name = map[int32]string{
+		0: "ACCEPT_NEW_HOSTS_UNSPECIFIED",
+		1: "ACCEPT_NEW_HOSTS_AUTO",
+		2: "ACCEPT_NEW_HOSTS_ASK",
+	}
+	AcceptNewHosts_value = map[string]int32{
+		"ACCEPT_NEW_HOSTS_UNSPECIFIED": 0,
+		"ACCEPT_NEW_HOSTS_AUTO":        1,
+		"ACCEPT_NEW_HOSTS_ASK":         2,
+	}
+)
+
+func (x AcceptNewHosts) Enum() *AcceptNewHosts {
+	p := new(AcceptNewHosts)
+	*p = x
+	return p
+}
+
+func (x AcceptNewHosts) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AcceptNewHosts) Descriptor() protoreflect.EnumDescriptor {
+	return file_hdtp_v1_identity_proto_enumTypes[2].Descriptor()
+}
+
+func (AcceptNewHosts) Type() protoreflect.EnumType {
+	return &file_hdtp_v1_identity_proto_enumTypes[2]
+}
+
+func (x AcceptNewHosts) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AcceptNewHosts.Descriptor instead.
+func (AcceptNewHosts) EnumDescriptor() ([]byte, []int) {
+	return file_hdtp_v1_identity_proto_rawDescGZIP(), []int{2}
+}
+
+// ClientCertPosture is whether callers must present a TLS client chain.
+type ClientCertPosture int32
+
+const (
+	// Not set: off.
+	ClientCertPosture_CLIENT_CERT_POSTURE_UNSPECIFIED ClientCertPosture = 0
+	// Client chains are not asked for; calls prove themselves by envelope.
+	ClientCertPosture_CLIENT_CERT_POSTURE_OFF ClientCertPosture = 1
+	// A client chain is used when one comes.
+	ClientCertPosture_CLIENT_CERT_POSTURE_PREFERRED ClientCertPosture = 2
+	// Every call needs one: a sealed_call without it is identity_required.
+	ClientCertPosture_CLIENT_CERT_POSTURE_REQUIRED ClientCertPosture = 3
+)
+
+// Enum value maps for ClientCertPosture.
+var (
+	ClientCertPosture_name = map[int32]string{
+		0: "CLIENT_CERT_POSTURE_UNSPECIFIED",
+		1: "CLIENT_CERT_POSTURE_OFF",
+		2: "CLIENT_CERT_POSTURE_PREFERRED",
+		3: "CLIENT_CERT_POSTURE_REQUIRED",
+	}
+	ClientCertPosture_value = map[string]int32{
+		"CLIENT_CERT_POSTURE_UNSPECIFIED": 0,
+		"CLIENT_CERT_POSTURE_OFF":         1,
+		"CLIENT_CERT_POSTURE_PREFERRED":   2,
+		"CLIENT_CERT_POSTURE_REQUIRED":    3,
+	}
+)
+
+func (x ClientCertPosture) Enum() *ClientCertPosture {
+	p := new(ClientCertPosture)
+	*p = x
+	return p
+}
+
+func (x ClientCertPosture) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ClientCertPosture) Descriptor() protoreflect.EnumDescriptor {
+	return file_hdtp_v1_identity_proto_enumTypes[3].Descriptor()
+}
+
+func (ClientCertPosture) Type() protoreflect.EnumType {
+	return &file_hdtp_v1_identity_proto_enumTypes[3]
+}
+
+func (x ClientCertPosture) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ClientCertPosture.Descriptor instead.
+func (ClientCertPosture) EnumDescriptor() ([]byte, []int) {
+	return file_hdtp_v1_identity_proto_rawDescGZIP(), []int{3}
+}
+
 // Identity is one person's agent at one endpoint.
 type Identity struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -168,7 +281,13 @@ type Identity struct {
 	// When the identity was created; output only.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When it was last changed; output only.
-	UpdateTime    *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// What happens when a contact's newer leaf arrives from another
+	// endpoint (§5.3); unset reads as ACCEPT_NEW_HOSTS_AUTO.
+	AcceptNewHosts AcceptNewHosts `protobuf:"varint,11,opt,name=accept_new_hosts,json=acceptNewHosts,proto3,enum=hdtp.v1.AcceptNewHosts" json:"accept_new_hosts,omitempty"`
+	// The identity's client-certificate posture (§13.4); unset reads as
+	// CLIENT_CERT_POSTURE_OFF (a host behind a TLS-terminating edge).
+	ClientCert    ClientCertPosture `protobuf:"varint,12,opt,name=client_cert,json=clientCert,proto3,enum=hdtp.v1.ClientCertPosture" json:"client_cert,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -271,6 +390,20 @@ func (x *Identity) GetUpdateTime() *timestamppb.Timestamp {
 		return x.UpdateTime
 	}
 	return nil
+}
+
+func (x *Identity) GetAcceptNewHosts() AcceptNewHosts {
+	if x != nil {
+		return x.AcceptNewHosts
+	}
+	return AcceptNewHosts_ACCEPT_NEW_HOSTS_UNSPECIFIED
+}
+
+func (x *Identity) GetClientCert() ClientCertPosture {
+	if x != nil {
+		return x.ClientCert
+	}
+	return ClientCertPosture_CLIENT_CERT_POSTURE_UNSPECIFIED
 }
 
 // Leaf is one entry of an identity's leaf ledger. The private key is never
@@ -877,7 +1010,8 @@ type UpdateIdentityRequest struct {
 	// update_mask names.
 	Identity *Identity `protobuf:"bytes,1,opt,name=identity,proto3" json:"identity,omitempty"`
 	// Which fields to change: display_name, seal, key_algorithm,
-	// generation. Any other path is INVALID_ARGUMENT.
+	// generation, accept_new_hosts, client_cert. Any other path is
+	// INVALID_ARGUMENT.
 	UpdateMask    *fieldmaskpb.FieldMask `protobuf:"bytes,2,opt,name=update_mask,json=updateMask,proto3" json:"update_mask,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1509,7 +1643,7 @@ var File_hdtp_v1_identity_proto protoreflect.FileDescriptor
 
 const file_hdtp_v1_identity_proto_rawDesc = "" +
 	"\n" +
-	"\x16hdtp/v1/identity.proto\x12\ahdtp.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13hdtp/v1/trust.proto\"\xca\x03\n" +
+	"\x16hdtp/v1/identity.proto\x12\ahdtp.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13hdtp/v1/trust.proto\"\xca\x04\n" +
 	"\bIdentity\x12\x1f\n" +
 	"\videntity_id\x18\x01 \x01(\tR\n" +
 	"identityId\x123\n" +
@@ -1527,7 +1661,10 @@ const file_hdtp_v1_identity_proto_rawDesc = "" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xab\x03\n" +
+	"updateTime\x12A\n" +
+	"\x10accept_new_hosts\x18\v \x01(\x0e2\x17.hdtp.v1.AcceptNewHostsR\x0eacceptNewHosts\x12;\n" +
+	"\vclient_cert\x18\f \x01(\x0e2\x1a.hdtp.v1.ClientCertPostureR\n" +
+	"clientCert\"\xab\x03\n" +
 	"\x04Leaf\x12\x10\n" +
 	"\x03kid\x18\x01 \x01(\tR\x03kid\x12(\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x12.hdtp.v1.LeafStateR\x05state\x12:\n" +
@@ -1629,7 +1766,16 @@ const file_hdtp_v1_identity_proto_rawDesc = "" +
 	"\x12LEAF_STATE_PENDING\x10\x01\x12\x16\n" +
 	"\x12LEAF_STATE_CURRENT\x10\x02\x12\x19\n" +
 	"\x15LEAF_STATE_SUPERSEDED\x10\x03\x12\x15\n" +
-	"\x11LEAF_STATE_FORMER\x10\x042\xf0\x05\n" +
+	"\x11LEAF_STATE_FORMER\x10\x04*g\n" +
+	"\x0eAcceptNewHosts\x12 \n" +
+	"\x1cACCEPT_NEW_HOSTS_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15ACCEPT_NEW_HOSTS_AUTO\x10\x01\x12\x18\n" +
+	"\x14ACCEPT_NEW_HOSTS_ASK\x10\x02*\x9a\x01\n" +
+	"\x11ClientCertPosture\x12#\n" +
+	"\x1fCLIENT_CERT_POSTURE_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17CLIENT_CERT_POSTURE_OFF\x10\x01\x12!\n" +
+	"\x1dCLIENT_CERT_POSTURE_PREFERRED\x10\x02\x12 \n" +
+	"\x1cCLIENT_CERT_POSTURE_REQUIRED\x10\x032\xf0\x05\n" +
 	"\x0fIdentityService\x12S\n" +
 	"\x0eCreateIdentity\x12\x1e.hdtp.v1.CreateIdentityRequest\x1a\x1f.hdtp.v1.CreateIdentityResponse\"\x00\x12J\n" +
 	"\vGetIdentity\x12\x1b.hdtp.v1.GetIdentityRequest\x1a\x1c.hdtp.v1.GetIdentityResponse\"\x00\x12S\n" +
@@ -1655,89 +1801,93 @@ func file_hdtp_v1_identity_proto_rawDescGZIP() []byte {
 	return file_hdtp_v1_identity_proto_rawDescData
 }
 
-var file_hdtp_v1_identity_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_hdtp_v1_identity_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_hdtp_v1_identity_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_hdtp_v1_identity_proto_goTypes = []any{
 	(SealPolicy)(0),                      // 0: hdtp.v1.SealPolicy
 	(LeafState)(0),                       // 1: hdtp.v1.LeafState
-	(*Identity)(nil),                     // 2: hdtp.v1.Identity
-	(*Leaf)(nil),                         // 3: hdtp.v1.Leaf
-	(*SigningRequest)(nil),               // 4: hdtp.v1.SigningRequest
-	(*CreateIdentityRequest)(nil),        // 5: hdtp.v1.CreateIdentityRequest
-	(*CreateIdentityResponse)(nil),       // 6: hdtp.v1.CreateIdentityResponse
-	(*GetIdentityRequest)(nil),           // 7: hdtp.v1.GetIdentityRequest
-	(*GetIdentityResponse)(nil),          // 8: hdtp.v1.GetIdentityResponse
-	(*ListIdentitiesRequest)(nil),        // 9: hdtp.v1.ListIdentitiesRequest
-	(*ListIdentitiesResponse)(nil),       // 10: hdtp.v1.ListIdentitiesResponse
-	(*UpdateIdentityRequest)(nil),        // 11: hdtp.v1.UpdateIdentityRequest
-	(*UpdateIdentityResponse)(nil),       // 12: hdtp.v1.UpdateIdentityResponse
-	(*DeleteIdentityRequest)(nil),        // 13: hdtp.v1.DeleteIdentityRequest
-	(*DeleteIdentityResponse)(nil),       // 14: hdtp.v1.DeleteIdentityResponse
-	(*CreateSigningRequestRequest)(nil),  // 15: hdtp.v1.CreateSigningRequestRequest
-	(*CreateSigningRequestResponse)(nil), // 16: hdtp.v1.CreateSigningRequestResponse
-	(*InstallChainRequest)(nil),          // 17: hdtp.v1.InstallChainRequest
-	(*InstallChainResponse)(nil),         // 18: hdtp.v1.InstallChainResponse
-	(*ListLeavesRequest)(nil),            // 19: hdtp.v1.ListLeavesRequest
-	(*ListLeavesResponse)(nil),           // 20: hdtp.v1.ListLeavesResponse
-	(*GetCardRequest)(nil),               // 21: hdtp.v1.GetCardRequest
-	(*GetCardResponse)(nil),              // 22: hdtp.v1.GetCardResponse
-	(Generation)(0),                      // 23: hdtp.v1.Generation
-	(KeyAlgorithm)(0),                    // 24: hdtp.v1.KeyAlgorithm
-	(*timestamppb.Timestamp)(nil),        // 25: google.protobuf.Timestamp
-	(*fieldmaskpb.FieldMask)(nil),        // 26: google.protobuf.FieldMask
-	(LeafComparison)(0),                  // 27: hdtp.v1.LeafComparison
+	(AcceptNewHosts)(0),                  // 2: hdtp.v1.AcceptNewHosts
+	(ClientCertPosture)(0),               // 3: hdtp.v1.ClientCertPosture
+	(*Identity)(nil),                     // 4: hdtp.v1.Identity
+	(*Leaf)(nil),                         // 5: hdtp.v1.Leaf
+	(*SigningRequest)(nil),               // 6: hdtp.v1.SigningRequest
+	(*CreateIdentityRequest)(nil),        // 7: hdtp.v1.CreateIdentityRequest
+	(*CreateIdentityResponse)(nil),       // 8: hdtp.v1.CreateIdentityResponse
+	(*GetIdentityRequest)(nil),           // 9: hdtp.v1.GetIdentityRequest
+	(*GetIdentityResponse)(nil),          // 10: hdtp.v1.GetIdentityResponse
+	(*ListIdentitiesRequest)(nil),        // 11: hdtp.v1.ListIdentitiesRequest
+	(*ListIdentitiesResponse)(nil),       // 12: hdtp.v1.ListIdentitiesResponse
+	(*UpdateIdentityRequest)(nil),        // 13: hdtp.v1.UpdateIdentityRequest
+	(*UpdateIdentityResponse)(nil),       // 14: hdtp.v1.UpdateIdentityResponse
+	(*DeleteIdentityRequest)(nil),        // 15: hdtp.v1.DeleteIdentityRequest
+	(*DeleteIdentityResponse)(nil),       // 16: hdtp.v1.DeleteIdentityResponse
+	(*CreateSigningRequestRequest)(nil),  // 17: hdtp.v1.CreateSigningRequestRequest
+	(*CreateSigningRequestResponse)(nil), // 18: hdtp.v1.CreateSigningRequestResponse
+	(*InstallChainRequest)(nil),          // 19: hdtp.v1.InstallChainRequest
+	(*InstallChainResponse)(nil),         // 20: hdtp.v1.InstallChainResponse
+	(*ListLeavesRequest)(nil),            // 21: hdtp.v1.ListLeavesRequest
+	(*ListLeavesResponse)(nil),           // 22: hdtp.v1.ListLeavesResponse
+	(*GetCardRequest)(nil),               // 23: hdtp.v1.GetCardRequest
+	(*GetCardResponse)(nil),              // 24: hdtp.v1.GetCardResponse
+	(Generation)(0),                      // 25: hdtp.v1.Generation
+	(KeyAlgorithm)(0),                    // 26: hdtp.v1.KeyAlgorithm
+	(*timestamppb.Timestamp)(nil),        // 27: google.protobuf.Timestamp
+	(*fieldmaskpb.FieldMask)(nil),        // 28: google.protobuf.FieldMask
+	(LeafComparison)(0),                  // 29: hdtp.v1.LeafComparison
 }
 var file_hdtp_v1_identity_proto_depIdxs = []int32{
-	23, // 0: hdtp.v1.Identity.generation:type_name -> hdtp.v1.Generation
+	25, // 0: hdtp.v1.Identity.generation:type_name -> hdtp.v1.Generation
 	0,  // 1: hdtp.v1.Identity.seal:type_name -> hdtp.v1.SealPolicy
-	24, // 2: hdtp.v1.Identity.key_algorithm:type_name -> hdtp.v1.KeyAlgorithm
-	25, // 3: hdtp.v1.Identity.create_time:type_name -> google.protobuf.Timestamp
-	25, // 4: hdtp.v1.Identity.update_time:type_name -> google.protobuf.Timestamp
-	1,  // 5: hdtp.v1.Leaf.state:type_name -> hdtp.v1.LeafState
-	24, // 6: hdtp.v1.Leaf.key_algorithm:type_name -> hdtp.v1.KeyAlgorithm
-	25, // 7: hdtp.v1.Leaf.not_before:type_name -> google.protobuf.Timestamp
-	25, // 8: hdtp.v1.Leaf.not_after:type_name -> google.protobuf.Timestamp
-	25, // 9: hdtp.v1.Leaf.create_time:type_name -> google.protobuf.Timestamp
-	25, // 10: hdtp.v1.Leaf.install_time:type_name -> google.protobuf.Timestamp
-	25, // 11: hdtp.v1.SigningRequest.answer_deadline:type_name -> google.protobuf.Timestamp
-	23, // 12: hdtp.v1.CreateIdentityRequest.generation:type_name -> hdtp.v1.Generation
-	0,  // 13: hdtp.v1.CreateIdentityRequest.seal:type_name -> hdtp.v1.SealPolicy
-	24, // 14: hdtp.v1.CreateIdentityRequest.key_algorithm:type_name -> hdtp.v1.KeyAlgorithm
-	2,  // 15: hdtp.v1.CreateIdentityResponse.identity:type_name -> hdtp.v1.Identity
-	4,  // 16: hdtp.v1.CreateIdentityResponse.signing_request:type_name -> hdtp.v1.SigningRequest
-	2,  // 17: hdtp.v1.GetIdentityResponse.identity:type_name -> hdtp.v1.Identity
-	2,  // 18: hdtp.v1.ListIdentitiesResponse.identities:type_name -> hdtp.v1.Identity
-	2,  // 19: hdtp.v1.UpdateIdentityRequest.identity:type_name -> hdtp.v1.Identity
-	26, // 20: hdtp.v1.UpdateIdentityRequest.update_mask:type_name -> google.protobuf.FieldMask
-	2,  // 21: hdtp.v1.UpdateIdentityResponse.identity:type_name -> hdtp.v1.Identity
-	4,  // 22: hdtp.v1.CreateSigningRequestResponse.signing_request:type_name -> hdtp.v1.SigningRequest
-	2,  // 23: hdtp.v1.InstallChainResponse.identity:type_name -> hdtp.v1.Identity
-	3,  // 24: hdtp.v1.InstallChainResponse.leaf:type_name -> hdtp.v1.Leaf
-	27, // 25: hdtp.v1.InstallChainResponse.comparison:type_name -> hdtp.v1.LeafComparison
-	3,  // 26: hdtp.v1.ListLeavesResponse.leaves:type_name -> hdtp.v1.Leaf
-	5,  // 27: hdtp.v1.IdentityService.CreateIdentity:input_type -> hdtp.v1.CreateIdentityRequest
-	7,  // 28: hdtp.v1.IdentityService.GetIdentity:input_type -> hdtp.v1.GetIdentityRequest
-	9,  // 29: hdtp.v1.IdentityService.ListIdentities:input_type -> hdtp.v1.ListIdentitiesRequest
-	11, // 30: hdtp.v1.IdentityService.UpdateIdentity:input_type -> hdtp.v1.UpdateIdentityRequest
-	13, // 31: hdtp.v1.IdentityService.DeleteIdentity:input_type -> hdtp.v1.DeleteIdentityRequest
-	15, // 32: hdtp.v1.IdentityService.CreateSigningRequest:input_type -> hdtp.v1.CreateSigningRequestRequest
-	17, // 33: hdtp.v1.IdentityService.InstallChain:input_type -> hdtp.v1.InstallChainRequest
-	19, // 34: hdtp.v1.IdentityService.ListLeaves:input_type -> hdtp.v1.ListLeavesRequest
-	21, // 35: hdtp.v1.IdentityService.GetCard:input_type -> hdtp.v1.GetCardRequest
-	6,  // 36: hdtp.v1.IdentityService.CreateIdentity:output_type -> hdtp.v1.CreateIdentityResponse
-	8,  // 37: hdtp.v1.IdentityService.GetIdentity:output_type -> hdtp.v1.GetIdentityResponse
-	10, // 38: hdtp.v1.IdentityService.ListIdentities:output_type -> hdtp.v1.ListIdentitiesResponse
-	12, // 39: hdtp.v1.IdentityService.UpdateIdentity:output_type -> hdtp.v1.UpdateIdentityResponse
-	14, // 40: hdtp.v1.IdentityService.DeleteIdentity:output_type -> hdtp.v1.DeleteIdentityResponse
-	16, // 41: hdtp.v1.IdentityService.CreateSigningRequest:output_type -> hdtp.v1.CreateSigningRequestResponse
-	18, // 42: hdtp.v1.IdentityService.InstallChain:output_type -> hdtp.v1.InstallChainResponse
-	20, // 43: hdtp.v1.IdentityService.ListLeaves:output_type -> hdtp.v1.ListLeavesResponse
-	22, // 44: hdtp.v1.IdentityService.GetCard:output_type -> hdtp.v1.GetCardResponse
-	36, // [36:45] is the sub-list for method output_type
-	27, // [27:36] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	26, // 2: hdtp.v1.Identity.key_algorithm:type_name -> hdtp.v1.KeyAlgorithm
+	27, // 3: hdtp.v1.Identity.create_time:type_name -> google.protobuf.Timestamp
+	27, // 4: hdtp.v1.Identity.update_time:type_name -> google.protobuf.Timestamp
+	2,  // 5: hdtp.v1.Identity.accept_new_hosts:type_name -> hdtp.v1.AcceptNewHosts
+	3,  // 6: hdtp.v1.Identity.client_cert:type_name -> hdtp.v1.ClientCertPosture
+	1,  // 7: hdtp.v1.Leaf.state:type_name -> hdtp.v1.LeafState
+	26, // 8: hdtp.v1.Leaf.key_algorithm:type_name -> hdtp.v1.KeyAlgorithm
+	27, // 9: hdtp.v1.Leaf.not_before:type_name -> google.protobuf.Timestamp
+	27, // 10: hdtp.v1.Leaf.not_after:type_name -> google.protobuf.Timestamp
+	27, // 11: hdtp.v1.Leaf.create_time:type_name -> google.protobuf.Timestamp
+	27, // 12: hdtp.v1.Leaf.install_time:type_name -> google.protobuf.Timestamp
+	27, // 13: hdtp.v1.SigningRequest.answer_deadline:type_name -> google.protobuf.Timestamp
+	25, // 14: hdtp.v1.CreateIdentityRequest.generation:type_name -> hdtp.v1.Generation
+	0,  // 15: hdtp.v1.CreateIdentityRequest.seal:type_name -> hdtp.v1.SealPolicy
+	26, // 16: hdtp.v1.CreateIdentityRequest.key_algorithm:type_name -> hdtp.v1.KeyAlgorithm
+	4,  // 17: hdtp.v1.CreateIdentityResponse.identity:type_name -> hdtp.v1.Identity
+	6,  // 18: hdtp.v1.CreateIdentityResponse.signing_request:type_name -> hdtp.v1.SigningRequest
+	4,  // 19: hdtp.v1.GetIdentityResponse.identity:type_name -> hdtp.v1.Identity
+	4,  // 20: hdtp.v1.ListIdentitiesResponse.identities:type_name -> hdtp.v1.Identity
+	4,  // 21: hdtp.v1.UpdateIdentityRequest.identity:type_name -> hdtp.v1.Identity
+	28, // 22: hdtp.v1.UpdateIdentityRequest.update_mask:type_name -> google.protobuf.FieldMask
+	4,  // 23: hdtp.v1.UpdateIdentityResponse.identity:type_name -> hdtp.v1.Identity
+	6,  // 24: hdtp.v1.CreateSigningRequestResponse.signing_request:type_name -> hdtp.v1.SigningRequest
+	4,  // 25: hdtp.v1.InstallChainResponse.identity:type_name -> hdtp.v1.Identity
+	5,  // 26: hdtp.v1.InstallChainResponse.leaf:type_name -> hdtp.v1.Leaf
+	29, // 27: hdtp.v1.InstallChainResponse.comparison:type_name -> hdtp.v1.LeafComparison
+	5,  // 28: hdtp.v1.ListLeavesResponse.leaves:type_name -> hdtp.v1.Leaf
+	7,  // 29: hdtp.v1.IdentityService.CreateIdentity:input_type -> hdtp.v1.CreateIdentityRequest
+	9,  // 30: hdtp.v1.IdentityService.GetIdentity:input_type -> hdtp.v1.GetIdentityRequest
+	11, // 31: hdtp.v1.IdentityService.ListIdentities:input_type -> hdtp.v1.ListIdentitiesRequest
+	13, // 32: hdtp.v1.IdentityService.UpdateIdentity:input_type -> hdtp.v1.UpdateIdentityRequest
+	15, // 33: hdtp.v1.IdentityService.DeleteIdentity:input_type -> hdtp.v1.DeleteIdentityRequest
+	17, // 34: hdtp.v1.IdentityService.CreateSigningRequest:input_type -> hdtp.v1.CreateSigningRequestRequest
+	19, // 35: hdtp.v1.IdentityService.InstallChain:input_type -> hdtp.v1.InstallChainRequest
+	21, // 36: hdtp.v1.IdentityService.ListLeaves:input_type -> hdtp.v1.ListLeavesRequest
+	23, // 37: hdtp.v1.IdentityService.GetCard:input_type -> hdtp.v1.GetCardRequest
+	8,  // 38: hdtp.v1.IdentityService.CreateIdentity:output_type -> hdtp.v1.CreateIdentityResponse
+	10, // 39: hdtp.v1.IdentityService.GetIdentity:output_type -> hdtp.v1.GetIdentityResponse
+	12, // 40: hdtp.v1.IdentityService.ListIdentities:output_type -> hdtp.v1.ListIdentitiesResponse
+	14, // 41: hdtp.v1.IdentityService.UpdateIdentity:output_type -> hdtp.v1.UpdateIdentityResponse
+	16, // 42: hdtp.v1.IdentityService.DeleteIdentity:output_type -> hdtp.v1.DeleteIdentityResponse
+	18, // 43: hdtp.v1.IdentityService.CreateSigningRequest:output_type -> hdtp.v1.CreateSigningRequestResponse
+	20, // 44: hdtp.v1.IdentityService.InstallChain:output_type -> hdtp.v1.InstallChainResponse
+	22, // 45: hdtp.v1.IdentityService.ListLeaves:output_type -> hdtp.v1.ListLeavesResponse
+	24, // 46: hdtp.v1.IdentityService.GetCard:output_type -> hdtp.v1.GetCardResponse
+	38, // [38:47] is the sub-list for method output_type
+	29, // [29:38] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_hdtp_v1_identity_proto_init() }
@@ -1751,7 +1901,7 @@ func file_hdtp_v1_identity_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hdtp_v1_identity_proto_rawDesc), len(file_hdtp_v1_identity_proto_rawDesc)),
-			NumEnums:      2,
+			NumEnums:      4,
 			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -65,7 +65,8 @@ type IdentityServiceClient interface {
 	// ListIdentities lists identities in creation order.
 	ListIdentities(ctx context.Context, in *ListIdentitiesRequest, opts ...grpc.CallOption) (*ListIdentitiesResponse, error)
 	// UpdateIdentity changes the fields named in update_mask: display_name,
-	// seal, key_algorithm (for keys made from now on) and generation. A
+	// seal, key_algorithm (for keys made from now on), generation,
+	// accept_new_hosts and client_cert. A
 	// generation change is refused (FAILED_PRECONDITION) when the current
 	// chain does not validate under the new generation's rules (a root with
 	// an end date cannot move to PACT).
@@ -231,7 +232,8 @@ type IdentityServiceServer interface {
 	// ListIdentities lists identities in creation order.
 	ListIdentities(context.Context, *ListIdentitiesRequest) (*ListIdentitiesResponse, error)
 	// UpdateIdentity changes the fields named in update_mask: display_name,
-	// seal, key_algorithm (for keys made from now on) and generation. A
+	// seal, key_algorithm (for keys made from now on), generation,
+	// accept_new_hosts and client_cert. A
 	// generation change is refused (FAILED_PRECONDITION) when the current
 	// chain does not validate under the new generation's rules (a root with
 	// an end date cannot move to PACT).

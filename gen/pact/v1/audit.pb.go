@@ -53,31 +53,106 @@ const (
 	AuditEventKind_AUDIT_EVENT_KIND_GRANT_REVOKED AuditEventKind = 7
 	// A rotated refresh token was presented again, so the grant was revoked.
 	AuditEventKind_AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED AuditEventKind = 8
+	// The HDTP / PACT 2 kinds (hdtp.v1, docs/hdtp.md): hdtp_identity_id names
+	// the identity, hdtp_peer the contact's root fingerprint.
+	// A caller asked to become a contact (request_contact, or a redeemed
+	// invite without auto-accept).
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_REQUESTED AuditEventKind = 9
+	// The owner approved a request, or an auto-accept invite made the caller
+	// a contact; scopes are the permissions granted.
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_APPROVED AuditEventKind = 10
+	// The owner rejected a request.
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_DENIED AuditEventKind = 11
+	// A contact accepted the identity's request (contact_accepted).
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_ACCEPTED AuditEventKind = 12
+	// A contact rejected the identity's request (contact_rejected).
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_REJECTED AuditEventKind = 13
+	// The owner blocked a contact.
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_BLOCKED AuditEventKind = 14
+	// The owner unblocked a contact.
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_UNBLOCKED AuditEventKind = 15
+	// A contact was removed (by the owner, or by its remove_contact).
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_REMOVED AuditEventKind = 16
+	// The owner set a contact's permissions (scopes).
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_PERMISSIONS_CHANGED AuditEventKind = 17
+	// A contact's renewed leaf was pinned as it passed; detail the new kid.
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_LEAF_RENEWED AuditEventKind = 18
+	// A contact's move to another endpoint was re-pinned (accept new hosts
+	// "auto"); detail the new kid.
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_CONTACT_MOVED AuditEventKind = 19
+	// A contact's new address waits for the owner; detail the endpoint.
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_ADDRESS_PENDING AuditEventKind = 20
+	// The owner decided a new address; detail "approved" or "rejected".
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_ADDRESS_DECIDED AuditEventKind = 21
+	// The identity sent a request (request_contact or redeem_invite); detail
+	// the tool.
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_REQUEST_SENT AuditEventKind = 22
+	// The owner made an invite; detail its id.
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_INVITE_CREATED AuditEventKind = 23
+	// The owner revoked an invite; detail its id.
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_INVITE_REVOKED AuditEventKind = 24
+	// A pinned caller's admitted call was refused, or the host refused a
+	// dispatched call; detail "<code> <reason>".
+	AuditEventKind_AUDIT_EVENT_KIND_HDTP_CALL_REFUSED AuditEventKind = 25
 )
 
 // Enum value maps for AuditEventKind.
 var (
 	AuditEventKind_name = map[int32]string{
-		0: "AUDIT_EVENT_KIND_UNSPECIFIED",
-		1: "AUDIT_EVENT_KIND_RECEIPT_SIGNED",
-		2: "AUDIT_EVENT_KIND_GRANT_CREATED",
-		3: "AUDIT_EVENT_KIND_CONSENT_SKIPPED",
-		4: "AUDIT_EVENT_KIND_GRANT_REDEEMED",
-		5: "AUDIT_EVENT_KIND_GRANT_REFRESHED",
-		6: "AUDIT_EVENT_KIND_STEP_UP",
-		7: "AUDIT_EVENT_KIND_GRANT_REVOKED",
-		8: "AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED",
+		0:  "AUDIT_EVENT_KIND_UNSPECIFIED",
+		1:  "AUDIT_EVENT_KIND_RECEIPT_SIGNED",
+		2:  "AUDIT_EVENT_KIND_GRANT_CREATED",
+		3:  "AUDIT_EVENT_KIND_CONSENT_SKIPPED",
+		4:  "AUDIT_EVENT_KIND_GRANT_REDEEMED",
+		5:  "AUDIT_EVENT_KIND_GRANT_REFRESHED",
+		6:  "AUDIT_EVENT_KIND_STEP_UP",
+		7:  "AUDIT_EVENT_KIND_GRANT_REVOKED",
+		8:  "AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED",
+		9:  "AUDIT_EVENT_KIND_HDTP_CONTACT_REQUESTED",
+		10: "AUDIT_EVENT_KIND_HDTP_CONTACT_APPROVED",
+		11: "AUDIT_EVENT_KIND_HDTP_CONTACT_DENIED",
+		12: "AUDIT_EVENT_KIND_HDTP_CONTACT_ACCEPTED",
+		13: "AUDIT_EVENT_KIND_HDTP_CONTACT_REJECTED",
+		14: "AUDIT_EVENT_KIND_HDTP_CONTACT_BLOCKED",
+		15: "AUDIT_EVENT_KIND_HDTP_CONTACT_UNBLOCKED",
+		16: "AUDIT_EVENT_KIND_HDTP_CONTACT_REMOVED",
+		17: "AUDIT_EVENT_KIND_HDTP_PERMISSIONS_CHANGED",
+		18: "AUDIT_EVENT_KIND_HDTP_LEAF_RENEWED",
+		19: "AUDIT_EVENT_KIND_HDTP_CONTACT_MOVED",
+		20: "AUDIT_EVENT_KIND_HDTP_ADDRESS_PENDING",
+		21: "AUDIT_EVENT_KIND_HDTP_ADDRESS_DECIDED",
+		22: "AUDIT_EVENT_KIND_HDTP_REQUEST_SENT",
+		23: "AUDIT_EVENT_KIND_HDTP_INVITE_CREATED",
+		24: "AUDIT_EVENT_KIND_HDTP_INVITE_REVOKED",
+		25: "AUDIT_EVENT_KIND_HDTP_CALL_REFUSED",
 	}
 	AuditEventKind_value = map[string]int32{
-		"AUDIT_EVENT_KIND_UNSPECIFIED":         0,
-		"AUDIT_EVENT_KIND_RECEIPT_SIGNED":      1,
-		"AUDIT_EVENT_KIND_GRANT_CREATED":       2,
-		"AUDIT_EVENT_KIND_CONSENT_SKIPPED":     3,
-		"AUDIT_EVENT_KIND_GRANT_REDEEMED":      4,
-		"AUDIT_EVENT_KIND_GRANT_REFRESHED":     5,
-		"AUDIT_EVENT_KIND_STEP_UP":             6,
-		"AUDIT_EVENT_KIND_GRANT_REVOKED":       7,
-		"AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED": 8,
+		"AUDIT_EVENT_KIND_UNSPECIFIED":              0,
+		"AUDIT_EVENT_KIND_RECEIPT_SIGNED":           1,
+		"AUDIT_EVENT_KIND_GRANT_CREATED":            2,
+		"AUDIT_EVENT_KIND_CONSENT_SKIPPED":          3,
+		"AUDIT_EVENT_KIND_GRANT_REDEEMED":           4,
+		"AUDIT_EVENT_KIND_GRANT_REFRESHED":          5,
+		"AUDIT_EVENT_KIND_STEP_UP":                  6,
+		"AUDIT_EVENT_KIND_GRANT_REVOKED":            7,
+		"AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED":      8,
+		"AUDIT_EVENT_KIND_HDTP_CONTACT_REQUESTED":   9,
+		"AUDIT_EVENT_KIND_HDTP_CONTACT_APPROVED":    10,
+		"AUDIT_EVENT_KIND_HDTP_CONTACT_DENIED":      11,
+		"AUDIT_EVENT_KIND_HDTP_CONTACT_ACCEPTED":    12,
+		"AUDIT_EVENT_KIND_HDTP_CONTACT_REJECTED":    13,
+		"AUDIT_EVENT_KIND_HDTP_CONTACT_BLOCKED":     14,
+		"AUDIT_EVENT_KIND_HDTP_CONTACT_UNBLOCKED":   15,
+		"AUDIT_EVENT_KIND_HDTP_CONTACT_REMOVED":     16,
+		"AUDIT_EVENT_KIND_HDTP_PERMISSIONS_CHANGED": 17,
+		"AUDIT_EVENT_KIND_HDTP_LEAF_RENEWED":        18,
+		"AUDIT_EVENT_KIND_HDTP_CONTACT_MOVED":       19,
+		"AUDIT_EVENT_KIND_HDTP_ADDRESS_PENDING":     20,
+		"AUDIT_EVENT_KIND_HDTP_ADDRESS_DECIDED":     21,
+		"AUDIT_EVENT_KIND_HDTP_REQUEST_SENT":        22,
+		"AUDIT_EVENT_KIND_HDTP_INVITE_CREATED":      23,
+		"AUDIT_EVENT_KIND_HDTP_INVITE_REVOKED":      24,
+		"AUDIT_EVENT_KIND_HDTP_CALL_REFUSED":        25,
 	}
 )
 
@@ -188,11 +263,15 @@ type AuditEvent struct {
 	Scopes []string `protobuf:"bytes,9,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	// A receipt's actions.
 	Actions []*AuditAction `protobuf:"bytes,10,rep,name=actions,proto3" json:"actions,omitempty"`
-	// Who caused it: "admin" or "frontend" (an RPC of that role) or "pa" (the
-	// PA on an OAuth endpoint).
+	// Who caused it: "admin" or "frontend" (an RPC of that role), "pa" (the
+	// PA on an OAuth endpoint) or "peer" (an HDTP caller, by its own call).
 	Actor string `protobuf:"bytes,11,opt,name=actor,proto3" json:"actor,omitempty"`
 	// The kind's detail (see AuditEventKind).
-	Detail        string `protobuf:"bytes,12,opt,name=detail,proto3" json:"detail,omitempty"`
+	Detail string `protobuf:"bytes,12,opt,name=detail,proto3" json:"detail,omitempty"`
+	// The HDTP identity an HDTP kind is about.
+	HdtpIdentityId string `protobuf:"bytes,13,opt,name=hdtp_identity_id,json=hdtpIdentityId,proto3" json:"hdtp_identity_id,omitempty"`
+	// The HDTP contact (its root fingerprint) an HDTP kind involves.
+	HdtpPeer      string `protobuf:"bytes,14,opt,name=hdtp_peer,json=hdtpPeer,proto3" json:"hdtp_peer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -311,6 +390,20 @@ func (x *AuditEvent) GetDetail() string {
 	return ""
 }
 
+func (x *AuditEvent) GetHdtpIdentityId() string {
+	if x != nil {
+		return x.HdtpIdentityId
+	}
+	return ""
+}
+
+func (x *AuditEvent) GetHdtpPeer() string {
+	if x != nil {
+		return x.HdtpPeer
+	}
+	return ""
+}
+
 // AuditFilter selects events; an empty field matches every event.
 type AuditFilter struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -325,9 +418,11 @@ type AuditFilter struct {
 	// Only events at or after this time.
 	StartTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
 	// Only events before this time.
-	EndTime       *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	EndTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// Only this HDTP identity's events.
+	HdtpIdentityId string `protobuf:"bytes,7,opt,name=hdtp_identity_id,json=hdtpIdentityId,proto3" json:"hdtp_identity_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *AuditFilter) Reset() {
@@ -400,6 +495,13 @@ func (x *AuditFilter) GetEndTime() *timestamppb.Timestamp {
 		return x.EndTime
 	}
 	return nil
+}
+
+func (x *AuditFilter) GetHdtpIdentityId() string {
+	if x != nil {
+		return x.HdtpIdentityId
+	}
+	return ""
 }
 
 // ListAuditEventsRequest filters and pages the whole trail.
@@ -648,7 +750,7 @@ const file_pact_v1_audit_proto_rawDesc = "" +
 	"\x13pact/v1/audit.proto\x12\apact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14pact/v1/common.proto\">\n" +
 	"\vAuditAction\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1b\n" +
-	"\targs_hash\x18\x02 \x01(\tR\bargsHash\"\xfc\x02\n" +
+	"\targs_hash\x18\x02 \x01(\tR\bargsHash\"\xc3\x03\n" +
 	"\n" +
 	"AuditEvent\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12+\n" +
@@ -664,7 +766,9 @@ const file_pact_v1_audit_proto_rawDesc = "" +
 	"\aactions\x18\n" +
 	" \x03(\v2\x14.pact.v1.AuditActionR\aactions\x12\x14\n" +
 	"\x05actor\x18\v \x01(\tR\x05actor\x12\x16\n" +
-	"\x06detail\x18\f \x01(\tR\x06detail\"\x81\x02\n" +
+	"\x06detail\x18\f \x01(\tR\x06detail\x12(\n" +
+	"\x10hdtp_identity_id\x18\r \x01(\tR\x0ehdtpIdentityId\x12\x1b\n" +
+	"\thdtp_peer\x18\x0e \x01(\tR\bhdtpPeer\"\xab\x02\n" +
 	"\vAuditFilter\x12\x1d\n" +
 	"\n" +
 	"brand_user\x18\x01 \x01(\tR\tbrandUser\x12\x19\n" +
@@ -673,7 +777,8 @@ const file_pact_v1_audit_proto_rawDesc = "" +
 	"\x04kind\x18\x04 \x01(\x0e2\x17.pact.v1.AuditEventKindR\x04kind\x129\n" +
 	"\n" +
 	"start_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x125\n" +
-	"\bend_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\"\x8b\x01\n" +
+	"\bend_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12(\n" +
+	"\x10hdtp_identity_id\x18\a \x01(\tR\x0ehdtpIdentityId\"\x8b\x01\n" +
 	"\x16ListAuditEventsRequest\x12\x19\n" +
 	"\bbrand_id\x18\x01 \x01(\tR\abrandId\x12,\n" +
 	"\x06filter\x18\x02 \x01(\v2\x14.pact.v1.AuditFilterR\x06filter\x12(\n" +
@@ -687,7 +792,7 @@ const file_pact_v1_audit_proto_rawDesc = "" +
 	"\x04page\x18\x03 \x01(\v2\x14.pact.v1.PageRequestR\x04page\"s\n" +
 	"\x1cListBrandAuditEventsResponse\x12+\n" +
 	"\x06events\x18\x01 \x03(\v2\x13.pact.v1.AuditEventR\x06events\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\xd8\x02\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\xb0\b\n" +
 	"\x0eAuditEventKind\x12 \n" +
 	"\x1cAUDIT_EVENT_KIND_UNSPECIFIED\x10\x00\x12#\n" +
 	"\x1fAUDIT_EVENT_KIND_RECEIPT_SIGNED\x10\x01\x12\"\n" +
@@ -697,7 +802,25 @@ const file_pact_v1_audit_proto_rawDesc = "" +
 	" AUDIT_EVENT_KIND_GRANT_REFRESHED\x10\x05\x12\x1c\n" +
 	"\x18AUDIT_EVENT_KIND_STEP_UP\x10\x06\x12\"\n" +
 	"\x1eAUDIT_EVENT_KIND_GRANT_REVOKED\x10\a\x12(\n" +
-	"$AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED\x10\b2\xcd\x01\n" +
+	"$AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED\x10\b\x12+\n" +
+	"'AUDIT_EVENT_KIND_HDTP_CONTACT_REQUESTED\x10\t\x12*\n" +
+	"&AUDIT_EVENT_KIND_HDTP_CONTACT_APPROVED\x10\n" +
+	"\x12(\n" +
+	"$AUDIT_EVENT_KIND_HDTP_CONTACT_DENIED\x10\v\x12*\n" +
+	"&AUDIT_EVENT_KIND_HDTP_CONTACT_ACCEPTED\x10\f\x12*\n" +
+	"&AUDIT_EVENT_KIND_HDTP_CONTACT_REJECTED\x10\r\x12)\n" +
+	"%AUDIT_EVENT_KIND_HDTP_CONTACT_BLOCKED\x10\x0e\x12+\n" +
+	"'AUDIT_EVENT_KIND_HDTP_CONTACT_UNBLOCKED\x10\x0f\x12)\n" +
+	"%AUDIT_EVENT_KIND_HDTP_CONTACT_REMOVED\x10\x10\x12-\n" +
+	")AUDIT_EVENT_KIND_HDTP_PERMISSIONS_CHANGED\x10\x11\x12&\n" +
+	"\"AUDIT_EVENT_KIND_HDTP_LEAF_RENEWED\x10\x12\x12'\n" +
+	"#AUDIT_EVENT_KIND_HDTP_CONTACT_MOVED\x10\x13\x12)\n" +
+	"%AUDIT_EVENT_KIND_HDTP_ADDRESS_PENDING\x10\x14\x12)\n" +
+	"%AUDIT_EVENT_KIND_HDTP_ADDRESS_DECIDED\x10\x15\x12&\n" +
+	"\"AUDIT_EVENT_KIND_HDTP_REQUEST_SENT\x10\x16\x12(\n" +
+	"$AUDIT_EVENT_KIND_HDTP_INVITE_CREATED\x10\x17\x12(\n" +
+	"$AUDIT_EVENT_KIND_HDTP_INVITE_REVOKED\x10\x18\x12&\n" +
+	"\"AUDIT_EVENT_KIND_HDTP_CALL_REFUSED\x10\x192\xcd\x01\n" +
 	"\fAuditService\x12V\n" +
 	"\x0fListAuditEvents\x12\x1f.pact.v1.ListAuditEventsRequest\x1a .pact.v1.ListAuditEventsResponse\"\x00\x12e\n" +
 	"\x14ListBrandAuditEvents\x12$.pact.v1.ListBrandAuditEventsRequest\x1a%.pact.v1.ListBrandAuditEventsResponse\"\x00Bz\n" +

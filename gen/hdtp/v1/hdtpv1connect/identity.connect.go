@@ -72,7 +72,8 @@ type IdentityServiceClient interface {
 	// ListIdentities lists identities in creation order.
 	ListIdentities(context.Context, *v1.ListIdentitiesRequest) (*v1.ListIdentitiesResponse, error)
 	// UpdateIdentity changes the fields named in update_mask: display_name,
-	// seal, key_algorithm (for keys made from now on) and generation. A
+	// seal, key_algorithm (for keys made from now on), generation,
+	// accept_new_hosts and client_cert. A
 	// generation change is refused (FAILED_PRECONDITION) when the current
 	// chain does not validate under the new generation's rules (a root with
 	// an end date cannot move to PACT).
@@ -278,7 +279,8 @@ type IdentityServiceHandler interface {
 	// ListIdentities lists identities in creation order.
 	ListIdentities(context.Context, *v1.ListIdentitiesRequest) (*v1.ListIdentitiesResponse, error)
 	// UpdateIdentity changes the fields named in update_mask: display_name,
-	// seal, key_algorithm (for keys made from now on) and generation. A
+	// seal, key_algorithm (for keys made from now on), generation,
+	// accept_new_hosts and client_cert. A
 	// generation change is refused (FAILED_PRECONDITION) when the current
 	// chain does not validate under the new generation's rules (a root with
 	// an end date cannot move to PACT).

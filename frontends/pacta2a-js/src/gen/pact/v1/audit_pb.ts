@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pact/v1/audit.proto.
  */
 export const file_pact_v1_audit: GenFile = /*@__PURE__*/
-  fileDesc("ChNwYWN0L3YxL2F1ZGl0LnByb3RvEgdwYWN0LnYxIi4KC0F1ZGl0QWN0aW9uEgwKBHRvb2wYASABKAkSEQoJYXJnc19oYXNoGAIgASgJIpwCCgpBdWRpdEV2ZW50EgoKAmlkGAEgASgJEiUKBGtpbmQYAiABKA4yFy5wYWN0LnYxLkF1ZGl0RXZlbnRLaW5kEigKBHRpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGJyYW5kX2lkGAQgASgJEhIKCmJyYW5kX3VzZXIYBSABKAkSEAoIYWdlbnRfaWQYBiABKAkSEQoJcGFfaXNzdWVyGAcgASgJEhAKCGdyYW50X2lkGAggASgJEg4KBnNjb3BlcxgJIAMoCRIlCgdhY3Rpb25zGAogAygLMhQucGFjdC52MS5BdWRpdEFjdGlvbhINCgVhY3RvchgLIAEoCRIOCgZkZXRhaWwYDCABKAkiygEKC0F1ZGl0RmlsdGVyEhIKCmJyYW5kX3VzZXIYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSEAoIZ3JhbnRfaWQYAyABKAkSJQoEa2luZBgEIAEoDjIXLnBhY3QudjEuQXVkaXRFdmVudEtpbmQSLgoKc3RhcnRfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInQKFkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QSEAoIYnJhbmRfaWQYASABKAkSJAoGZmlsdGVyGAIgASgLMhQucGFjdC52MS5BdWRpdEZpbHRlchIiCgRwYWdlGAMgASgLMhQucGFjdC52MS5QYWdlUmVxdWVzdCJXChdMaXN0QXVkaXRFdmVudHNSZXNwb25zZRIjCgZldmVudHMYASADKAsyEy5wYWN0LnYxLkF1ZGl0RXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInkKG0xpc3RCcmFuZEF1ZGl0RXZlbnRzUmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIkCgZmaWx0ZXIYAiABKAsyFC5wYWN0LnYxLkF1ZGl0RmlsdGVyEiIKBHBhZ2UYAyABKAsyFC5wYWN0LnYxLlBhZ2VSZXF1ZXN0IlwKHExpc3RCcmFuZEF1ZGl0RXZlbnRzUmVzcG9uc2USIwoGZXZlbnRzGAEgAygLMhMucGFjdC52MS5BdWRpdEV2ZW50EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSrYAgoOQXVkaXRFdmVudEtpbmQSIAocQVVESVRfRVZFTlRfS0lORF9VTlNQRUNJRklFRBAAEiMKH0FVRElUX0VWRU5UX0tJTkRfUkVDRUlQVF9TSUdORUQQARIiCh5BVURJVF9FVkVOVF9LSU5EX0dSQU5UX0NSRUFURUQQAhIkCiBBVURJVF9FVkVOVF9LSU5EX0NPTlNFTlRfU0tJUFBFRBADEiMKH0FVRElUX0VWRU5UX0tJTkRfR1JBTlRfUkVERUVNRUQQBBIkCiBBVURJVF9FVkVOVF9LSU5EX0dSQU5UX1JFRlJFU0hFRBAFEhwKGEFVRElUX0VWRU5UX0tJTkRfU1RFUF9VUBAGEiIKHkFVRElUX0VWRU5UX0tJTkRfR1JBTlRfUkVWT0tFRBAHEigKJEFVRElUX0VWRU5UX0tJTkRfR1JBTlRfUkVVU0VfUkVWT0tFRBAIMs0BCgxBdWRpdFNlcnZpY2USVgoPTGlzdEF1ZGl0RXZlbnRzEh8ucGFjdC52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0GiAucGFjdC52MS5MaXN0QXVkaXRFdmVudHNSZXNwb25zZSIAEmUKFExpc3RCcmFuZEF1ZGl0RXZlbnRzEiQucGFjdC52MS5MaXN0QnJhbmRBdWRpdEV2ZW50c1JlcXVlc3QaJS5wYWN0LnYxLkxpc3RCcmFuZEF1ZGl0RXZlbnRzUmVzcG9uc2UiAGIGcHJvdG8z", [file_google_protobuf_timestamp, file_pact_v1_common]);
+  fileDesc("ChNwYWN0L3YxL2F1ZGl0LnByb3RvEgdwYWN0LnYxIi4KC0F1ZGl0QWN0aW9uEgwKBHRvb2wYASABKAkSEQoJYXJnc19oYXNoGAIgASgJIskCCgpBdWRpdEV2ZW50EgoKAmlkGAEgASgJEiUKBGtpbmQYAiABKA4yFy5wYWN0LnYxLkF1ZGl0RXZlbnRLaW5kEigKBHRpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGJyYW5kX2lkGAQgASgJEhIKCmJyYW5kX3VzZXIYBSABKAkSEAoIYWdlbnRfaWQYBiABKAkSEQoJcGFfaXNzdWVyGAcgASgJEhAKCGdyYW50X2lkGAggASgJEg4KBnNjb3BlcxgJIAMoCRIlCgdhY3Rpb25zGAogAygLMhQucGFjdC52MS5BdWRpdEFjdGlvbhINCgVhY3RvchgLIAEoCRIOCgZkZXRhaWwYDCABKAkSGAoQaGR0cF9pZGVudGl0eV9pZBgNIAEoCRIRCgloZHRwX3BlZXIYDiABKAki5AEKC0F1ZGl0RmlsdGVyEhIKCmJyYW5kX3VzZXIYASABKAkSEAoIYWdlbnRfaWQYAiABKAkSEAoIZ3JhbnRfaWQYAyABKAkSJQoEa2luZBgEIAEoDjIXLnBhY3QudjEuQXVkaXRFdmVudEtpbmQSLgoKc3RhcnRfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIZW5kX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEGhkdHBfaWRlbnRpdHlfaWQYByABKAkidAoWTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBIQCghicmFuZF9pZBgBIAEoCRIkCgZmaWx0ZXIYAiABKAsyFC5wYWN0LnYxLkF1ZGl0RmlsdGVyEiIKBHBhZ2UYAyABKAsyFC5wYWN0LnYxLlBhZ2VSZXF1ZXN0IlcKF0xpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlEiMKBmV2ZW50cxgBIAMoCzITLnBhY3QudjEuQXVkaXRFdmVudBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkieQobTGlzdEJyYW5kQXVkaXRFdmVudHNSZXF1ZXN0EhAKCGJyYW5kX2lkGAEgASgJEiQKBmZpbHRlchgCIAEoCzIULnBhY3QudjEuQXVkaXRGaWx0ZXISIgoEcGFnZRgDIAEoCzIULnBhY3QudjEuUGFnZVJlcXVlc3QiXAocTGlzdEJyYW5kQXVkaXRFdmVudHNSZXNwb25zZRIjCgZldmVudHMYASADKAsyEy5wYWN0LnYxLkF1ZGl0RXZlbnQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJKrAICg5BdWRpdEV2ZW50S2luZBIgChxBVURJVF9FVkVOVF9LSU5EX1VOU1BFQ0lGSUVEEAASIwofQVVESVRfRVZFTlRfS0lORF9SRUNFSVBUX1NJR05FRBABEiIKHkFVRElUX0VWRU5UX0tJTkRfR1JBTlRfQ1JFQVRFRBACEiQKIEFVRElUX0VWRU5UX0tJTkRfQ09OU0VOVF9TS0lQUEVEEAMSIwofQVVESVRfRVZFTlRfS0lORF9HUkFOVF9SRURFRU1FRBAEEiQKIEFVRElUX0VWRU5UX0tJTkRfR1JBTlRfUkVGUkVTSEVEEAUSHAoYQVVESVRfRVZFTlRfS0lORF9TVEVQX1VQEAYSIgoeQVVESVRfRVZFTlRfS0lORF9HUkFOVF9SRVZPS0VEEAcSKAokQVVESVRfRVZFTlRfS0lORF9HUkFOVF9SRVVTRV9SRVZPS0VEEAgSKwonQVVESVRfRVZFTlRfS0lORF9IRFRQX0NPTlRBQ1RfUkVRVUVTVEVEEAkSKgomQVVESVRfRVZFTlRfS0lORF9IRFRQX0NPTlRBQ1RfQVBQUk9WRUQQChIoCiRBVURJVF9FVkVOVF9LSU5EX0hEVFBfQ09OVEFDVF9ERU5JRUQQCxIqCiZBVURJVF9FVkVOVF9LSU5EX0hEVFBfQ09OVEFDVF9BQ0NFUFRFRBAMEioKJkFVRElUX0VWRU5UX0tJTkRfSERUUF9DT05UQUNUX1JFSkVDVEVEEA0SKQolQVVESVRfRVZFTlRfS0lORF9IRFRQX0NPTlRBQ1RfQkxPQ0tFRBAOEisKJ0FVRElUX0VWRU5UX0tJTkRfSERUUF9DT05UQUNUX1VOQkxPQ0tFRBAPEikKJUFVRElUX0VWRU5UX0tJTkRfSERUUF9DT05UQUNUX1JFTU9WRUQQEBItCilBVURJVF9FVkVOVF9LSU5EX0hEVFBfUEVSTUlTU0lPTlNfQ0hBTkdFRBAREiYKIkFVRElUX0VWRU5UX0tJTkRfSERUUF9MRUFGX1JFTkVXRUQQEhInCiNBVURJVF9FVkVOVF9LSU5EX0hEVFBfQ09OVEFDVF9NT1ZFRBATEikKJUFVRElUX0VWRU5UX0tJTkRfSERUUF9BRERSRVNTX1BFTkRJTkcQFBIpCiVBVURJVF9FVkVOVF9LSU5EX0hEVFBfQUREUkVTU19ERUNJREVEEBUSJgoiQVVESVRfRVZFTlRfS0lORF9IRFRQX1JFUVVFU1RfU0VOVBAWEigKJEFVRElUX0VWRU5UX0tJTkRfSERUUF9JTlZJVEVfQ1JFQVRFRBAXEigKJEFVRElUX0VWRU5UX0tJTkRfSERUUF9JTlZJVEVfUkVWT0tFRBAYEiYKIkFVRElUX0VWRU5UX0tJTkRfSERUUF9DQUxMX1JFRlVTRUQQGTLNAQoMQXVkaXRTZXJ2aWNlElYKD0xpc3RBdWRpdEV2ZW50cxIfLnBhY3QudjEuTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBogLnBhY3QudjEuTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2UiABJlChRMaXN0QnJhbmRBdWRpdEV2ZW50cxIkLnBhY3QudjEuTGlzdEJyYW5kQXVkaXRFdmVudHNSZXF1ZXN0GiUucGFjdC52MS5MaXN0QnJhbmRBdWRpdEV2ZW50c1Jlc3BvbnNlIgBiBnByb3RvMw", [file_google_protobuf_timestamp, file_pact_v1_common]);
 
 /**
  * AuditAction is one tool call a receipt recorded.
@@ -123,8 +123,8 @@ export type AuditEvent = Message<"pact.v1.AuditEvent"> & {
   actions: AuditAction[];
 
   /**
-   * Who caused it: "admin" or "frontend" (an RPC of that role) or "pa" (the
-   * PA on an OAuth endpoint).
+   * Who caused it: "admin" or "frontend" (an RPC of that role), "pa" (the
+   * PA on an OAuth endpoint) or "peer" (an HDTP caller, by its own call).
    *
    * @generated from field: string actor = 11;
    */
@@ -136,6 +136,20 @@ export type AuditEvent = Message<"pact.v1.AuditEvent"> & {
    * @generated from field: string detail = 12;
    */
   detail: string;
+
+  /**
+   * The HDTP identity an HDTP kind is about.
+   *
+   * @generated from field: string hdtp_identity_id = 13;
+   */
+  hdtpIdentityId: string;
+
+  /**
+   * The HDTP contact (its root fingerprint) an HDTP kind involves.
+   *
+   * @generated from field: string hdtp_peer = 14;
+   */
+  hdtpPeer: string;
 };
 
 /**
@@ -192,6 +206,13 @@ export type AuditFilter = Message<"pact.v1.AuditFilter"> & {
    * @generated from field: google.protobuf.Timestamp end_time = 6;
    */
   endTime?: Timestamp | undefined;
+
+  /**
+   * Only this HDTP identity's events.
+   *
+   * @generated from field: string hdtp_identity_id = 7;
+   */
+  hdtpIdentityId: string;
 };
 
 /**
@@ -405,6 +426,132 @@ export enum AuditEventKind {
    * @generated from enum value: AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED = 8;
    */
   GRANT_REUSE_REVOKED = 8,
+
+  /**
+   * The HDTP / PACT 2 kinds (hdtp.v1, docs/hdtp.md): hdtp_identity_id names
+   * the identity, hdtp_peer the contact's root fingerprint.
+   * A caller asked to become a contact (request_contact, or a redeemed
+   * invite without auto-accept).
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_CONTACT_REQUESTED = 9;
+   */
+  HDTP_CONTACT_REQUESTED = 9,
+
+  /**
+   * The owner approved a request, or an auto-accept invite made the caller
+   * a contact; scopes are the permissions granted.
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_CONTACT_APPROVED = 10;
+   */
+  HDTP_CONTACT_APPROVED = 10,
+
+  /**
+   * The owner rejected a request.
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_CONTACT_DENIED = 11;
+   */
+  HDTP_CONTACT_DENIED = 11,
+
+  /**
+   * A contact accepted the identity's request (contact_accepted).
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_CONTACT_ACCEPTED = 12;
+   */
+  HDTP_CONTACT_ACCEPTED = 12,
+
+  /**
+   * A contact rejected the identity's request (contact_rejected).
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_CONTACT_REJECTED = 13;
+   */
+  HDTP_CONTACT_REJECTED = 13,
+
+  /**
+   * The owner blocked a contact.
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_CONTACT_BLOCKED = 14;
+   */
+  HDTP_CONTACT_BLOCKED = 14,
+
+  /**
+   * The owner unblocked a contact.
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_CONTACT_UNBLOCKED = 15;
+   */
+  HDTP_CONTACT_UNBLOCKED = 15,
+
+  /**
+   * A contact was removed (by the owner, or by its remove_contact).
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_CONTACT_REMOVED = 16;
+   */
+  HDTP_CONTACT_REMOVED = 16,
+
+  /**
+   * The owner set a contact's permissions (scopes).
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_PERMISSIONS_CHANGED = 17;
+   */
+  HDTP_PERMISSIONS_CHANGED = 17,
+
+  /**
+   * A contact's renewed leaf was pinned as it passed; detail the new kid.
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_LEAF_RENEWED = 18;
+   */
+  HDTP_LEAF_RENEWED = 18,
+
+  /**
+   * A contact's move to another endpoint was re-pinned (accept new hosts
+   * "auto"); detail the new kid.
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_CONTACT_MOVED = 19;
+   */
+  HDTP_CONTACT_MOVED = 19,
+
+  /**
+   * A contact's new address waits for the owner; detail the endpoint.
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_ADDRESS_PENDING = 20;
+   */
+  HDTP_ADDRESS_PENDING = 20,
+
+  /**
+   * The owner decided a new address; detail "approved" or "rejected".
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_ADDRESS_DECIDED = 21;
+   */
+  HDTP_ADDRESS_DECIDED = 21,
+
+  /**
+   * The identity sent a request (request_contact or redeem_invite); detail
+   * the tool.
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_REQUEST_SENT = 22;
+   */
+  HDTP_REQUEST_SENT = 22,
+
+  /**
+   * The owner made an invite; detail its id.
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_INVITE_CREATED = 23;
+   */
+  HDTP_INVITE_CREATED = 23,
+
+  /**
+   * The owner revoked an invite; detail its id.
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_INVITE_REVOKED = 24;
+   */
+  HDTP_INVITE_REVOKED = 24,
+
+  /**
+   * A pinned caller's admitted call was refused, or the host refused a
+   * dispatched call; detail "<code> <reason>".
+   *
+   * @generated from enum value: AUDIT_EVENT_KIND_HDTP_CALL_REFUSED = 25;
+   */
+  HDTP_CALL_REFUSED = 25,
 }
 
 /**

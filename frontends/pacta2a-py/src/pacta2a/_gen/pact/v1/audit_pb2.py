@@ -15,29 +15,29 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from pact.v1 import common_pb2 as pact_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13pact/v1/audit.proto\x12\x07pact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14pact/v1/common.proto\">\n\x0b\x41uditAction\x12\x12\n\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1b\n\targs_hash\x18\x02 \x01(\tR\x08\x61rgsHash\"\xfc\x02\n\nAuditEvent\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12+\n\x04kind\x18\x02 \x01(\x0e\x32\x17.pact.v1.AuditEventKindR\x04kind\x12.\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x04time\x12\x19\n\x08\x62rand_id\x18\x04 \x01(\tR\x07\x62randId\x12\x1d\n\nbrand_user\x18\x05 \x01(\tR\tbrandUser\x12\x19\n\x08\x61gent_id\x18\x06 \x01(\tR\x07\x61gentId\x12\x1b\n\tpa_issuer\x18\x07 \x01(\tR\x08paIssuer\x12\x19\n\x08grant_id\x18\x08 \x01(\tR\x07grantId\x12\x16\n\x06scopes\x18\t \x03(\tR\x06scopes\x12.\n\x07\x61\x63tions\x18\n \x03(\x0b\x32\x14.pact.v1.AuditActionR\x07\x61\x63tions\x12\x14\n\x05\x61\x63tor\x18\x0b \x01(\tR\x05\x61\x63tor\x12\x16\n\x06\x64\x65tail\x18\x0c \x01(\tR\x06\x64\x65tail\"\x81\x02\n\x0b\x41uditFilter\x12\x1d\n\nbrand_user\x18\x01 \x01(\tR\tbrandUser\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12\x19\n\x08grant_id\x18\x03 \x01(\tR\x07grantId\x12+\n\x04kind\x18\x04 \x01(\x0e\x32\x17.pact.v1.AuditEventKindR\x04kind\x12\x39\n\nstart_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\"\x8b\x01\n\x16ListAuditEventsRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12,\n\x06\x66ilter\x18\x02 \x01(\x0b\x32\x14.pact.v1.AuditFilterR\x06\x66ilter\x12(\n\x04page\x18\x03 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"n\n\x17ListAuditEventsResponse\x12+\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x13.pact.v1.AuditEventR\x06\x65vents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x90\x01\n\x1bListBrandAuditEventsRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12,\n\x06\x66ilter\x18\x02 \x01(\x0b\x32\x14.pact.v1.AuditFilterR\x06\x66ilter\x12(\n\x04page\x18\x03 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"s\n\x1cListBrandAuditEventsResponse\x12+\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x13.pact.v1.AuditEventR\x06\x65vents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\xd8\x02\n\x0e\x41uditEventKind\x12 \n\x1c\x41UDIT_EVENT_KIND_UNSPECIFIED\x10\x00\x12#\n\x1f\x41UDIT_EVENT_KIND_RECEIPT_SIGNED\x10\x01\x12\"\n\x1e\x41UDIT_EVENT_KIND_GRANT_CREATED\x10\x02\x12$\n AUDIT_EVENT_KIND_CONSENT_SKIPPED\x10\x03\x12#\n\x1f\x41UDIT_EVENT_KIND_GRANT_REDEEMED\x10\x04\x12$\n AUDIT_EVENT_KIND_GRANT_REFRESHED\x10\x05\x12\x1c\n\x18\x41UDIT_EVENT_KIND_STEP_UP\x10\x06\x12\"\n\x1e\x41UDIT_EVENT_KIND_GRANT_REVOKED\x10\x07\x12(\n$AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED\x10\x08\x32\xcd\x01\n\x0c\x41uditService\x12V\n\x0fListAuditEvents\x12\x1f.pact.v1.ListAuditEventsRequest\x1a .pact.v1.ListAuditEventsResponse\"\x00\x12\x65\n\x14ListBrandAuditEvents\x12$.pact.v1.ListBrandAuditEventsRequest\x1a%.pact.v1.ListBrandAuditEventsResponse\"\x00\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13pact/v1/audit.proto\x12\x07pact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14pact/v1/common.proto\">\n\x0b\x41uditAction\x12\x12\n\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1b\n\targs_hash\x18\x02 \x01(\tR\x08\x61rgsHash\"\xc3\x03\n\nAuditEvent\x12\x0e\n\x02id\x18\x01 \x01(\tR\x02id\x12+\n\x04kind\x18\x02 \x01(\x0e\x32\x17.pact.v1.AuditEventKindR\x04kind\x12.\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x04time\x12\x19\n\x08\x62rand_id\x18\x04 \x01(\tR\x07\x62randId\x12\x1d\n\nbrand_user\x18\x05 \x01(\tR\tbrandUser\x12\x19\n\x08\x61gent_id\x18\x06 \x01(\tR\x07\x61gentId\x12\x1b\n\tpa_issuer\x18\x07 \x01(\tR\x08paIssuer\x12\x19\n\x08grant_id\x18\x08 \x01(\tR\x07grantId\x12\x16\n\x06scopes\x18\t \x03(\tR\x06scopes\x12.\n\x07\x61\x63tions\x18\n \x03(\x0b\x32\x14.pact.v1.AuditActionR\x07\x61\x63tions\x12\x14\n\x05\x61\x63tor\x18\x0b \x01(\tR\x05\x61\x63tor\x12\x16\n\x06\x64\x65tail\x18\x0c \x01(\tR\x06\x64\x65tail\x12(\n\x10hdtp_identity_id\x18\r \x01(\tR\x0ehdtpIdentityId\x12\x1b\n\thdtp_peer\x18\x0e \x01(\tR\x08hdtpPeer\"\xab\x02\n\x0b\x41uditFilter\x12\x1d\n\nbrand_user\x18\x01 \x01(\tR\tbrandUser\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12\x19\n\x08grant_id\x18\x03 \x01(\tR\x07grantId\x12+\n\x04kind\x18\x04 \x01(\x0e\x32\x17.pact.v1.AuditEventKindR\x04kind\x12\x39\n\nstart_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\tstartTime\x12\x35\n\x08\x65nd_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x07\x65ndTime\x12(\n\x10hdtp_identity_id\x18\x07 \x01(\tR\x0ehdtpIdentityId\"\x8b\x01\n\x16ListAuditEventsRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12,\n\x06\x66ilter\x18\x02 \x01(\x0b\x32\x14.pact.v1.AuditFilterR\x06\x66ilter\x12(\n\x04page\x18\x03 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"n\n\x17ListAuditEventsResponse\x12+\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x13.pact.v1.AuditEventR\x06\x65vents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x90\x01\n\x1bListBrandAuditEventsRequest\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12,\n\x06\x66ilter\x18\x02 \x01(\x0b\x32\x14.pact.v1.AuditFilterR\x06\x66ilter\x12(\n\x04page\x18\x03 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"s\n\x1cListBrandAuditEventsResponse\x12+\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x13.pact.v1.AuditEventR\x06\x65vents\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\xb0\x08\n\x0e\x41uditEventKind\x12 \n\x1c\x41UDIT_EVENT_KIND_UNSPECIFIED\x10\x00\x12#\n\x1f\x41UDIT_EVENT_KIND_RECEIPT_SIGNED\x10\x01\x12\"\n\x1e\x41UDIT_EVENT_KIND_GRANT_CREATED\x10\x02\x12$\n AUDIT_EVENT_KIND_CONSENT_SKIPPED\x10\x03\x12#\n\x1f\x41UDIT_EVENT_KIND_GRANT_REDEEMED\x10\x04\x12$\n AUDIT_EVENT_KIND_GRANT_REFRESHED\x10\x05\x12\x1c\n\x18\x41UDIT_EVENT_KIND_STEP_UP\x10\x06\x12\"\n\x1e\x41UDIT_EVENT_KIND_GRANT_REVOKED\x10\x07\x12(\n$AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED\x10\x08\x12+\n\'AUDIT_EVENT_KIND_HDTP_CONTACT_REQUESTED\x10\t\x12*\n&AUDIT_EVENT_KIND_HDTP_CONTACT_APPROVED\x10\n\x12(\n$AUDIT_EVENT_KIND_HDTP_CONTACT_DENIED\x10\x0b\x12*\n&AUDIT_EVENT_KIND_HDTP_CONTACT_ACCEPTED\x10\x0c\x12*\n&AUDIT_EVENT_KIND_HDTP_CONTACT_REJECTED\x10\r\x12)\n%AUDIT_EVENT_KIND_HDTP_CONTACT_BLOCKED\x10\x0e\x12+\n\'AUDIT_EVENT_KIND_HDTP_CONTACT_UNBLOCKED\x10\x0f\x12)\n%AUDIT_EVENT_KIND_HDTP_CONTACT_REMOVED\x10\x10\x12-\n)AUDIT_EVENT_KIND_HDTP_PERMISSIONS_CHANGED\x10\x11\x12&\n\"AUDIT_EVENT_KIND_HDTP_LEAF_RENEWED\x10\x12\x12\'\n#AUDIT_EVENT_KIND_HDTP_CONTACT_MOVED\x10\x13\x12)\n%AUDIT_EVENT_KIND_HDTP_ADDRESS_PENDING\x10\x14\x12)\n%AUDIT_EVENT_KIND_HDTP_ADDRESS_DECIDED\x10\x15\x12&\n\"AUDIT_EVENT_KIND_HDTP_REQUEST_SENT\x10\x16\x12(\n$AUDIT_EVENT_KIND_HDTP_INVITE_CREATED\x10\x17\x12(\n$AUDIT_EVENT_KIND_HDTP_INVITE_REVOKED\x10\x18\x12&\n\"AUDIT_EVENT_KIND_HDTP_CALL_REFUSED\x10\x19\x32\xcd\x01\n\x0c\x41uditService\x12V\n\x0fListAuditEvents\x12\x1f.pact.v1.ListAuditEventsRequest\x1a .pact.v1.ListAuditEventsResponse\"\x00\x12\x65\n\x14ListBrandAuditEvents\x12$.pact.v1.ListBrandAuditEventsRequest\x1a%.pact.v1.ListBrandAuditEventsResponse\"\x00\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pact.v1.audit_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _AUDITEVENTKIND._serialized_start=1313
-  _AUDITEVENTKIND._serialized_end=1657
+  _AUDITEVENTKIND._serialized_start=1426
+  _AUDITEVENTKIND._serialized_end=2498
   _AUDITACTION._serialized_start=87
   _AUDITACTION._serialized_end=149
   _AUDITEVENT._serialized_start=152
-  _AUDITEVENT._serialized_end=532
-  _AUDITFILTER._serialized_start=535
-  _AUDITFILTER._serialized_end=792
-  _LISTAUDITEVENTSREQUEST._serialized_start=795
-  _LISTAUDITEVENTSREQUEST._serialized_end=934
-  _LISTAUDITEVENTSRESPONSE._serialized_start=936
-  _LISTAUDITEVENTSRESPONSE._serialized_end=1046
-  _LISTBRANDAUDITEVENTSREQUEST._serialized_start=1049
-  _LISTBRANDAUDITEVENTSREQUEST._serialized_end=1193
-  _LISTBRANDAUDITEVENTSRESPONSE._serialized_start=1195
-  _LISTBRANDAUDITEVENTSRESPONSE._serialized_end=1310
-  _AUDITSERVICE._serialized_start=1660
-  _AUDITSERVICE._serialized_end=1865
+  _AUDITEVENT._serialized_end=603
+  _AUDITFILTER._serialized_start=606
+  _AUDITFILTER._serialized_end=905
+  _LISTAUDITEVENTSREQUEST._serialized_start=908
+  _LISTAUDITEVENTSREQUEST._serialized_end=1047
+  _LISTAUDITEVENTSRESPONSE._serialized_start=1049
+  _LISTAUDITEVENTSRESPONSE._serialized_end=1159
+  _LISTBRANDAUDITEVENTSREQUEST._serialized_start=1162
+  _LISTBRANDAUDITEVENTSREQUEST._serialized_end=1306
+  _LISTBRANDAUDITEVENTSRESPONSE._serialized_start=1308
+  _LISTBRANDAUDITEVENTSRESPONSE._serialized_end=1423
+  _AUDITSERVICE._serialized_start=2501
+  _AUDITSERVICE._serialized_end=2706
 # @@protoc_insertion_point(module_scope)

@@ -12,6 +12,23 @@ AUDIT_EVENT_KIND_GRANT_REDEEMED: AuditEventKind
 AUDIT_EVENT_KIND_GRANT_REFRESHED: AuditEventKind
 AUDIT_EVENT_KIND_GRANT_REUSE_REVOKED: AuditEventKind
 AUDIT_EVENT_KIND_GRANT_REVOKED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_ADDRESS_DECIDED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_ADDRESS_PENDING: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_CALL_REFUSED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_CONTACT_ACCEPTED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_CONTACT_APPROVED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_CONTACT_BLOCKED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_CONTACT_DENIED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_CONTACT_MOVED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_CONTACT_REJECTED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_CONTACT_REMOVED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_CONTACT_REQUESTED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_CONTACT_UNBLOCKED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_INVITE_CREATED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_INVITE_REVOKED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_LEAF_RENEWED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_PERMISSIONS_CHANGED: AuditEventKind
+AUDIT_EVENT_KIND_HDTP_REQUEST_SENT: AuditEventKind
 AUDIT_EVENT_KIND_RECEIPT_SIGNED: AuditEventKind
 AUDIT_EVENT_KIND_STEP_UP: AuditEventKind
 AUDIT_EVENT_KIND_UNSPECIFIED: AuditEventKind
@@ -26,7 +43,7 @@ class AuditAction(_message.Message):
     def __init__(self, tool: _Optional[str] = ..., args_hash: _Optional[str] = ...) -> None: ...
 
 class AuditEvent(_message.Message):
-    __slots__ = ["actions", "actor", "agent_id", "brand_id", "brand_user", "detail", "grant_id", "id", "kind", "pa_issuer", "scopes", "time"]
+    __slots__ = ["actions", "actor", "agent_id", "brand_id", "brand_user", "detail", "grant_id", "hdtp_identity_id", "hdtp_peer", "id", "kind", "pa_issuer", "scopes", "time"]
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     ACTOR_FIELD_NUMBER: _ClassVar[int]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -34,6 +51,8 @@ class AuditEvent(_message.Message):
     BRAND_USER_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
     GRANT_ID_FIELD_NUMBER: _ClassVar[int]
+    HDTP_IDENTITY_ID_FIELD_NUMBER: _ClassVar[int]
+    HDTP_PEER_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     PA_ISSUER_FIELD_NUMBER: _ClassVar[int]
@@ -46,28 +65,32 @@ class AuditEvent(_message.Message):
     brand_user: str
     detail: str
     grant_id: str
+    hdtp_identity_id: str
+    hdtp_peer: str
     id: str
     kind: AuditEventKind
     pa_issuer: str
     scopes: _containers.RepeatedScalarFieldContainer[str]
     time: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[AuditEventKind, str]] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., brand_id: _Optional[str] = ..., brand_user: _Optional[str] = ..., agent_id: _Optional[str] = ..., pa_issuer: _Optional[str] = ..., grant_id: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., actions: _Optional[_Iterable[_Union[AuditAction, _Mapping]]] = ..., actor: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[AuditEventKind, str]] = ..., time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., brand_id: _Optional[str] = ..., brand_user: _Optional[str] = ..., agent_id: _Optional[str] = ..., pa_issuer: _Optional[str] = ..., grant_id: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., actions: _Optional[_Iterable[_Union[AuditAction, _Mapping]]] = ..., actor: _Optional[str] = ..., detail: _Optional[str] = ..., hdtp_identity_id: _Optional[str] = ..., hdtp_peer: _Optional[str] = ...) -> None: ...
 
 class AuditFilter(_message.Message):
-    __slots__ = ["agent_id", "brand_user", "end_time", "grant_id", "kind", "start_time"]
+    __slots__ = ["agent_id", "brand_user", "end_time", "grant_id", "hdtp_identity_id", "kind", "start_time"]
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     BRAND_USER_FIELD_NUMBER: _ClassVar[int]
     END_TIME_FIELD_NUMBER: _ClassVar[int]
     GRANT_ID_FIELD_NUMBER: _ClassVar[int]
+    HDTP_IDENTITY_ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     START_TIME_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     brand_user: str
     end_time: _timestamp_pb2.Timestamp
     grant_id: str
+    hdtp_identity_id: str
     kind: AuditEventKind
     start_time: _timestamp_pb2.Timestamp
-    def __init__(self, brand_user: _Optional[str] = ..., agent_id: _Optional[str] = ..., grant_id: _Optional[str] = ..., kind: _Optional[_Union[AuditEventKind, str]] = ..., start_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, brand_user: _Optional[str] = ..., agent_id: _Optional[str] = ..., grant_id: _Optional[str] = ..., kind: _Optional[_Union[AuditEventKind, str]] = ..., start_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., end_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., hdtp_identity_id: _Optional[str] = ...) -> None: ...
 
 class ListAuditEventsRequest(_message.Message):
     __slots__ = ["brand_id", "filter", "page"]
