@@ -8,6 +8,7 @@ require (
 	connectrpc.com/grpcreflect v1.3.1
 	connectrpc.com/otelconnect v0.8.0
 	filippo.io/edwards25519 v1.2.0
+	filippo.io/nistec v0.0.4
 	github.com/a2aproject/a2a-go/v2 v2.3.1
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/lestrrat-go/jwx/v3 v3.4.0

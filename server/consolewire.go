@@ -17,7 +17,8 @@ func (s *Server) newConsole(svc Services, authn *auth.Authenticator, keys *provk
 	c, err := console.New(console.Deps{
 		Store: s.store, Authn: authn, Keys: keys, Feed: s.feed,
 		Agents: svc.Agent, Brands: svc.Brand, Delegation: svc.Delegation, Audit: svc.Audit, Credentials: svc.Credential, Tokens: svc.Token,
-		Replica: s.replica, Version: buildinfo.Get().Version, Secure: s.tls != nil, Now: now, Logger: s.log,
+		Webhooks: svc.Webhook,
+		Replica:  s.replica, Version: buildinfo.Get().Version, Secure: s.tls != nil, Now: now, Logger: s.log,
 	})
 	if err != nil {
 		return fmt.Errorf("console: %w", err)

@@ -260,7 +260,8 @@ func Build(ctx context.Context, cfg config.Config, deps Deps) (_ *Server, err er
 	}
 	tokenSigner := delegtoken.NewSigner(keyRing, now) // also the delegation service's Minter
 
-	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, RootCAs: jwksRoots, OnFetch: jwksFetches(reg), Now: now})
+	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, RootCAs: jwksRoots, OnFetch: jwksFetches(reg),
+		Tables: es256Tables(cfg.ES256Tables, cfg.ES256TableBytes, reg), Now: now})
 	if err != nil {
 		return nil, fmt.Errorf("jwks client: %w", err)
 	}

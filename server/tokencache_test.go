@@ -38,15 +38,7 @@ func TestTokenCacheSizeReachesTheVerifier(t *testing.T) {
 			t.Parallel()
 			inst := start(t, testConfig(t, "", t.TempDir(), "PACT_TOKEN_CACHE_SIZE="+tc.size))
 			ctx := t.Context()
-			pa := newTestPA(t)
-			if _, err := agents(inst, adminToken).RegisterAgent(ctx, &pactv1.RegisterAgentRequest{Issuer: pa.issuer, JwksUri: pa.jwks.URL + "/jwks.json", DisplayName: "PA"}); err != nil {
-				t.Fatal(err)
-			}
-			bc := pactv1connect.NewBrandServiceClient(h2c(), inst.url, withToken(adminToken))
-			if _, err := bc.CreateBrand(ctx, &pactv1.CreateBrandRequest{BrandId: "acme", DisplayName: "Acme"}); err != nil {
-				t.Fatal(err)
-			}
-			vc := pactv1connect.NewVerificationServiceClient(h2c(), inst.url, withToken(frontendToken))
+			pa, vc := paAndBrand(t, inst)
 			hdr := map[string]any{"alg": "ES256", "kid": pa.kid, "typ": "JWT"}
 			now := time.Now()
 			if got := cacheEntries(t, inst.url); got != "0" {
@@ -65,4 +57,20 @@ func TestTokenCacheSizeReachesTheVerifier(t *testing.T) {
 			}
 		})
 	}
+}
+
+// paAndBrand registers a test PA and creates the Brand "acme" on inst, and
+// returns the PA and a frontend's VerificationService client.
+func paAndBrand(t *testing.T, inst *instance) (*testPA, pactv1connect.VerificationServiceClient) {
+	t.Helper()
+	ctx := t.Context()
+	pa := newTestPA(t)
+	if _, err := agents(inst, adminToken).RegisterAgent(ctx, &pactv1.RegisterAgentRequest{Issuer: pa.issuer, JwksUri: pa.jwks.URL + "/jwks.json", DisplayName: "PA"}); err != nil {
+		t.Fatal(err)
+	}
+	bc := pactv1connect.NewBrandServiceClient(h2c(), inst.url, withToken(adminToken))
+	if _, err := bc.CreateBrand(ctx, &pactv1.CreateBrandRequest{BrandId: "acme", DisplayName: "Acme"}); err != nil {
+		t.Fatal(err)
+	}
+	return pa, pactv1connect.NewVerificationServiceClient(h2c(), inst.url, withToken(frontendToken))
 }

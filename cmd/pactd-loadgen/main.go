@@ -100,6 +100,7 @@ type options struct {
 	brand     string
 	jwksAddr  string
 	keyFile   string
+	paKeys    int
 	serverPID int
 	out       string
 	raw       bool
@@ -169,6 +170,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.brand, "brand", "loadgen", "Brand id to verify for (created when missing)")
 	fs.StringVar(&o.jwksAddr, "jwks-addr", "127.0.0.1:0", "loopback host:port for the PA's JWKS")
 	fs.StringVar(&o.keyFile, "key-file", "", "PEM file keeping the PA keys across runs (created when missing)")
+	fs.IntVar(&o.paKeys, "pa-keys", 1, "-mode new or mixed, ES256: distinct PA keys the tokens are signed with, in turn; above 100 (the most one\n"+
+		"JWKS may hold) they are spread over agents of 100 keys, issuers {PA}/pa/N, each registered; in [1, 10000]")
 	fs.IntVar(&o.serverPID, "server-pid", 0, "pactd's pid, to report its CPU use during the run")
 	fs.StringVar(&o.out, "out", "", "write results as key=value lines to this file")
 	fs.StringVar(&o.pprofURL, "server-pprof", "", "base URL of a net/http/pprof listener in a profiling build of pactd (loopback)")
@@ -233,6 +236,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	check(o.httpVer == "2" || o.conns == 1, "-http 1.1 opens one connection per worker: leave -conns at 1")
 	check(o.mode == "new" || o.mode == "repeat" || o.mode == "floor" || o.mode == "mixed", "-mode must be new, repeat, floor or mixed")
 	check(o.alg == "ES256" || o.alg == "RS256", "-alg must be ES256 or RS256")
+	check(o.paKeys >= 1 && o.paKeys <= maxPAKeys, "-pa-keys must be in [1, %d]", maxPAKeys)
+	check(o.paKeys == 1 || (o.alg == "ES256" && (o.mode == "new" || o.mode == "mixed") && o.mixSpec == ""), "-pa-keys above 1 needs -alg ES256 and -mode new or mixed")
 	check(o.workers >= 1 && o.workers <= maxWorkers, "-c must be in [1, %d]", maxWorkers)
 	check(o.conns >= 1 && o.conns <= maxConns, "-conns must be in [1, %d]", maxConns)
 	check(o.duration > 0 && o.duration <= maxSoak, "-d must be in (0, %s]", maxSoak)
@@ -376,6 +381,12 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 	if err != nil {
 		return false, err
 	}
+	signers, issuers := []*signer{s}, []string{pa.issuer}
+	if o.paKeys > 1 {
+		if signers, issuers, err = pa.manyKeys(ctx, o.addr, admin, o.paKeys); err != nil {
+			return false, err
+		}
+	}
 
 	// Sign everything before measuring.
 	poolSize := o.pool
@@ -384,12 +395,12 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 	}
 	sign := func() (pool, warm *tokenSet, err error) {
 		t0 := time.Now()
-		if pool, err = signPool(s, pa.issuer, aud, "user", poolSize); err != nil {
+		if pool, err = signPoolMany(signers, issuers, aud, "user", poolSize); err != nil {
 			return nil, nil, err
 		}
 		warm = pool
 		if (o.mode == "new" || o.mode == "mixed") && o.warmup > 0 {
-			if warm, err = signPool(s, pa.issuer, aud, "warm", min(o.warmup, 4096)); err != nil {
+			if warm, err = signPoolMany(signers, issuers, aud, "warm", min(o.warmup, 4096)); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -532,8 +543,8 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		}
 	}
 	if mem.rssKB > 0 {
-		fmt.Fprintf(stdout, "  pactd after the run: RSS %.1f MB, Go heap in use %.1f MB, repeat-token cache %d entries\n",
-			float64(mem.rssKB)/1024, float64(mem.heapInuse)/(1<<20), mem.cacheEntries)
+		fmt.Fprintf(stdout, "  pactd after the run: RSS %.1f MB, Go heap in use %.1f MB, repeat-token cache %d entries, ES256 tables %d (%.1f MB; %d built, %d evicted)\n",
+			float64(mem.rssKB)/1024, float64(mem.heapInuse)/(1<<20), mem.cacheEntries, mem.es256Tables, float64(mem.es256Bytes)/(1<<20), mem.es256Builds, mem.es256Evictions)
 	}
 	gcCycles, gcPause, gcMark := mem.gcCycles-mem0.gcCycles, mem.gcPauseSum-mem0.gcPauseSum, mem.gcMarkCPU-mem0.gcMarkCPU
 	if mem.gcCycles > 0 {
@@ -559,7 +570,9 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		{"server_switches_per_req", fmt.Sprintf("%.2f", srvSwitches)},
 		{"server_reads_per_req", fmt.Sprintf("%.2f", srvReads)}, {"server_writes_per_req", fmt.Sprintf("%.2f", srvWrites)},
 		{"server_rss_kb", fmt.Sprint(mem.rssKB)}, {"server_heap_inuse", fmt.Sprint(mem.heapInuse)},
-		{"server_cache_entries", fmt.Sprint(mem.cacheEntries)},
+		{"server_cache_entries", fmt.Sprint(mem.cacheEntries)}, {"pa_keys", fmt.Sprint(o.paKeys)},
+		{"server_es256_tables", fmt.Sprint(mem.es256Tables)}, {"server_es256_table_bytes", fmt.Sprint(mem.es256Bytes)},
+		{"server_es256_builds", fmt.Sprint(mem.es256Builds)}, {"server_es256_evictions", fmt.Sprint(mem.es256Evictions)},
 		{"server_gc_cycles", fmt.Sprint(gcCycles)}, {"server_gc_pause_ms", fmt.Sprintf("%.3f", 1e3*gcPause)},
 		{"server_gc_pause_max_ms", fmt.Sprintf("%.3f", 1e3*mem.gcPauseMax)}, {"server_gc_mark_cpu_ms", fmt.Sprintf("%.1f", 1e3*gcMark)},
 		{"client_gc_cycles", fmt.Sprint(ownGC)}, {"client_gogc", fmt.Sprint(pace.percent)},

@@ -15,6 +15,8 @@ type memory struct {
 	rssKB        int64 // VmRSS from /proc (0 when unknown)
 	heapInuse    int64 // go_memstats_heap_inuse_bytes from /metrics
 	cacheEntries int64 // pactd_pa_token_cache_entries from /metrics
+	// The ES256 tables (pactd_es256_*; 0 with PACT_ES256_TABLES=off).
+	es256Tables, es256Bytes, es256Builds, es256Evictions int64
 	// The collector's figures (Go's runtime/metrics through the Prometheus
 	// Go collector): cycles and total stop-the-world pause so far, and
 	// the longest recent pause (go_gc_duration_seconds quantile 1).
@@ -72,6 +74,14 @@ func serverMemory(ctx context.Context, base, admin string, pid int) memory {
 			m.heapInuse = int64(f)
 		case "pactd_pa_token_cache_entries":
 			m.cacheEntries = int64(f)
+		case "pactd_es256_tables":
+			m.es256Tables = int64(f)
+		case "pactd_es256_table_bytes":
+			m.es256Bytes = int64(f)
+		case "pactd_es256_table_builds_total":
+			m.es256Builds = int64(f)
+		case `pactd_es256_table_evictions_total{reason="budget"}`:
+			m.es256Evictions = int64(f)
 		case "go_gc_duration_seconds_count":
 			m.gcCycles = int64(f)
 		case "go_gc_duration_seconds_sum":

@@ -43,6 +43,8 @@ type testPA struct {
 	issuer  string
 	jwksURI string
 	fetches atomic.Int64 // JWKS requests served
+	// shards are the JWKS documents of the -pa-keys agents (manyKeys).
+	shards atomic.Pointer[[][]byte]
 }
 
 // startPA loads or creates the PA's keys and serves its JWKS on addr
@@ -74,6 +76,7 @@ func startPA(addr, keyFile string, withRSA bool) (*testPA, error) {
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		_, _ = w.Write(body)
 	})
+	mux.HandleFunc("GET /pa/{shard}/jwks.json", pa.serveShard)
 	pa.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = pa.srv.Serve(ln) }()
 	return pa, nil
@@ -251,6 +254,12 @@ type tokenSet struct {
 // signPool signs n distinct tokens (sub and jti differ) with the given
 // prefix, in parallel over GOMAXPROCS goroutines.
 func signPool(s *signer, iss, aud, prefix string, n int) (*tokenSet, error) {
+	return signPoolMany([]*signer{s}, []string{iss}, aud, prefix, n)
+}
+
+// signPoolMany is signPool with several keys: token i is signed by
+// signers[i % len] as issuers[i % len].
+func signPoolMany(signers []*signer, issuers []string, aud, prefix string, n int) (*tokenSet, error) {
 	ts := &tokenSet{authz: make([]string, n), signedAt: time.Now()}
 	workers := min(runtime.GOMAXPROCS(0), max(n, 1))
 	var wg sync.WaitGroup
@@ -258,7 +267,8 @@ func signPool(s *signer, iss, aud, prefix string, n int) (*tokenSet, error) {
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < n; i += workers {
-				tok, err := s.sign(claims(iss, aud, fmt.Sprintf("%s-%08d", prefix, i), fmt.Sprintf("%s%016x", prefix, i), ts.signedAt))
+				k := i % len(signers)
+				tok, err := signers[k].sign(claims(issuers[k], aud, fmt.Sprintf("%s-%08d", prefix, i), fmt.Sprintf("%s%016x", prefix, i), ts.signedAt))
 				if err != nil {
 					errs[w] = err
 					return

@@ -322,7 +322,7 @@ func verifySignature(k *jose.Key, alg, signingInput string, sig []byte) bool {
 	digest := sha256.Sum256([]byte(signingInput))
 	switch alg {
 	case jose.AlgES256:
-		return jws.VerifyES256(k.ECDSA(), &digest, sig, jws.ThirdParty)
+		return k.VerifyES256(&digest, sig, jws.ThirdParty)
 	case jose.AlgRS256:
 		return jws.VerifyRS256(k.RSA(), &digest, sig)
 	}

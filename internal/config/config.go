@@ -110,6 +110,14 @@ type Config struct {
 	// it. Each entry holds at most about 1.2 KiB, so this is the main bound
 	// on pactd's memory under load.
 	TokenCacheSize int
+	// ES256Tables is whether PA, Brand and registration keys that verify
+	// many tokens earn precomputed ES256 tables (package es256);
+	// PACT_ES256_TABLES=off verifies every ES256 signature through
+	// crypto/ecdsa.
+	ES256Tables bool
+	// ES256TableBytes bounds the memory all ES256 tables hold together
+	// (about 222 KiB each); past it the least recently used are evicted.
+	ES256TableBytes int64
 	// AuditRetention is how long audit events are kept before pruning; 0
 	// keeps them for ever.
 	AuditRetention time.Duration
@@ -190,6 +198,36 @@ const (
 	DefaultTokenCacheSize = 65536
 	MaxTokenCacheSize     = 4 << 20
 )
+
+// Bounds of the es256-table-bytes setting: the default is
+// es256.DefaultMaxBytes (asserted equal by the tests; config stays a leaf
+// that imports no verifier). The least is a few tables; the most keeps the
+// tables below 16 GiB.
+const (
+	DefaultES256TableBytes = 64 << 20
+	MinES256TableBytes     = 1 << 20
+	MaxES256TableBytes     = 16 << 30
+)
+
+// parseBytes reads a whole number of bytes, or of KiB, MiB or GiB with that
+// suffix ("64MiB").
+func parseBytes(v string) (int64, bool) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			v, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || v != strconv.FormatInt(n, 10) || n > (1<<62)/mult {
+		return 0, false
+	}
+	return n * mult, true
+}
 
 // Bounds of the grant-cache-size setting; the default is
 // grantcache.DefaultSize. The maximum keeps the cache near 5 GB at most.
@@ -407,6 +445,21 @@ func options() []option {
 				return fmt.Errorf("must be a whole number of entries from 0 (no cache) to %d", MaxTokenCacheSize)
 			}
 			c.TokenCacheSize = n
+			return nil
+		}},
+		{"es256-tables", "PACT_ES256_TABLES", "on", "on: PA, Brand and registration keys that verify many tokens get precomputed ES256 tables (faster new-token verification, about 222 KiB per key within PACT_ES256_TABLE_BYTES); off: crypto/ecdsa for every signature", func(c *Config, v string) error {
+			if v != "on" && v != Off {
+				return fmt.Errorf("must be on or off")
+			}
+			c.ES256Tables = v == "on"
+			return nil
+		}},
+		{"es256-table-bytes", "PACT_ES256_TABLE_BYTES", "64MiB", "memory all precomputed ES256 tables hold together, in bytes or with KiB, MiB or GiB (past it the least recently used are evicted)", func(c *Config, v string) error {
+			n, ok := parseBytes(v)
+			if !ok || n < MinES256TableBytes || n > MaxES256TableBytes {
+				return fmt.Errorf("must be a whole number of bytes, KiB, MiB or GiB from 1MiB to 16GiB, e.g. 64MiB")
+			}
+			c.ES256TableBytes = n
 			return nil
 		}},
 		{"audit-retention", "PACT_AUDIT_RETENTION", "90d", "how long audit events (signed receipts, grant events) are kept before they are pruned: a duration or whole days such as 90d (0: for ever)", func(c *Config, v string) error {

@@ -17,6 +17,7 @@ import (
 
 	"pactd.dev/pactd/core/grantcache"
 	"pactd.dev/pactd/internal/config"
+	"pactd.dev/pactd/internal/es256"
 	"pactd.dev/pactd/internal/pajwt"
 )
 
@@ -35,6 +36,9 @@ func TestLoadDefaults(t *testing.T) {
 	}
 	if config.MaxTokenCacheSize != pajwt.MaxCacheSize {
 		t.Errorf("MaxTokenCacheSize = %d, want pajwt.MaxCacheSize %d", config.MaxTokenCacheSize, pajwt.MaxCacheSize)
+	}
+	if config.DefaultES256TableBytes != es256.DefaultMaxBytes {
+		t.Errorf("DefaultES256TableBytes = %d, want es256.DefaultMaxBytes %d", config.DefaultES256TableBytes, es256.DefaultMaxBytes)
 	}
 	if config.DefaultTokenCacheSize != pajwt.DefaultCacheSize {
 		t.Errorf("DefaultTokenCacheSize = %d, want pajwt.DefaultCacheSize %d", config.DefaultTokenCacheSize, pajwt.DefaultCacheSize)
@@ -64,6 +68,8 @@ func TestLoadDefaults(t *testing.T) {
 		SysmonBatch:        true,
 		Webhook: config.WebhookConfig{PollInterval: time.Second, Timeout: 10 * time.Second, RetryBase: 5 * time.Second,
 			RetryMax: time.Hour, MaxAttempts: 100, MaxAge: 72 * time.Hour},
+		ES256Tables:        true,
+		ES256TableBytes:    64 << 20,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", c, want)
@@ -407,6 +413,28 @@ func TestLoad(t *testing.T) {
 			},
 		},
 		{
+			name: "ok/es256-tables-off",
+			env:  []string{"PACT_ES256_TABLES=off"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "ES256Tables", strconv.FormatBool(c.ES256Tables), "false")
+			},
+		},
+		{
+			name: "ok/es256-table-bytes-units",
+			env:  []string{"PACT_ES256_TABLE_BYTES=2GiB"},
+			args: []string{"--es256-table-bytes", "1048576"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "ES256TableBytes (the flag wins)", strconv.FormatInt(c.ES256TableBytes, 10), "1048576")
+			},
+		},
+		{
+			name: "ok/es256-table-bytes-mib",
+			env:  []string{"PACT_ES256_TABLE_BYTES=256MiB"},
+			check: func(t *testing.T, c config.Config) {
+				eq(t, "ES256TableBytes", strconv.FormatInt(c.ES256TableBytes, 10), strconv.Itoa(256<<20))
+			},
+		},
+		{
 			name: "ok/sysmon-batch-off",
 			env:  []string{"PACT_SYSMON_BATCH=off"},
 			check: func(t *testing.T, c config.Config) {
@@ -481,6 +509,13 @@ func TestLoadRefuses(t *testing.T) {
 
 		{"fail/database-pooler-unknown", nil, []string{"PACT_DATABASE_URL=postgres://h/db", "PACT_DATABASE_POOLER=session"}, []string{"PACT_DATABASE_POOLER", "none or transaction"}},
 		{"fail/database-pooler-on-sqlite", nil, []string{"PACT_DATABASE_POOLER=transaction"}, []string{"database-pooler", "PostgreSQL"}},
+		{"fail/es256-tables-unknown", nil, []string{"PACT_ES256_TABLES=true"}, []string{"PACT_ES256_TABLES", "on or off"}},
+		{"fail/es256-tables-case", []string{"--es256-tables", "OFF"}, nil, []string{"--es256-tables", "on or off"}},
+		{"fail/es256-table-bytes-too-small", nil, []string{"PACT_ES256_TABLE_BYTES=1000KiB"}, []string{"PACT_ES256_TABLE_BYTES", "from 1MiB to 16GiB"}},
+		{"fail/es256-table-bytes-too-large", nil, []string{"PACT_ES256_TABLE_BYTES=17GiB"}, []string{"PACT_ES256_TABLE_BYTES", "from 1MiB to 16GiB"}},
+		{"fail/es256-table-bytes-unit", nil, []string{"PACT_ES256_TABLE_BYTES=64MB"}, []string{"PACT_ES256_TABLE_BYTES", "KiB, MiB or GiB"}},
+		{"fail/es256-table-bytes-negative", nil, []string{"PACT_ES256_TABLE_BYTES=-64MiB"}, []string{"PACT_ES256_TABLE_BYTES"}},
+		{"fail/es256-table-bytes-overflow", nil, []string{"PACT_ES256_TABLE_BYTES=9999999999999GiB"}, []string{"PACT_ES256_TABLE_BYTES"}},
 		{"fail/grant-cache-size-too-small", nil, []string{"PACT_GRANT_CACHE_SIZE=999"}, []string{"PACT_GRANT_CACHE_SIZE", "from 1000 to 10000000"}},
 		{"fail/grant-cache-size-not-a-number", []string{"--grant-cache-size", "1e6"}, nil, []string{"--grant-cache-size"}},
 		{"fail/change-poll-interval-too-short", nil, []string{"PACT_CHANGE_POLL_INTERVAL=5ms"}, []string{"PACT_CHANGE_POLL_INTERVAL", "between 10ms and 10s"}},

@@ -22,6 +22,8 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
+
+	"pactd.dev/pactd/internal/es256"
 )
 
 // Defaults for [Config].
@@ -108,6 +110,12 @@ type Config struct {
 	// OnFetch, when set, is told the outcome of every fetch (nil on
 	// success), for metrics. It must not block.
 	OnFetch func(err error)
+	// Tables, when set, holds precomputed ES256 tables for the P-256 keys
+	// this client fetched (package es256): a key earns one after verifying
+	// enough tokens, keeps it across refetches that still publish it, and
+	// loses it when a refetch no longer does (or answers 404 or 410). Nil
+	// verifies every ES256 signature through crypto/ecdsa.
+	Tables *es256.Cache
 }
 
 func (c *Config) setDefaults() error {
@@ -373,12 +381,16 @@ func (c *JWKSClient) fetchAndStore(ctx context.Context, e *entry) (*KeySet, erro
 		// than keep accepting them through an "outage".
 		var se *StatusError
 		if errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusGone) {
+			e.set.releaseTables(nil)
 			e.set = nil
 		}
 		err = fmt.Errorf("jose: JWKS %s: %w", e.u.Redacted(), err)
 		e.err = err
 		e.errUntil = now.Add(c.cfg.NegativeTTL)
 		return nil, err
+	}
+	if c.cfg.Tables != nil {
+		set.bindTables(c.cfg.Tables, e.set)
 	}
 	e.set = set
 	e.expires = now.Add(ttl)

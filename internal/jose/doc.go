@@ -13,6 +13,13 @@
 // An empty key set is a valid document: a PA that withdraws all its keys is
 // honoured, not papered over with stale keys.
 //
+// [Key.VerifyES256] checks an ES256 signature with a key under the low-S
+// rule of package jws. A key set fetched by a [JWKSClient] whose
+// Config.Tables is set carries, per P-256 key, a verifier of package es256
+// that earns a precomputed table after the key has verified enough
+// signatures: a refetch that still publishes the key (same thumbprint) keeps
+// it, one that drops the key, or a 404 or 410, releases it.
+//
 // # JWKS client
 //
 // [JWKSClient] fetches and caches key sets per URI. It honours Cache-Control

@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"strings"
 
+	"pactd.dev/pactd/internal/es256"
 	"pactd.dev/pactd/internal/jws"
 )
 
@@ -45,6 +46,9 @@ type Key struct {
 	ec    *ecdsa.PublicKey
 	rsa   *rsa.PublicKey
 	thumb [32]byte
+	// es verifies ES256 through a precomputed table once the key has
+	// earned one; nil (keys outside a JWKSClient with Tables) is stock.
+	es *es256.Key
 }
 
 // KID returns the key id ("" when the JWK had none).
@@ -56,6 +60,20 @@ func (k *Key) Algorithm() string { return k.alg }
 
 // ECDSA returns the EC P-256 public key, or nil for an RSA key.
 func (k *Key) ECDSA() *ecdsa.PublicKey { return k.ec }
+
+// VerifyES256 checks a raw R||S ES256 signature over digest under o's
+// low-S rule (package jws): through the key's precomputed table when its
+// key set's table cache has built one (package es256), else through
+// crypto/ecdsa; both decide alike. False for an RSA key.
+func (k *Key) VerifyES256(digest *[32]byte, sig []byte, o jws.Origin) bool {
+	switch {
+	case k.ec == nil:
+		return false
+	case k.es != nil:
+		return jws.VerifyES256Key(k.es, digest, sig, o)
+	}
+	return jws.VerifyES256(k.ec, digest, sig, o)
+}
 
 // RSA returns the RSA public key, or nil for an EC key.
 func (k *Key) RSA() *rsa.PublicKey { return k.rsa }
@@ -152,6 +170,47 @@ func (s *KeySet) add(k Key) error {
 	}
 	s.keys = append(s.keys, k)
 	return nil
+}
+
+// bindTables gives each EC key of s a verifier in c (package es256): the
+// verifier, and so the table, of the key with the same RFC 7638 thumbprint
+// in prev when there is one (a refetch keeps the tables of the keys it
+// still publishes), else a new one. The verifiers of prev that s does not
+// carry over are released: their keys left the set, and their tables with
+// them. s must not be shared yet.
+func (s *KeySet) bindTables(c *es256.Cache, prev *KeySet) {
+	kept := make(map[*es256.Key]bool, len(s.keys))
+	for i := range s.keys {
+		k := &s.keys[i]
+		if k.ec == nil {
+			continue
+		}
+		if j := s.byThumb[k.thumb]; j < i {
+			k.es = s.keys[j].es // one point under two kids: one table
+			continue
+		}
+		if prev != nil {
+			if pk, ok := prev.LookupThumbprint(k.thumb); ok && pk.es != nil {
+				k.es = pk.es
+				kept[pk.es] = true
+				continue
+			}
+		}
+		k.es = c.NewKey(k.ec)
+	}
+	prev.releaseTables(kept)
+}
+
+// releaseTables releases the table verifiers of s's keys not in keep.
+func (s *KeySet) releaseTables(keep map[*es256.Key]bool) {
+	if s == nil {
+		return
+	}
+	for i := range s.keys {
+		if es := s.keys[i].es; es != nil && !keep[es] {
+			es.Release()
+		}
+	}
 }
 
 // NewECKey wraps an EC P-256 public key as a [Key] with the given kid ("" for

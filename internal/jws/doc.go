@@ -69,6 +69,9 @@
 //     tokens has exactly one valid encoding.
 //
 // Both forms also require 0 < r, s < n and a 64-byte raw R||S (not DER).
+// The arithmetic is package es256's: crypto/ecdsa (VerifyES256), or a key's
+// precomputed table once it has earned one (VerifyES256Key), which decide
+// alike.
 //
 // # jwx
 //

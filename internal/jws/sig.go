@@ -10,6 +10,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"math/big"
+
+	"pactd.dev/pactd/internal/es256"
 )
 
 // The algorithms pactd accepts (RFC 7518 §3.3, §3.4).
@@ -44,17 +46,23 @@ func HighS(sig []byte) bool {
 }
 
 // VerifyES256 checks a raw 64-byte R||S signature over the SHA-256 digest
-// of the signing input with pub, under o's low-S rule. r and s must be in
-// [1, n-1].
+// of the signing input with pub, under o's low-S rule, through
+// crypto/ecdsa. r and s must be in [1, n-1].
 func VerifyES256(pub *ecdsa.PublicKey, digest *[32]byte, sig []byte, o Origin) bool {
-	if pub == nil || len(sig) != 64 {
-		return false
-	}
-	if o == Own && HighS(sig) {
-		return false
-	}
-	var der [72]byte
-	return ecdsa.VerifyASN1(pub, digest[:], rawToDER(&der, sig))
+	return pub != nil && ES256Form(sig, o) && es256.VerifyStock(pub, digest, sig)
+}
+
+// VerifyES256Key is VerifyES256 with a key of a key set, which verifies
+// through its precomputed table once it has earned one (package es256) and
+// decides exactly as crypto/ecdsa does either way.
+func VerifyES256Key(k *es256.Key, digest *[32]byte, sig []byte, o Origin) bool {
+	return k != nil && ES256Form(sig, o) && k.Verify(digest, sig)
+}
+
+// ES256Form reports whether sig has the form o's rule accepts: 64 bytes of
+// raw R||S and, for Own, a low S. The range of r and s is the verifier's.
+func ES256Form(sig []byte, o Origin) bool {
+	return len(sig) == 64 && !(o == Own && HighS(sig))
 }
 
 // VerifyRS256 checks an RSASSA-PKCS1-v1_5 SHA-256 signature over the digest
@@ -83,38 +91,4 @@ func SignES256(priv *ecdsa.PrivateKey, input []byte) ([]byte, error) {
 	r.FillBytes(sig[:32])
 	s.FillBytes(sig[32:])
 	return sig, nil
-}
-
-// rawToDER encodes a 64-byte JWS ES256 signature (R||S) as an ASN.1 DER
-// ECDSA-Sig-Value into buf (crypto/ecdsa verifies DER without big.Int).
-func rawToDER(buf *[72]byte, sig []byte) []byte {
-	out := buf[:0]
-	r, s := derInt(sig[:32]), derInt(sig[32:])
-	rl, sl := len(r), len(s)
-	if r[0]&0x80 != 0 {
-		rl++
-	}
-	if s[0]&0x80 != 0 {
-		sl++
-	}
-	out = append(out, 0x30, byte(2+rl+2+sl))
-	out = appendDERInt(out, r, rl)
-	out = appendDERInt(out, s, sl)
-	return out
-}
-
-// derInt strips leading zero bytes, keeping at least one byte.
-func derInt(b []byte) []byte {
-	for len(b) > 1 && b[0] == 0 {
-		b = b[1:]
-	}
-	return b
-}
-
-func appendDERInt(out, v []byte, l int) []byte {
-	out = append(out, 0x02, byte(l))
-	if l > len(v) {
-		out = append(out, 0)
-	}
-	return append(out, v...)
 }

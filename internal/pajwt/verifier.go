@@ -472,7 +472,7 @@ func countFitting(ks *jose.KeySet, alg string) int {
 func verifyWith(k *jose.Key, a alg, digest *[32]byte, sig []byte) bool {
 	switch a {
 	case algES256:
-		return jws.VerifyES256(k.ECDSA(), digest, sig, jws.ThirdParty)
+		return k.VerifyES256(digest, sig, jws.ThirdParty)
 	case algRS256:
 		return jws.VerifyRS256(k.RSA(), digest, sig)
 	}

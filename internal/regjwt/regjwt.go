@@ -228,7 +228,7 @@ func (c Checker) Check(ctx context.Context, r Request, now time.Time) (*Parsed, 
 			continue
 		}
 		found = true
-		if jws.VerifyES256(k.ECDSA(), &digest, p.sig, jws.ThirdParty) {
+		if k.VerifyES256(&digest, p.sig, jws.ThirdParty) {
 			return p, nil
 		}
 	}

@@ -84,6 +84,8 @@ type Deps struct {
 	Credentials pactv1connect.CredentialServiceHandler
 	// Tokens answers RotateSigningKey.
 	Tokens pactv1connect.TokenServiceHandler
+	// Webhooks answers ListWebhooks and RetryWebhookDeliveries.
+	Webhooks pactv1connect.WebhookServiceHandler
 	// Replica is this process's id and Version its build, for the overview.
 	Replica, Version string
 	// Secure is whether the console is served over TLS: its cookies are

@@ -583,3 +583,38 @@ func TestConsoleBrandChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhooksPage: the page lists each destination with its delivery
+// state from WebhookService, and its retry form needs the session's
+// anti-forgery token: without it nothing is retried and the page says
+// why; with it the destination's dead deliveries are pending again.
+func TestWebhooksPage(t *testing.T) {
+	s := newSite(t, "")
+	hooks := pactv1connect.NewWebhookServiceClient(http.DefaultClient, s.rpc.URL, bearer(adminToken))
+	b := s.browser(t)
+	b.signIn(adminToken)
+	if p := b.do("GET", "/webhooks", nil); p.status != 200 || !strings.Contains(p.body, "No webhook destination is configured.") {
+		t.Fatalf("ok/empty: %d %s", p.status, p.body)
+	}
+	created, err := hooks.CreateWebhook(t.Context(), &pactv1.CreateWebhookRequest{Url: "https://siem.example/pactd", Description: "the SIEM"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetWebhook().GetWebhookId()
+	p := b.do("GET", "/webhooks", nil)
+	for _, want := range []string{`<span class="name">https://siem.example/pactd</span> <code>` + id + `</code>`, "the SIEM", `<span class="state">enabled</span>`,
+		"<caption>Webhook destinations and their delivery state</caption>"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("ok/listed: the page lacks %q", want)
+		}
+	}
+	if p := b.do("POST", "/webhooks/"+id+"/retry", url.Values{}); p.status != http.StatusForbidden {
+		t.Errorf("fail/retry-without-csrf: %d", p.status)
+	}
+	if p := b.do("POST", "/webhooks/"+id+"/retry", url.Values{"csrf": {p.csrf(t)}}); p.status != http.StatusSeeOther || p.header.Get("Location") != "/webhooks?done=retried" {
+		t.Fatalf("ok/retry: %d %v", p.status, p.header)
+	}
+	if p := b.do("POST", "/webhooks/whk_unknown/retry", url.Values{"csrf": {p.csrf(t)}}); p.status < 400 || !strings.Contains(p.body, "Refused (") {
+		t.Errorf("fail/retry-unknown: %d %.300s", p.status, p.body)
+	}
+}

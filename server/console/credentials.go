@@ -88,9 +88,39 @@ func roleLabel(r pactv1.CallerRole) string {
 	return r.String()
 }
 
-// webhooks is the audit webhooks' page. Their delivery state comes from a
-// read RPC that this build does not have yet; the page says so rather than
-// show a state it cannot know.
+// webhookListData is the webhooks page: each destination with its
+// delivery state.
+type webhookListData struct {
+	Webhooks []*pactv1.Webhook
+	Next     string
+}
+
+// webhooks is the audit webhooks' page: each destination, its filters and
+// its delivery state (pending, dead, delivered, the oldest pending event's
+// age, the last failure), from WebhookService.ListWebhooks.
 func (c *Console) webhooks(w http.ResponseWriter, r *http.Request, s session) {
-	c.render(w, r, http.StatusOK, "webhooks", view{Title: "Webhooks", CSRF: s.csrf})
+	c.showWebhooks(w, r, s, http.StatusOK, "")
+}
+
+func (c *Console) showWebhooks(w http.ResponseWriter, r *http.Request, s session, status int, msg string) {
+	res, err := c.d.Webhooks.ListWebhooks(s.ctx, &pactv1.ListWebhooksRequest{Page: &pactv1.PageRequest{PageSize: listPage, PageToken: r.URL.Query().Get("page")}})
+	if err != nil && msg == "" {
+		status, msg = reason(err)
+	}
+	c.render(w, r, status, "webhooks", view{Title: "Webhooks", CSRF: s.csrf, Error: msg,
+		Data: webhookListData{Webhooks: res.GetWebhooks(), Next: res.GetNextPageToken()}})
+}
+
+// retryWebhook is WebhookService.RetryWebhookDeliveries for every dead
+// delivery of one destination.
+func (c *Console) retryWebhook(w http.ResponseWriter, r *http.Request, s session) {
+	id := r.PathValue("id")
+	res, err := c.d.Webhooks.RetryWebhookDeliveries(s.ctx, &pactv1.RetryWebhookDeliveriesRequest{WebhookId: id})
+	if err != nil {
+		status, msg := reason(err)
+		c.showWebhooks(w, r, s, status, msg)
+		return
+	}
+	c.d.Logger.InfoContext(s.ctx, "console: webhook deliveries retried", "webhook_id", id, "retried", res.GetRetried())
+	done(w, r, "/webhooks", "retried")
 }

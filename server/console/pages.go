@@ -60,6 +60,7 @@ var notices = map[string]string{
 	"approved":   "The PA is approved and enabled.",
 	"revoked":    "The grant is revoked: its tokens stop verifying and its refresh tokens stop rotating.",
 	"credential": "The credential is revoked.",
+	"retried":    "The dead deliveries are pending again: the next attempts go out within a poll.",
 }
 
 func parsePages() (*template.Template, error) {
@@ -205,6 +206,7 @@ func (c *Console) routes() {
 	m.HandleFunc("POST /credentials", c.action(c.createCredential))
 	m.HandleFunc("POST /credentials/{id}/revoke", c.action(c.revokeCredential))
 	m.HandleFunc("GET /webhooks", c.page(c.webhooks))
+	m.HandleFunc("POST /webhooks/{id}/retry", c.action(c.retryWebhook))
 	m.HandleFunc("/", c.notFound)
 	c.mux = m
 }
