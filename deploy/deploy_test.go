@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"slices"
@@ -188,17 +187,17 @@ func TestKubernetesExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(t.Context(), srvCfg, slog.New(slog.DiscardHandler), io.Discard)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := server.Build(t.Context(), srvCfg, server.Deps{Listeners: server.Listeners{API: ln}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { done <- srv.Serve(ctx, ln) }()
+	go func() { done <- srv.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

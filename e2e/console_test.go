@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"image/png"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -56,22 +55,23 @@ func newConsoleWorld(t *testing.T) *consoleWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Served as pactd serves: the API and the console each on its own
 	// listener, the replica's heartbeat running.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv.ConsoleListener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+	cln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.Build(t.Context(), cfg, server.Deps{Listeners: server.Listeners{API: ln, Console: cln}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	serveCtx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveCtx, ln) }()
+	go func() { served <- srv.Run(serveCtx) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-served; err != nil {
@@ -79,7 +79,7 @@ func newConsoleWorld(t *testing.T) *consoleWorld {
 		}
 	})
 	rpc := &endpoint{client: http.DefaultClient, url: "http://" + ln.Addr().String()}
-	w := &consoleWorld{url: "http://" + srv.ConsoleListener.Addr().String(), rpc: rpc,
+	w := &consoleWorld{url: "http://" + cln.Addr().String(), rpc: rpc,
 		agents: pactv1connect.NewAgentServiceClient(rpc.client, rpc.url, bearer(adminToken)),
 		deleg:  pactv1connect.NewDelegationServiceClient(rpc.client, rpc.url, bearer(frontendToken))}
 	ctx := t.Context()

@@ -17,7 +17,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/big"
 	"mime"
 	"net"
@@ -304,9 +303,9 @@ func newHDTPWorld(t *testing.T, dbURL string) *hdtpWorld {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), io.Discard)
+	srv, err := server.Build(t.Context(), cfg, server.Deps{})
 	if err != nil {
-		t.Fatalf("server.New: %v", err)
+		t.Fatalf("server.Build: %v", err)
 	}
 	pactd := httptest.NewUnstartedServer(srv.Handler())
 	pactd.Config.Protocols = new(http.Protocols)

@@ -9,7 +9,6 @@ import (
 	"crypto/ecdsa"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -125,11 +124,11 @@ type world struct {
 // and shop (delegation).
 func newWorld(t *testing.T, dbURL string) *world {
 	t.Helper()
-	return newWorldOpts(t, dbURL)
+	return newWorldWith(t, dbURL, server.Deps{})
 }
 
-// newWorldOpts is newWorld with options for pactd (server.WithClock).
-func newWorldOpts(t *testing.T, dbURL string, opts ...server.Option) *world {
+// newWorldWith is newWorld with pactd built with deps (a test clock).
+func newWorldWith(t *testing.T, dbURL string, deps server.Deps) *world {
 	t.Helper()
 	w := &world{pa: newPA(t), agent: &countingAgent{entered: make(chan struct{}), release: make(chan struct{}), demo: demo.NewAgent()}}
 	// A frontend process binds this address after the listener closes: the
@@ -150,9 +149,9 @@ func newWorldOpts(t *testing.T, dbURL string, opts ...server.Option) *world {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), io.Discard, opts...)
+	srv, err := server.Build(t.Context(), cfg, deps)
 	if err != nil {
-		t.Fatalf("server.New: %v", err)
+		t.Fatalf("server.Build: %v", err)
 	}
 	pactd := httptest.NewUnstartedServer(srv.Handler())
 	pactd.Config.Protocols = new(http.Protocols) // HTTP/1.1 and h2c, for frontends on gRPC or Connect over HTTP/2

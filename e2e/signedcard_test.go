@@ -32,7 +32,7 @@ import (
 func TestSignedAgentCard(t *testing.T) {
 	frontendsAndEngines(t, func(t *testing.T, dbURL string) {
 		clock := testclock.New(time.Now())
-		w := newWorldOpts(t, dbURL, server.WithClock(clock.Now))
+		w := newWorldWith(t, dbURL, server.Deps{Clock: clock})
 
 		before := w.do(t, "GET", "/a2a/acme/.well-known/agent-card.json", "")
 		if before.status != 200 {

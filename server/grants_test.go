@@ -7,9 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/testkit/testclock"
 )
 
 // delegatedPA is a PA with a grant at Brand acme (trusted-frontend login)
@@ -132,6 +134,24 @@ func feedCaughtUp(t *testing.T, inst *instance) {
 	waitFor(t, 5*time.Second, "a complete poll of the change feed", func() bool {
 		age, ok := samples(t, inst)["pactd_change_feed_poll_age_seconds"]
 		return ok && age < time.Since(since).Seconds()
+	})
+}
+
+// feedAppliedAll moves clk one poll interval (a poll of pactd's feed) and
+// waits until the feed has applied every change in store: feedCaughtUp
+// for a pactd on a test clock, whose poll age only moves with the clock.
+func feedAppliedAll(t *testing.T, inst *instance, clk *testclock.Clock, interval time.Duration, store db.Store) {
+	t.Helper()
+	latest, err := store.LatestChange(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := clk.WaitForTicker(t.Context(), interval); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(interval)
+	waitFor(t, 5*time.Second, "the feed to apply every change", func() bool {
+		return samples(t, inst)["pactd_change_feed_position"] >= float64(latest.Pos)
 	})
 }
 

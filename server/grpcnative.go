@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -163,7 +162,7 @@ type (
 const streamWorkers = 256
 
 // newGRPCServer builds the native gRPC server over the same services.
-func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMetrics, workers *workpool.Pool) (*grpc.Server, error) {
+func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMetrics, workers *workpool.Pool) *grpc.Server {
 	opts := []grpc.ServerOption{
 		// The front door's requests carry whole HTTP bodies and the HDTP
 		// host service's whole JSON-RPC bodies; every other method keeps
@@ -182,12 +181,8 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 		// A server span per RPC, the child of the caller's traceparent.
 		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler()))
 	}
-	if s.cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})))
+	if s.tls != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(s.tls)))
 	}
 	g := grpc.NewServer(opts...)
 	pactv1.RegisterCredentialServiceServer(g, grpcCredential{CredentialServiceHandler: svc.Credential})
@@ -210,7 +205,7 @@ func (s *Server) newGRPCServer(svc Services, authn *auth.Authenticator, m *rpcMe
 	ropts := reflection.ServerOptions{Services: g, DescriptorResolver: s.descriptors()}
 	reflectionv1.RegisterServerReflectionServer(g, reflection.NewServerV1(ropts))
 	reflectionv1alpha.RegisterServerReflectionServer(g, reflection.NewServer(ropts))
-	return g, nil
+	return g
 }
 
 // noAuthMethods answer without a credential, as on the main port.

@@ -1,11 +1,9 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -30,33 +28,8 @@ import (
 func TestNativeGRPCPort(t *testing.T) {
 	dbtest.Engines(t, func(t *testing.T, dbURL string) {
 		cfg := testConfig(t, dbURL, t.TempDir(), "PACT_GRPC_LISTEN=127.0.0.1:0")
-		srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		gln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv.GRPCListener = gln
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- srv.Serve(ctx, ln) }()
-		t.Cleanup(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("Serve: %v", err)
-				}
-			case <-time.After(20 * time.Second):
-				t.Error("Serve did not return")
-			}
-		})
+		gln := loopback(t)
+		startWith(t, cfg, server.Deps{Listeners: server.Listeners{GRPC: gln}})
 		conn, err := grpc.NewClient(gln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			t.Fatal(err)
@@ -157,23 +130,7 @@ func TestNativeGRPCPortListensOnItsAddress(t *testing.T) {
 			t.Parallel()
 			logs := &syncBuffer{}
 			cfg := testConfig(t, "", t.TempDir(), "PACT_GRPC_LISTEN="+tc.grpcListen)
-			srv, err := server.New(t.Context(), cfg, slog.New(slog.NewJSONHandler(logs, nil)), &bytes.Buffer{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- srv.Serve(ctx, ln) }()
-			t.Cleanup(func() {
-				cancel()
-				if err := <-done; err != nil {
-					t.Errorf("Serve: %v", err)
-				}
-			})
+			inst := startWith(t, cfg, server.Deps{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
 			var line struct {
 				Addr     string `json:"addr"`
 				GRPCAddr string `json:"grpc_addr"`
@@ -189,8 +146,8 @@ func TestNativeGRPCPortListensOnItsAddress(t *testing.T) {
 				}
 				return false
 			})
-			if line.Addr != ln.Addr().String() {
-				t.Errorf("startup addr = %q, want %q", line.Addr, ln.Addr())
+			if line.Addr != inst.addr {
+				t.Errorf("startup addr = %q, want %q", line.Addr, inst.addr)
 			}
 			if tc.grpcListen == "off" {
 				if line.GRPCAddr != "off" {

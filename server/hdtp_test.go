@@ -5,8 +5,6 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -115,23 +113,8 @@ func TestHDTPOverTheWire(t *testing.T) {
 // with the same role table.
 func TestHDTPNativeGRPCPort(t *testing.T) {
 	cfg := testConfig(t, "", t.TempDir(), "PACT_GRPC_LISTEN=127.0.0.1:0")
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.GRPCListener = gln
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
+	gln := loopback(t)
+	startWith(t, cfg, server.Deps{Listeners: server.Listeners{GRPC: gln}})
 	conn, err := grpc.NewClient(gln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

@@ -2,9 +2,7 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -39,19 +37,7 @@ func (s *syncBuffer) String() string {
 func TestLogsNeverHoldSecrets(t *testing.T) {
 	logs := &syncBuffer{}
 	cfg := testConfig(t, "", t.TempDir(), "PACT_LOG_LEVEL=debug")
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	inst := &instance{url: "http://" + ln.Addr().String(), addr: ln.Addr().String()}
+	inst := startWith(t, cfg, server.Deps{Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 
 	pa := newTestPA(t)
 	ac := agents(inst, adminToken)

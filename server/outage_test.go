@@ -20,6 +20,7 @@ import (
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/testkit/testclock"
 	"pactd.dev/pactd/server"
 )
 
@@ -108,16 +109,14 @@ func (h countingHandler) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-// Through a 6-second PostgreSQL outage, PA-JWT verification keeps
-// succeeding from last-known agent, Brand and credential state (new tokens
-// each time, so the signature is checked every time); writes fail closed
-// with Unavailable; health reports VerificationService SERVING and the
-// others NOT_SERVING; nothing acknowledged before is lost, and writes work
-// again within 2 s of the database's return.
-// outageWorld is pactd on PostgreSQL through a cutProxy, with a PA, a
-// Brand, a verify function (a new PA JWT each call), a Brand client and a
-// health check.
+// outageWorld is pactd on PostgreSQL through a cutProxy, running on a
+// test clock, with a PA, a Brand, a verify function (a new PA JWT each
+// call, issued at pactd's time), a Brand client and a health check. On the
+// test clock the change feed polls only when the test moves the clock, so
+// a poll slowed by a busy machine cannot drop the caches the outage falls
+// back on.
 type outageWorld struct {
+	clock    *testclock.Clock
 	proxy    *cutProxy
 	warnings *atomic.Int64
 	logs     countingHandler
@@ -127,7 +126,8 @@ type outageWorld struct {
 }
 
 func newOutageWorld(t *testing.T, env ...string) outageWorld {
-	pgURL, err := url.Parse(dbtest.PostgresURL(t))
+	direct := dbtest.PostgresURL(t)
+	pgURL, err := url.Parse(direct)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,19 +141,8 @@ func newOutageWorld(t *testing.T, env ...string) outageWorld {
 	warnings := new(atomic.Int64)
 	logs := countingHandler{n: warnings, mu: new(sync.Mutex), perID: map[string]int{}}
 	cfg := testConfig(t, viaProxy.String(), t.TempDir(), env...)
-	srv, err := server.New(t.Context(), cfg, slog.New(logs), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	inst := &instance{url: "http://" + ln.Addr().String()}
+	clk := testclock.New(time.Now())
+	inst := startWith(t, cfg, server.Deps{Logger: slog.New(logs), Clock: clk})
 
 	pa := newTestPA(t)
 	if _, err := agents(inst, adminToken).RegisterAgent(t.Context(), &pactv1.RegisterAgentRequest{Issuer: pa.issuer, JwksUri: pa.jwks.URL + "/jwks.json", DisplayName: "PA"}); err != nil {
@@ -166,15 +155,15 @@ func newOutageWorld(t *testing.T, env ...string) outageWorld {
 	// The feed drops the cached agent and Brand when it applies their
 	// creation: let it, so the positive control's reads are what the
 	// outage falls back on.
-	feedCaughtUp(t, inst)
+	feedAppliedAll(t, inst, clk, cfg.ChangePollInterval, dbtest.Open(t, direct, ""))
 	vc := pactv1connect.NewVerificationServiceClient(h2c(), inst.url, withToken(frontendToken))
 	verify := func() (*pactv1.VerifyAgentRequestResponse, error) {
 		cctx, ccancel := context.WithTimeout(t.Context(), 3*time.Second)
 		defer ccancel()
-		tok := pa.token(t, map[string]any{"alg": "ES256", "kid": pa.kid}, pa.claims("https://provider.example/a2a", time.Now()))
+		tok := pa.token(t, map[string]any{"alg": "ES256", "kid": pa.kid}, pa.claims("https://provider.example/a2a", clk.Now()))
 		return vc.VerifyAgentRequest(cctx, &pactv1.VerifyAgentRequestRequest{BrandId: "acme", Authorization: "Bearer " + tok})
 	}
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(inst.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,9 +178,16 @@ func newOutageWorld(t *testing.T, env ...string) outageWorld {
 		}
 		return r.GetStatus()
 	}
-	return outageWorld{proxy: proxy, warnings: warnings, logs: logs, verify: verify, brands: bc, check: check}
+	return outageWorld{clock: clk, proxy: proxy, warnings: warnings, logs: logs, verify: verify, brands: bc, check: check}
 }
 
+// Through a 6-second PostgreSQL outage (on pactd's clock), PA-JWT
+// verification keeps succeeding from last-known agent, Brand and
+// credential state (new tokens each time, so the signature is checked
+// every time); writes fail closed with Unavailable; health reports
+// VerificationService SERVING and the others NOT_SERVING; nothing
+// acknowledged before is lost, and writes work again within 2 s of the
+// database's return.
 func TestVerificationThroughADatabaseOutage(t *testing.T) {
 	w := newOutageWorld(t)
 	verify, bc, check, proxy, warnings := w.verify, w.brands, w.check, w.proxy, w.warnings
@@ -205,15 +201,18 @@ func TestVerificationThroughADatabaseOutage(t *testing.T) {
 	before := warnings.Load()
 
 	proxy.setCut(true)
-	outage := time.Now()
+	// A verification every 50 ms of pactd's time, through the cached
+	// state's TTL (2 s), the credential's re-check (1 s) and the change
+	// feed's failing polls, to 6 s.
+	const step, outage = 50 * time.Millisecond, 6 * time.Second
 	verified := 0
-	for time.Since(outage) < 6*time.Second {
+	for into := time.Duration(0); into <= outage; into += step {
 		r, err := verify()
 		if err != nil || !r.GetAllowed() {
-			t.Fatalf("verification %v into the outage: %v, %v", time.Since(outage).Round(time.Millisecond), r, err)
+			t.Fatalf("verification %v into the outage: %v, %v", into, r, err)
 		}
 		verified++
-		time.Sleep(50 * time.Millisecond)
+		w.clock.Advance(step)
 	}
 	cctx, ccancel := context.WithTimeout(t.Context(), 5*time.Second)
 	cctx, call := connect.NewClientContext(cctx)
@@ -274,14 +273,15 @@ func TestVerificationThroughADatabaseOutage(t *testing.T) {
 }
 
 // With PACT_OUTAGE_GRACE=0 verification fails closed once the cached state
-// is older than its TTL (2 s): Unavailable, never an allow.
+// is older than its TTL (2 s): Unavailable, never an allow. pactd runs on
+// a test clock, moved past the TTL while the database is away.
 func TestVerificationFailsClosedWithoutOutageGrace(t *testing.T) {
 	w := newOutageWorld(t, "PACT_OUTAGE_GRACE=0s")
 	if r, err := w.verify(); err != nil || !r.GetAllowed() {
 		t.Fatalf("ok/before: %v, %v", r, err)
 	}
 	w.proxy.setCut(true)
-	time.Sleep(2500 * time.Millisecond)
+	w.clock.Advance(2500 * time.Millisecond)
 	r, err := w.verify()
 	if connect.CodeOf(err) != connect.CodeUnavailable || r.GetAllowed() {
 		t.Fatalf("verification with no grace during an outage: %v, %v; want Unavailable", r, err)

@@ -1,13 +1,9 @@
 package server_test
 
 import (
-	"context"
-	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -24,34 +20,12 @@ import (
 // service, on a method and on a request field.
 func TestReflectionCarriesTheProtoComments(t *testing.T) {
 	cfg := testConfig(t, "", t.TempDir(), "PACT_GRPC_LISTEN=127.0.0.1:0")
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.GRPCListener = gln
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			t.Error("Serve did not return")
-		}
-	})
+	gln := loopback(t)
+	inst := startWith(t, cfg, server.Deps{Listeners: server.Listeners{GRPC: gln}})
 
 	// Paths in descriptor.proto's SourceCodeInfo: service = [6, index],
 	// method = [6, s, 2, index], message = [4, index], field = [4, m, 2, index].
-	for _, port := range []struct{ name, addr string }{{"main", ln.Addr().String()}, {"native-grpc", gln.Addr().String()}} {
+	for _, port := range []struct{ name, addr string }{{"main", inst.addr}, {"native-grpc", gln.Addr().String()}} {
 		t.Run(port.name, func(t *testing.T) {
 			conn, err := grpc.NewClient(port.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 			if err != nil {

@@ -144,12 +144,16 @@ func TestReplicaCatchesUpAfterLosingTheDatabase(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "replica B to allow", func() bool { return p.verifyOnB(t, "acme").GetAllowed() })
 
+	pollErrors := samples(t, p.b)["pactd_change_feed_poll_errors_total"]
 	proxy.setCut(true)
 	if _, err := agents(p.a, adminToken).UpdateAgent(ctx, &pactv1.UpdateAgentRequest{Agent: &pactv1.Agent{Id: p.agentID},
 		UpdateMask: &fieldmaskpb.FieldMask{Paths: []string{"enabled"}}}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * bound) // B's polls fail meanwhile
+	// B misses the change: its polls fail while it is cut off.
+	waitFor(t, 10*time.Second, "a failed poll on replica B", func() bool {
+		return samples(t, p.b)["pactd_change_feed_poll_errors_total"] > pollErrors
+	})
 	proxy.setCut(false)
 	back := time.Now()
 	// B needs its pool to reconnect (connect_timeout 1 s), then one poll.

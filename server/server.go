@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"crypto/hkdf"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -69,10 +70,12 @@ import (
 	"pactd.dev/pactd/token/pajwt"
 )
 
-// Server is a built, not yet running, pactd.
+// Server is a built, not yet running, pactd: Build completes it from the
+// configuration and its dependencies, and Run serves it.
 type Server struct {
-	cfg config.Config
-	log *slog.Logger
+	cfg   config.Config
+	log   *slog.Logger
+	clock Clock
 	// traced is whether the OTEL_* environment turns trace export on
 	// (config.Config.Tracing): only then do the span interceptors run, since
 	// they cost every call CPU even when no span is exported.
@@ -80,6 +83,9 @@ type Server struct {
 	store   db.Store
 	handler http.Handler
 	metrics http.Handler
+	// tls is the certificate configuration of every port (PACT_TLS_CERT
+	// and PACT_TLS_KEY, loaded once), or nil without TLS.
+	tls *tls.Config
 	// feed polls the change feed and applies other replicas' changes to
 	// this replica's caches (package changefeed).
 	feed *changefeed.Feed
@@ -87,110 +93,155 @@ type Server struct {
 	health *storeChecker
 	// grpc is the native gRPC server of PACT_GRPC_LISTEN, or nil.
 	grpc *grpc.Server
-
-	// GRPCListener, when set before Serve, is used for the native gRPC
-	// port instead of listening on PACT_GRPC_LISTEN (pactd serve binds it
-	// before opening the store, so a taken port is reported first; tests
-	// pass one on :0).
-	GRPCListener net.Listener
-	// ConsoleListener, when set before Serve, is used for the console
-	// instead of listening on PACT_CONSOLE_LISTEN (tests pass one on :0).
-	ConsoleListener net.Listener
 	// console is the operator console of PACT_CONSOLE_LISTEN, or nil.
 	console *console.Console
 	// replica is this process's id in the replicas' heartbeats.
 	replica string
-	// purge deletes expired delegation state (device codes, used Brand
-	// assertions, refresh tokens of expired grants), change-feed rows past
-	// their retention and audit events past PACT_AUDIT_RETENTION, and
-	// destroys HDTP leaf keys past their notAfter; Serve runs it hourly.
-	purge func(ctx context.Context) (int64, error)
-	// webhooks delivers the audit trail's outbox to webhook destinations;
-	// Serve runs it.
-	webhooks *corewebhook.Dispatcher
+	// listeners are the sockets Run serves on: the ones the caller bound,
+	// then the ones Run binds.
+	listeners Listeners
+	// purgers delete expired state; the purge loop runs each in turn.
+	purgers []purger
+	// loops are the background work Run starts beside the ports.
+	loops []loop
+	// tasks is one-off background work that must end before the store
+	// closes (a key reload after a change).
+	tasks *tasks
+	// cleanup releases everything Build acquired, in reverse order.
+	cleanup cleanup
 }
 
-// purgeEvery is how often expired delegation state is deleted.
-const purgeEvery = time.Hour
+// Deps are what Build takes besides the configuration. Every field is
+// optional: the zero Deps is production's.
+type Deps struct {
+	// Logger receives the server's logs; none when nil.
+	Logger *slog.Logger
+	// Out receives a generated admin token, once, on a store's first
+	// start; discarded when nil.
+	Out io.Writer
+	// Clock is the time of everything the server stamps, caches and runs
+	// on a ticker (the change feed, heartbeats, the purge); the system
+	// clock when nil. Request durations in logs and metrics are measured
+	// on the system's monotonic clock whatever this is.
+	Clock Clock
+	// Rand is the randomness of device and user codes, refresh tokens and
+	// task ids (the delegation service); crypto/rand when nil. Keys and
+	// other secrets always come from crypto/rand (which a test makes
+	// deterministic with testing/cryptotest).
+	Rand io.Reader
+	// Store, when set, is the store the server uses instead of opening the
+	// configured database; the caller opened it (migrations applied) and
+	// closes it after the server stops.
+	Store db.Store
+	// Listeners are sockets the caller bound before Build, which Run
+	// serves on instead of binding the configured addresses. The server
+	// owns them: each is closed when the server stops, or at once if
+	// Build fails.
+	Listeners Listeners
+}
 
-// purgeLoop deletes expired delegation state until ctx ends. Every replica
-// runs it; the deletes are idempotent.
-func (s *Server) purgeLoop(ctx context.Context) {
-	t := time.NewTicker(purgeEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		pctx, cancel := context.WithTimeout(ctx, time.Minute)
-		n, err := s.purge(pctx)
-		cancel()
+// Listeners are the sockets of a server's ports. A nil one is bound by Run
+// from the configuration.
+type Listeners struct {
+	// API serves Connect, gRPC, gRPC-Web, health and reflection
+	// (PACT_LISTEN).
+	API net.Listener
+	// GRPC serves the native gRPC port (PACT_GRPC_LISTEN, which must not
+	// be off).
+	GRPC net.Listener
+	// Console serves the operator console (PACT_CONSOLE_LISTEN, which must
+	// be set).
+	Console net.Listener
+	// Metrics serves /metrics (PACT_METRICS_LISTEN, which must be set).
+	Metrics net.Listener
+}
+
+// Clock is the time a Server runs on: Now stamps and ages state, and
+// NewTicker paces its loops. *testclock.Clock is one; systemClock, the
+// default, is the other.
+type Clock interface {
+	Now() time.Time
+	// NewTicker is time.NewTicker: ticks receives the time every d until
+	// stop is called.
+	NewTicker(d time.Duration) (ticks <-chan time.Time, stop func())
+}
+
+// systemClock is time.Now and time.NewTicker.
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
+	t := time.NewTicker(d)
+	return t.C, t.Stop
+}
+
+// Build is pactd's composition root. It completes the configuration (the
+// TLS certificate, the JWKS roots, the key-encryption key), opens the store
+// (applying migrations) unless deps has one, bootstraps credentials
+// (writing a generated admin token to deps.Out, once), builds every
+// service with the dependencies it needs, and mounts them. Whatever it
+// acquires is released on one path: if Build fails, before it returns;
+// otherwise when Run returns, or by Close.
+func Build(ctx context.Context, cfg config.Config, deps Deps) (_ *Server, err error) {
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Out == nil {
+		deps.Out = io.Discard
+	}
+	if deps.Clock == nil {
+		deps.Clock = systemClock{}
+	}
+	if deps.Rand == nil {
+		deps.Rand = rand.Reader
+	}
+	s := &Server{cfg: cfg, traced: cfg.Tracing, clock: deps.Clock, listeners: deps.Listeners, tasks: newTasks()}
+	defer func() {
 		if err != nil {
-			s.log.Warn("purge expired delegation state, old change-feed rows and old audit events", slog.String("error", err.Error()))
-		} else if n > 0 {
-			s.log.Info("purged expired delegation state, old change-feed rows and old audit events", slog.Int64("rows", n))
+			err = errors.Join(err, s.Close())
 		}
-	}
-}
-
-// listen holds the LISTEN connection that wakes the change-feed poller
-// early, until ctx ends; it logs when it connects and when it fails (the
-// poller works without it).
-func (s *Server) listen(ctx context.Context, url string) {
-	err := db.ListenForChanges(ctx, url, s.feed.Wake, func(up bool, err error) {
-		s.feed.Listening(up)
-		if up {
-			s.log.Info("change feed: LISTEN connection up; notifications wake the poller")
-		} else {
-			s.log.Warn("change feed: LISTEN connection failed; polling alone until it is back", slog.String("error", err.Error()))
-		}
-	})
-	if err != nil {
-		s.log.Warn("change feed: no LISTEN connection", slog.String("error", err.Error()))
-	}
-}
-
-// Option changes how New builds a Server beyond its configuration.
-type Option func(*options)
-
-type options struct {
-	now func() time.Time
-}
-
-// WithClock makes now the clock of everything the server times (tokens,
-// keys, caches, deliveries) instead of time.Now: for tests that move time
-// forward, such as past a signing key's activation.
-func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
-
-// New opens the store (applying migrations), bootstraps credentials (writing
-// a generated admin token to out, once) and builds the handler.
-func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer, opts ...Option) (*Server, error) {
-	o := options{now: time.Now}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	}()
 	// Every line carries its request's id; repeated identical faults are
 	// rate-limited (package reqlog).
-	log = slog.New(reqlog.NewHandler(log.Handler(), nil))
-	// The key-encryption key first: without one on PostgreSQL pactd refuses
-	// to start (unless PACT_DEV=true) before touching the database.
-	kek, err := provkeys.LoadKEK(provkeys.KEKSource{Configured: cfg.KeyEncryptionKey.Reveal(), DataDir: cfg.DataDir,
-		SharedStore: config.IsPostgresURL(cfg.DatabaseURL), Dev: cfg.Dev, Logger: log})
+	log := slog.New(reqlog.NewHandler(deps.Logger.Handler(), nil))
+	s.log = log
+	now := s.clock.Now
+	if err := s.ownListeners(); err != nil {
+		return nil, err
+	}
+	if s.tls, err = loadTLS(cfg); err != nil {
+		return nil, err
+	}
+	jwksRoots, err := jwksRootCAs(cfg.JWKSCAFile)
 	if err != nil {
 		return nil, err
 	}
-	store, err := db.Open(ctx, cfg.DatabaseURL, cfg.DataDir, StoreOptions(cfg)...)
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+	// The key-encryption key first: without one on PostgreSQL pactd refuses
+	// to start (unless PACT_DEV=true) before touching the database.
+	shared := config.IsPostgresURL(cfg.DatabaseURL)
+	if deps.Store != nil {
+		shared = deps.Store.Engine() == "postgres"
 	}
-	now := o.now
-	if err := auth.Bootstrap(ctx, store, cfg.AdminToken.Reveal(), cfg.FrontendToken.Reveal(), now(), out); err != nil {
-		_ = store.Close()
+	kek, err := provkeys.LoadKEK(provkeys.KEKSource{Configured: cfg.KeyEncryptionKey.Reveal(), DataDir: cfg.DataDir,
+		SharedStore: shared, Dev: cfg.Dev, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	s.store = deps.Store
+	if s.store == nil {
+		if s.store, err = db.Open(ctx, cfg.DatabaseURL, cfg.DataDir, StoreOptions(cfg)...); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		s.cleanup.push("store", s.store.Close)
+	}
+	store := s.store
+	// Pushed after the store, so it ends before the store closes.
+	s.cleanup.push("background tasks", s.tasks.stop)
+	if err := auth.Bootstrap(ctx, store, cfg.AdminToken.Reveal(), cfg.FrontendToken.Reveal(), now(), deps.Out); err != nil {
 		return nil, fmt.Errorf("bootstrap credentials: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, store: store, traced: cfg.Tracing, replica: ids.New("rep_", now())}
+	s.replica = ids.New("rep_", now())
 	reg := prometheus.NewRegistry()
 	// Besides the default Go metrics, the collector's CPU by phase
 	// (go_cpu_classes_gc_{mark_assist,mark_dedicated,mark_idle,pause}_cpu_seconds_total
@@ -202,22 +253,16 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	registerProcessMetrics(reg, store)
 	s.metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
 	authn := auth.NewAuthenticator(store, cfg.OutageGrace, now)
+	s.cleanup.push("credential last-use writes", func() error { authn.Wait(); return nil })
 	keyRing, err := provkeys.Open(ctx, provkeys.Config{Store: store, KEK: kek, Now: now, Logger: log})
 	if err != nil {
-		_ = store.Close()
 		return nil, fmt.Errorf("signing keys: %w", err)
 	}
 	tokenSigner := delegtoken.NewSigner(keyRing, now) // also the delegation service's Minter
 
-	jwksRoots, err := jwksRootCAs(cfg.JWKSCAFile)
-	if err != nil {
-		_ = store.Close()
-		return nil, err
-	}
 	jwks, err := jose.NewJWKSClient(jose.Config{AllowLoopbackHTTP: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, RootCAs: jwksRoots, OnFetch: jwksFetches(reg),
-		Tables: es256Tables(cfg.ES256Tables, cfg.ES256TableBytes, reg)})
+		Tables: es256Tables(cfg.ES256Tables, cfg.ES256TableBytes, reg), Now: now})
 	if err != nil {
-		_ = store.Close()
 		return nil, fmt.Errorf("jwks client: %w", err)
 	}
 	// pajwt reads CacheSize 0 as its default and a negative one as no
@@ -228,15 +273,14 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	}
 	paVerifier, err := pajwt.New(pajwt.Config{Keys: jwks, Now: now, CacheSize: cacheSize})
 	if err != nil {
-		_ = store.Close()
 		return nil, fmt.Errorf("PA JWT verifier: %w", err)
 	}
 	registerTokenCacheMetric(reg, paVerifier)
 	// The caches that hold state other replicas change, and the feed that
-	// tells them (package changefeed); the feed starts with Serve.
-	fed := &fedCaches{log: log, keys: keyRing, authn: authn}
+	// tells them (package changefeed); the feed starts with Run.
+	fed := &fedCaches{log: log, keys: keyRing, authn: authn, tasks: s.tasks}
 	s.feed = changefeed.New(changefeed.Config{Store: store, Interval: cfg.ChangePollInterval, Apply: fed.apply, Resync: fed.resync,
-		Now: now, Logger: log, Registerer: reg})
+		Now: now, NewTicker: s.clock.NewTicker, Logger: log, Registerer: reg})
 	agents := agentdir.New(store, cfg.Audience, cfg.CacheTTL, cfg.OutageGrace, s.feed, now)
 	fed.agents = agents
 	pa := agentdir.PAVerifier{Verifier: paVerifier, Directory: agents}
@@ -256,54 +300,40 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	})
 
 	auditMetrics := newAuditMetrics(reg)
-	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Logger: log, BrandKeys: jwks,
+	deleg := delegation.New(delegation.Deps{Store: cached, PA: pa, Minter: tokenSigner, PublicURL: cfg.PublicURL, Now: now, Rand: deps.Rand, Logger: log, BrandKeys: jwks,
 		Sessions: delegtoken.ConsentSessions{Signer: tokenSigner, Verifier: tokenVerifier}, OnAudit: auditMetrics.recorded, Grants: grants, Registerer: reg})
 	auditSvc := audit.New(audit.Deps{Store: store, Retention: cfg.AuditRetention, Now: now, Logger: log, OnPrune: auditMetrics.pruned})
 	secrets, err := provkeys.NewSecretBox(kek)
 	if err != nil {
-		_ = store.Close()
 		return nil, fmt.Errorf("secret box: %w", err)
 	}
+	// The audit trail's outbox, delivered to webhook destinations; every
+	// replica runs the dispatcher (leased claims keep each delivery to one).
 	wc := cfg.Webhook
-	s.webhooks = corewebhook.New(corewebhook.Config{Store: store, Secrets: secrets, Now: now, Logger: log, Registerer: reg,
+	webhooks := corewebhook.New(corewebhook.Config{Store: store, Secrets: secrets, Now: now, NewTicker: s.clock.NewTicker, Logger: log, Registerer: reg,
 		PollInterval: wc.PollInterval, Timeout: wc.Timeout, RetryBase: wc.RetryBase, RetryMax: wc.RetryMax,
 		MaxAttempts: wc.MaxAttempts, MaxAge: wc.MaxAge, Dev: cfg.Dev, AllowHosts: wc.AllowHosts})
 	// HDTP / PACT 2 (hdtp.v1): leaf keys sealed under the same KEK.
 	hdtpSvc, err := hdtpServices(store, kek, now, log, reg, auditMetrics.recorded)
 	if err != nil {
-		_ = store.Close()
 		return nil, err
 	}
-	s.purge = func(ctx context.Context) (int64, error) {
-		n, err := deleg.PurgeExpired(ctx)
-		if err != nil {
-			return n, err
-		}
-		m, err := store.PruneChanges(ctx, now().Add(-changefeed.Retention))
-		if err != nil {
-			return n + m, err
-		}
-		a, err := auditSvc.Prune(ctx)
-		if err != nil {
-			return n + m + a, err
-		}
-		h, err := hdtpSvc.Identity.Sweep(ctx)
-		if err != nil {
-			return n + m + a + h, err
-		}
-		hh, err := hdtpSvc.Host.Purge(ctx)
-		h += hh
-		if err != nil {
-			return n + m + a + h, err
-		}
-		w, err := s.webhooks.Purge(ctx)
-		return n + m + a + h + w, err
+	// What the hourly purge deletes, one entry per kind of expired state.
+	s.purgers = []purger{
+		{"expired delegation state", deleg.PurgeExpired},
+		{"change-feed rows past their retention", func(ctx context.Context) (int64, error) {
+			return store.PruneChanges(ctx, now().Add(-changefeed.Retention))
+		}},
+		{"audit events past PACT_AUDIT_RETENTION", auditSvc.Prune},
+		{"HDTP leaf keys past their notAfter", hdtpSvc.Identity.Sweep},
+		{"HDTP host replay records, former pins, invites and calls past their windows", hdtpSvc.Host.Purge},
+		{"webhook deliveries past their retention", webhooks.Purge},
 	}
 	svc := Services{
 		Credential: credential.New(credential.Deps{Store: store, Now: now, Logger: log, OnRevoke: authn.Forget}),
-		Agent: agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, Logger: log, OnChange: agents.Changed,
+		Agent: agent.New(agent.Deps{Store: store, Audience: cfg.Audience, Dev: cfg.Dev, AllowHosts: cfg.JWKSAllowHosts, Now: now, Logger: log, OnChange: agents.Changed,
 			SelfRegistration: cfg.SelfRegistration, RegistrationKeys: jwks, OnSelfRegistration: selfRegistrations(reg)}),
-		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Logger: log, OnChange: brands.Forget, CardSigner: keyRing}),
+		Brand:        brand.New(brand.Deps{Store: store, PublicURL: cfg.PublicURL, Dev: cfg.Dev, Now: now, Logger: log, OnChange: brands.Forget, CardSigner: keyRing}),
 		Verification: verifier,
 		Conversation: conversation.New(conversation.Deps{Store: store, Now: now, Logger: log}),
 		Delegation:   deleg,
@@ -323,7 +353,6 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 	// turn handles and page forms alike on every replica.
 	doorSecret, err := hkdf.Key(sha256.New, kek, nil, "pactd front door", 32)
 	if err != nil {
-		_ = store.Close()
 		return nil, fmt.Errorf("front door secret: %w", err)
 	}
 	if svc.FrontDoor, err = frontdoor.New(frontdoor.Deps{
@@ -331,25 +360,70 @@ func New(ctx context.Context, cfg config.Config, log *slog.Logger, out io.Writer
 		Receipts: svc.Token, Registration: svc.Agent, OAuth: oauthEndpoints(svc, log),
 		Secret: doorSecret, PublicURL: cfg.PublicURL, Now: now, Logger: log,
 	}); err != nil {
-		_ = store.Close()
 		return nil, fmt.Errorf("front door: %w", err)
 	}
 	if cfg.ConsoleListen != "" {
 		if err := s.newConsole(svc, authn, keyRing, now); err != nil {
-			_ = store.Close()
 			return nil, err
 		}
 	}
+	s.health = &storeChecker{store: store, services: serviceNames, grace: cfg.OutageGrace, now: now}
 	metrics := newRPCMetrics(reg)
 	workers := workpool.New(streamWorkers)
 	s.handler = onWorkers(workers, withRequestID(s.mux(svc, authn, metrics, newHTTPMetrics(reg))))
 	if cfg.GRPCListen != "" {
-		if s.grpc, err = s.newGRPCServer(svc, authn, metrics, workers); err != nil {
-			_ = store.Close()
-			return nil, fmt.Errorf("native gRPC server: %w", err)
-		}
+		s.grpc = s.newGRPCServer(svc, authn, metrics, workers)
+	}
+	// The background work Run starts beside the ports, each on s.clock.
+	s.loops = []loop{
+		{"change feed", s.feed.Run},
+		{"replica heartbeat", s.heartbeat},
+		{"purge", s.purgeLoop},
+		// At shutdown it lets the attempts under way finish (each within
+		// its timeout) and hands back the leases it did not use.
+		{"webhook deliveries", webhooks.Run},
+	}
+	if u := cfg.NotifyURL(); u != "" {
+		s.loops = append(s.loops, loop{"change notifications", func(ctx context.Context) { s.listen(ctx, u) }})
 	}
 	return s, nil
+}
+
+// ownListeners puts the listeners the caller bound on the cleanup path, and
+// refuses one for a port the configuration turns off.
+func (s *Server) ownListeners() error {
+	for _, l := range []struct {
+		ln   net.Listener
+		what string
+		on   bool
+	}{
+		{s.listeners.API, "API", true},
+		{s.listeners.GRPC, "native gRPC", s.cfg.GRPCListen != ""},
+		{s.listeners.Console, "console", s.cfg.ConsoleListen != ""},
+		{s.listeners.Metrics, "metrics", s.cfg.MetricsListen != ""},
+	} {
+		if l.ln == nil {
+			continue
+		}
+		s.cleanup.push(l.what+" listener", closeListener(l.ln))
+		if !l.on {
+			return fmt.Errorf("a %s listener was given, but the configuration turns that port off", l.what)
+		}
+	}
+	return nil
+}
+
+// loadTLS loads PACT_TLS_CERT and PACT_TLS_KEY once for every port; nil
+// without TLS.
+func loadTLS(cfg config.Config) (*tls.Config, error) {
+	if cfg.TLSCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("load TLS certificate: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // fedCaches are this replica's caches of state other replicas change; the
@@ -362,6 +436,8 @@ type fedCaches struct {
 	grants *grantcache.Cache
 	authn  *auth.Authenticator
 	keys   *provkeys.Ring
+	// tasks runs the key reloads, so the store outlives them.
+	tasks *tasks
 }
 
 func (f *fedCaches) apply(cs []db.Change) {
@@ -397,13 +473,13 @@ func (f *fedCaches) resync() {
 // reloadKeys reloads the key ring in the background, bounded in time (a
 // new key signs only once every replica has had minutes to load it).
 func (f *fedCaches) reloadKeys() {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	f.tasks.Go(func(stopping context.Context) {
+		ctx, cancel := context.WithTimeout(stopping, 10*time.Second)
 		defer cancel()
-		if err := f.keys.Refresh(ctx); err != nil {
+		if err := f.keys.Refresh(ctx); err != nil && stopping.Err() == nil { // not cut short by the server stopping
 			f.log.Warn("reload signing keys after a change", slog.String("error", err.Error()))
 		}
-	}()
+	})
 }
 
 // StoreOptions are the db.Open options the configuration asks for.
@@ -599,9 +675,7 @@ func (s *Server) mux(svc Services, authn *auth.Authenticator, m *rpcMetrics, hm 
 	handle(hdtpv1connect.NewContactServiceHandler(svc.HDTPContact, opts...))
 	handle(hdtpv1connect.NewInviteServiceHandler(svc.HDTPInvite, opts...))
 
-	checker := &storeChecker{store: s.store, services: serviceNames, grace: s.cfg.OutageGrace, now: time.Now}
-	s.health = checker
-	handle(grpchealth.NewHandler(checker))
+	handle(grpchealth.NewHandler(s.health))
 	// Reflection answers from the documented descriptors, so a client's
 	// describe shows the .proto comments.
 	reflector := grpcreflect.NewReflector(grpcreflect.NamerFunc(func() []string { return serviceNames }),
@@ -677,130 +751,11 @@ func (c *storeChecker) Check(ctx context.Context, req *grpchealth.CheckRequest) 
 // Handler is the root HTTP handler (for tests and embedding).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Close releases the store.
-func (s *Server) Close() error { return s.store.Close() }
-
-// Serve serves on ln until ctx ends, then shuts down gracefully within the
-// configured timeout. It closes the store when it returns.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	defer s.Close()
-	protocols := new(http.Protocols)
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	protocols.SetHTTP2(true)
-	srv := &http.Server{
-		Handler:           s.handler,
-		Protocols:         protocols,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    apidesc.MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
-	servers := []*http.Server{srv}
-	errc := make(chan error, 4)
-	if s.cfg.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCert, s.cfg.TLSKey)
-		if err != nil {
-			return fmt.Errorf("load TLS certificate: %w", err)
-		}
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-		go func() { errc <- srv.ServeTLS(ln, "", "") }()
-	} else {
-		go func() { errc <- srv.Serve(ln) }()
-	}
-	grpcAddr := config.Off // logged beside the main address, so one line says where to point each client
-	if s.grpc != nil {
-		gln := s.GRPCListener
-		if gln == nil {
-			var err error
-			if gln, err = net.Listen("tcp", s.cfg.GRPCListen); err != nil {
-				_ = srv.Close()
-				return fmt.Errorf("listen for native gRPC: %w", err)
-			}
-		}
-		go func() { errc <- s.grpc.Serve(gln) }()
-		grpcAddr = gln.Addr().String()
-		s.log.Info("pactd serving native gRPC", slog.String("addr", grpcAddr))
-	}
-	if s.cfg.MetricsListen != "" {
-		mln, err := net.Listen("tcp", s.cfg.MetricsListen)
-		if err != nil {
-			_ = srv.Close()
-			if s.grpc != nil {
-				s.grpc.Stop()
-			}
-			return fmt.Errorf("listen for metrics: %w", err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", s.metrics)
-		msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		servers = append(servers, msrv)
-		go func() { errc <- msrv.Serve(mln) }()
-	}
-	if s.console != nil {
-		csrv, err := s.serveConsole(errc)
-		if err != nil {
-			for _, x := range servers {
-				_ = x.Close()
-			}
-			if s.grpc != nil {
-				s.grpc.Stop()
-			}
-			return err
-		}
-		servers = append(servers, csrv)
-	}
-	listenCtx, stopListening := context.WithCancel(ctx)
-	defer stopListening()
-	go s.feed.Run(listenCtx)
-	go s.heartbeat(listenCtx)
-	if u := s.cfg.NotifyURL(); u != "" {
-		go s.listen(listenCtx, u)
-	}
-	go s.purgeLoop(listenCtx)
-	webhooksDone := make(chan struct{})
-	go func() { s.webhooks.Run(listenCtx); close(webhooksDone) }()
-	s.log.Info("pactd serving", slog.String("addr", ln.Addr().String()), slog.String("grpc_addr", grpcAddr), slog.String("store", s.store.Engine()),
-		slog.Bool("tls", s.cfg.TLSCert != ""), slog.Bool("dev", s.cfg.Dev))
-	select {
-	case err := <-errc:
-		for _, x := range servers {
-			_ = x.Close()
-		}
-		if s.grpc != nil {
-			s.grpc.Stop()
-		}
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	s.log.Info("pactd shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
-	defer cancel()
-	var errs []error
-	if s.grpc != nil {
-		stopped := make(chan struct{})
-		go func() { s.grpc.GracefulStop(); close(stopped) }()
-		select {
-		case <-stopped:
-		case <-sctx.Done():
-			s.grpc.Stop()
-		}
-	}
-	for _, x := range servers {
-		if err := x.Shutdown(sctx); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	// The webhook dispatcher finishes the attempts under way (each within
-	// its timeout) and hands back the leases it did not use.
-	stopListening()
-	select {
-	case <-webhooksDone:
-	case <-sctx.Done():
-	}
-	return errors.Join(errs...)
-}
+// Close releases everything Build acquired, in reverse order: the
+// listeners given or bound, background tasks, and the store it opened. Run
+// calls it when it returns; a server served only through Handler calls it
+// itself. Only the first call does anything.
+func (s *Server) Close() error { return s.cleanup.run() }
 
 // maxCAFileBytes bounds PACT_JWKS_CA_FILE.
 const maxCAFileBytes = 1 << 20

@@ -63,20 +63,41 @@ func testConfig(t *testing.T, dbURL, dataDir string, env ...string) config.Confi
 	return cfg
 }
 
-func start(t *testing.T, cfg config.Config) *instance {
+// loopback listens on a free loopback port until the test ends.
+func loopback(t *testing.T) net.Listener {
 	t.Helper()
-	out := &bytes.Buffer{}
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), out)
-	if err != nil {
-		t.Fatalf("server.New: %v", err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = ln.Close() })
+	return ln
+}
+
+func start(t *testing.T, cfg config.Config) *instance {
+	t.Helper()
+	return startWith(t, cfg, server.Deps{})
+}
+
+// startWith builds pactd with deps, its API on a loopback listener and its
+// generated output in the instance's stdout, and runs it until the test
+// ends (or stop).
+func startWith(t *testing.T, cfg config.Config, deps server.Deps) *instance {
+	t.Helper()
+	out := &bytes.Buffer{}
+	ln := loopback(t)
+	deps.Out = out
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	deps.Listeners.API = ln
+	srv, err := server.Build(t.Context(), cfg, deps)
+	if err != nil {
+		t.Fatalf("server.Build: %v", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	go func() { done <- srv.Run(ctx) }()
 	inst := &instance{url: "http://" + ln.Addr().String(), addr: ln.Addr().String(), stdout: out}
 	stopped := false
 	inst.stop = func() {
@@ -88,10 +109,10 @@ func start(t *testing.T, cfg config.Config) *instance {
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("Serve returned %v", err)
+				t.Errorf("Run returned %v", err)
 			}
 		case <-time.After(20 * time.Second):
-			t.Errorf("Serve did not return after shutdown")
+			t.Errorf("Run did not return after shutdown")
 		}
 	}
 	t.Cleanup(inst.stop)

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"google.golang.org/protobuf/proto"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -108,7 +107,7 @@ func TestTokenServiceWiredBothEngines(t *testing.T) {
 		inst2.stop()
 		// Another KEK cannot open the keys: pactd refuses to start.
 		other := "PACT_KEY_ENCRYPTION_KEY=" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{6}, 32))
-		if _, err := server.New(ctx, testConfig(t, dbURL, dir, other), slog.New(slog.DiscardHandler), io.Discard); err == nil ||
+		if _, err := server.Build(ctx, testConfig(t, dbURL, dir, other), server.Deps{}); err == nil ||
 			!strings.Contains(err.Error(), "key-encryption key") {
 			t.Fatalf("start with another KEK: err = %v", err)
 		}
@@ -121,7 +120,7 @@ const noKEK = "PACT_KEY_ENCRYPTION_KEY="
 func TestKeyEncryptionKeyConfiguration(t *testing.T) {
 	t.Run("fail/postgres-without-kek", func(t *testing.T) {
 		t.Parallel()
-		_, err := server.New(t.Context(), testConfig(t, dbtest.PostgresURL(t), t.TempDir(), "PACT_DEV=false", noKEK), slog.New(slog.DiscardHandler), io.Discard)
+		_, err := server.Build(t.Context(), testConfig(t, dbtest.PostgresURL(t), t.TempDir(), "PACT_DEV=false", noKEK), server.Deps{})
 		if err == nil || !strings.Contains(err.Error(), "PACT_KEY_ENCRYPTION_KEY") {
 			t.Fatalf("err = %v, want a refusal naming PACT_KEY_ENCRYPTION_KEY", err)
 		}
@@ -138,7 +137,7 @@ func TestKeyEncryptionKeyConfiguration(t *testing.T) {
 	})
 	t.Run("fail/bad-kek", func(t *testing.T) {
 		t.Parallel()
-		_, err := server.New(t.Context(), testConfig(t, "", t.TempDir(), "PACT_KEY_ENCRYPTION_KEY=c2hvcnQ="), slog.New(slog.DiscardHandler), io.Discard)
+		_, err := server.Build(t.Context(), testConfig(t, "", t.TempDir(), "PACT_KEY_ENCRYPTION_KEY=c2hvcnQ="), server.Deps{})
 		if err == nil || !strings.Contains(err.Error(), "key-encryption-key") {
 			t.Fatalf("err = %v", err)
 		}
@@ -147,9 +146,9 @@ func TestKeyEncryptionKeyConfiguration(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		var logs bytes.Buffer
-		srv, err := server.New(t.Context(), testConfig(t, "", dir, "PACT_DEV=false", noKEK), slog.New(slog.NewJSONHandler(&logs, nil)), io.Discard)
+		srv, err := server.Build(t.Context(), testConfig(t, "", dir, "PACT_DEV=false", noKEK), server.Deps{Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 		if err != nil {
-			t.Fatalf("server.New: %v", err)
+			t.Fatalf("server.Build: %v", err)
 		}
 		_ = srv.Close()
 		path := filepath.Join(dir, provkeys.KEKFileName)

@@ -100,18 +100,18 @@ func run(ctx context.Context, out io.Writer) error {
 		return err
 	}
 	defer logFile.Close()
-	srv, err := server.New(ctx, cfg, slog.New(slog.NewJSONHandler(logFile, nil)), io.Discard)
+	pLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	pLn, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := server.Build(ctx, cfg, server.Deps{Logger: slog.New(slog.NewJSONHandler(logFile, nil)), Listeners: server.Listeners{API: pLn}})
 	if err != nil {
 		return err
 	}
 	pactdURL := "http://" + pLn.Addr().String()
 	sctx, stopPactd := context.WithCancel(context.WithoutCancel(ctx))
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(sctx, pLn) }()
+	go func() { served <- srv.Run(sctx) }()
 	defer func() { stopPactd(); <-served }()
 	cli := func(args ...string) (string, error) {
 		fmt.Fprintf(out, "  $ pactd %s\n", strings.Join(quoteAll(args), " "))

@@ -148,19 +148,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, start f
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(ctx, cfg, slog.New(slog.NewJSONHandler(logFile, nil)), io.Discard)
+	pLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
-	pLn, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := server.Build(ctx, cfg, server.Deps{Logger: slog.New(slog.NewJSONHandler(logFile, nil)), Listeners: server.Listeners{API: pLn}})
 	if err != nil {
-		_ = srv.Close()
 		return err
 	}
 	pactdURL := "http://" + pLn.Addr().String()
 	sctx, stopPactd := context.WithCancel(context.WithoutCancel(ctx))
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(sctx, pLn) }()
+	go func() { served <- srv.Run(sctx) }()
 	defer func() { stopPactd(); <-served }()
 
 	if err := register(ctx, pactdURL, adminToken, issuer, feURL); err != nil {

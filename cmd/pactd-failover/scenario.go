@@ -245,17 +245,17 @@ func startReplica(ctx context.Context, name, dbURL, dataDir string) (*replica, e
 	}
 	buf := &lockedBuffer{}
 	log := slog.New(slog.NewJSONHandler(buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, err := server.New(ctx, cfg, log, io.Discard)
-	if err != nil {
-		return nil, fmt.Errorf("replica %s: %w", name, err)
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
+	srv, err := server.Build(ctx, cfg, server.Deps{Logger: log, Listeners: server.Listeners{API: ln}})
+	if err != nil {
+		return nil, fmt.Errorf("replica %s: %w", name, err)
+	}
 	sctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = srv.Serve(sctx, ln); close(done) }()
+	go func() { _ = srv.Run(sctx); close(done) }()
 	var once sync.Once
 	r := &replica{name: name, url: "http://" + ln.Addr().String(), log: buf,
 		stop: func() { once.Do(func() { cancel(); <-done }) }}

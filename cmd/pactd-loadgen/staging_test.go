@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -42,17 +41,17 @@ func startTLSPactd(t *testing.T, lab string, env ...string) string {
 	if cfg.Dev {
 		t.Fatal("the staging test must run pactd without PACT_DEV")
 	}
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), io.Discard)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := server.Build(t.Context(), cfg, server.Deps{Listeners: server.Listeners{API: ln}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	go func() { done <- srv.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -60,7 +59,6 @@ func startTLSPactd(t *testing.T, lab string, env ...string) string {
 		case <-time.After(20 * time.Second):
 			t.Error("pactd did not stop")
 		}
-		_ = srv.Close()
 	})
 	return "https://" + ln.Addr().String()
 }

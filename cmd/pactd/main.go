@@ -143,31 +143,10 @@ func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "-
 func serve(ctx context.Context, cfg config.Config, env []string, stdout, stderr io.Writer) error {
 	log := newLogger(cfg, stderr)
 	start := time.Now()
-	// Bind first: a taken port is reported before anything is opened or
-	// logged (such as the key-encryption-key notice of an SQLite start).
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
-	}
-	// The native gRPC port is on by default, so a second pactd on one
-	// machine meets it taken: say which setting to change.
-	var gln net.Listener
-	if cfg.GRPCListen != "" {
-		if gln, err = net.Listen("tcp", cfg.GRPCListen); err != nil {
-			_ = ln.Close()
-			return fmt.Errorf("listen for native gRPC on %s (PACT_GRPC_LISTEN; another address, or off to disable it): %w", cfg.GRPCListen, err)
-		}
-	}
-	closeListeners := func() {
-		_ = ln.Close()
-		if gln != nil {
-			_ = gln.Close()
-		}
-	}
-	// Tracing by the standard OTEL_* variables; off unless an endpoint is set.
+	// Tracing by the standard OTEL_* variables; off unless an endpoint is
+	// set. First, so that the store and the handlers Build makes trace.
 	stopTracing, err := tracing.Setup(ctx, config.Getenv(env), buildinfo.Get().Version)
 	if err != nil {
-		closeListeners()
 		return err
 	}
 	defer func() {
@@ -177,6 +156,25 @@ func serve(ctx context.Context, cfg config.Config, env []string, stdout, stderr 
 			log.Warn("flush traces", slog.String("error", err.Error()))
 		}
 	}()
+	// Then bind: a taken port is reported before anything is opened or
+	// logged (such as the key-encryption-key notice of an SQLite start).
+	// The server owns the listeners from Build on.
+	var lns server.Listeners
+	if lns.API, err = net.Listen("tcp", cfg.Listen); err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	// The native gRPC port is on by default, so a second pactd on one
+	// machine meets it taken: say which setting to change.
+	if cfg.GRPCListen != "" {
+		if lns.GRPC, err = net.Listen("tcp", cfg.GRPCListen); err != nil {
+			_ = lns.API.Close()
+			return fmt.Errorf("listen for native gRPC on %s (PACT_GRPC_LISTEN; another address, or off to disable it): %w", cfg.GRPCListen, err)
+		}
+	}
+	srv, err := server.Build(ctx, cfg, server.Deps{Logger: log, Out: stdout, Listeners: lns})
+	if err != nil {
+		return err
+	}
 	// On one CPU every wake-up of the runtime's sysmon thread would preempt
 	// the thread serving a request (docs/benchmarks.md §2.11).
 	if cfg.SysmonBatch && sysmonprio.Supported && runtime.GOMAXPROCS(0) == 1 {
@@ -189,16 +187,8 @@ func serve(ctx context.Context, cfg config.Config, env []string, stdout, stderr 
 			})
 		}
 	}
-	srv, err := server.New(ctx, cfg, log, stdout)
-	if err != nil {
-		closeListeners()
-		return err
-	}
-	if gln != nil {
-		srv.GRPCListener = gln
-	}
 	log.Info("pactd ready", slog.Float64("startup_ms", float64(time.Since(start).Microseconds())/1000))
-	return srv.Serve(ctx, ln)
+	return srv.Run(ctx)
 }
 
 func tokenCmd(ctx context.Context, args, env []string, stdout, stderr io.Writer) error {

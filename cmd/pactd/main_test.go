@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"log/slog"
 	"net"
 	"path/filepath"
 	"runtime"
@@ -228,7 +227,7 @@ func TestTokenCreate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), &errOut)
+	srv, err := server.Build(t.Context(), cfg, server.Deps{Out: &errOut})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,6 +201,8 @@ type Authenticator struct {
 	grace time.Duration
 
 	lookups singleflight.Group
+	// touches are the background writes of a last use in flight (Wait).
+	touches sync.WaitGroup
 
 	mu    sync.Mutex
 	cache map[[32]byte]cached
@@ -316,9 +318,16 @@ func (a *Authenticator) evictOldest() {
 
 // touch records a use in the background; the store keeps it to the minute.
 func (a *Authenticator) touch(id string, now time.Time) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	a.touches.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), touchTimeout)
 		defer cancel()
 		_ = a.store.TouchCredential(ctx, id, now) // last use is informational
-	}()
+	})
 }
+
+// touchTimeout bounds one background write of a last use.
+const touchTimeout = 2 * time.Second
+
+// Wait waits for the background writes of a last use that are in flight
+// (each ends within touchTimeout), so the store can be closed after it.
+func (a *Authenticator) Wait() { a.touches.Wait() }

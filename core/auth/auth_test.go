@@ -22,6 +22,10 @@ type fakeStore struct {
 	down    bool
 	lookups atomic.Int64
 	block   chan struct{} // when set, lookups wait for it
+	// touchBlock, when set, holds each last-use write until it is closed;
+	// touched counts the writes done.
+	touchBlock chan struct{}
+	touched    atomic.Int64
 }
 
 func (f *fakeStore) CreateCredential(_ context.Context, c db.Credential) (bool, error) {
@@ -59,7 +63,13 @@ func (f *fakeStore) RevokeCredentialsByLabel(context.Context, string, []byte, ti
 	return nil, nil
 }
 
-func (f *fakeStore) TouchCredential(context.Context, string, time.Time) error { return nil }
+func (f *fakeStore) TouchCredential(context.Context, string, time.Time) error {
+	if f.touchBlock != nil {
+		<-f.touchBlock
+	}
+	f.touched.Add(1)
+	return nil
+}
 
 func (f *fakeStore) revoke(token string, at time.Time) {
 	f.mu.Lock()
@@ -190,5 +200,28 @@ func TestFrontendMayListBrands(t *testing.T) {
 		if got := Allowed(c.role, c.proc); got != c.want {
 			t.Errorf("Allowed(%q, %s) = %v, want %v", c.role, c.proc, got, c.want)
 		}
+	}
+}
+
+// Wait returns only once the background write of a last use is done, so
+// the store it writes to can be closed after it.
+func TestWaitWaitsForLastUseWrites(t *testing.T) {
+	s, clk, a := setup(t)
+	s.touchBlock = make(chan struct{})
+	clk.Advance(time.Minute) // the stored last use is a minute old: the next read writes a new one
+	if _, err := a.Authenticate(t.Context(), "Bearer "+tok); err != nil {
+		t.Fatalf("ok/live: %v", err)
+	}
+	waited := make(chan struct{})
+	go func() { a.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		t.Fatal("fail/write-in-flight: Wait returned while the write was held")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(s.touchBlock)
+	<-waited
+	if n := s.touched.Load(); n != 1 {
+		t.Fatalf("last-use writes done when Wait returned: %d, want 1", n)
 	}
 }

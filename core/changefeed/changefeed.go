@@ -74,6 +74,9 @@ type Config struct {
 	Resync func()
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// NewTicker starts the ticker Run polls on, on the same clock as Now
+	// (a test's clock moves both); time.NewTicker's when nil.
+	NewTicker func(d time.Duration) (ticks <-chan time.Time, stop func())
 	// Logger receives a warning when polls start failing and a line when
 	// they work again (once each, however long it lasts).
 	Logger *slog.Logger
@@ -115,6 +118,9 @@ func New(cfg Config) *Feed {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.NewTicker == nil {
+		cfg.NewTicker = func(d time.Duration) (<-chan time.Time, func()) { t := time.NewTicker(d); return t.C, t.Stop }
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
@@ -199,14 +205,14 @@ func (f *Feed) Listening(up bool) {
 // Run polls until ctx ends: at once, then every interval and whenever
 // woken.
 func (f *Feed) Run(ctx context.Context) {
-	t := time.NewTicker(f.cfg.Interval)
-	defer t.Stop()
+	ticks, stop := f.cfg.NewTicker(f.cfg.Interval)
+	defer stop()
 	for {
 		f.poll(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-ticks:
 		case <-f.wake:
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	"pactd.dev/pactd/internal/loadstat"
+	"pactd.dev/pactd/internal/testkit/testclock"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -310,6 +311,36 @@ func TestFeedRunWakes(t *testing.T) {
 	waitFor(t, func() bool { a, _ := rec.take(); got = append(got, a...); return len(got) > 0 }, "a poll after Wake (the interval is 10 s)")
 	if !slices.Equal(got, []string{"1 brands:woken"}) {
 		t.Fatalf("applied %q after Wake", got)
+	}
+}
+
+// Run polls again each time its clock reaches the next interval: the
+// ticker is the clock's, so a test clock's Advance is a poll.
+func TestFeedRunPollsOnItsClock(t *testing.T) {
+	s := dbtest.Open(t, "", t.TempDir())
+	rec := &recorder{}
+	clk := testclock.New(time.Unix(1_800_000_000, 0))
+	f := changefeed.New(changefeed.Config{Store: s, Interval: time.Second, Apply: rec.apply, Resync: rec.resync,
+		Now: clk.Now, NewTicker: clk.NewTicker})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { f.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitFor(t, func() bool { _, n := rec.take(); return n == 1 }, "the first poll")
+	if _, err := s.CreateBrand(t.Context(), db.Brand{ID: "ticked", DisplayName: "T"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := clk.WaitForTicker(t.Context(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Second)
+	var got []string
+	waitFor(t, func() bool { a, _ := rec.take(); got = append(got, a...); return len(got) > 0 }, "a poll after one interval of the test clock")
+	if !slices.Equal(got, []string{"1 brands:ticked"}) {
+		t.Fatalf("applied %q after one interval", got)
+	}
+	if !f.Fresh(clk.Now()) {
+		t.Fatal("the feed is not fresh at the clock's time after a poll on its tick")
 	}
 }
 

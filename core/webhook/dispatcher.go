@@ -77,8 +77,11 @@ type Config struct {
 	// (New makes one when empty).
 	Owner string
 	// Now is the clock; time.Now when nil.
-	Now    func() time.Time
-	Logger *slog.Logger
+	Now func() time.Time
+	// NewTicker starts the ticker Run polls on, on the same clock as Now
+	// (a test's clock moves both); time.NewTicker's when nil.
+	NewTicker func(d time.Duration) (ticks <-chan time.Time, stop func())
+	Logger    *slog.Logger
 	// Registerer receives the metrics; none when nil.
 	Registerer prometheus.Registerer
 	// PollInterval is how often due deliveries are looked for.
@@ -114,6 +117,9 @@ type Dispatcher struct {
 func New(cfg Config) *Dispatcher {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.NewTicker == nil {
+		cfg.NewTicker = func(d time.Duration) (<-chan time.Time, func()) { t := time.NewTicker(d); return t.C, t.Stop }
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -160,21 +166,19 @@ func newOwner() string {
 // way finish (each within Timeout) and hands back the leases of the
 // deliveries it had claimed but not attempted.
 func (d *Dispatcher) Run(ctx context.Context) {
-	t := time.NewTimer(0)
-	defer t.Stop()
+	ticks, stop := d.cfg.NewTicker(d.cfg.PollInterval)
+	defer stop()
 	for {
+		// At once, then every PollInterval; a full batch means more are
+		// due: claim again at once.
+		for d.Poll(ctx) == batch && ctx.Err() == nil {
+		}
+		d.refreshGauges(ctx)
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-ticks:
 		}
-		n := d.Poll(ctx)
-		d.refreshGauges(ctx)
-		wait := d.cfg.PollInterval
-		if n == batch {
-			wait = 0 // more are due: claim again at once
-		}
-		t.Reset(wait)
 	}
 }
 

@@ -229,6 +229,37 @@ func TestSecretDoesNotOpen(t *testing.T) {
 	}
 }
 
+// TestRunPollsOnItsClock: Run polls at once, then each time its clock
+// reaches the next poll interval (the ticker is the clock's, so a test
+// clock's Advance is a poll).
+func TestRunPollsOnItsClock(t *testing.T) {
+	r := newReceiver(t, http.StatusOK)
+	f := setup(t, r.srv.URL)
+	f.record(t, db.AuditGrantCreated)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		f.dispatcher(func(c *webhook.Config) { c.PollInterval = time.Second; c.NewTicker = f.clock.NewTicker }).Run(ctx)
+		close(done)
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	waitReceived := func(n int, what string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); len(r.received()) < n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("received %d, want %d: %s", len(r.received()), n, what)
+			}
+		}
+	}
+	waitReceived(1, "the poll at start")
+	f.record(t, db.AuditGrantRefreshed)
+	if err := f.clock.WaitForTicker(t.Context(), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Second)
+	waitReceived(2, "a poll one interval of the clock later")
+}
+
 // TestRunStopsAndReleases: Run delivers every due delivery, and returns
 // when its context ends.
 func TestRunStopsAndReleases(t *testing.T) {

@@ -3,21 +3,19 @@ package console_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"connectrpc.com/connect"
 
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
+	"pactd.dev/pactd/internal/testkit/testcert"
 	"pactd.dev/pactd/server"
 	"pactd.dev/pactd/server/config"
 )
@@ -37,30 +35,16 @@ type site struct {
 
 func newSite(t *testing.T, dbURL string, env ...string) *site {
 	t.Helper()
-	// Not t.TempDir: a credential's last use is recorded in the background
-	// (core/auth), and one still writing when the store closes can leave
-	// SQLite's files coming and going while the directory is removed, which
-	// t.TempDir reports as a failure. The directory goes after the server,
-	// once its writes are over.
-	dataDir, err := os.MkdirTemp("", "pactd-console-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for range 50 {
-			if os.RemoveAll(dataDir) == nil {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	})
+	// The server's Close waits for the credential last-use writes it
+	// started in the background, so the directory can go after it.
+	dataDir := t.TempDir()
 	cfg, err := config.Load(nil, append([]string{"PACT_ADMIN_TOKEN=" + adminToken, "PACT_FRONTEND_TOKEN=" + frontendToken,
 		"PACT_DATA_DIR=" + dataDir, "PACT_DATABASE_URL=" + dbURL, "PACT_LISTEN=127.0.0.1:0", "PACT_GRPC_LISTEN=off",
 		"PACT_CONSOLE_LISTEN=127.0.0.1:0", "PACT_PUBLIC_URL=https://provider.example", "PACT_DEV=true"}, env...), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), io.Discard)
+	srv, err := server.Build(t.Context(), cfg, server.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,9 +70,10 @@ func bearer(tok string) connect.ClientOption {
 // Over TLS (pactd has a certificate) the session cookie is Secure and
 // __Host- prefixed, and pages ask for HSTS.
 func TestConsoleOverTLS(t *testing.T) {
-	// The files are read by Serve only; the console's handler is served
-	// here by the test server's own certificate.
-	s := newSite(t, "", "PACT_TLS_CERT=cert.pem", "PACT_TLS_KEY=key.pem")
+	// Build loads the files; the console's handler is served here by the
+	// test server's own certificate.
+	certFile, keyFile, _ := testcert.Write(t, t.TempDir())
+	s := newSite(t, "", "PACT_TLS_CERT="+certFile, "PACT_TLS_KEY="+keyFile)
 	b := s.browser(t)
 	b.client = s.console.Client()
 	if p := b.do("GET", "/login", nil); p.header.Get("Strict-Transport-Security") != "max-age=31536000" || b.cookies["__Host-pactd_console_login"] == nil {

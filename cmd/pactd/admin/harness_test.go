@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -43,13 +42,11 @@ type pactd struct {
 // base configuration.
 func startPactd(t *testing.T, dbURL string, env ...string) *pactd {
 	t.Helper()
-	srv := newServer(t, dbURL, env...)
-	ln := listen(t)
-	gln := listen(t)
-	srv.GRPCListener = gln
+	ln, gln := listen(t), listen(t)
+	srv := newServer(t, dbURL, server.Listeners{API: ln, GRPC: gln}, env...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	go func() { done <- srv.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -64,7 +61,8 @@ func startPactd(t *testing.T, dbURL string, env ...string) *pactd {
 	return &pactd{url: "http://" + ln.Addr().String(), grpcURL: "http://" + gln.Addr().String()}
 }
 
-func newServer(t *testing.T, dbURL string, env ...string) *server.Server {
+// newServer builds pactd on a fresh store, serving on lns when it runs.
+func newServer(t *testing.T, dbURL string, lns server.Listeners, env ...string) *server.Server {
 	t.Helper()
 	base := []string{"PACT_ADMIN_TOKEN=" + adminToken, "PACT_FRONTEND_TOKEN=" + frontendToken,
 		"PACT_DATA_DIR=" + t.TempDir(), "PACT_DATABASE_URL=" + dbURL, "PACT_LISTEN=127.0.0.1:0", "PACT_GRPC_LISTEN=127.0.0.1:0",
@@ -74,9 +72,9 @@ func newServer(t *testing.T, dbURL string, env ...string) *server.Server {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	srv, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler), io.Discard)
+	srv, err := server.Build(t.Context(), cfg, server.Deps{Listeners: lns})
 	if err != nil {
-		t.Fatalf("server.New: %v", err)
+		t.Fatalf("server.Build: %v", err)
 	}
 	return srv
 }

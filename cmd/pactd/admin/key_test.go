@@ -24,6 +24,7 @@ import (
 
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
+	"pactd.dev/pactd/server"
 )
 
 // TestKeyCommands: key rotate adds a key that GetJwks then publishes, and
@@ -117,7 +118,7 @@ func TestTLS(t *testing.T) {
 	writePEM(t, filepath.Join(dir, "client.pem"), "CERTIFICATE", clientCert.Raw)
 	writeKey(t, filepath.Join(dir, "client.key"), clientKey)
 
-	srv := newServer(t, "")
+	srv := newServer(t, "", server.Listeners{})
 	ts := httptest.NewUnstartedServer(srv.Handler())
 	pool := x509.NewCertPool()
 	pool.AddCert(clientCA)
