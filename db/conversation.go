@@ -69,13 +69,18 @@ type Turn struct {
 	Role MessageRole
 	// State is pending or replied (agent rows are always replied).
 	State TurnState
+	// Claim is the id of the run that claimed a User turn last (kept once
+	// replied); empty for agent rows and for turns claimed before claims
+	// had ids.
+	Claim string
 	// ReplyMessageID and ReplyJSON are the stored reply of a replied User
 	// turn; empty otherwise.
 	ReplyMessageID string
 	ReplyJSON      string
-	// CreateTime is when the messageId was claimed or reserved.
+	// CreateTime is when the messageId was first claimed or reserved.
 	CreateTime time.Time
-	// UpdateTime is when the reply was stored (CreateTime until then).
+	// UpdateTime is when the reply was stored or, while the turn is
+	// pending, when it was last claimed (CreateTime until either).
 	UpdateTime time.Time
 }
 
@@ -98,22 +103,28 @@ type ConversationStore interface {
 	// keeps its first CloseTime. ErrNotFound when it does not exist.
 	CloseConversation(ctx context.Context, id string, now time.Time) error
 
-	// ClaimTurn claims messageID in the context for a new User turn, with a
-	// single insert-if-absent. claimed is true for exactly one of any number
-	// of concurrent claims of the same id; the others get the existing row
-	// (a pending or replied User turn, or an agent reply id).
-	ClaimTurn(ctx context.Context, contextID, messageID string, now time.Time) (t Turn, claimed bool, err error)
+	// ClaimTurn claims messageID in the context for a new User turn under
+	// the claim id, with a single upsert: it inserts the pending turn, or
+	// takes over a pending User turn last claimed before staleBefore (its
+	// Claim and UpdateTime become claim and now). claimed is true for
+	// exactly one of any number of concurrent claims of the same id; the
+	// others get the existing row (a pending or replied User turn, or an
+	// agent reply id).
+	ClaimTurn(ctx context.Context, contextID, messageID, claim string, now, staleBefore time.Time) (t Turn, claimed bool, err error)
 	// GetTurn returns the row of messageID in the context.
 	GetTurn(ctx context.Context, contextID, messageID string) (Turn, error)
 	// CompleteTurn stores the reply of a pending User turn and reserves
-	// replyMessageID in the context, in one transaction. ErrConflict when
+	// replyMessageID in the context, in one transaction. A non-empty claim
+	// must be the turn's Claim; an empty one matches any. ErrConflict when
 	// replyMessageID is already used in the context; ErrNotFound when the
-	// turn is not pending (never claimed, abandoned or already replied).
-	// Nothing is changed on error.
-	CompleteTurn(ctx context.Context, contextID, messageID, replyMessageID, replyJSON string, now time.Time) error
+	// turn is not pending under the claim (never claimed, abandoned,
+	// already replied, or claimed by another run). Nothing is changed on
+	// error.
+	CompleteTurn(ctx context.Context, contextID, messageID, claim, replyMessageID, replyJSON string, now time.Time) error
 	// AbandonTurn deletes a pending User turn so its messageId can be sent
-	// again. ErrNotFound when the turn is not pending.
-	AbandonTurn(ctx context.Context, contextID, messageID string) error
+	// again; a non-empty claim must be the turn's Claim, an empty one
+	// matches any. ErrNotFound when the turn is not pending under the claim.
+	AbandonTurn(ctx context.Context, contextID, messageID, claim string) error
 }
 
 // Row mapping for conversations; PostgreSQL rows convert to the SQLite ones
@@ -141,7 +152,7 @@ func createConversationParams(c Conversation) liteq.CreateContextParams {
 
 func turnFromRow(r liteq.Turn) Turn {
 	return Turn{
-		ContextID: r.ContextID, MessageID: r.MessageID, Role: MessageRole(r.Role), State: TurnState(r.State),
+		ContextID: r.ContextID, MessageID: r.MessageID, Role: MessageRole(r.Role), State: TurnState(r.State), Claim: r.Claim,
 		ReplyMessageID: r.ReplyMessageID, ReplyJSON: r.ReplyJson,
 		CreateTime: fromUnix(r.CreateTime), UpdateTime: fromUnix(r.UpdateTime),
 	}

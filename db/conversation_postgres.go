@@ -60,9 +60,11 @@ func (s *pgStore) CloseConversation(ctx context.Context, id string, now time.Tim
 	return err
 }
 
-func (s *pgStore) ClaimTurn(ctx context.Context, contextID, messageID string, now time.Time) (Turn, bool, error) {
+func (s *pgStore) ClaimTurn(ctx context.Context, contextID, messageID, claim string, now, staleBefore time.Time) (Turn, bool, error) {
 	for range claimAttempts {
-		r, err := s.q.ClaimTurn(ctx, pgq.ClaimTurnParams{ContextID: contextID, MessageID: messageID, CreateTime: unix(now)})
+		r, err := s.q.ClaimTurn(ctx, pgq.ClaimTurnParams{
+			ContextID: contextID, MessageID: messageID, Claim: claim, CreateTime: unix(now), StaleBefore: unix(staleBefore),
+		})
 		if err == nil {
 			return turnFromPG(r), true, nil
 		}
@@ -86,7 +88,7 @@ func (s *pgStore) GetTurn(ctx context.Context, contextID, messageID string) (Tur
 	return turnFromPG(r), nil
 }
 
-func (s *pgStore) CompleteTurn(ctx context.Context, contextID, messageID, replyMessageID, replyJSON string, now time.Time) error {
+func (s *pgStore) CompleteTurn(ctx context.Context, contextID, messageID, claim, replyMessageID, replyJSON string, now time.Time) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		q := s.q.WithTx(tx)
 		_, err := q.ReserveReplyID(ctx, pgq.ReserveReplyIDParams{ContextID: contextID, MessageID: replyMessageID, CreateTime: unix(now)})
@@ -97,7 +99,7 @@ func (s *pgStore) CompleteTurn(ctx context.Context, contextID, messageID, replyM
 			return pgConvErr(err)
 		}
 		n, err := q.CompleteTurn(ctx, pgq.CompleteTurnParams{
-			ReplyMessageID: replyMessageID, ReplyJson: replyJSON, UpdateTime: unix(now), ContextID: contextID, MessageID: messageID,
+			ReplyMessageID: replyMessageID, ReplyJson: replyJSON, UpdateTime: unix(now), ContextID: contextID, MessageID: messageID, Claim: claim,
 		})
 		if err != nil {
 			return pgErr(err)
@@ -110,8 +112,8 @@ func (s *pgStore) CompleteTurn(ctx context.Context, contextID, messageID, replyM
 	})
 }
 
-func (s *pgStore) AbandonTurn(ctx context.Context, contextID, messageID string) error {
-	n, err := s.q.AbandonTurn(ctx, pgq.AbandonTurnParams{ContextID: contextID, MessageID: messageID})
+func (s *pgStore) AbandonTurn(ctx context.Context, contextID, messageID, claim string) error {
+	n, err := s.q.AbandonTurn(ctx, pgq.AbandonTurnParams{ContextID: contextID, MessageID: messageID, Claim: claim})
 	if err != nil {
 		return pgErr(err)
 	}

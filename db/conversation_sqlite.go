@@ -61,9 +61,11 @@ func (s *sqliteStore) CloseConversation(ctx context.Context, id string, now time
 	return err
 }
 
-func (s *sqliteStore) ClaimTurn(ctx context.Context, contextID, messageID string, now time.Time) (Turn, bool, error) {
+func (s *sqliteStore) ClaimTurn(ctx context.Context, contextID, messageID, claim string, now, staleBefore time.Time) (Turn, bool, error) {
 	for range claimAttempts {
-		r, err := s.q.ClaimTurn(ctx, liteq.ClaimTurnParams{ContextID: contextID, MessageID: messageID, CreateTime: unix(now)})
+		r, err := s.q.ClaimTurn(ctx, liteq.ClaimTurnParams{
+			ContextID: contextID, MessageID: messageID, Claim: claim, CreateTime: unix(now), StaleBefore: unix(staleBefore),
+		})
 		if err == nil {
 			return turnFromRow(r), true, nil
 		}
@@ -87,7 +89,7 @@ func (s *sqliteStore) GetTurn(ctx context.Context, contextID, messageID string) 
 	return turnFromRow(r), nil
 }
 
-func (s *sqliteStore) CompleteTurn(ctx context.Context, contextID, messageID, replyMessageID, replyJSON string, now time.Time) error {
+func (s *sqliteStore) CompleteTurn(ctx context.Context, contextID, messageID, claim, replyMessageID, replyJSON string, now time.Time) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return liteErr(err)
@@ -102,7 +104,7 @@ func (s *sqliteStore) CompleteTurn(ctx context.Context, contextID, messageID, re
 		return liteConvErr(err)
 	}
 	n, err := q.CompleteTurn(ctx, liteq.CompleteTurnParams{
-		ReplyMessageID: replyMessageID, ReplyJson: replyJSON, UpdateTime: unix(now), ContextID: contextID, MessageID: messageID,
+		ReplyMessageID: replyMessageID, ReplyJson: replyJSON, UpdateTime: unix(now), ContextID: contextID, MessageID: messageID, Claim: claim,
 	})
 	if err != nil {
 		return liteErr(err)
@@ -116,8 +118,8 @@ func (s *sqliteStore) CompleteTurn(ctx context.Context, contextID, messageID, re
 	return liteErr(tx.Commit())
 }
 
-func (s *sqliteStore) AbandonTurn(ctx context.Context, contextID, messageID string) error {
-	n, err := s.q.AbandonTurn(ctx, liteq.AbandonTurnParams{ContextID: contextID, MessageID: messageID})
+func (s *sqliteStore) AbandonTurn(ctx context.Context, contextID, messageID, claim string) error {
+	n, err := s.q.AbandonTurn(ctx, liteq.AbandonTurnParams{ContextID: contextID, MessageID: messageID, Claim: claim})
 	if err != nil {
 		return liteErr(err)
 	}

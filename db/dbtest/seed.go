@@ -54,7 +54,7 @@ func SeedEveryTable(t *testing.T, s db.Store) {
 
 	_, err = s.CreateConversation(ctx, db.Conversation{ID: "0b7f8e3c-2d6a-4c1e-9f0a-1b2c3d4e5f61", BrandID: "acme", AgentID: "agt_1", Subject: "user-1", CreateTime: at, UpdateTime: at})
 	must("CreateConversation", err)
-	_, _, err = s.ClaimTurn(ctx, "0b7f8e3c-2d6a-4c1e-9f0a-1b2c3d4e5f61", "msg-seed", now)
+	_, _, err = s.ClaimTurn(ctx, "0b7f8e3c-2d6a-4c1e-9f0a-1b2c3d4e5f61", "msg-seed", "claim-seed", now, now.Add(-time.Hour))
 	must("ClaimTurn", err)
 
 	mustHDTPIdentity(t, s, "hid_seed", "https://agent.seed.example/mcp")

@@ -15,6 +15,7 @@ package conversation
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -43,7 +44,22 @@ const (
 	// MaxOwnerField bounds the owner's ids, the subject and the Brand user:
 	// the Brand user's bound, the longest of them.
 	MaxOwnerField = bounds.BrandUser
+	// MaxClaim bounds a claim id a frontend passes back (pactd mints 22
+	// bytes; the bound leaves room to change that).
+	MaxClaim = 64
 )
+
+// StaleClaimAge is how long a claimed turn stays pending before BeginTurn
+// may claim its messageId again: the frontend (or replica) that claimed it
+// is then taken to have died between BeginTurn and CompleteTurn or
+// AbandonTurn, and the PA's retry runs the turn instead of getting the
+// pending-duplicate error for ever. It is well above the longest a live
+// run lasts: the front door's turn handle, which bounds its run, lives at
+// most its turn timeout plus slack (90 s by default; the front door caps
+// the timeout so that the handle always ends first, which server tests
+// check). The run a stale claim was taken from cannot finish the turn any
+// more, as its claim id no longer matches.
+const StaleClaimAge = 10 * time.Minute
 
 // Deps are the service's collaborators.
 type Deps struct {
@@ -53,6 +69,10 @@ type Deps struct {
 	Now func() time.Time
 	// NewContextID mints a contextId; a random UUID (version 4) when nil.
 	NewContextID func() string
+	// NewClaim mints the id of one claim of a turn; NewClaimID when nil.
+	// Ids must not repeat: a repeated one would let an earlier run finish
+	// a later one.
+	NewClaim func() string
 	// Logger receives one line per unexpected fault.
 	Logger *slog.Logger
 }
@@ -70,6 +90,9 @@ func New(d Deps) *Service {
 	}
 	if d.NewContextID == nil {
 		d.NewContextID = NewUUID
+	}
+	if d.NewClaim == nil {
+		d.NewClaim = NewClaimID
 	}
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
@@ -135,14 +158,15 @@ func (s *Service) BeginTurn(ctx context.Context, req *pactv1.BeginTurnRequest) (
 		conv = c
 	}
 
-	t, claimed, err := s.d.Store.ClaimTurn(ctx, conv.ID, req.GetMessageId(), now)
+	claim := s.d.NewClaim()
+	t, claimed, err := s.d.Store.ClaimTurn(ctx, conv.ID, req.GetMessageId(), claim, now, now.Add(-StaleClaimAge))
 	if err != nil {
 		return nil, s.fault(ctx, "begin turn: claim messageId", err)
 	}
 	resp := &pactv1.BeginTurnResponse{ContextId: conv.ID, ContextCreated: created}
 	switch {
 	case claimed:
-		resp.Outcome = pactv1.TurnOutcome_TURN_OUTCOME_RUN
+		resp.Outcome, resp.Claim = pactv1.TurnOutcome_TURN_OUTCOME_RUN, claim
 	case t.Role == db.MessageRoleAgent:
 		resp.Outcome, resp.Error = pactv1.TurnOutcome_TURN_OUTCOME_ERROR, a2aerr.Proto(a2aerr.InvalidParams, a2aerr.MsgReplyIDCollision)
 	case t.State == db.TurnReplied:
@@ -154,11 +178,13 @@ func (s *Service) BeginTurn(ctx context.Context, req *pactv1.BeginTurnRequest) (
 }
 
 // CompleteTurn stores the reply of a claimed turn. Repeating the call with
-// the same reply is a no-op, so a frontend may retry it.
+// the same reply is a no-op, so a frontend may retry it. With a claim, only
+// the run holding it completes the turn.
 func (s *Service) CompleteTurn(ctx context.Context, req *pactv1.CompleteTurnRequest) (*pactv1.CompleteTurnResponse, error) {
 	var v rpcerr.Violations
 	checkOwner(&v, req.GetOwner())
 	checkTurnKey(&v, req.GetContextId(), req.GetMessageId())
+	checkClaim(&v, req.GetClaim())
 	if r := req.GetReplyMessageId(); r == "" || len(r) > MaxMessageID {
 		v.Add("reply_message_id", "must be 1 to %d bytes", MaxMessageID)
 	}
@@ -170,7 +196,8 @@ func (s *Service) CompleteTurn(ctx context.Context, req *pactv1.CompleteTurnRequ
 		return nil, err
 	}
 	now := s.d.Now()
-	err := s.d.Store.CompleteTurn(ctx, req.GetContextId(), req.GetMessageId(), req.GetReplyMessageId(), req.GetReplyJson(), now)
+	claim := req.GetClaim()
+	err := s.d.Store.CompleteTurn(ctx, req.GetContextId(), req.GetMessageId(), claim, req.GetReplyMessageId(), req.GetReplyJson(), now)
 	if err == nil {
 		return &pactv1.CompleteTurnResponse{StoredAt: timestamppb.New(now.UTC().Truncate(time.Second))}, nil
 	}
@@ -183,34 +210,36 @@ func (s *Service) CompleteTurn(ctx context.Context, req *pactv1.CompleteTurnRequ
 	if gerr != nil && !errors.Is(gerr, db.ErrNotFound) {
 		return nil, s.fault(ctx, "complete turn: load turn", gerr)
 	}
+	ours := gerr == nil && t.Role == db.MessageRoleUser && (claim == "" || claim == t.Claim)
 	switch {
-	case gerr == nil && t.Role == db.MessageRoleUser && t.State == db.TurnReplied &&
-		t.ReplyMessageID == req.GetReplyMessageId() && t.ReplyJSON == req.GetReplyJson():
+	case ours && t.State == db.TurnReplied && t.ReplyMessageID == req.GetReplyMessageId() && t.ReplyJSON == req.GetReplyJson():
 		return &pactv1.CompleteTurnResponse{StoredAt: timestamppb.New(t.UpdateTime)}, nil
-	case gerr == nil && t.Role == db.MessageRoleUser && t.State == db.TurnPending:
+	case ours && t.State == db.TurnPending:
 		return nil, rpcerr.AlreadyExists("reply_message_id is already used in this context")
 	default:
 		return nil, rpcerr.FailedPrecondition.Err(
-			"the turn is not pending: it was never begun, was abandoned, or has another reply")
+			"the turn is not pending under this claim: it was never begun, was abandoned, has another reply, or was claimed again")
 	}
 }
 
 // AbandonTurn releases a claimed turn that has no reply, so the PA may send
-// the messageId again.
+// the messageId again. With a claim, only the run holding it releases the
+// turn.
 func (s *Service) AbandonTurn(ctx context.Context, req *pactv1.AbandonTurnRequest) (*pactv1.AbandonTurnResponse, error) {
 	var v rpcerr.Violations
 	checkOwner(&v, req.GetOwner())
 	checkTurnKey(&v, req.GetContextId(), req.GetMessageId())
+	checkClaim(&v, req.GetClaim())
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	if err := s.turnContext(ctx, req.GetOwner(), req.GetContextId()); err != nil {
 		return nil, err
 	}
-	err := s.d.Store.AbandonTurn(ctx, req.GetContextId(), req.GetMessageId())
+	err := s.d.Store.AbandonTurn(ctx, req.GetContextId(), req.GetMessageId(), req.GetClaim())
 	if errors.Is(err, db.ErrNotFound) {
 		return nil, rpcerr.FailedPrecondition.Err(
-			"the turn is not pending: it was never begun, was abandoned, or has a reply")
+			"the turn is not pending under this claim: it was never begun, was abandoned, has a reply, or was claimed again")
 	}
 	if err != nil {
 		return nil, s.fault(ctx, "abandon turn", err)
@@ -299,6 +328,12 @@ func checkTurnKey(v *rpcerr.Violations, contextID, messageID string) {
 	}
 }
 
+func checkClaim(v *rpcerr.Violations, claim string) {
+	if len(claim) > MaxClaim {
+		v.Add("claim", "must be at most %d bytes", MaxClaim)
+	}
+}
+
 func checkReplyJSON(v *rpcerr.Violations, reply string) {
 	switch {
 	case len(reply) > MaxReplyJSON:
@@ -336,6 +371,14 @@ func NewUUID() string {
 	out[23] = '-'
 	hex.Encode(out[24:], b[10:])
 	return string(out[:])
+}
+
+// NewClaimID returns a random claim id: 16 bytes from crypto/rand,
+// base64url without padding (22 bytes).
+func NewClaimID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // IsUUID reports whether s is a UUID in canonical 8-4-4-4-12 hex form

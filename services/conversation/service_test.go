@@ -16,6 +16,7 @@ import (
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/a2aerr"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/internal/testkit/testclock"
 	"pactd.dev/pactd/services/conversation"
 )
 
@@ -26,6 +27,12 @@ var clock = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 // withService runs f once per store engine (dbtest.Engines), each with a
 // fresh store holding two Brands (acme, beta) and two agents (agt_1, agt_2).
 func withService(t *testing.T, f func(t *testing.T, c pactv1connect.ConversationServiceClient)) {
+	withClockedService(t, func(t *testing.T, c pactv1connect.ConversationServiceClient, _ *testclock.Clock) { f(t, c) })
+}
+
+// withClockedService is withService with the service's clock, which reads
+// clock until the test moves it.
+func withClockedService(t *testing.T, f func(t *testing.T, c pactv1connect.ConversationServiceClient, clk *testclock.Clock)) {
 	dbtest.Engines(t, func(t *testing.T, url string) {
 		s := dbtest.Open(t, url, t.TempDir())
 		for _, b := range []string{"acme", "beta"} {
@@ -38,12 +45,13 @@ func withService(t *testing.T, f func(t *testing.T, c pactv1connect.Conversation
 				t.Fatal(err)
 			}
 		}
-		svc := conversation.New(conversation.Deps{Store: s, Now: func() time.Time { return clock }})
+		clk := testclock.New(clock)
+		svc := conversation.New(conversation.Deps{Store: s, Now: clk.Now})
 		mux := http.NewServeMux()
 		mux.Handle(pactv1connect.NewConversationServiceHandler(svc))
 		srv := httptest.NewServer(mux)
 		t.Cleanup(srv.Close)
-		f(t, pactv1connect.NewConversationServiceClient(srv.Client(), srv.URL))
+		f(t, pactv1connect.NewConversationServiceClient(srv.Client(), srv.URL), clk)
 	})
 }
 
@@ -294,6 +302,161 @@ func TestCompleteAndAbandon(t *testing.T) {
 	})
 }
 
+// TestStaleClaimIsTakenOver: a turn left pending (its frontend died) is
+// claimed again once its claim is older than StaleClaimAge, not before;
+// the run it was taken from can then neither complete nor release it, and
+// the new run completes it.
+func TestStaleClaimIsTakenOver(t *testing.T) {
+	withClockedService(t, func(t *testing.T, c pactv1connect.ConversationServiceClient, clk *testclock.Clock) {
+		ctx := t.Context()
+		first := begin(t, c, alice, "", "m1", "")
+		ctxID, old := first.GetContextId(), first.GetClaim()
+		if first.GetOutcome() != pactv1.TurnOutcome_TURN_OUTCOME_RUN || len(old) != 22 {
+			t.Fatalf("BeginTurn(m1) = %v; want RUN with a 22-byte claim", first)
+		}
+		// fail/the claim is not stale yet: the pending duplicate, no claim.
+		clk.Advance(conversation.StaleClaimAge - time.Second)
+		dup := begin(t, c, alice, ctxID, "m1", "")
+		wantError(t, dup, a2aerr.InvalidParams, a2aerr.MsgPendingDuplicate)
+		if dup.GetClaim() != "" {
+			t.Fatalf("pending duplicate carries claim %q; want none", dup.GetClaim())
+		}
+		// ok/stale: the retry runs under a new claim.
+		clk.Advance(2 * time.Second)
+		again := begin(t, c, alice, ctxID, "m1", "")
+		fresh := again.GetClaim()
+		if again.GetOutcome() != pactv1.TurnOutcome_TURN_OUTCOME_RUN || again.GetContextCreated() || fresh == "" || fresh == old {
+			t.Fatalf("BeginTurn(stale m1) = %v; want RUN under a new claim (old %q)", again, old)
+		}
+		// fail/the old claimant: completion and release are refused, even
+		// with a reply id that is already used (not ALREADY_EXISTS: the turn
+		// is not its to complete).
+		body := `{"message":{"text":"old"}}`
+		for name, req := range map[string]*pactv1.CompleteTurnRequest{
+			"fresh-reply-id": {Owner: alice, ContextId: ctxID, MessageId: "m1", ReplyMessageId: "r-old", ReplyJson: body, Claim: old},
+			"used-reply-id":  {Owner: alice, ContextId: ctxID, MessageId: "m1", ReplyMessageId: "m1", ReplyJson: body, Claim: old},
+		} {
+			if _, err := c.CompleteTurn(ctx, req); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+				t.Fatalf("CompleteTurn(old claim, %s) err = %v; want FailedPrecondition", name, err)
+			}
+		}
+		if _, err := c.AbandonTurn(ctx, &pactv1.AbandonTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m1", Claim: old}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+			t.Fatalf("AbandonTurn(old claim) err = %v; want FailedPrecondition", err)
+		}
+		wantError(t, begin(t, c, alice, ctxID, "m1", ""), a2aerr.InvalidParams, a2aerr.MsgPendingDuplicate)
+		// ok/the new claimant completes it, and may retry the completion.
+		reply := &pactv1.CompleteTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m1", ReplyMessageId: "r-new", ReplyJson: `{"message":{"text":"new"}}`, Claim: fresh}
+		for range 2 {
+			if r, err := c.CompleteTurn(ctx, reply); err != nil || !r.GetStoredAt().AsTime().Equal(clk.Now()) {
+				t.Fatalf("CompleteTurn(new claim) = %v, %v; want stored at %v", r, err, clk.Now())
+			}
+		}
+		// fail/the old claimant's identical reply does not pass for a retry.
+		oldRetry := &pactv1.CompleteTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m1", ReplyMessageId: "r-new", ReplyJson: reply.GetReplyJson(), Claim: old}
+		if _, err := c.CompleteTurn(ctx, oldRetry); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+			t.Fatalf("CompleteTurn(old claim, the stored reply) err = %v; want FailedPrecondition", err)
+		}
+		// A replied turn stays replied, however late the retry.
+		clk.Advance(24 * time.Hour)
+		r := begin(t, c, alice, ctxID, "m1", "")
+		if r.GetOutcome() != pactv1.TurnOutcome_TURN_OUTCOME_REPLAY || r.GetReplyJson() != reply.GetReplyJson() || r.GetClaim() != "" {
+			t.Fatalf("BeginTurn(replied m1) a day later = %v; want REPLAY of the new reply, no claim", r)
+		}
+	})
+}
+
+// TestClaimScopesCompleteAndAbandon: with a claim, CompleteTurn and
+// AbandonTurn act on that run only; without one, as before claims.
+func TestClaimScopesCompleteAndAbandon(t *testing.T) {
+	withService(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
+		ctx := t.Context()
+		b := begin(t, c, alice, "", "m1", "")
+		ctxID, run1 := b.GetContextId(), b.GetClaim()
+		// fail/a claim that is not the turn's.
+		if _, err := c.AbandonTurn(ctx, &pactv1.AbandonTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m1", Claim: "not-this-run"}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+			t.Fatalf("AbandonTurn(wrong claim) err = %v; want FailedPrecondition", err)
+		}
+		// ok/its own claim releases it; the next run gets another claim.
+		if _, err := c.AbandonTurn(ctx, &pactv1.AbandonTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m1", Claim: run1}); err != nil {
+			t.Fatalf("AbandonTurn(own claim): %v", err)
+		}
+		run2 := begin(t, c, alice, ctxID, "m1", "").GetClaim()
+		if run2 == "" || run2 == run1 {
+			t.Fatalf("second run's claim %q; want a new one (first %q)", run2, run1)
+		}
+		// fail/the released run cannot finish the next one.
+		done := &pactv1.CompleteTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m1", ReplyMessageId: "r1", ReplyJson: `{"message":{}}`, Claim: run1}
+		if _, err := c.CompleteTurn(ctx, done); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+			t.Fatalf("CompleteTurn(released run's claim) err = %v; want FailedPrecondition", err)
+		}
+		if _, err := c.AbandonTurn(ctx, &pactv1.AbandonTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m1", Claim: run1}); connect.CodeOf(err) != connect.CodeFailedPrecondition {
+			t.Fatalf("AbandonTurn(released run's claim) err = %v; want FailedPrecondition", err)
+		}
+		// fail/a used reply id under the turn's own claim is still ALREADY_EXISTS.
+		clash := &pactv1.CompleteTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m1", ReplyMessageId: "m1", ReplyJson: `{}`, Claim: run2}
+		if _, err := c.CompleteTurn(ctx, clash); connect.CodeOf(err) != connect.CodeAlreadyExists {
+			t.Fatalf("CompleteTurn(own claim, used reply id) err = %v; want AlreadyExists", err)
+		}
+		// ok/no claim: completes whichever run holds the turn, as before.
+		done.Claim = ""
+		if _, err := c.CompleteTurn(ctx, done); err != nil {
+			t.Fatalf("CompleteTurn(no claim): %v", err)
+		}
+		// ok/a retry with the holder's claim is the same no-op.
+		done.Claim = run2
+		if _, err := c.CompleteTurn(ctx, done); err != nil {
+			t.Fatalf("CompleteTurn retry with the holder's claim: %v", err)
+		}
+		// ok/no claim releases whichever run holds the turn.
+		begin(t, c, alice, ctxID, "m2", "")
+		if _, err := c.AbandonTurn(ctx, &pactv1.AbandonTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m2"}); err != nil {
+			t.Fatalf("AbandonTurn(no claim): %v", err)
+		}
+	})
+}
+
+// TestConcurrentStaleTakeoverRunsOnce: many retries of one stale turn at
+// once: exactly one runs it, the others get the pending duplicate.
+func TestConcurrentStaleTakeoverRunsOnce(t *testing.T) {
+	withClockedService(t, func(t *testing.T, c pactv1connect.ConversationServiceClient, clk *testclock.Clock) {
+		ctxID := begin(t, c, alice, "", "dup", "").GetContextId()
+		clk.Advance(conversation.StaleClaimAge + time.Minute)
+		const n = 12
+		var (
+			wg     sync.WaitGroup
+			mu     sync.Mutex
+			claims []string
+		)
+		start := make(chan struct{})
+		for range n {
+			wg.Go(func() {
+				<-start
+				r, err := c.BeginTurn(t.Context(), &pactv1.BeginTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "dup"})
+				if err != nil {
+					t.Errorf("BeginTurn: %v", err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case r.GetOutcome() == pactv1.TurnOutcome_TURN_OUTCOME_RUN:
+					claims = append(claims, r.GetClaim())
+				case r.GetError().GetMessage() != a2aerr.MsgPendingDuplicate:
+					t.Errorf("duplicate answer = %v; want the pending-duplicate error", r)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if len(claims) != 1 || claims[0] == "" {
+			t.Fatalf("%d of %d concurrent retries of a stale turn got RUN (claims %q); want exactly 1", len(claims), n, claims)
+		}
+		if _, err := c.CompleteTurn(t.Context(), &pactv1.CompleteTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "dup", ReplyMessageId: "r", ReplyJson: `{}`, Claim: claims[0]}); err != nil {
+			t.Fatalf("CompleteTurn(winner's claim): %v", err)
+		}
+	})
+}
+
 func TestMalformedCallsAreInvalidArgument(t *testing.T) {
 	withService(t, func(t *testing.T, c pactv1connect.ConversationServiceClient) {
 		ctx := t.Context()
@@ -334,6 +497,14 @@ func TestMalformedCallsAreInvalidArgument(t *testing.T) {
 				_, err := c.CompleteTurn(ctx, &pactv1.CompleteTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m1", ReplyJson: `{}`})
 				return err
 			}, "reply_message_id"},
+			"fail/complete-claim-too-long": {func() error {
+				_, err := c.CompleteTurn(ctx, &pactv1.CompleteTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m1", ReplyMessageId: "r", ReplyJson: `{}`, Claim: strings.Repeat("k", conversation.MaxClaim+1)})
+				return err
+			}, "claim"},
+			"fail/abandon-claim-too-long": {func() error {
+				_, err := c.AbandonTurn(ctx, &pactv1.AbandonTurnRequest{Owner: alice, ContextId: ctxID, MessageId: "m1", Claim: strings.Repeat("k", conversation.MaxClaim+1)})
+				return err
+			}, "claim"},
 			"fail/close-no-context": {func() error {
 				_, err := c.CloseContext(ctx, &pactv1.CloseContextRequest{Owner: alice})
 				return err
@@ -368,5 +539,16 @@ func TestUUID(t *testing.T) {
 		if conversation.IsUUID(bad) {
 			t.Errorf("IsUUID(%q) = true", bad)
 		}
+	}
+}
+
+func TestClaimID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 100 {
+		id := conversation.NewClaimID()
+		if len(id) != 22 || strings.Trim(id, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" || seen[id] {
+			t.Fatalf("NewClaimID() = %q; want 22 base64url bytes, never repeated", id)
+		}
+		seen[id] = true
 	}
 }

@@ -296,6 +296,7 @@ type Turn struct {
 	ReplyJson      string
 	CreateTime     int64
 	UpdateTime     int64
+	Claim          string
 }
 
 type UsedBrandAssertion struct {

@@ -15,12 +15,22 @@ type Querier interface {
 	AddUserCodeFailure(ctx context.Context, arg AddUserCodeFailureParams) (int64, error)
 	ApproveDeviceAuthorization(ctx context.Context, arg ApproveDeviceAuthorizationParams) (DeviceAuthorization, error)
 	BindContextUser(ctx context.Context, arg BindContextUserParams) (Context, error)
+	// Inserts a pending User turn with the claim, or takes over a pending User
+	// turn last claimed before stale_before; replied turns and agent rows are
+	// never taken over. SQLite runs a writing statement under the database's
+	// one write lock, from its first read, so the staleness check in the SELECT
+	// is as atomic as the upsert: of concurrent claims exactly one gets a row
+	// back. (PostgreSQL's query checks it in the upsert's WHERE instead, which
+	// it re-reads on the locked row; sqlc's SQLite engine leaves parameters in
+	// an ON CONFLICT clause unbound.)
 	ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, error)
 	// Leases up to batch due pending rows of enabled destinations to owner (BEGIN IMMEDIATE
 	// serializes claims); the lease condition keeps a row claimed by a live
 	// process out of every other claim.
 	ClaimWebhookDeliveries(ctx context.Context, arg ClaimWebhookDeliveriesParams) ([]WebhookDelivery, error)
 	CloseContext(ctx context.Context, arg CloseContextParams) (int64, error)
+	// An empty claim completes the pending turn whatever its claim (callers
+	// that predate claims); any other only the run that holds that claim.
 	CompleteTurn(ctx context.Context, arg CompleteTurnParams) (int64, error)
 	// Pending agents registered themselves disabled (PACT_SELF_REGISTRATION=
 	// pending) and were never changed since.

@@ -12,15 +12,17 @@ import (
 const abandonTurn = `-- name: AbandonTurn :execrows
 DELETE FROM turns
 WHERE context_id = $1 AND message_id = $2 AND role = 'user' AND state = 'pending'
+  AND (claim = $3 OR $3 = '')
 `
 
 type AbandonTurnParams struct {
 	ContextID string
 	MessageID string
+	Claim     string
 }
 
 func (q *Queries) AbandonTurn(ctx context.Context, arg AbandonTurnParams) (int64, error) {
-	result, err := q.db.Exec(ctx, abandonTurn, arg.ContextID, arg.MessageID)
+	result, err := q.db.Exec(ctx, abandonTurn, arg.ContextID, arg.MessageID, arg.Claim)
 	if err != nil {
 		return 0, err
 	}
@@ -56,20 +58,34 @@ func (q *Queries) BindContextUser(ctx context.Context, arg BindContextUserParams
 }
 
 const claimTurn = `-- name: ClaimTurn :one
-INSERT INTO turns (context_id, message_id, role, state, create_time, update_time)
-VALUES ($1, $2, 'user', 'pending', $3, $3)
-ON CONFLICT (context_id, message_id) DO NOTHING
-RETURNING context_id, message_id, role, state, reply_message_id, reply_json, create_time, update_time
+INSERT INTO turns (context_id, message_id, role, state, claim, create_time, update_time)
+VALUES ($1, $2, 'user', 'pending', $3, $4, $4)
+ON CONFLICT (context_id, message_id) DO UPDATE SET claim = excluded.claim, update_time = excluded.update_time
+WHERE turns.role = 'user' AND turns.state = 'pending' AND turns.update_time < $5
+RETURNING context_id, message_id, role, state, reply_message_id, reply_json, create_time, update_time, claim
 `
 
 type ClaimTurnParams struct {
-	ContextID  string
-	MessageID  string
-	CreateTime int64
+	ContextID   string
+	MessageID   string
+	Claim       string
+	CreateTime  int64
+	StaleBefore int64
 }
 
+// Inserts a pending User turn with the claim, or takes over a pending User
+// turn last claimed before stale_before; replied turns and agent rows are
+// never taken over. One statement: on a conflict PostgreSQL locks the row
+// and checks the WHERE against its latest version, so of concurrent claims
+// exactly one gets a row back.
 func (q *Queries) ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, error) {
-	row := q.db.QueryRow(ctx, claimTurn, arg.ContextID, arg.MessageID, arg.CreateTime)
+	row := q.db.QueryRow(ctx, claimTurn,
+		arg.ContextID,
+		arg.MessageID,
+		arg.Claim,
+		arg.CreateTime,
+		arg.StaleBefore,
+	)
 	var i Turn
 	err := row.Scan(
 		&i.ContextID,
@@ -80,6 +96,7 @@ func (q *Queries) ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, err
 		&i.ReplyJson,
 		&i.CreateTime,
 		&i.UpdateTime,
+		&i.Claim,
 	)
 	return i, err
 }
@@ -106,6 +123,7 @@ const completeTurn = `-- name: CompleteTurn :execrows
 UPDATE turns
 SET state = 'replied', reply_message_id = $1, reply_json = $2, update_time = $3
 WHERE context_id = $4 AND message_id = $5 AND role = 'user' AND state = 'pending'
+  AND (claim = $6 OR $6 = '')
 `
 
 type CompleteTurnParams struct {
@@ -114,8 +132,11 @@ type CompleteTurnParams struct {
 	UpdateTime     int64
 	ContextID      string
 	MessageID      string
+	Claim          string
 }
 
+// An empty claim completes the pending turn whatever its claim (callers
+// that predate claims); any other only the run that holds that claim.
 func (q *Queries) CompleteTurn(ctx context.Context, arg CompleteTurnParams) (int64, error) {
 	result, err := q.db.Exec(ctx, completeTurn,
 		arg.ReplyMessageID,
@@ -123,6 +144,7 @@ func (q *Queries) CompleteTurn(ctx context.Context, arg CompleteTurnParams) (int
 		arg.UpdateTime,
 		arg.ContextID,
 		arg.MessageID,
+		arg.Claim,
 	)
 	if err != nil {
 		return 0, err
@@ -191,7 +213,7 @@ func (q *Queries) GetContext(ctx context.Context, id string) (Context, error) {
 }
 
 const getTurn = `-- name: GetTurn :one
-SELECT context_id, message_id, role, state, reply_message_id, reply_json, create_time, update_time FROM turns WHERE context_id = $1 AND message_id = $2
+SELECT context_id, message_id, role, state, reply_message_id, reply_json, create_time, update_time, claim FROM turns WHERE context_id = $1 AND message_id = $2
 `
 
 type GetTurnParams struct {
@@ -211,6 +233,7 @@ func (q *Queries) GetTurn(ctx context.Context, arg GetTurnParams) (Turn, error) 
 		&i.ReplyJson,
 		&i.CreateTime,
 		&i.UpdateTime,
+		&i.Claim,
 	)
 	return i, err
 }

@@ -15,12 +15,19 @@ type Querier interface {
 	AddUserCodeFailure(ctx context.Context, arg AddUserCodeFailureParams) (int64, error)
 	ApproveDeviceAuthorization(ctx context.Context, arg ApproveDeviceAuthorizationParams) (DeviceAuthorization, error)
 	BindContextUser(ctx context.Context, arg BindContextUserParams) (Context, error)
+	// Inserts a pending User turn with the claim, or takes over a pending User
+	// turn last claimed before stale_before; replied turns and agent rows are
+	// never taken over. One statement: on a conflict PostgreSQL locks the row
+	// and checks the WHERE against its latest version, so of concurrent claims
+	// exactly one gets a row back.
 	ClaimTurn(ctx context.Context, arg ClaimTurnParams) (Turn, error)
 	// Leases up to batch due pending rows of enabled destinations to owner. SKIP LOCKED lets replicas
 	// claim at the same moment without waiting on each other's rows; the lease
 	// condition keeps a row claimed by a live replica out of every other claim.
 	ClaimWebhookDeliveries(ctx context.Context, arg ClaimWebhookDeliveriesParams) ([]WebhookDelivery, error)
 	CloseContext(ctx context.Context, arg CloseContextParams) (int64, error)
+	// An empty claim completes the pending turn whatever its claim (callers
+	// that predate claims); any other only the run that holds that claim.
 	CompleteTurn(ctx context.Context, arg CompleteTurnParams) (int64, error)
 	// Pending agents registered themselves disabled (PACT_SELF_REGISTRATION=
 	// pending) and were never changed since.

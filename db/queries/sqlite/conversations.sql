@@ -19,9 +19,23 @@ WHERE id = sqlc.arg(id) AND close_time = 0;
 UPDATE contexts SET update_time = sqlc.arg(update_time) WHERE id = sqlc.arg(id);
 
 -- name: ClaimTurn :one
-INSERT INTO turns (context_id, message_id, role, state, create_time, update_time)
-VALUES (sqlc.arg(context_id), sqlc.arg(message_id), 'user', 'pending', sqlc.arg(create_time), sqlc.arg(create_time))
-ON CONFLICT (context_id, message_id) DO NOTHING
+-- Inserts a pending User turn with the claim, or takes over a pending User
+-- turn last claimed before stale_before; replied turns and agent rows are
+-- never taken over. SQLite runs a writing statement under the database's
+-- one write lock, from its first read, so the staleness check in the SELECT
+-- is as atomic as the upsert: of concurrent claims exactly one gets a row
+-- back. (PostgreSQL's query checks it in the upsert's WHERE instead, which
+-- it re-reads on the locked row; sqlc's SQLite engine leaves parameters in
+-- an ON CONFLICT clause unbound.)
+INSERT INTO turns (context_id, message_id, role, state, claim, create_time, update_time)
+SELECT sqlc.arg(context_id), sqlc.arg(message_id), 'user', 'pending', sqlc.arg(claim), sqlc.arg(create_time), sqlc.arg(create_time)
+WHERE NOT EXISTS (
+  SELECT 1 FROM turns AS held
+  WHERE held.context_id = sqlc.arg(context_id) AND held.message_id = sqlc.arg(message_id)
+    AND NOT (held.role = 'user' AND held.state = 'pending' AND held.update_time < sqlc.arg(stale_before))
+)
+ON CONFLICT (context_id, message_id) DO UPDATE SET claim = excluded.claim, update_time = excluded.update_time
+WHERE turns.role = 'user' AND turns.state = 'pending'
 RETURNING *;
 
 -- name: GetTurn :one
@@ -34,10 +48,14 @@ ON CONFLICT (context_id, message_id) DO NOTHING
 RETURNING message_id;
 
 -- name: CompleteTurn :execrows
+-- An empty claim completes the pending turn whatever its claim (callers
+-- that predate claims); any other only the run that holds that claim.
 UPDATE turns
 SET state = 'replied', reply_message_id = sqlc.arg(reply_message_id), reply_json = sqlc.arg(reply_json), update_time = sqlc.arg(update_time)
-WHERE context_id = sqlc.arg(context_id) AND message_id = sqlc.arg(message_id) AND role = 'user' AND state = 'pending';
+WHERE context_id = sqlc.arg(context_id) AND message_id = sqlc.arg(message_id) AND role = 'user' AND state = 'pending'
+  AND (claim = sqlc.arg(claim) OR sqlc.arg(claim) = '');
 
 -- name: AbandonTurn :execrows
 DELETE FROM turns
-WHERE context_id = sqlc.arg(context_id) AND message_id = sqlc.arg(message_id) AND role = 'user' AND state = 'pending';
+WHERE context_id = sqlc.arg(context_id) AND message_id = sqlc.arg(message_id) AND role = 'user' AND state = 'pending'
+  AND (claim = sqlc.arg(claim) OR sqlc.arg(claim) = '');

@@ -239,7 +239,13 @@ type BeginTurnResponse struct {
 	// For TURN_OUTCOME_ERROR: the A2A error ("Unknown contextId", a pending
 	// duplicate, a messageId colliding with an agent message, a closed
 	// context, or another Brand user).
-	Error         *A2AError `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	Error *A2AError `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	// For TURN_OUTCOME_RUN: the id of this claim of the turn (opaque, at most
+	// 64 bytes). Pass it to CompleteTurn and AbandonTurn so that they act on
+	// this run only: once the claim is stale and another BeginTurn has
+	// claimed the messageId again, or after this run was abandoned and the
+	// messageId begun again, calls with this claim are refused.
+	Claim         string `protobuf:"bytes,6,opt,name=claim,proto3" json:"claim,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -309,6 +315,13 @@ func (x *BeginTurnResponse) GetError() *A2AError {
 	return nil
 }
 
+func (x *BeginTurnResponse) GetClaim() string {
+	if x != nil {
+		return x.Claim
+	}
+	return ""
+}
+
 // CompleteTurnRequest stores the reply of a turn.
 type CompleteTurnRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -326,7 +339,13 @@ type CompleteTurnRequest struct {
 	// {"message":{...}}: a JSON object of at most 256 KiB. Retries of the
 	// messageId get it back byte for byte (BeginTurn's reply_json). Calling
 	// CompleteTurn again with the same reply is a no-op.
-	ReplyJson     string `protobuf:"bytes,5,opt,name=reply_json,json=replyJson,proto3" json:"reply_json,omitempty"`
+	ReplyJson string `protobuf:"bytes,5,opt,name=reply_json,json=replyJson,proto3" json:"reply_json,omitempty"`
+	// The claim BeginTurn returned. When set, only a pending turn that still
+	// holds this claim is completed; any other gets FAILED_PRECONDITION. Empty
+	// completes the pending turn whoever claimed it, as frontends written
+	// before claims existed do: it stays accepted, but a frontend should
+	// always pass the claim.
+	Claim         string `protobuf:"bytes,6,opt,name=claim,proto3" json:"claim,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -396,6 +415,13 @@ func (x *CompleteTurnRequest) GetReplyJson() string {
 	return ""
 }
 
+func (x *CompleteTurnRequest) GetClaim() string {
+	if x != nil {
+		return x.Claim
+	}
+	return ""
+}
+
 // CompleteTurnResponse confirms the stored reply.
 type CompleteTurnResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -450,7 +476,13 @@ type AbandonTurnRequest struct {
 	// The context of the turn.
 	ContextId string `protobuf:"bytes,2,opt,name=context_id,json=contextId,proto3" json:"context_id,omitempty"`
 	// The messageId of the User's message.
-	MessageId     string `protobuf:"bytes,3,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	MessageId string `protobuf:"bytes,3,opt,name=message_id,json=messageId,proto3" json:"message_id,omitempty"`
+	// The claim BeginTurn returned. When set, only a pending turn that still
+	// holds this claim is released; any other gets FAILED_PRECONDITION. Empty
+	// releases the pending turn whoever claimed it, as frontends written
+	// before claims existed do: it stays accepted, but a frontend should
+	// always pass the claim.
+	Claim         string `protobuf:"bytes,4,opt,name=claim,proto3" json:"claim,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -502,6 +534,13 @@ func (x *AbandonTurnRequest) GetContextId() string {
 func (x *AbandonTurnRequest) GetMessageId() string {
 	if x != nil {
 		return x.MessageId
+	}
+	return ""
+}
+
+func (x *AbandonTurnRequest) GetClaim() string {
+	if x != nil {
+		return x.Claim
 	}
 	return ""
 }
@@ -651,7 +690,7 @@ const file_pact_v1_conversation_proto_rawDesc = "" +
 	"\n" +
 	"message_id\x18\x03 \x01(\tR\tmessageId\x12\x1d\n" +
 	"\n" +
-	"brand_user\x18\x04 \x01(\tR\tbrandUser\"\xd3\x01\n" +
+	"brand_user\x18\x04 \x01(\tR\tbrandUser\"\xe9\x01\n" +
 	"\x11BeginTurnResponse\x12.\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x14.pact.v1.TurnOutcomeR\aoutcome\x12\x1d\n" +
 	"\n" +
@@ -659,7 +698,8 @@ const file_pact_v1_conversation_proto_rawDesc = "" +
 	"\x0fcontext_created\x18\x03 \x01(\bR\x0econtextCreated\x12\x1d\n" +
 	"\n" +
 	"reply_json\x18\x04 \x01(\tR\treplyJson\x12'\n" +
-	"\x05error\x18\x05 \x01(\v2\x11.pact.v1.A2AErrorR\x05error\"\xc2\x01\n" +
+	"\x05error\x18\x05 \x01(\v2\x11.pact.v1.A2AErrorR\x05error\x12\x14\n" +
+	"\x05claim\x18\x06 \x01(\tR\x05claim\"\xd8\x01\n" +
 	"\x13CompleteTurnRequest\x12$\n" +
 	"\x05owner\x18\x01 \x01(\v2\x0e.pact.v1.OwnerR\x05owner\x12\x1d\n" +
 	"\n" +
@@ -668,15 +708,17 @@ const file_pact_v1_conversation_proto_rawDesc = "" +
 	"message_id\x18\x03 \x01(\tR\tmessageId\x12(\n" +
 	"\x10reply_message_id\x18\x04 \x01(\tR\x0ereplyMessageId\x12\x1d\n" +
 	"\n" +
-	"reply_json\x18\x05 \x01(\tR\treplyJson\"O\n" +
+	"reply_json\x18\x05 \x01(\tR\treplyJson\x12\x14\n" +
+	"\x05claim\x18\x06 \x01(\tR\x05claim\"O\n" +
 	"\x14CompleteTurnResponse\x127\n" +
-	"\tstored_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\bstoredAt\"x\n" +
+	"\tstored_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\bstoredAt\"\x8e\x01\n" +
 	"\x12AbandonTurnRequest\x12$\n" +
 	"\x05owner\x18\x01 \x01(\v2\x0e.pact.v1.OwnerR\x05owner\x12\x1d\n" +
 	"\n" +
 	"context_id\x18\x02 \x01(\tR\tcontextId\x12\x1d\n" +
 	"\n" +
-	"message_id\x18\x03 \x01(\tR\tmessageId\"\x15\n" +
+	"message_id\x18\x03 \x01(\tR\tmessageId\x12\x14\n" +
+	"\x05claim\x18\x04 \x01(\tR\x05claim\"\x15\n" +
 	"\x13AbandonTurnResponse\"Z\n" +
 	"\x13CloseContextRequest\x12$\n" +
 	"\x05owner\x18\x01 \x01(\v2\x0e.pact.v1.OwnerR\x05owner\x12\x1d\n" +

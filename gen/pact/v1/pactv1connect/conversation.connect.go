@@ -51,7 +51,10 @@ const (
 type ConversationServiceClient interface {
 	// BeginTurn opens a new context or continues an owned one, then claims the
 	// turn's messageId. The outcome tells the frontend whether to run the
-	// agent, replay a stored reply, or send an A2A error.
+	// agent, replay a stored reply, or send an A2A error. A claim that was
+	// neither completed nor abandoned within the stale-claim age (10 minutes)
+	// may be claimed again, so a frontend that died mid-turn does not block
+	// the messageId for good.
 	BeginTurn(context.Context, *v1.BeginTurnRequest) (*v1.BeginTurnResponse, error)
 	// CompleteTurn stores the reply of a turn claimed by BeginTurn, so that a
 	// retry of the same messageId returns it unchanged.
@@ -150,7 +153,10 @@ func (c *conversationServiceClient) CloseContext(ctx context.Context, req *v1.Cl
 type ConversationServiceHandler interface {
 	// BeginTurn opens a new context or continues an owned one, then claims the
 	// turn's messageId. The outcome tells the frontend whether to run the
-	// agent, replay a stored reply, or send an A2A error.
+	// agent, replay a stored reply, or send an A2A error. A claim that was
+	// neither completed nor abandoned within the stale-claim age (10 minutes)
+	// may be claimed again, so a frontend that died mid-turn does not block
+	// the messageId for good.
 	BeginTurn(context.Context, *v1.BeginTurnRequest) (*v1.BeginTurnResponse, error)
 	// CompleteTurn stores the reply of a turn claimed by BeginTurn, so that a
 	// retry of the same messageId returns it unchanged.

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file pact/v1/conversation.proto.
  */
 export const file_pact_v1_conversation: GenFile = /*@__PURE__*/
-  fileDesc("ChpwYWN0L3YxL2NvbnZlcnNhdGlvbi5wcm90bxIHcGFjdC52MSI8CgVPd25lchIQCghicmFuZF9pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIPCgdzdWJqZWN0GAMgASgJIm0KEEJlZ2luVHVyblJlcXVlc3QSHQoFb3duZXIYASABKAsyDi5wYWN0LnYxLk93bmVyEhIKCmNvbnRleHRfaWQYAiABKAkSEgoKbWVzc2FnZV9pZBgDIAEoCRISCgpicmFuZF91c2VyGAQgASgJIp0BChFCZWdpblR1cm5SZXNwb25zZRIlCgdvdXRjb21lGAEgASgOMhQucGFjdC52MS5UdXJuT3V0Y29tZRISCgpjb250ZXh0X2lkGAIgASgJEhcKD2NvbnRleHRfY3JlYXRlZBgDIAEoCBISCgpyZXBseV9qc29uGAQgASgJEiAKBWVycm9yGAUgASgLMhEucGFjdC52MS5BMkFFcnJvciKKAQoTQ29tcGxldGVUdXJuUmVxdWVzdBIdCgVvd25lchgBIAEoCzIOLnBhY3QudjEuT3duZXISEgoKY29udGV4dF9pZBgCIAEoCRISCgptZXNzYWdlX2lkGAMgASgJEhgKEHJlcGx5X21lc3NhZ2VfaWQYBCABKAkSEgoKcmVwbHlfanNvbhgFIAEoCSJFChRDb21wbGV0ZVR1cm5SZXNwb25zZRItCglzdG9yZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlsKEkFiYW5kb25UdXJuUmVxdWVzdBIdCgVvd25lchgBIAEoCzIOLnBhY3QudjEuT3duZXISEgoKY29udGV4dF9pZBgCIAEoCRISCgptZXNzYWdlX2lkGAMgASgJIhUKE0FiYW5kb25UdXJuUmVzcG9uc2UiSAoTQ2xvc2VDb250ZXh0UmVxdWVzdBIdCgVvd25lchgBIAEoCzIOLnBhY3QudjEuT3duZXISEgoKY29udGV4dF9pZBgCIAEoCSIWChRDbG9zZUNvbnRleHRSZXNwb25zZSpyCgtUdXJuT3V0Y29tZRIcChhUVVJOX09VVENPTUVfVU5TUEVDSUZJRUQQABIUChBUVVJOX09VVENPTUVfUlVOEAESFwoTVFVSTl9PVVRDT01FX1JFUExBWRACEhYKElRVUk5fT1VUQ09NRV9FUlJPUhADMsUCChNDb252ZXJzYXRpb25TZXJ2aWNlEkQKCUJlZ2luVHVybhIZLnBhY3QudjEuQmVnaW5UdXJuUmVxdWVzdBoaLnBhY3QudjEuQmVnaW5UdXJuUmVzcG9uc2UiABJNCgxDb21wbGV0ZVR1cm4SHC5wYWN0LnYxLkNvbXBsZXRlVHVyblJlcXVlc3QaHS5wYWN0LnYxLkNvbXBsZXRlVHVyblJlc3BvbnNlIgASSgoLQWJhbmRvblR1cm4SGy5wYWN0LnYxLkFiYW5kb25UdXJuUmVxdWVzdBocLnBhY3QudjEuQWJhbmRvblR1cm5SZXNwb25zZSIAEk0KDENsb3NlQ29udGV4dBIcLnBhY3QudjEuQ2xvc2VDb250ZXh0UmVxdWVzdBodLnBhY3QudjEuQ2xvc2VDb250ZXh0UmVzcG9uc2UiAGIGcHJvdG8z", [file_google_protobuf_timestamp, file_pact_v1_common]);
+  fileDesc("ChpwYWN0L3YxL2NvbnZlcnNhdGlvbi5wcm90bxIHcGFjdC52MSI8CgVPd25lchIQCghicmFuZF9pZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIPCgdzdWJqZWN0GAMgASgJIm0KEEJlZ2luVHVyblJlcXVlc3QSHQoFb3duZXIYASABKAsyDi5wYWN0LnYxLk93bmVyEhIKCmNvbnRleHRfaWQYAiABKAkSEgoKbWVzc2FnZV9pZBgDIAEoCRISCgpicmFuZF91c2VyGAQgASgJIqwBChFCZWdpblR1cm5SZXNwb25zZRIlCgdvdXRjb21lGAEgASgOMhQucGFjdC52MS5UdXJuT3V0Y29tZRISCgpjb250ZXh0X2lkGAIgASgJEhcKD2NvbnRleHRfY3JlYXRlZBgDIAEoCBISCgpyZXBseV9qc29uGAQgASgJEiAKBWVycm9yGAUgASgLMhEucGFjdC52MS5BMkFFcnJvchINCgVjbGFpbRgGIAEoCSKZAQoTQ29tcGxldGVUdXJuUmVxdWVzdBIdCgVvd25lchgBIAEoCzIOLnBhY3QudjEuT3duZXISEgoKY29udGV4dF9pZBgCIAEoCRISCgptZXNzYWdlX2lkGAMgASgJEhgKEHJlcGx5X21lc3NhZ2VfaWQYBCABKAkSEgoKcmVwbHlfanNvbhgFIAEoCRINCgVjbGFpbRgGIAEoCSJFChRDb21wbGV0ZVR1cm5SZXNwb25zZRItCglzdG9yZWRfYXQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImoKEkFiYW5kb25UdXJuUmVxdWVzdBIdCgVvd25lchgBIAEoCzIOLnBhY3QudjEuT3duZXISEgoKY29udGV4dF9pZBgCIAEoCRISCgptZXNzYWdlX2lkGAMgASgJEg0KBWNsYWltGAQgASgJIhUKE0FiYW5kb25UdXJuUmVzcG9uc2UiSAoTQ2xvc2VDb250ZXh0UmVxdWVzdBIdCgVvd25lchgBIAEoCzIOLnBhY3QudjEuT3duZXISEgoKY29udGV4dF9pZBgCIAEoCSIWChRDbG9zZUNvbnRleHRSZXNwb25zZSpyCgtUdXJuT3V0Y29tZRIcChhUVVJOX09VVENPTUVfVU5TUEVDSUZJRUQQABIUChBUVVJOX09VVENPTUVfUlVOEAESFwoTVFVSTl9PVVRDT01FX1JFUExBWRACEhYKElRVUk5fT1VUQ09NRV9FUlJPUhADMsUCChNDb252ZXJzYXRpb25TZXJ2aWNlEkQKCUJlZ2luVHVybhIZLnBhY3QudjEuQmVnaW5UdXJuUmVxdWVzdBoaLnBhY3QudjEuQmVnaW5UdXJuUmVzcG9uc2UiABJNCgxDb21wbGV0ZVR1cm4SHC5wYWN0LnYxLkNvbXBsZXRlVHVyblJlcXVlc3QaHS5wYWN0LnYxLkNvbXBsZXRlVHVyblJlc3BvbnNlIgASSgoLQWJhbmRvblR1cm4SGy5wYWN0LnYxLkFiYW5kb25UdXJuUmVxdWVzdBocLnBhY3QudjEuQWJhbmRvblR1cm5SZXNwb25zZSIAEk0KDENsb3NlQ29udGV4dBIcLnBhY3QudjEuQ2xvc2VDb250ZXh0UmVxdWVzdBodLnBhY3QudjEuQ2xvc2VDb250ZXh0UmVzcG9uc2UiAGIGcHJvdG8z", [file_google_protobuf_timestamp, file_pact_v1_common]);
 
 /**
  * Owner names the User a context belongs to, as VerifyAgentRequest returned it.
@@ -144,6 +144,17 @@ export type BeginTurnResponse = Message<"pact.v1.BeginTurnResponse"> & {
    * @generated from field: pact.v1.A2AError error = 5;
    */
   error?: A2AError | undefined;
+
+  /**
+   * For TURN_OUTCOME_RUN: the id of this claim of the turn (opaque, at most
+   * 64 bytes). Pass it to CompleteTurn and AbandonTurn so that they act on
+   * this run only: once the claim is stale and another BeginTurn has
+   * claimed the messageId again, or after this run was abandoned and the
+   * messageId begun again, calls with this claim are refused.
+   *
+   * @generated from field: string claim = 6;
+   */
+  claim: string;
 };
 
 /**
@@ -198,6 +209,17 @@ export type CompleteTurnRequest = Message<"pact.v1.CompleteTurnRequest"> & {
    * @generated from field: string reply_json = 5;
    */
   replyJson: string;
+
+  /**
+   * The claim BeginTurn returned. When set, only a pending turn that still
+   * holds this claim is completed; any other gets FAILED_PRECONDITION. Empty
+   * completes the pending turn whoever claimed it, as frontends written
+   * before claims existed do: it stays accepted, but a frontend should
+   * always pass the claim.
+   *
+   * @generated from field: string claim = 6;
+   */
+  claim: string;
 };
 
 /**
@@ -254,6 +276,17 @@ export type AbandonTurnRequest = Message<"pact.v1.AbandonTurnRequest"> & {
    * @generated from field: string message_id = 3;
    */
   messageId: string;
+
+  /**
+   * The claim BeginTurn returned. When set, only a pending turn that still
+   * holds this claim is released; any other gets FAILED_PRECONDITION. Empty
+   * releases the pending turn whoever claimed it, as frontends written
+   * before claims existed do: it stays accepted, but a frontend should
+   * always pass the claim.
+   *
+   * @generated from field: string claim = 4;
+   */
+  claim: string;
 };
 
 /**
@@ -373,7 +406,10 @@ export const ConversationService: GenService<{
   /**
    * BeginTurn opens a new context or continues an owned one, then claims the
    * turn's messageId. The outcome tells the frontend whether to run the
-   * agent, replay a stored reply, or send an A2A error.
+   * agent, replay a stored reply, or send an A2A error. A claim that was
+   * neither completed nor abandoned within the stale-claim age (10 minutes)
+   * may be claimed again, so a frontend that died mid-turn does not block
+   * the messageId for good.
    *
    * @generated from rpc pact.v1.ConversationService.BeginTurn
    */

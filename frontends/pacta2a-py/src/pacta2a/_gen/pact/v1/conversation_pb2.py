@@ -15,33 +15,33 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from pact.v1 import common_pb2 as pact_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1apact/v1/conversation.proto\x12\x07pact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14pact/v1/common.proto\"W\n\x05Owner\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12\x18\n\x07subject\x18\x03 \x01(\tR\x07subject\"\x95\x01\n\x10\x42\x65ginTurnRequest\x12$\n\x05owner\x18\x01 \x01(\x0b\x32\x0e.pact.v1.OwnerR\x05owner\x12\x1d\n\ncontext_id\x18\x02 \x01(\tR\tcontextId\x12\x1d\n\nmessage_id\x18\x03 \x01(\tR\tmessageId\x12\x1d\n\nbrand_user\x18\x04 \x01(\tR\tbrandUser\"\xd3\x01\n\x11\x42\x65ginTurnResponse\x12.\n\x07outcome\x18\x01 \x01(\x0e\x32\x14.pact.v1.TurnOutcomeR\x07outcome\x12\x1d\n\ncontext_id\x18\x02 \x01(\tR\tcontextId\x12\'\n\x0f\x63ontext_created\x18\x03 \x01(\x08R\x0e\x63ontextCreated\x12\x1d\n\nreply_json\x18\x04 \x01(\tR\treplyJson\x12\'\n\x05\x65rror\x18\x05 \x01(\x0b\x32\x11.pact.v1.A2AErrorR\x05\x65rror\"\xc2\x01\n\x13\x43ompleteTurnRequest\x12$\n\x05owner\x18\x01 \x01(\x0b\x32\x0e.pact.v1.OwnerR\x05owner\x12\x1d\n\ncontext_id\x18\x02 \x01(\tR\tcontextId\x12\x1d\n\nmessage_id\x18\x03 \x01(\tR\tmessageId\x12(\n\x10reply_message_id\x18\x04 \x01(\tR\x0ereplyMessageId\x12\x1d\n\nreply_json\x18\x05 \x01(\tR\treplyJson\"O\n\x14\x43ompleteTurnResponse\x12\x37\n\tstored_at\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08storedAt\"x\n\x12\x41\x62\x61ndonTurnRequest\x12$\n\x05owner\x18\x01 \x01(\x0b\x32\x0e.pact.v1.OwnerR\x05owner\x12\x1d\n\ncontext_id\x18\x02 \x01(\tR\tcontextId\x12\x1d\n\nmessage_id\x18\x03 \x01(\tR\tmessageId\"\x15\n\x13\x41\x62\x61ndonTurnResponse\"Z\n\x13\x43loseContextRequest\x12$\n\x05owner\x18\x01 \x01(\x0b\x32\x0e.pact.v1.OwnerR\x05owner\x12\x1d\n\ncontext_id\x18\x02 \x01(\tR\tcontextId\"\x16\n\x14\x43loseContextResponse*r\n\x0bTurnOutcome\x12\x1c\n\x18TURN_OUTCOME_UNSPECIFIED\x10\x00\x12\x14\n\x10TURN_OUTCOME_RUN\x10\x01\x12\x17\n\x13TURN_OUTCOME_REPLAY\x10\x02\x12\x16\n\x12TURN_OUTCOME_ERROR\x10\x03\x32\xc5\x02\n\x13\x43onversationService\x12\x44\n\tBeginTurn\x12\x19.pact.v1.BeginTurnRequest\x1a\x1a.pact.v1.BeginTurnResponse\"\x00\x12M\n\x0c\x43ompleteTurn\x12\x1c.pact.v1.CompleteTurnRequest\x1a\x1d.pact.v1.CompleteTurnResponse\"\x00\x12J\n\x0b\x41\x62\x61ndonTurn\x12\x1b.pact.v1.AbandonTurnRequest\x1a\x1c.pact.v1.AbandonTurnResponse\"\x00\x12M\n\x0c\x43loseContext\x12\x1c.pact.v1.CloseContextRequest\x1a\x1d.pact.v1.CloseContextResponse\"\x00\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1apact/v1/conversation.proto\x12\x07pact.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14pact/v1/common.proto\"W\n\x05Owner\x12\x19\n\x08\x62rand_id\x18\x01 \x01(\tR\x07\x62randId\x12\x19\n\x08\x61gent_id\x18\x02 \x01(\tR\x07\x61gentId\x12\x18\n\x07subject\x18\x03 \x01(\tR\x07subject\"\x95\x01\n\x10\x42\x65ginTurnRequest\x12$\n\x05owner\x18\x01 \x01(\x0b\x32\x0e.pact.v1.OwnerR\x05owner\x12\x1d\n\ncontext_id\x18\x02 \x01(\tR\tcontextId\x12\x1d\n\nmessage_id\x18\x03 \x01(\tR\tmessageId\x12\x1d\n\nbrand_user\x18\x04 \x01(\tR\tbrandUser\"\xe9\x01\n\x11\x42\x65ginTurnResponse\x12.\n\x07outcome\x18\x01 \x01(\x0e\x32\x14.pact.v1.TurnOutcomeR\x07outcome\x12\x1d\n\ncontext_id\x18\x02 \x01(\tR\tcontextId\x12\'\n\x0f\x63ontext_created\x18\x03 \x01(\x08R\x0e\x63ontextCreated\x12\x1d\n\nreply_json\x18\x04 \x01(\tR\treplyJson\x12\'\n\x05\x65rror\x18\x05 \x01(\x0b\x32\x11.pact.v1.A2AErrorR\x05\x65rror\x12\x14\n\x05\x63laim\x18\x06 \x01(\tR\x05\x63laim\"\xd8\x01\n\x13\x43ompleteTurnRequest\x12$\n\x05owner\x18\x01 \x01(\x0b\x32\x0e.pact.v1.OwnerR\x05owner\x12\x1d\n\ncontext_id\x18\x02 \x01(\tR\tcontextId\x12\x1d\n\nmessage_id\x18\x03 \x01(\tR\tmessageId\x12(\n\x10reply_message_id\x18\x04 \x01(\tR\x0ereplyMessageId\x12\x1d\n\nreply_json\x18\x05 \x01(\tR\treplyJson\x12\x14\n\x05\x63laim\x18\x06 \x01(\tR\x05\x63laim\"O\n\x14\x43ompleteTurnResponse\x12\x37\n\tstored_at\x18\x01 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08storedAt\"\x8e\x01\n\x12\x41\x62\x61ndonTurnRequest\x12$\n\x05owner\x18\x01 \x01(\x0b\x32\x0e.pact.v1.OwnerR\x05owner\x12\x1d\n\ncontext_id\x18\x02 \x01(\tR\tcontextId\x12\x1d\n\nmessage_id\x18\x03 \x01(\tR\tmessageId\x12\x14\n\x05\x63laim\x18\x04 \x01(\tR\x05\x63laim\"\x15\n\x13\x41\x62\x61ndonTurnResponse\"Z\n\x13\x43loseContextRequest\x12$\n\x05owner\x18\x01 \x01(\x0b\x32\x0e.pact.v1.OwnerR\x05owner\x12\x1d\n\ncontext_id\x18\x02 \x01(\tR\tcontextId\"\x16\n\x14\x43loseContextResponse*r\n\x0bTurnOutcome\x12\x1c\n\x18TURN_OUTCOME_UNSPECIFIED\x10\x00\x12\x14\n\x10TURN_OUTCOME_RUN\x10\x01\x12\x17\n\x13TURN_OUTCOME_REPLAY\x10\x02\x12\x16\n\x12TURN_OUTCOME_ERROR\x10\x03\x32\xc5\x02\n\x13\x43onversationService\x12\x44\n\tBeginTurn\x12\x19.pact.v1.BeginTurnRequest\x1a\x1a.pact.v1.BeginTurnResponse\"\x00\x12M\n\x0c\x43ompleteTurn\x12\x1c.pact.v1.CompleteTurnRequest\x1a\x1d.pact.v1.CompleteTurnResponse\"\x00\x12J\n\x0b\x41\x62\x61ndonTurn\x12\x1b.pact.v1.AbandonTurnRequest\x1a\x1c.pact.v1.AbandonTurnResponse\"\x00\x12M\n\x0c\x43loseContext\x12\x1c.pact.v1.CloseContextRequest\x1a\x1d.pact.v1.CloseContextResponse\"\x00\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pact.v1.conversation_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _TURNOUTCOME._serialized_start=1088
-  _TURNOUTCOME._serialized_end=1202
+  _TURNOUTCOME._serialized_start=1155
+  _TURNOUTCOME._serialized_end=1269
   _OWNER._serialized_start=94
   _OWNER._serialized_end=181
   _BEGINTURNREQUEST._serialized_start=184
   _BEGINTURNREQUEST._serialized_end=333
   _BEGINTURNRESPONSE._serialized_start=336
-  _BEGINTURNRESPONSE._serialized_end=547
-  _COMPLETETURNREQUEST._serialized_start=550
-  _COMPLETETURNREQUEST._serialized_end=744
-  _COMPLETETURNRESPONSE._serialized_start=746
-  _COMPLETETURNRESPONSE._serialized_end=825
-  _ABANDONTURNREQUEST._serialized_start=827
-  _ABANDONTURNREQUEST._serialized_end=947
-  _ABANDONTURNRESPONSE._serialized_start=949
-  _ABANDONTURNRESPONSE._serialized_end=970
-  _CLOSECONTEXTREQUEST._serialized_start=972
-  _CLOSECONTEXTREQUEST._serialized_end=1062
-  _CLOSECONTEXTRESPONSE._serialized_start=1064
-  _CLOSECONTEXTRESPONSE._serialized_end=1086
-  _CONVERSATIONSERVICE._serialized_start=1205
-  _CONVERSATIONSERVICE._serialized_end=1530
+  _BEGINTURNRESPONSE._serialized_end=569
+  _COMPLETETURNREQUEST._serialized_start=572
+  _COMPLETETURNREQUEST._serialized_end=788
+  _COMPLETETURNRESPONSE._serialized_start=790
+  _COMPLETETURNRESPONSE._serialized_end=869
+  _ABANDONTURNREQUEST._serialized_start=872
+  _ABANDONTURNREQUEST._serialized_end=1014
+  _ABANDONTURNRESPONSE._serialized_start=1016
+  _ABANDONTURNRESPONSE._serialized_end=1037
+  _CLOSECONTEXTREQUEST._serialized_start=1039
+  _CLOSECONTEXTREQUEST._serialized_end=1129
+  _CLOSECONTEXTRESPONSE._serialized_start=1131
+  _CLOSECONTEXTRESPONSE._serialized_end=1153
+  _CONVERSATIONSERVICE._serialized_start=1272
+  _CONVERSATIONSERVICE._serialized_end=1597
 # @@protoc_insertion_point(module_scope)

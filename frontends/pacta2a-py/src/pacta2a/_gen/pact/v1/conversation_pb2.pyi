@@ -12,14 +12,16 @@ TURN_OUTCOME_RUN: TurnOutcome
 TURN_OUTCOME_UNSPECIFIED: TurnOutcome
 
 class AbandonTurnRequest(_message.Message):
-    __slots__ = ["context_id", "message_id", "owner"]
+    __slots__ = ["claim", "context_id", "message_id", "owner"]
+    CLAIM_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
+    claim: str
     context_id: str
     message_id: str
     owner: Owner
-    def __init__(self, owner: _Optional[_Union[Owner, _Mapping]] = ..., context_id: _Optional[str] = ..., message_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, owner: _Optional[_Union[Owner, _Mapping]] = ..., context_id: _Optional[str] = ..., message_id: _Optional[str] = ..., claim: _Optional[str] = ...) -> None: ...
 
 class AbandonTurnResponse(_message.Message):
     __slots__ = []
@@ -38,18 +40,20 @@ class BeginTurnRequest(_message.Message):
     def __init__(self, owner: _Optional[_Union[Owner, _Mapping]] = ..., context_id: _Optional[str] = ..., message_id: _Optional[str] = ..., brand_user: _Optional[str] = ...) -> None: ...
 
 class BeginTurnResponse(_message.Message):
-    __slots__ = ["context_created", "context_id", "error", "outcome", "reply_json"]
+    __slots__ = ["claim", "context_created", "context_id", "error", "outcome", "reply_json"]
+    CLAIM_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_CREATED_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     REPLY_JSON_FIELD_NUMBER: _ClassVar[int]
+    claim: str
     context_created: bool
     context_id: str
     error: _common_pb2.A2AError
     outcome: TurnOutcome
     reply_json: str
-    def __init__(self, outcome: _Optional[_Union[TurnOutcome, str]] = ..., context_id: _Optional[str] = ..., context_created: bool = ..., reply_json: _Optional[str] = ..., error: _Optional[_Union[_common_pb2.A2AError, _Mapping]] = ...) -> None: ...
+    def __init__(self, outcome: _Optional[_Union[TurnOutcome, str]] = ..., context_id: _Optional[str] = ..., context_created: bool = ..., reply_json: _Optional[str] = ..., error: _Optional[_Union[_common_pb2.A2AError, _Mapping]] = ..., claim: _Optional[str] = ...) -> None: ...
 
 class CloseContextRequest(_message.Message):
     __slots__ = ["context_id", "owner"]
@@ -64,18 +68,20 @@ class CloseContextResponse(_message.Message):
     def __init__(self) -> None: ...
 
 class CompleteTurnRequest(_message.Message):
-    __slots__ = ["context_id", "message_id", "owner", "reply_json", "reply_message_id"]
+    __slots__ = ["claim", "context_id", "message_id", "owner", "reply_json", "reply_message_id"]
+    CLAIM_FIELD_NUMBER: _ClassVar[int]
     CONTEXT_ID_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
     OWNER_FIELD_NUMBER: _ClassVar[int]
     REPLY_JSON_FIELD_NUMBER: _ClassVar[int]
     REPLY_MESSAGE_ID_FIELD_NUMBER: _ClassVar[int]
+    claim: str
     context_id: str
     message_id: str
     owner: Owner
     reply_json: str
     reply_message_id: str
-    def __init__(self, owner: _Optional[_Union[Owner, _Mapping]] = ..., context_id: _Optional[str] = ..., message_id: _Optional[str] = ..., reply_message_id: _Optional[str] = ..., reply_json: _Optional[str] = ...) -> None: ...
+    def __init__(self, owner: _Optional[_Union[Owner, _Mapping]] = ..., context_id: _Optional[str] = ..., message_id: _Optional[str] = ..., reply_message_id: _Optional[str] = ..., reply_json: _Optional[str] = ..., claim: _Optional[str] = ...) -> None: ...
 
 class CompleteTurnResponse(_message.Message):
     __slots__ = ["stored_at"]

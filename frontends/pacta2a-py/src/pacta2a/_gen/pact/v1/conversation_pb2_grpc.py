@@ -48,7 +48,10 @@ class ConversationServiceServicer(object):
     def BeginTurn(self, request, context):
         """BeginTurn opens a new context or continues an owned one, then claims the
         turn's messageId. The outcome tells the frontend whether to run the
-        agent, replay a stored reply, or send an A2A error.
+        agent, replay a stored reply, or send an A2A error. A claim that was
+        neither completed nor abandoned within the stale-claim age (10 minutes)
+        may be claimed again, so a frontend that died mid-turn does not block
+        the messageId for good.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
