@@ -708,7 +708,7 @@ func newEnv(t *testing.T, opts ...func(*options)) *env {
 	e := &env{store: store, clock: newClock(), verifier: &fakeVerifier{}, receipts: &fakeReceipts{}, reg: &fakeRegistration{},
 		oauth: &fakeOAuth{}, agent: &countingAgent{}}
 	e.deleg = &fakeDelegation{now: e.clock.Now}
-	e.turns = &turnCounter{Turns: conversation.New(conversation.Deps{Store: store}), calls: &e.calls}
+	e.turns = &turnCounter{Turns: conversation.New(conversation.Deps{Store: store, Now: e.clock.Now}), calls: &e.calls}
 	var brands frontdoor.Brands = brandCounter{Brands: brand.New(brand.Deps{Store: store, PublicURL: "https://provider.example"}), calls: &e.calls}
 	if o.panicBrands {
 		brands = panicBrands{}

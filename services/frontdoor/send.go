@@ -74,7 +74,7 @@ func (s *Service) send(w http.ResponseWriter, r *http.Request, x *exchange, c *c
 	handle, err := s.turns.seal(turnState{
 		BrandID: c.brandID, AgentID: c.caller.GetAgentId(), Subject: c.caller.GetSubject(), Issuer: c.caller.GetIssuer(),
 		ContextID: ctxID, MessageID: msg.messageID, GrantID: c.delegation.GetGrantId(), BrandUser: c.delegation.GetBrandUser(),
-		Expires: s.d.Now().Add(s.d.TurnTimeout + handleSlack).Unix(),
+		Claim: begun.GetClaim(), Expires: s.d.Now().Add(s.d.TurnTimeout + handleSlack).Unix(),
 	})
 	if err != nil {
 		s.fail(w, r, "seal turn handle", err)

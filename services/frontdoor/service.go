@@ -68,6 +68,11 @@ const (
 	MaxRequestBytes = MaxBodyBytes + 128<<10
 	// DefaultTurnTimeout is how long an agent may run a turn.
 	DefaultTurnTimeout = 60 * time.Second
+	// MaxTurnTimeout is the longest TurnTimeout New accepts: a turn's
+	// handle (and so its run) must end well before the conversation
+	// service may hand a stale claim of the turn to another run (see
+	// MaxHandleLife).
+	MaxTurnTimeout = 5 * time.Minute
 )
 
 // Verifier is VerificationService's VerifyAgentRequest.
@@ -130,7 +135,8 @@ type Deps struct {
 	// PublicURL is the Provider's public base URL: self-registration's
 	// endpoint is PublicURL + "/api/platforms".
 	PublicURL string
-	// TurnTimeout bounds an agent's run; DefaultTurnTimeout when zero.
+	// TurnTimeout bounds an agent's run; DefaultTurnTimeout when zero, at
+	// most MaxTurnTimeout.
 	TurnTimeout time.Duration
 	Now         func() time.Time
 	// NewMessageID mints reply message ids; random when nil.
@@ -153,6 +159,9 @@ func New(d Deps) (*Service, error) {
 	}
 	if d.TurnTimeout <= 0 {
 		d.TurnTimeout = DefaultTurnTimeout
+	}
+	if d.TurnTimeout > MaxTurnTimeout {
+		return nil, fmt.Errorf("frontdoor: the turn timeout %v is above %v", d.TurnTimeout, MaxTurnTimeout)
 	}
 	if d.Now == nil {
 		d.Now = time.Now

@@ -26,6 +26,13 @@ import (
 // frontend's call to FinishTurn after an agent that used all its time.
 const handleSlack = 30 * time.Second
 
+// MaxHandleLife is the longest a turn handle lasts: MaxTurnTimeout plus
+// the slack. The conversation service lets a turn's claim be taken over
+// once it is older than its stale-claim age, so that age must be above
+// this, or a run still in time could lose its turn (TestTurnTimeoutIsCapped
+// checks).
+const MaxHandleLife = MaxTurnTimeout + handleSlack
+
 // maxHandleBytes bounds a turn handle FinishTurn reads.
 const maxHandleBytes = 4 << 10
 
@@ -40,7 +47,10 @@ type turnState struct {
 	MessageID string `json:"m"`
 	GrantID   string `json:"g,omitempty"`
 	BrandUser string `json:"u,omitempty"`
-	Expires   int64  `json:"x"`
+	// Claim is the conversation service's id of this run's claim of the
+	// turn: FinishTurn completes or releases this run only.
+	Claim   string `json:"k,omitempty"`
+	Expires int64  `json:"x"`
 }
 
 func (t turnState) owner() *pactv1.Owner {
@@ -140,10 +150,11 @@ func (r *refusal) Error() string {
 // the turn keeps its first reply (the conversation refuses another, and
 // refuses to release a replied turn, which is logged) and the answer is
 // INTERNAL; a retry of the messageId still gets the first reply. A handle
-// names the conversation and the messageId, not one run of it: after a
-// finish that released the turn, the same handle, while it lasts,
-// finishes a later run of that messageId (the conversation service has
-// no per-run token to tell them apart).
+// carries its run's claim of the turn, so it finishes that run only: after
+// a finish that released the turn, or once a stale claim was taken over,
+// the handle can neither complete nor release a later run of the
+// messageId (the conversation refuses it, which is logged, and the answer
+// is INTERNAL); that run's own handle finishes it.
 func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest) (*pactv1.FinishTurnResponse, error) {
 	t, err := s.turns.open(req.GetHandle())
 	expired := errors.Is(err, errHandleExpired)
@@ -167,7 +178,7 @@ func (s *Service) FinishTurn(ctx context.Context, req *pactv1.FinishTurnRequest)
 		s.caught(ctx, func() {
 			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			defer cancel()
-			if _, aerr := s.d.Turns.AbandonTurn(actx, &pactv1.AbandonTurnRequest{Owner: t.owner(), ContextId: t.ContextID, MessageId: t.MessageID}); aerr != nil {
+			if _, aerr := s.d.Turns.AbandonTurn(actx, &pactv1.AbandonTurnRequest{Owner: t.owner(), ContextId: t.ContextID, MessageId: t.MessageID, Claim: t.Claim}); aerr != nil {
 				s.d.Logger.ErrorContext(ctx, "abandon turn", slog.String("error", aerr.Error()))
 			}
 		})
@@ -347,7 +358,7 @@ func (s *Service) complete(ctx context.Context, t turnState, rp reply) ([]byte, 
 		Message message `json:"message"`
 	}{m})
 	_, err := s.d.Turns.CompleteTurn(ctx, &pactv1.CompleteTurnRequest{
-		Owner: t.owner(), ContextId: t.ContextID, MessageId: t.MessageID, ReplyMessageId: m.MessageID, ReplyJson: string(out),
+		Owner: t.owner(), ContextId: t.ContextID, MessageId: t.MessageID, Claim: t.Claim, ReplyMessageId: m.MessageID, ReplyJson: string(out),
 	})
 	return out, err
 }

@@ -14,6 +14,7 @@ import (
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/internal/a2aerr"
 	"pactd.dev/pactd/internal/rpcerr"
+	"pactd.dev/pactd/services/conversation"
 	"pactd.dev/pactd/services/frontdoor"
 )
 
@@ -204,9 +205,9 @@ func TestTurnHandleExpires(t *testing.T) {
 // store another reply (the conversation refuses it) and cannot release
 // the stored turn (AbandonTurn is refused), so it answers INTERNAL and
 // leaves the stored reply as it was. After a finish that released the
-// turn, the handle still finishes a later run of the same messageId. A
-// frontend never finishes a turn twice; this says what happens when one
-// does.
+// turn, the handle cannot finish a later run of the same messageId
+// (TestOldHandleCannotFinishALaterRun). A frontend never finishes a turn
+// twice; this says what happens when one does.
 func TestTurnFinishedTwice(t *testing.T) {
 	e := newEnv(t)
 	turn := e.startTurn(t, sendRequest("acme", "m1", "", "hi", ""))
@@ -232,25 +233,104 @@ func TestTurnFinishedTwice(t *testing.T) {
 		t.Errorf("the refused releases are logged %d times, want 3", n)
 	}
 
-	// A handle whose first finish released its turn: finished again while
-	// nothing runs, it answers INTERNAL. But the handle names the
-	// conversation and messageId, not one run of it: once the PA has sent
-	// the messageId again, the old handle finishes the new run (and the
-	// new run's own handle then answers INTERNAL).
-	released := e.startTurn(t, sendRequest("acme", "m2", turn.GetContextId(), "hi", ""))
+}
+
+// TestOldHandleCannotFinishALaterRun: a handle carries its run's claim of
+// the turn. After a finish that released the turn, the PA sends the
+// messageId again: the old handle can neither complete the new run (the
+// conversation refuses its claim; INTERNAL) nor release it (the release is
+// refused and logged), and the new run's own handle finishes it.
+func TestOldHandleCannotFinishALaterRun(t *testing.T) {
+	e := newEnv(t)
+	released := e.startTurn(t, sendRequest("acme", "m2", "", "hi", ""))
+	ctxID := released.GetContextId()
 	if res, err := e.finish(t, &pactv1.FinishTurnRequest{Handle: released.GetHandle(), Result: &pactv1.FinishTurnRequest_Failure{Failure: "down"}}); err != nil ||
 		res.GetResponse().GetStatus() != 500 {
 		t.Fatalf("failure: %v %v", res, err)
 	}
+	// fail/finished again while nothing runs.
 	if res, err := e.finish(t, finishReply(released.GetHandle(), &pactv1.AgentReply{Text: "late"})); err != nil || res.GetResponse().GetStatus() != 500 {
 		t.Fatalf("a released turn finished again: %v %v; want INTERNAL", res, err)
 	}
-	rerun := e.startTurn(t, sendRequest("acme", "m2", turn.GetContextId(), "hi", ""))
-	if res, err := e.finish(t, finishReply(released.GetHandle(), &pactv1.AgentReply{Text: "stale"})); err != nil || res.GetResponse().GetStatus() != 200 {
-		t.Fatalf("the old handle of a rerun messageId: %v %v", res, err)
+	rerun := e.startTurn(t, sendRequest("acme", "m2", ctxID, "hi", ""))
+	abandonsBefore := len(e.logLines(`"msg":"abandon turn"`))
+	// fail/the old handle, with a reply and with a failure: INTERNAL, and
+	// the rerun stays pending (its retry is the pending duplicate).
+	for _, old := range []*pactv1.FinishTurnRequest{
+		finishReply(released.GetHandle(), &pactv1.AgentReply{Text: "stale"}),
+		{Handle: released.GetHandle(), Result: &pactv1.FinishTurnRequest_Failure{Failure: "stale failure"}},
+	} {
+		res, err := e.finish(t, old)
+		if err != nil || res.GetResponse().GetStatus() != 500 || string(res.GetResponse().GetBody()) != errBody(a2aerr.Internal, "Internal error") {
+			t.Fatalf("the old handle of a rerun messageId (%v): %v %v; want the INTERNAL answer", old.GetResult(), res, err)
+		}
+		dup, err := e.serve(t, sendRequest("acme", "m2", ctxID, "hi", ""))
+		if err != nil || string(dup.GetResponse().GetBody()) != errBody(a2aerr.InvalidParams, a2aerr.MsgPendingDuplicate) {
+			t.Fatalf("after the old handle's finish the rerun is %v (%v); want still pending", dup, err)
+		}
 	}
-	if res, err := e.finish(t, finishReply(rerun.GetHandle(), &pactv1.AgentReply{Text: "fresh"})); err != nil || res.GetResponse().GetStatus() != 500 {
-		t.Fatalf("the rerun's own handle after the old one: %v %v", res, err)
+	if n := len(e.logLines(`"msg":"abandon turn"`)) - abandonsBefore; n != 2 {
+		t.Errorf("the old handle's refused releases are logged %d times, want 2", n)
+	}
+	// ok/the rerun's own handle finishes it, and its reply is stored.
+	res, err := e.finish(t, finishReply(rerun.GetHandle(), &pactv1.AgentReply{Text: "fresh"}))
+	if err != nil || res.GetResponse().GetStatus() != 200 || !strings.Contains(string(res.GetResponse().GetBody()), `"text":"fresh"`) {
+		t.Fatalf("the rerun's own handle: %v %v; want its reply", res, err)
+	}
+	replay, err := e.serve(t, sendRequest("acme", "m2", ctxID, "hi", ""))
+	if err != nil || !slices.Equal(replay.GetResponse().GetBody(), res.GetResponse().GetBody()) {
+		t.Fatalf("replay = %v (%v); want the rerun's reply", replay, err)
+	}
+}
+
+// TestStaleTurnIsTakenOver: a frontend that died mid-turn leaves it
+// pending; once the claim is stale the PA's retry runs it again. The dead
+// run's handle, expired by then, releases nothing: its FinishTurn answers
+// INTERNAL and the new run stays pending until its own handle finishes it.
+func TestStaleTurnIsTakenOver(t *testing.T) {
+	e := newEnv(t)
+	start := e.clock.Now()
+	dead := e.startTurn(t, sendRequest("acme", "m1", "", "hi", ""))
+	ctxID := dead.GetContextId()
+	// fail/not stale yet (the handle has long expired): the pending duplicate.
+	e.clock.Set(start.Add(conversation.StaleClaimAge - time.Second))
+	dup, err := e.serve(t, sendRequest("acme", "m1", ctxID, "hi", ""))
+	if err != nil || string(dup.GetResponse().GetBody()) != errBody(a2aerr.InvalidParams, a2aerr.MsgPendingDuplicate) {
+		t.Fatalf("retry before the stale age: %v %v; want the pending duplicate", dup, err)
+	}
+	// ok/stale: the retry runs.
+	e.clock.Set(start.Add(conversation.StaleClaimAge + 2*time.Second))
+	retry := e.startTurn(t, sendRequest("acme", "m1", ctxID, "hi", ""))
+	// fail/the dead run's handle: expired, and its release is refused.
+	res, err := e.finish(t, finishReply(dead.GetHandle(), &pactv1.AgentReply{Text: "from the dead"}))
+	if err != nil || res.GetResponse().GetStatus() != 500 || string(res.GetResponse().GetBody()) != errBody(a2aerr.Internal, "Internal error") {
+		t.Fatalf("the dead run's handle: %v %v; want the INTERNAL answer", res, err)
+	}
+	dup, err = e.serve(t, sendRequest("acme", "m1", ctxID, "hi", ""))
+	if err != nil || string(dup.GetResponse().GetBody()) != errBody(a2aerr.InvalidParams, a2aerr.MsgPendingDuplicate) {
+		t.Fatalf("after the dead handle's finish: %v %v; want the retry still pending", dup, err)
+	}
+	// ok/the retry's handle finishes it.
+	res, err = e.finish(t, finishReply(retry.GetHandle(), &pactv1.AgentReply{Text: "retried"}))
+	if err != nil || res.GetResponse().GetStatus() != 200 || !strings.Contains(string(res.GetResponse().GetBody()), `"text":"retried"`) {
+		t.Fatalf("the retry's handle: %v %v; want its reply", res, err)
+	}
+}
+
+// TestTurnTimeoutIsCapped: New refuses a turn timeout above
+// MaxTurnTimeout, so a handle always ends before its claim is stale.
+func TestTurnTimeoutIsCapped(t *testing.T) {
+	for _, tc := range []struct {
+		timeout time.Duration
+		ok      bool
+	}{{0, true}, {frontdoor.MaxTurnTimeout, true}, {frontdoor.MaxTurnTimeout + time.Second, false}} {
+		_, err := frontdoor.New(frontdoor.Deps{Secret: secret, TurnTimeout: tc.timeout})
+		if (err == nil) != tc.ok {
+			t.Errorf("New(TurnTimeout %v) err = %v; want ok %v", tc.timeout, err, tc.ok)
+		}
+	}
+	if frontdoor.MaxHandleLife >= conversation.StaleClaimAge {
+		t.Errorf("MaxHandleLife %v is not below the stale-claim age %v", frontdoor.MaxHandleLife, conversation.StaleClaimAge)
 	}
 }
 

@@ -455,7 +455,8 @@ func (x *UserNeeded) GetReturnTo() string {
 // Turn is one User message for the Brand's agent.
 type Turn struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Opaque; hand it back to FinishTurn. It names the conversation, the
+	// Opaque; hand it back to FinishTurn. It names the conversation, this
+	// run of the messageId (no other run of it can be finished with it), the
 	// caller and the grant, and pactd refuses it once altered or after
 	// turn_timeout_seconds.
 	Handle string `protobuf:"bytes,1,opt,name=handle,proto3" json:"handle,omitempty"`

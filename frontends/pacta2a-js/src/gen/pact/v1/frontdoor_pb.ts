@@ -269,7 +269,8 @@ export const UserNeededSchema: GenMessage<UserNeeded> = /*@__PURE__*/
  */
 export type Turn = Message<"pact.v1.Turn"> & {
   /**
-   * Opaque; hand it back to FinishTurn. It names the conversation, the
+   * Opaque; hand it back to FinishTurn. It names the conversation, this
+   * run of the messageId (no other run of it can be finished with it), the
    * caller and the grant, and pactd refuses it once altered or after
    * turn_timeout_seconds.
    *
