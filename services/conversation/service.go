@@ -56,7 +56,7 @@ const (
 // pending-duplicate error for ever. It is well above the longest a live
 // run lasts: the front door's turn handle, which bounds its run, lives at
 // most its turn timeout plus slack (90 s by default; the front door caps
-// the timeout so that the handle always ends first, which server tests
+// the timeout so that the handle always ends first, which its tests
 // check). The run a stale claim was taken from cannot finish the turn any
 // more, as its claim id no longer matches.
 const StaleClaimAge = 10 * time.Minute
