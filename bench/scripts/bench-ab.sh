@@ -2,8 +2,8 @@
 # bench-ab.sh: does a pactd setting move the tail? Alternating runs of pactd
 # under two or more environments at one fixed open-loop rate, on one CPU.
 #
-#   bash scripts/bench-ab.sh 'default=' 'gogc50=GOGC=50'
-#   BENCH_AB_RATE=5000 BENCH_AB_ROUNDS=8 bash scripts/bench-ab.sh 'a=' 'b=GODEBUG=schedtrace=2147483647'
+#   bash bench/scripts/bench-ab.sh 'default=' 'gogc50=GOGC=50'
+#   BENCH_AB_RATE=5000 BENCH_AB_ROUNDS=8 bash bench/scripts/bench-ab.sh 'a=' 'b=GODEBUG=schedtrace=2147483647'
 #
 # Each argument is NAME=VARS: a label and the space-separated VAR=value
 # pairs added to pactd's environment (none for pactd's defaults), PACT_*
@@ -34,10 +34,10 @@
 #   BENCH_AB_POOL       distinct tokens [100000]
 #   BENCH_SERVER_CPU, BENCH_CLIENT_CPU  [0, 1]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.." # the repository root: pactd builds from ./cmd/pactd, the lab from bench/
 
 if [ $# -lt 2 ]; then
-	echo "usage: bash scripts/bench-ab.sh NAME=[VAR=value ...] NAME=[VAR=value ...] ..." >&2
+	echo "usage: bash bench/scripts/bench-ab.sh NAME=[VAR=value ...] NAME=[VAR=value ...] ..." >&2
 	exit 2
 fi
 RATE=${BENCH_AB_RATE:-5000}
@@ -95,7 +95,7 @@ trap cleanup EXIT INT TERM
 
 echo "== build"
 go build -o "$tmp/pactd" ./cmd/pactd
-go build -o "$tmp/pactd-loadgen" ./cmd/pactd-loadgen
+go -C bench build -o "$tmp/pactd-loadgen" ./cmd/pactd-loadgen
 LG="$tmp/pactd-loadgen"
 pin_s=() pin_c=()
 if command -v taskset >/dev/null; then pin_s=(taskset -c "$SERVER_CPU"); pin_c=(taskset -c "$CLIENT_CPU"); fi

@@ -43,13 +43,14 @@ fi
 
 # pkgs TREE: "package-dir benchmark-regexp" lines, one per package holding
 # any of the benchmarks (test files only; generated and vendored trees
-# skipped).
+# skipped, and the lab in bench/, a module of its own that go test from
+# the root cannot run).
 pkgs() {
 	local tree=$1
 	declare -A re=()
 	for b in "${benches[@]}"; do
 		local f
-		f=$(cd "$tree" && grep -rl --include='*_test.go' "^func $b(b \*testing.B)" . | grep -v node_modules | head -1 || true)
+		f=$(cd "$tree" && grep -rl --include='*_test.go' "^func $b(b \*testing.B)" . | grep -v -e node_modules -e '^\./bench/' | head -1 || true)
 		[ -n "$f" ] || { echo "bench-hotpath: $b not found in $tree" >&2; continue; }
 		local d
 		d=$(dirname "$f")

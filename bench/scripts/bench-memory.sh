@@ -17,7 +17,7 @@
 # collector's goal; the quarter on top covers evicted tables not yet
 # unmapped (that waits for the next collection) and the two runs' variance.
 #
-#   bash scripts/bench-memory.sh      # about 12-20 minutes
+#   bash bench/scripts/bench-memory.sh      # about 12-20 minutes
 #
 # Knobs: BENCH_MEMORY_MILLIONS (3), BENCH_MEMORY_CACHES ("65536"; "65536
 # 16384" shows the cache bound following its setting),
@@ -25,7 +25,7 @@
 # (500000 calls per load generator run: two make a million),
 # BENCH_SERVER_CPU (0), BENCH_CLIENT_CPU (1), BENCH_KEEP=1 keeps the logs.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.." # the repository root: pactd builds from ./cmd/pactd, the lab from bench/
 
 MILLIONS=${BENCH_MEMORY_MILLIONS:-3}
 CACHES=${BENCH_MEMORY_CACHES:-65536}
@@ -55,7 +55,7 @@ trap 'exit 130' INT TERM
 
 echo "== build"
 go build -o "$tmp/pactd" ./cmd/pactd
-go build -o "$tmp/pactd-loadgen" ./cmd/pactd-loadgen
+go -C bench build -o "$tmp/pactd-loadgen" ./cmd/pactd-loadgen
 LG="$tmp/pactd-loadgen"
 server_pin=()
 client_pin=()

@@ -4,23 +4,23 @@
 # HTTP/1.1 keep-alive connection each, every answer checked):
 #
 #   1. pactd: VerifyAgentRequest, Connect JSON over HTTP/1.1, a new token
-#      per request and one repeated token (cmd/pactd-loadgen);
+#      per request and one repeated token (bench/cmd/pactd-loadgen);
 #   2. Open Policy Agent: the data API answering a policy that verifies an
 #      ES256 JWT with io.jwt.decode_verify (JWKS, iss, aud, time), new
 #      tokens (a pool signed before the run, each sent once per cycle) and
-#      one repeated token (cmd/pactd-peerload -peer opa);
+#      one repeated token (bench/cmd/pactd-peerload -peer opa);
 #   3. Ory Hydra: token introspection of an opaque client_credentials
 #      access token, which Hydra looks up in PostgreSQL on every call
-#      (cmd/pactd-peerload -peer hydra). pactd has no row here: its
+#      (bench/cmd/pactd-peerload -peer hydra). pactd has no row here: its
 #      IntrospectToken over the wire needs a delegation grant; its
 #      in-process figure is in docs/benchmarks.md, section 3.
 #
 # The peers are Go programs pinned as tools in their own module files,
-# tools/peers/opa/go.mod and tools/peers/hydra/go.mod (two, because their
+# bench/peers/opa/go.mod and bench/peers/hydra/go.mod (two, because their
 # dependency graphs conflict: OPA needs github.com/gobwas/glob v1, Hydra
 # v0.2; Hydra also needs its own replace of gobuffalo/pop). They never
-# touch go.mod or tools/go.mod. The first build downloads and compiles
-# them: a few minutes; later runs use the build cache.
+# touch go.mod, bench/go.mod or tools/go.mod. The first build downloads
+# and compiles them: a few minutes; later runs use the build cache.
 #
 # Each server runs with GOMAXPROCS=1 pinned to one CPU (taskset), the load
 # generator pinned to another. PostgreSQL (Hydra's store, at
@@ -29,7 +29,7 @@
 # throwaway database (hydra_bench_<random>, created and dropped here).
 # Server CPU is utime+stime from /proc, in clock ticks of 10 ms.
 #
-#   bash scripts/bench-peers.sh                # about 2 minutes once built
+#   bash bench/scripts/bench-peers.sh                # about 2 minutes once built
 #
 # Knobs (environment): BENCH_PEAK_SECONDS (8), BENCH_CONC (64),
 # BENCH_POOL (100000, OPA's new tokens), BENCH_PACTD_POOL (200000,
@@ -39,7 +39,7 @@
 # connection, default postgres://postgres@127.0.0.1:5432/test, then the
 # role root), BENCH_KEEP=1 keeps the temporary directory (logs).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.." # the repository root: pactd builds from ./cmd/pactd, the lab from bench/
 
 PEAK=${BENCH_PEAK_SECONDS:-8}
 CONC=${BENCH_CONC:-64}
@@ -48,8 +48,8 @@ PACTD_POOL=${BENCH_PACTD_POOL:-200000}
 N=${BENCH_N:-0}
 SERVER_CPU=${BENCH_SERVER_CPU:-0}
 CLIENT_CPU=${BENCH_CLIENT_CPU:-1}
-OPA_MOD=tools/peers/opa/go.mod
-HYDRA_MOD=tools/peers/hydra/go.mod
+OPA_MOD=bench/peers/opa/go.mod
+HYDRA_MOD=bench/peers/hydra/go.mod
 
 # pactd refuses unknown PACT_* variables; start from none but ours.
 for v in $(compgen -e); do
@@ -98,8 +98,8 @@ skip() { # PEER REASON
 
 echo "== build pactd, pactd-loadgen, pactd-peerload"
 go build -o "$tmp/pactd" ./cmd/pactd
-go build -o "$tmp/pactd-loadgen" ./cmd/pactd-loadgen
-go build -o "$tmp/pactd-peerload" ./cmd/pactd-peerload
+go -C bench build -o "$tmp/pactd-loadgen" ./cmd/pactd-loadgen
+go -C bench build -o "$tmp/pactd-peerload" ./cmd/pactd-peerload
 LG="$tmp/pactd-loadgen"
 PL="$tmp/pactd-peerload"
 
@@ -199,7 +199,7 @@ if [ -n "$have_opa" ]; then
 	{
 		echo 'package pactbench'
 		echo
-		echo '# The key, issuer and audience match cmd/pactd-peerload -peer opa.'
+		echo '# The key, issuer and audience match bench/cmd/pactd-peerload -peer opa.'
 		printf 'jwks := `%s`\n\n' "$(cat "$tmp/opa-jwks.json")"
 		cat <<'REGO'
 default allow := false

@@ -25,14 +25,14 @@
 # CPU. It prints each run, then markdown tables: every figure as floor +
 # verification, × raw, and the verdicts against the targets.
 #
-#   bash scripts/bench-verify.sh               # about 8 minutes
+#   bash bench/scripts/bench-verify.sh               # about 8 minutes
 #
 # Knobs (environment): BENCH_PEAK_SECONDS (8), BENCH_RATE_SECONDS (15),
 # BENCH_RAW_SECONDS (5), BENCH_CONC (64, closed-loop workers), BENCH_RATE_CONC
 # (256, open-loop workers), BENCH_POOL (200000), BENCH_SERVER_CPU (0),
 # BENCH_CLIENT_CPU (1), BENCH_TRANSPORTS (all: "native grpc connect json2
 # proto1 json1"), BENCH_KEEP=1 keeps the temporary directory (logs),
-# BENCH_PEERS=1 also measures OPA and Ory Hydra (scripts/bench-peers.sh).
+# BENCH_PEERS=1 also measures OPA and Ory Hydra (bench/scripts/bench-peers.sh).
 #
 # BENCH_PACTD_ENV adds space-separated VAR=value pairs to pactd's environment
 # only (not the load generator's, the bare floor's or the raw limit's), to
@@ -55,7 +55,7 @@
 # the top of the native and main-port gRPC new-token ones. Profiling costs
 # the server a few per cent.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.." # the repository root: pactd builds from ./cmd/pactd, the lab from bench/
 
 PEAK=${BENCH_PEAK_SECONDS:-8}
 RATE_SECONDS=${BENCH_RATE_SECONDS:-15}
@@ -119,7 +119,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 echo "== build"
-go build -o "$tmp/pactd-loadgen" ./cmd/pactd-loadgen
+go -C bench build -o "$tmp/pactd-loadgen" ./cmd/pactd-loadgen
 LG="$tmp/pactd-loadgen"
 profile_args=()
 if [ -n "${BENCH_PROFILE:-}" ]; then
@@ -390,5 +390,5 @@ fi
 
 if [ -n "${BENCH_PEERS:-}" ]; then
 	echo
-	bash scripts/bench-peers.sh
+	bash bench/scripts/bench-peers.sh
 fi

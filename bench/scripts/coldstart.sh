@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# scripts/coldstart.sh: how long a newcomer's first `go run ./cmd/pactd` takes until pactd
+# bench/scripts/coldstart.sh: how long a newcomer's first `go run ./cmd/pactd` takes until pactd
 # answers, on an EMPTY Go build cache, and what each dependency's compiling costs.
 #
-#   bash scripts/coldstart.sh             measurements 1 and 2 below
-#   bash scripts/coldstart.sh --run-only  1 only
-#   bash scripts/coldstart.sh --tools     also 3
+#   bash bench/scripts/coldstart.sh             measurements 1 and 2 below
+#   bash bench/scripts/coldstart.sh --run-only  1 only
+#   bash bench/scripts/coldstart.sh --tools     also 3
 #
 # 1. go run: `go run ./cmd/pactd` with GOCACHE set to a fresh, empty directory, timed from
 #    the start of go run to the first SERVING answer of grpc.health.v1 Check on its port
@@ -25,7 +25,7 @@
 # The machine's load average is printed before and after: the figures mean little when
 # other work shares the cores (run it when `uptime` shows a load below 1).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.." # the repository root, where ./cmd/pactd builds
 
 RUN_ONLY=0
 TOOLS=0
@@ -34,7 +34,7 @@ for a in "$@"; do
 	--run-only) RUN_ONLY=1 ;;
 	--tools) TOOLS=1 ;;
 	*)
-		echo "usage: bash scripts/coldstart.sh [--run-only] [--tools]" >&2
+		echo "usage: bash bench/scripts/coldstart.sh [--run-only] [--tools]" >&2
 		exit 2
 		;;
 	esac

@@ -2,7 +2,7 @@
 """trace-stalls.py: where a one-P Go process's time went around its stalls.
 
 Reads an execution trace (runtime/trace) of a process that ran with
-GOMAXPROCS=1 (pactd in scripts/bench-verify.sh, or the load generator) as
+GOMAXPROCS=1 (pactd in bench/scripts/bench-verify.sh, or the load generator) as
 printed by `go tool trace -d=parsed TRACE`, and prints:
 
   - the longest busy periods (the P running goroutines with gaps under
@@ -19,9 +19,9 @@ section 2.7). Usage:
 
     curl -so trace.out 'http://PPROF_ADDR/debug/pprof/trace?seconds=4'
     go tool trace -d=parsed trace.out > parsed.txt
-    python3 scripts/trace-stalls.py parsed.txt
+    python3 bench/scripts/trace-stalls.py parsed.txt
 
-(BENCH_PROFILE=1 bash scripts/bench-verify.sh builds pactd with such a
+(BENCH_PROFILE=1 bash bench/scripts/bench-verify.sh builds pactd with such a
 pprof listener.) The -d=parsed format is the Go toolchain's debug output;
 this reads the Go 1.26 form.
 """

@@ -27,7 +27,7 @@
 // acknowledged commit, so none may be lost; the command exits with status
 // 3 when one is.
 //
-//	go run ./cmd/pactd-failover -mode both -out docs/failover.md
+//	(cd bench && go run ./cmd/pactd-failover -mode both -out failover-report.md)
 package main
 
 import (

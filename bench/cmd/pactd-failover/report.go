@@ -170,10 +170,11 @@ func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
 // writeReport writes the Markdown report of the runs.
 func writeReport(b *strings.Builder, sc scenario, rs []*report, args []string) {
-	cmd := "go run ./cmd/pactd-failover"
+	cmd := "(cd bench && go run ./cmd/pactd-failover"
 	if len(args) > 0 {
 		cmd += " " + strings.Join(args, " ")
 	}
+	cmd += ")"
 	lag := ""
 	if sc.Lag > 0 {
 		lag = fmt.Sprintf(" The primary's WAL sender was stopped (SIGSTOP) %v before the primary died, and killed with it: the standby was that far behind.", sc.Lag)

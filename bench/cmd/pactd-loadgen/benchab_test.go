@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// benchScript runs one of scripts/ with args and extra environment, from
-// the repository root and without the caller's PACT_* and BENCH_*
+// benchScript runs one of bench/scripts/ with args and extra environment,
+// from the repository root and without the caller's PACT_* and BENCH_*
 // variables; it returns the combined output and the exit status.
 func benchScript(t *testing.T, script string, timeout time.Duration, extra []string, args ...string) (string, int) {
 	t.Helper()
@@ -26,7 +26,7 @@ func benchScript(t *testing.T, script string, timeout time.Duration, extra []str
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...)
-	cmd.Dir, cmd.Env = "../..", append(env, extra...)
+	cmd.Dir, cmd.Env = "../../..", append(env, extra...)
 	// On a timeout, TERM lets the script's trap stop the pactd and load
 	// generator it started (a KILL would leave them running, pinned to the
 	// CPUs the next test measures on).
@@ -45,10 +45,10 @@ func benchScript(t *testing.T, script string, timeout time.Duration, extra []str
 	}
 }
 
-// benchAB runs scripts/bench-ab.sh (benchScript).
+// benchAB runs bench/scripts/bench-ab.sh (benchScript).
 func benchAB(t *testing.T, timeout time.Duration, extra []string, args ...string) (string, int) {
 	t.Helper()
-	return benchScript(t, "scripts/bench-ab.sh", timeout, extra, args...)
+	return benchScript(t, "bench/scripts/bench-ab.sh", timeout, extra, args...)
 }
 
 // TestBenchABRefusesBadArguments: every malformed setting or bound is
@@ -61,7 +61,7 @@ func TestBenchABRefusesBadArguments(t *testing.T) {
 		args  []string
 		error string
 	}{
-		{"one setting", nil, []string{"a="}, "usage: bash scripts/bench-ab.sh NAME=[VAR=value ...] NAME=[VAR=value ...] ..."},
+		{"one setting", nil, []string{"a="}, "usage: bash bench/scripts/bench-ab.sh NAME=[VAR=value ...] NAME=[VAR=value ...] ..."},
 		{"no name", nil, []string{"=GOGC=50", "b="}, "bench-ab: '=GOGC=50' is not NAME=[VAR=value ...]"},
 		{"not VAR=value", nil, []string{"a=", "b=GOGC"}, "bench-ab: 'GOGC' is not VAR=value"},
 		{"the script's own listener", nil, []string{"a=", "b=PACT_LISTEN=127.0.0.1:1"}, "bench-ab: PACT_LISTEN is bench-ab's own setting of pactd"},

@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"os"
 
-	"pactd.dev/pactd/internal/loadstat"
+	"pactd.dev/pactd/bench/internal/loadstat"
 )
 
 // httpOneClient is an HTTP/1.1 client keeping conns idle connections.

@@ -19,9 +19,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"pactd.dev/pactd/bench/internal/loadstat"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/loadstat"
 )
 
 // verifyFunc sends one VerifyAgentRequest with the given Authorization

@@ -31,7 +31,7 @@
 //
 // The admin and frontend credentials come from PACT_ADMIN_TOKEN and
 // PACT_FRONTEND_TOKEN. -out writes the results as key=value lines for
-// scripts (see scripts/bench-verify.sh).
+// scripts (see bench/scripts/bench-verify.sh).
 //
 // Staging mode, -mix kind=weight,...: the tool an SRE points at a
 // deployment (docs/performance.md, "Load-testing staging"). It speaks TLS to an https
@@ -59,8 +59,9 @@ import (
 	"syscall"
 	"time"
 
+	"pactd.dev/pactd/bench/internal/loadstat"
+	"pactd.dev/pactd/internal/cpumeter"
 	"pactd.dev/pactd/internal/freeport"
-	"pactd.dev/pactd/internal/loadstat"
 )
 
 // Bounds on the flags, so that every run is bounded in count and time.
@@ -481,12 +482,12 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 	mem0 := serverMemory(ctx, o.addr, admin, o.serverPID)
 	pace := paceCollector(o.gcBudget)
 	cpu0 := cpuTime()
-	srv0, srvErr := loadstat.ProcCPU(o.serverPID)
+	srv0, srvErr := cpumeter.ProcCPU(o.serverPID)
 	sch0, schErr := loadstat.ProcSched(o.serverPID)
 	res := drive(ctx, loadSpec{workers: o.workers, duration: o.duration, maxReqs: o.maxReqs, rate: o.rate, grace: grace}, fns, pool.authz)
 	ownGC := pace.cycles()
 	cpu1 := cpuTime()
-	srv1, srvErr1 := loadstat.ProcCPU(o.serverPID)
+	srv1, srvErr1 := cpumeter.ProcCPU(o.serverPID)
 	sch1, schErr1 := loadstat.ProcSched(o.serverPID)
 	clientCPU := (cpu1 - cpu0).Seconds() / res.wall.Seconds()
 	clientUS := 1e6 * (cpu1 - cpu0).Seconds() / float64(max(res.requests, 1))

@@ -23,7 +23,7 @@ func TestStagingRecipe(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds pactd")
 	}
-	page, err := os.ReadFile("../../docs/performance.md")
+	page, err := os.ReadFile("../../../docs/performance.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestStagingRecipe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
-	cmd.Dir, cmd.Env = "../..", env
+	cmd.Dir, cmd.Env = "../../..", env // the recipe runs from the repository root
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(lab, "pactd.log"))

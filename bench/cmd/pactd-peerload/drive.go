@@ -14,7 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"pactd.dev/pactd/internal/loadstat"
+	"pactd.dev/pactd/bench/internal/loadstat"
+	"pactd.dev/pactd/internal/cpumeter"
 )
 
 // checkFunc inspects one answer (status and body); it returns "" when the
@@ -178,7 +179,7 @@ func (g procGroup) snapshot() map[int]time.Duration {
 				continue
 			}
 		}
-		if t, err := loadstat.ProcCPU(pid); err == nil {
+		if t, err := cpumeter.ProcCPU(pid); err == nil {
 			m[pid] = t
 		}
 	}

@@ -1,7 +1,7 @@
 // Command pactd-peerload measures pactd's peers from outside, in the style
 // of pactd-loadgen (closed loop, -c workers, each with its own HTTP/1.1
 // keep-alive connection, every answer checked), so that
-// scripts/bench-peers.sh can put them next to pactd in one table:
+// bench/scripts/bench-peers.sh can put them next to pactd in one table:
 //
 //   - -peer opa: Open Policy Agent's data API, POST <url> with
 //     {"input":{"token":"<ES256 JWT>"}}, answered by a policy that runs
@@ -35,7 +35,8 @@ import (
 	"syscall"
 	"time"
 
-	"pactd.dev/pactd/internal/loadstat"
+	"pactd.dev/pactd/bench/internal/loadstat"
+	"pactd.dev/pactd/internal/cpumeter"
 )
 
 // Bounds on the flags, so that every run is bounded in count and time.
@@ -209,10 +210,10 @@ func load(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error
 	}
 
 	group := procGroup{comm: o.extraComm, match: o.extraMatch}
-	srv0, srvErr0 := loadstat.ProcCPU(o.serverPID)
+	srv0, srvErr0 := cpumeter.ProcCPU(o.serverPID)
 	ext0 := group.snapshot()
 	res := drive(ctx, o.workers, o.duration, o.maxReqs, send, bodies)
-	srv1, srvErr1 := loadstat.ProcCPU(o.serverPID)
+	srv1, srvErr1 := cpumeter.ProcCPU(o.serverPID)
 	ext1 := group.snapshot()
 	perReq := func(d time.Duration) float64 { return 1e6 * d.Seconds() / float64(max(res.requests, 1)) }
 	serverUS, extraUS, exited := -1.0, -1.0, 0

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"pactd.dev/pactd/internal/loadstat"
+	"pactd.dev/pactd/bench/internal/loadstat"
 )
 
 func TestQuantileNearestRank(t *testing.T) {

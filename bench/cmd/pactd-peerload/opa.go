@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// OPA's benchmark policy checks these claims (scripts/bench-peers.sh writes
+// OPA's benchmark policy checks these claims (bench/scripts/bench-peers.sh writes
 // the same values into it).
 const (
 	opaIssuer   = "https://pa.bench.invalid"

@@ -25,28 +25,6 @@ func TestQuantileNearestRank(t *testing.T) {
 	}
 }
 
-func TestParseStat(t *testing.T) {
-	// The command name may hold spaces and ')': fields count from the last one.
-	s := "42 (a) b) S 1 2 3 4 5 6 7 8 9 10 250 31 0 0 20 0 1 0 100 0 0"
-	got, err := ParseStat(s)
-	if err != nil || got != 2810*time.Millisecond {
-		t.Fatalf("ParseStat = %v, %v; want 2.81s", got, err)
-	}
-	for _, bad := range []string{"42 no paren", "42 (x) S 1 2"} {
-		if _, err := ParseStat(bad); err == nil || err.Error() != "unexpected /proc stat format" {
-			t.Errorf("ParseStat(%q) = %v, want unexpected /proc stat format", bad, err)
-		}
-	}
-	// This process, after spinning for a few clock ticks of CPU.
-	var own time.Duration
-	for deadline := time.Now().Add(2 * time.Second); own == 0 && err == nil && time.Now().Before(deadline); {
-		own, err = ProcCPU(os.Getpid())
-	}
-	if err != nil || own <= 0 {
-		t.Errorf("ProcCPU(self) = %v, %v; want some CPU time", own, err)
-	}
-}
-
 func TestParseIOAndSwitches(t *testing.T) {
 	// /proc/<pid>/io and status as proc(5) documents them (status trimmed).
 	io := "rchar: 323934931\nwchar: 323929600\nsyscr: 632687\nsyscw: 632675\nread_bytes: 0\nwrite_bytes: 323932160\ncancelled_write_bytes: 0\n"

@@ -1,4 +1,4 @@
-module pactd.dev/pactd/tools/peers/hydra
+module pactd.dev/pactd/bench/peers/hydra
 
 go 1.26.8
 

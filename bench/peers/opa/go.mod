@@ -1,4 +1,4 @@
-module pactd.dev/pactd/tools/peers/opa
+module pactd.dev/pactd/bench/peers/opa
 
 go 1.26.8
 
