@@ -40,7 +40,7 @@ import (
 // values as the main port, but through grpc-go's own HTTP/2 server: it
 // batches writes and does not start a goroutine per stream, so a gRPC
 // frontend's VerifyAgentRequest costs 40-45 % less CPU than through
-// net/http and connect-go (docs/benchmarks.md, section 2). It applies the same
+// net/http and connect-go (docs/benchmarks.md, "Transport and clients"). It applies the same
 // authentication, role table, size bound, metrics and panic recovery.
 
 // Each adapter embeds the connect handler (its methods are promoted at
@@ -221,7 +221,7 @@ func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
 // service's own error; admits its credential; turns a panic into Internal;
 // and last turns the error into a gRPC status. It is one function rather
 // than grpc.ChainUnaryInterceptor's chain, which builds a closure per
-// level on every call (docs/benchmarks.md §2.8: bytes allocated per call).
+// level on every call (docs/benchmarks.md, "The collector and memory": bytes allocated per call).
 func (s *Server) grpcUnary(pool *workpool.Pool, a *auth.Authenticator, m *rpcMetrics) grpc.UnaryServerInterceptor {
 	o := observer{log: s.log, m: m}
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (resp any, err error) {

@@ -13,7 +13,7 @@ import (
 // between calls long enough for the collector to shrink their stacks, so
 // without the pool most calls paid for growing a stack two or three times.
 // An HTTP/1.1 connection keeps one goroutine for all its requests, and
-// handing its calls over measured no better (docs/benchmarks.md), so those
+// handing its calls over measured no better (docs/benchmarks.md, "Transport and clients"), so those
 // are served in place.
 
 // pooledUnaryPrefix selects the HTTP calls the pool runs: pactd's own

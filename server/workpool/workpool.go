@@ -8,7 +8,7 @@
 // starts one per stream) or idle since the last collection (grpc-go's
 // stream workers), so a VerifyAgentRequest, whose JOSE and ECDSA frames are
 // deep, paid for two or three stack copies on most calls: ≈ 10 % of the CPU
-// of a call on either port (docs/benchmarks.md). A Pool's workers wait for
+// of a call on either port (docs/benchmarks.md, "Transport and clients"). A Pool's workers wait for
 // work beneath a reserved frame, so the collector sees them using enough of
 // their stack never to shrink it, and each call runs on a stack that has
 // already grown.

@@ -13,7 +13,7 @@ package delegation_test
 // not in the Go process's core) and ops/cpu-s (operations per second of
 // CPU time, Go and PostgreSQL together). PostgreSQL's shared processes
 // (walwriter, checkpointer) are not counted; see
-// docs/benchmarks-delegation.md.
+// docs/benchmarks.md, "How the figures are measured".
 //
 // The PA JWT is checked by a fake verifier, as in the other tests here: in
 // pactd the real check (token/pajwt, cached for a reused PA JWT) comes

@@ -17,7 +17,7 @@ package token_test
 //     together: the honest "per core" figure when PostgreSQL shares the box.
 //
 // The PostgreSQL server's shared processes (walwriter, checkpointer) are not
-// counted; docs/benchmarks-delegation.md says how large they were.
+// counted; docs/benchmarks.md ("How the figures are measured") says how large they were.
 
 import (
 	"bytes"

@@ -4,7 +4,7 @@
 // Memory the collector manages costs it twice: the heap goal is a multiple
 // of the live heap, so every live byte lets as much garbage pile up before
 // the next collection, and that garbage is then swept span by span. On one
-// core that sweep runs ahead of every request (docs/benchmarks.md §2.7). A
+// core that sweep runs ahead of every request (docs/benchmarks.md, "The collector and memory"). A
 // table kept here is neither counted toward the goal nor swept; it is
 // mapped once and its pages are touched (and become resident) only as the
 // table fills.

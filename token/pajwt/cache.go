@@ -42,7 +42,7 @@ type cachedToken struct {
 // scanning them. With one object (or
 // two) per entry, a full cache was hundreds of thousands of objects to
 // mark each cycle: tens of milliseconds of mark work on the process's one
-// core, during which requests queued (docs/benchmarks.md §2).
+// core, during which requests queued (docs/benchmarks.md, "The collector and memory").
 type tokenCache struct {
 	shards []cacheShard
 	mask   uint8
