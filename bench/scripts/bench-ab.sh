@@ -11,16 +11,17 @@
 # directory, credentials, PACT_DEV, log level, GOMAXPROCS=1); values are
 # letters, digits and _.,:=/+- only (no quoting, no globbing). This VM's
 # speed drifts by a fifth over minutes and one 15 s run's p99 at two thirds
-# busy spans a factor of four with the same binary (docs/benchmarks.md
-# §2.10), so one run of each decides nothing: the settings run in turn,
+# busy spans a factor of four with the same binary (docs/benchmarks.md,
+# "How the figures are measured"), so one run of each decides nothing: the settings run in turn,
 # ROUNDS times, the order reversed every other round (A B, B A, ...), each
 # run on a fresh pactd after a warm-up that fills its repeat-token cache.
 # The table gives every run (p50 / p99 / p99.9, pactd's CPU, context
 # switches, reads and writes per call, collector cycles); the summary gives
 # each setting's median and in how many rounds it had the lower p99 than the
 # first setting. A setting is worth a note when it wins nearly every round;
-# ask as well what it costs elsewhere (§2.11: a sysmon change that won 8 of
-# 10 rounds here lost 3 of 3 with writes in the mix).
+# ask as well what it costs elsewhere (docs/benchmarks.md, "Scheduler and
+# runtime settings": a sysmon change that won 8 of 10 rounds here lost 3 of
+# 3 with writes in the mix).
 #
 # Environment (defaults in brackets):
 #   BENCH_AB_RATE       open-loop requests/s [5000; about half the native

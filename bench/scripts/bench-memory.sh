@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bench-memory.sh shows where pactd's memory levels off under sustained load
-# (docs/benchmarks.md, section 5; docs/es256-tables.md for the ES256 tables):
+# (docs/performance.md, "Memory under sustained load"; docs/es256-tables.md
+# for the ES256 tables):
 # pactd, pinned to one CPU with GOMAXPROCS=1 on embedded SQLite, serves 3
 # million mixed VerifyAgentRequest calls (of every 8: 5 new tokens from a
 # pool of 200,000, 2 a repeated token, 1 refused; pactd-loadgen -mode mixed)

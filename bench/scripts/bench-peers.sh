@@ -13,7 +13,8 @@
 #      access token, which Hydra looks up in PostgreSQL on every call
 #      (bench/cmd/pactd-peerload -peer hydra). pactd has no row here: its
 #      IntrospectToken over the wire needs a delegation grant; its
-#      in-process figure is in docs/benchmarks.md, section 3.
+#      in-process figure is in docs/performance.md, "Introspection and
+#      refresh on PostgreSQL".
 #
 # The peers are Go programs pinned as tools in their own module files,
 # bench/peers/opa/go.mod and bench/peers/hydra/go.mod (two, because their
@@ -310,5 +311,5 @@ for r in "${rows[@]}"; do
 done
 for s in "${skipped[@]}"; do echo "skipped: $s"; done
 echo
-echo "pactd's IntrospectToken (reads the grant from PostgreSQL on every call) is measured in process: docs/benchmarks.md, section 3."
+echo "pactd's IntrospectToken (reads the grant from PostgreSQL on every call) is measured in process: docs/performance.md, \"Introspection and refresh on PostgreSQL\"."
 echo "took $(($(date +%s) - started))s"

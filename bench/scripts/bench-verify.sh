@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench-verify.sh measures VerifyAgentRequest against the raw ES256 limit and
 # against each transport's own floor, in one run on one machine (design.md,
-# "Performance targets"; docs/benchmarks.md, section 2):
+# "Performance targets"; docs/performance.md, "VerifyAgentRequest over the
+# wire"):
 #
 #   1. raw crypto/ecdsa P-256 verifications/s, one thread, on the server CPU
 #      (pactd idle): the raw limit every ratio is taken over, measured again
@@ -41,11 +42,13 @@
 # makes itself (listeners, data directory, credentials, PACT_DEV, log
 # level, GOMAXPROCS, BENCH_PPROF_ADDR) are refused. (GOGC exported to the
 # whole script also reaches the load generator, which then keeps it instead
-# of pacing its own collector: docs/benchmarks.md §2.12.)
+# of pacing its own collector: docs/benchmarks.md, "How the figures are
+# measured".)
 #
 # BENCH_NATIVE_CLIENT picks the native row's client: h2grpc (the default:
 # the load generator's minimal gRPC client, which costs the load generator
-# less and adds less of its own to the tail, docs/benchmarks.md §2.13) or
+# less and adds less of its own to the tail, docs/benchmarks.md, "Transport
+# and clients") or
 # grpc-go (the stock grpc-go client, as a Go frontend calls pactd).
 #
 # BENCH_PROFILE=1 builds pactd with a net/http/pprof listener on loopback
@@ -216,8 +219,8 @@ val() { sed -n "s/^$2=//p" "$tmp/$1.env" 2>/dev/null; }
 # "@native" in the arguments stands for the native gRPC port's URL.
 # HTTP/1.1 rows use -client http1: connect-go over net/http's client spent
 # as much CPU per call as pactd and, at half the peak, milliseconds of its
-# own queueing in the tail (docs/benchmarks.md §2.9).
-transport_table="native|native gRPC port, gRPC ($NATIVE_CLIENT)|0.70|-protocol grpc -client $NATIVE_CLIENT -verify-addr @native"
+# own queueing in the tail (docs/benchmarks.md, "Transport and clients").
+transport_table="native|native gRPC port, gRPC ($NATIVE_CLIENT)|1.0|-protocol grpc -client $NATIVE_CLIENT -verify-addr @native"
 transport_table+='
 grpc|main port, gRPC (connect-go, h2c)|0.55|-protocol grpc -client connect-go
 connect|main port, Connect binary, HTTP/2|0.55|-protocol connect

@@ -15,7 +15,7 @@ printed by `go tool trace -d=parsed TRACE`, and prints:
 A busy period that is mostly runtime.bgsweep is the stall of
 golang/go#56060: on one P the sweeper yields only to goroutines already
 queued, so nothing reads the network until it is done (docs/benchmarks.md,
-section 2.7). Usage:
+"The collector and memory"). Usage:
 
     curl -so trace.out 'http://PPROF_ADDR/debug/pprof/trace?seconds=4'
     go tool trace -d=parsed trace.out > parsed.txt

@@ -34,7 +34,8 @@ import (
 // native port's half-peak rate (90–114 µs on the load generator's one core)
 // and passes each call through its own write goroutine: against a server
 // doing nothing at that rate its p99 alone was 1.4–3.2 ms
-// (docs/benchmarks.md §2.9–2.12). This client sends the same request
+// (docs/performance.md, "p99 at half the peak"; docs/benchmarks.md,
+// "Transport and clients"). This client sends the same request
 // (:path, content-type application/grpc, te, grpc-timeout, authorization)
 // and labels the answer as outcome labels grpc-go's; it keeps the HTTP/2
 // rules a server relies on (the peer's stream limit, flow-control windows

@@ -31,7 +31,7 @@ const maxAnswerBytes = 64 << 10
 // connection (its write and read loops) and back; on the load generator's
 // one core that left milliseconds of its own in the measured tail: against
 // a server doing nothing at 4,400/s, p99 3.5–3.9 ms against 1.1–2.2 ms with
-// this client (docs/benchmarks.md §2.9). This client
+// this client (docs/benchmarks.md, "Transport and clients"). This client
 // sends the same request (method, path, Content-Type,
 // Connect-Protocol-Version, Connect-Timeout-Ms, Authorization) and checks
 // the same answer; it only asks for no compression.

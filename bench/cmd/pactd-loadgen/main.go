@@ -497,8 +497,8 @@ func loadCmd(ctx context.Context, o options, stdout, stderr io.Writer) (bool, er
 		serverUS = 1e6 * (srv1 - srv0).Seconds() / float64(max(res.requests, 1))
 	}
 	// Context switches and read/write system calls per request: where a
-	// rise in CPU per request at a moderate rate goes (docs/benchmarks.md
-	// §2.10-2.11); -1 when /proc could not be read.
+	// rise in CPU per request at a moderate rate goes (docs/benchmarks.md,
+	// "The tail at half the peak"); -1 when /proc could not be read.
 	perReq := func(n uint64) float64 { return float64(n) / float64(max(res.requests, 1)) }
 	srvSwitches, srvReads, srvWrites := -1.0, -1.0, -1.0
 	if o.serverPID > 0 && schErr == nil && schErr1 == nil {

@@ -32,7 +32,8 @@ func Quantile[T ~int64](sorted []T, q float64) T {
 // switches (voluntary and involuntary, over its threads) and read and
 // write system calls (any file, socket or pipe, the process's whole life).
 // At a moderate rate each request pays its own wake-up, read and write
-// (docs/benchmarks.md §2.10), so these per request say where a rise in CPU
+// (docs/benchmarks.md, "The tail at half the peak"), so these per request
+// say where a rise in CPU
 // per request came from.
 type Sched struct {
 	Switches, Reads, Writes uint64
