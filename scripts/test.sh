@@ -3,7 +3,7 @@
 # (.ci/run ends in `exec bash scripts/test.sh`).
 #
 # In order, stopping at the first failing check before the tests:
-#   1. toolchain and modules      go and git exist; main and tools modules downloaded;
+#   1. toolchain and modules      go and git exist; main, lab (bench/) and tools modules downloaded;
 #                                 with CI=true, Debian's chromium (for e2e/browser_test.go)
 #                                 and pgbouncer (db/dbtest starts it as a transaction pooler
 #                                 in front of the test PostgreSQL for the PgBouncer tests)
@@ -12,9 +12,10 @@
 #                                 sqlc generate, then no diff and no untracked file under gen/
 #                                 and db/internal/; sqlc compile, vet; docs/api.md from the
 #                                 descriptors (go run ./cmd/pactd-apidoc)
-#   4. gofmt, go vet, staticcheck, gofmt -l prints nothing (generated code included);
+#   4. gofmt, go vet, staticcheck, gofmt -l prints nothing (generated code and bench/ included);
 #      deadcode, promtool         go vet; staticcheck ./... and deadcode -test ./... (the
-#                                 pinned tools) print nothing; promtool check rules
+#                                 pinned tools) print nothing, in the main module and
+#                                 in the lab's (bench/); promtool check rules
 #                                 deploy/prometheus/*.yml. Generated code (gen/, db/internal/,
 #                                 marked "Code generated ... DO NOT EDIT") is not
 #                                 excluded by path: staticcheck itself drops, in generated
@@ -29,9 +30,13 @@
 #                                 runs the marked blocks of README.md, then of the docs pages in
 #                                 docs/README.md's order, on a copy of the checkout (servers on
 #                                 ports 7070, 7071, 3000; a line per block, naming file:line)
-#   7. fuzz smoke                 every Fuzz* target for PACT_FUZZTIME (default 20000x), then
+#   7. the lab: go test -race     the lab's module (bench/: load generators, the failover
+#      ./... in bench/            lab, the benchmark scripts with short knobs), its own
+#                                 module, so step 6 does not reach it; counted in the summary
+#   8. fuzz smoke                 every Fuzz* target for PACT_FUZZTIME (default 20000x), in
+#                                 whichever module holds it (the main one or bench/), then
 #                                 the TypeScript fuzz targets of frontends/pacta2a-js as often
-#   8. container image            podman build of the Containerfile (offline, FROM scratch);
+#   9. container image            podman build of the Containerfile (offline, FROM scratch);
 #                                 size, user, entrypoint, no shell, and `pactd version` of the
 #                                 binary copied out of it (with CI=true, Debian's podman is
 #                                 installed; elsewhere skipped without podman)
@@ -46,7 +51,7 @@
 # generated Python code (step 3), their pytest tests (step 4, counted in the summary);
 # e2e runs against the Python frontend in step 6.
 # and a last line "N passed, M failed", counted from go test -json (test-level
-# pass and fail events of steps 6 and 7). Exits non-zero if anything failed.
+# pass and fail events of steps 6, 7 and 8). Exits non-zero if anything failed.
 # Ctrl-C (SIGINT), SIGTERM or SIGHUP stops every process it started, at any
 # depth, within seconds, and exits 130, 143 or 129 (scripts/testsh_test.go).
 #
@@ -56,7 +61,7 @@
 # heartbeat, which prints a line at least once a minute while it runs.
 #
 # Environment:
-#   PACT_QUICK=1            quick local iteration: go test without -race, no fuzz smoke, no
+#   PACT_QUICK=1            quick local iteration: go test (main and lab) without -race, no fuzz smoke, no
 #                           browser test, no container image. Ignored under CI=true: CI always
 #                           runs everything.
 #   PACT_FUZZTIME           fuzz budget per target (default 20000x executions; 0 skips the fuzz smoke).
@@ -74,8 +79,13 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+# Each module as a fresh clone sees it: its own go.mod (bench/ reaches the
+# product through its replace), never a go.work a developer may keep, which
+# would also let step 6's ./... reach into bench/.
+export GOWORK=off
 
-# discover_fuzz prints "./dir FuzzName" for every fuzz target in a _test.go file.
+# discover_fuzz prints "./dir FuzzName" for every fuzz target in a _test.go file,
+# in the main module or a nested one (bench/); the fuzz smoke runs each in its module.
 # This is the one discovery: the fuzz smoke below and internal/archtest both use it.
 discover_fuzz() {
 	local file name
@@ -113,7 +123,7 @@ fi
 step=0
 section() {
 	step=$((step + 1))
-	printf '\n==== [%d/8] %s ====\n' "$step" "$*"
+	printf '\n==== [%d/9] %s ====\n' "$step" "$*"
 }
 fail() {
 	printf 'FAIL: %s\n' "$*" >&2
@@ -228,7 +238,7 @@ command -v git >/dev/null || fail "git is not on PATH"
 go version
 echo "repo: $(pwd)  CI=${CI:-}"
 # Minutes on a machine whose module cache is empty.
-heartbeat "go mod download" bash -c 'go mod download && go mod download -modfile=tools/go.mod' ||
+heartbeat "go mod download" bash -c 'go mod download && go -C bench mod download && go mod download -modfile=tools/go.mod' ||
 	fail "go mod download failed"
 echo "modules downloaded"
 # The pinned tools the checks and tests run (buf, sqlc; grpcurl for the docs' grant walk,
@@ -391,7 +401,8 @@ if [[ -n "$unformatted" ]]; then
 	fail "gofmt would change the files above: run gofmt -w on them"
 fi
 heartbeat "go vet" go vet ./...
-echo "gofmt and go vet clean"
+heartbeat "go vet (bench/)" go -C bench vet ./...
+echo "gofmt and go vet clean (main module and bench/)"
 # staticcheck and deadcode: any line they print is a finding (deadcode exits 0
 # when it finds dead code, so the output is what counts, for both).
 lint_one() { # lint_one OUT TOOL ARGS...: the tool's output (and its errors) in OUT
@@ -399,17 +410,27 @@ lint_one() { # lint_one OUT TOOL ARGS...: the tool's output (and its errors) in 
 	shift
 	tool "$@" >"$out" 2>&1 || true
 }
+# The lab's module (bench/) the same way, the pinned tools run from inside it.
+lint_bench() { # lint_bench OUT TOOL ARGS...: lint_one in bench/
+	local out=$1
+	shift
+	(cd bench && go tool -modfile=../tools/go.mod "$@") >"$out" 2>&1 || true
+}
 heartbeat "staticcheck" lint_one "$WORK/staticcheck.out" staticcheck ./...
-if [[ -s "$WORK/staticcheck.out" ]]; then
+heartbeat "staticcheck (bench/)" lint_bench "$WORK/staticcheck-bench.out" staticcheck ./...
+if [[ -s "$WORK/staticcheck.out" || -s "$WORK/staticcheck-bench.out" ]]; then
 	cat "$WORK/staticcheck.out"
+	sed 's|^|bench/|' "$WORK/staticcheck-bench.out"
 	fail "staticcheck: fix the findings above (a justified exception takes a //lint:ignore CHECK reason line)"
 fi
 heartbeat "deadcode" lint_one "$WORK/deadcode.out" deadcode -test ./...
-if [[ -s "$WORK/deadcode.out" ]]; then
+heartbeat "deadcode (bench/)" lint_bench "$WORK/deadcode-bench.out" deadcode -test ./...
+if [[ -s "$WORK/deadcode.out" || -s "$WORK/deadcode-bench.out" ]]; then
 	cat "$WORK/deadcode.out"
+	sed 's|^|bench/|' "$WORK/deadcode-bench.out"
 	fail "deadcode: remove the unreachable functions above (or call them from a test if they are a tested API)"
 fi
-echo "staticcheck and deadcode print nothing"
+echo "staticcheck and deadcode print nothing (main module and bench/)"
 if command -v promtool >/dev/null; then
 	promtool check rules deploy/prometheus/*.yml || fail "promtool check rules: the alert rules in deploy/prometheus/ are invalid"
 elif [[ "${CI:-}" == "true" ]]; then
@@ -560,8 +581,10 @@ heartbeat "building the go test output formatter" bash -c 'cd "$1" && GOFLAGS= G
 	fail "build the go test output formatter"
 
 JSON_TEST="$WORK/test.json"
+JSON_BENCH="$WORK/bench.json"
 JSON_FUZZ="$WORK/fuzz.json"
 : >"$JSON_TEST"
+: >"$JSON_BENCH"
 : >"$JSON_FUZZ"
 status=0
 if [[ ${py_failed:-0} == 1 || ${scratch_failed:-0} == 1 ]]; then status=1; fi
@@ -583,6 +606,22 @@ fi
 echo "go test took $((SECONDS - t0))s"
 
 # ---------------------------------------------------------------------------
+# The lab (bench/) is a module of its own, so ./... above does not reach it:
+# its tests run here, as the main module's do (under the race detector unless
+# PACT_QUICK=1), and count in the summary. They run the benchmark scripts
+# with short knobs (seconds each); the measuring runs are the scripts'
+# own, never part of the tests.
+t0=$SECONDS
+if [[ $QUICK == 1 ]]; then
+	section "the lab: go test ./... in bench/ (PACT_QUICK=1: no -race)"
+	heartbeat "go test (bench/)" bash -c 'set -o pipefail; cd bench && go test -json -count=1 -timeout 10m ./... 2>&1 | tee "$1" | "$2"' _ "$JSON_BENCH" "$WORK/gotestfmt" || status=1
+else
+	section "the lab: go test -race ./... in bench/"
+	heartbeat "go test -race (bench/)" bash -c 'set -o pipefail; cd bench && go test -json -race -count=1 -timeout 10m ./... 2>&1 | tee "$1" | "$2"' _ "$JSON_BENCH" "$WORK/gotestfmt" || status=1
+fi
+echo "go test in bench/ took $((SECONDS - t0))s"
+
+# ---------------------------------------------------------------------------
 FUZZTIME=${PACT_FUZZTIME:-20000x}
 targets=$(discover_fuzz)
 section "fuzz smoke: $(printf '%s' "$targets" | grep -c . || true) target(s), -fuzztime $FUZZTIME each"
@@ -593,10 +632,17 @@ elif [[ "$FUZZTIME" == "0" || "$FUZZTIME" == "0s" || "$FUZZTIME" == "0x" ]]; the
 elif [[ -z "$targets" ]]; then
 	echo "no fuzz targets found"
 else
-	# fuzz_one PKG NAME OUT: one target's smoke run, its go test -json in OUT.
+	# module_of DIR: the folder of the go.mod DIR's package belongs to ("." or "./bench").
+	module_of() {
+		local d=$1
+		while [[ $d != . && ! -f $d/go.mod ]]; do d=$(dirname "$d"); done
+		printf '%s\n' "$d"
+	}
+	# fuzz_one PKG NAME OUT: one target's smoke run in its module, its go test -json in OUT.
 	fuzz_one() {
-		local pkg=$1 name=$2
-		go test -json -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -timeout 5m "$pkg" </dev/null >"$3" 2>&1
+		local pkg=$1 name=$2 mod
+		mod=$(module_of "$pkg")
+		go -C "$mod" test -json -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" -timeout 5m "./${pkg#"$mod"/}" </dev/null >"$3" 2>&1
 	}
 	while read -r pkg name; do
 		one="$WORK/fuzz-$(basename "$pkg")-$name.json"
@@ -682,13 +728,13 @@ fi
 
 # ---------------------------------------------------------------------------
 count() { # count ACTION: test-level events of that action
-	cat "$JSON_TEST" "$JSON_FUZZ" | grep -F "\"Action\":\"$1\"" | grep -cF '"Test":"' || true
+	cat "$JSON_TEST" "$JSON_BENCH" "$JSON_FUZZ" | grep -F "\"Action\":\"$1\"" | grep -cF '"Test":"' || true
 }
 passed=$(count pass)
 failed=$(count fail)
-failed_tests=$(cat "$JSON_TEST" "$JSON_FUZZ" | grep -F '"Action":"fail"' | grep -F '"Test":"' |
+failed_tests=$(cat "$JSON_TEST" "$JSON_BENCH" "$JSON_FUZZ" | grep -F '"Action":"fail"' | grep -F '"Test":"' |
 	sed -n 's/.*"Package":"\([^"]*\)","Test":"\([^"]*\)".*/  \1 \2/p' || true)
-failed_pkgs=$(cat "$JSON_TEST" "$JSON_FUZZ" | grep -F '"Action":"fail"' | grep -vF '"Test":"' |
+failed_pkgs=$(cat "$JSON_TEST" "$JSON_BENCH" "$JSON_FUZZ" | grep -F '"Action":"fail"' | grep -vF '"Test":"' |
 	sed -n 's/.*"Package":"\([^"]*\)".*/  \1/p' | sort -u || true)
 # pytest's counts, from its JUnit XML: a test case with a failure or an error failed,
 # one without those or a skip passed. Its first output line is "PASSED FAILED", then

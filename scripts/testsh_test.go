@@ -270,7 +270,7 @@ func TestFailingStepStillEndsTheRun(t *testing.T) {
 	s := startTestScript(t, "STUB_FAIL=1", "HEARTBEAT_SECONDS=1")
 	status := s.wait(t, time.Minute)
 	out := s.out.String()
-	if status != 1 || !strings.Contains(out, "FAIL: go mod download failed") || strings.Contains(out, "[2/8]") {
+	if status != 1 || !strings.Contains(out, "FAIL: go mod download failed") || strings.Contains(out, "[2/9]") {
 		t.Errorf("exit %d, want 1 with \"FAIL: go mod download failed\" before step 2:\n%s", status, out)
 	}
 	if !strings.Contains(out, "  ... go mod download: still running (1s)") {

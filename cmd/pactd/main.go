@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -21,7 +20,6 @@ import (
 	"pactd.dev/pactd/cmd/pactd/admin"
 	"pactd.dev/pactd/core/auth"
 	"pactd.dev/pactd/db"
-	"pactd.dev/pactd/internal/sysmonprio"
 	"pactd.dev/pactd/server"
 	"pactd.dev/pactd/server/buildinfo"
 	"pactd.dev/pactd/server/config"
@@ -174,18 +172,6 @@ func serve(ctx context.Context, cfg config.Config, env []string, stdout, stderr 
 	srv, err := server.Build(ctx, cfg, server.Deps{Logger: log, Out: stdout, Listeners: lns})
 	if err != nil {
 		return err
-	}
-	// On one CPU every wake-up of the runtime's sysmon thread would preempt
-	// the thread serving a request (docs/benchmarks.md §2.11).
-	if cfg.SysmonBatch && sysmonprio.Supported && runtime.GOMAXPROCS(0) == 1 {
-		if tid, err := sysmonprio.Batch(); err != nil {
-			log.Warn("could not move the Go runtime's sysmon thread to SCHED_BATCH (PACT_SYSMON_BATCH=off skips this)", slog.String("error", err.Error()))
-		} else {
-			log.Info("the Go runtime's sysmon thread runs in SCHED_BATCH", slog.Int("tid", tid))
-			go sysmonprio.Keep(ctx, tid, time.Second, func(n int) {
-				log.Debug("threads started by sysmon returned to SCHED_NORMAL", slog.Int("threads", n))
-			})
-		}
 	}
 	log.Info("pactd ready", slog.Float64("startup_ms", float64(time.Since(start).Microseconds())/1000))
 	return srv.Run(ctx)

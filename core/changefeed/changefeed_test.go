@@ -16,7 +16,7 @@ import (
 	"pactd.dev/pactd/core/changefeed"
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
-	"pactd.dev/pactd/internal/loadstat"
+	"pactd.dev/pactd/internal/cpumeter"
 	"pactd.dev/pactd/internal/testkit/testclock"
 )
 
@@ -368,7 +368,7 @@ func BenchmarkPollNothingNew(b *testing.B) {
 	if err := f.Poll(b.Context()); err != nil {
 		b.Fatal(err)
 	}
-	m := loadstat.StartMeter(strings.TrimPrefix(mustPath(b, u), "/"))
+	m := cpumeter.Start(strings.TrimPrefix(mustPath(b, u), "/"))
 	for b.Loop() {
 		if err := f.Poll(b.Context()); err != nil {
 			b.Fatal(err)

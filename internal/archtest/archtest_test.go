@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +22,15 @@ import (
 
 // module is the main module's path; every package of the repository is under it.
 const module = "pactd.dev/pactd"
+
+// nestedModules are the repository's other modules with Go code, read with
+// the main module: each folder's module path is module + "/" + folder, so
+// its packages' import paths follow the tree as the main module's do. The
+// lab (bench/: load generators, the failover lab, benchmark scripts) is a
+// module of its own so that the product's go.mod carries nothing only it
+// needs. Any other nested module (tools/, bench/peers/*: module files of
+// pinned tools) must hold no Go code; goFiles fails on one that does.
+var nestedModules = []string{"bench"}
 
 // ---------------------------------------------------------------------------
 // Walking the repository
@@ -49,16 +59,18 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// goFile is one .go file of the main module.
+// goFile is one .go file of the main module or of a nested module in
+// nestedModules.
 type goFile struct {
 	rel    string // slash path from the repository root, e.g. "db/open.go"
 	pkg    string // import path of its directory, e.g. "pactd.dev/pactd/db"
 	isTest bool
 }
 
-// goFiles lists the .go files the go command sees as part of the main module:
-// it skips testdata, vendor, directories starting with "." or "_", and nested
-// modules (tools/ has its own go.mod).
+// goFiles lists the .go files the go command sees as part of the main module
+// and of the nestedModules: it skips testdata, vendor, directories starting
+// with "." or "_", and any other nested module (tools/ has its own go.mod),
+// which must hold no .go file.
 func goFiles(t *testing.T, root string) []goFile {
 	t.Helper()
 	var out []goFile
@@ -76,6 +88,19 @@ func goFiles(t *testing.T, root string) []goFile {
 				return filepath.SkipDir
 			}
 			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				rel, err := filepath.Rel(root, path)
+				if err != nil {
+					return err
+				}
+				rel = filepath.ToSlash(rel)
+				if slices.Contains(nestedModules, rel) {
+					checkModulePath(t, path, module+"/"+rel)
+					return nil
+				}
+				if code := goCodeIn(t, path); code != "" {
+					file, _ := filepath.Rel(root, code)
+					t.Errorf("%s is a module of its own with Go code (%s) that no guard reads: add it to nestedModules", rel, filepath.ToSlash(file))
+				}
 				return filepath.SkipDir
 			}
 			return nil
@@ -99,6 +124,41 @@ func goFiles(t *testing.T, root string) []goFile {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// checkModulePath fails the test unless dir/go.mod declares module want.
+func checkModulePath(t *testing.T, dir, want string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^module\s+` + regexp.QuoteMeta(want) + `\s*$`).Match(b) {
+		t.Fatalf("%s/go.mod is not module %s: its import paths would not follow the tree", dir, want)
+	}
+}
+
+// goCodeIn returns the first .go file under dir (outside testdata), or "".
+func goCodeIn(t *testing.T, dir string) string {
+	t.Helper()
+	var found string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") {
+			found = path
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
 }
 
 // under reports whether the slash path p is dir or inside it.
@@ -131,6 +191,7 @@ const (
 	layerService        // services/<name>: one package per API service
 	layerRoot           // server/... (the composition root), frontends/<name>/... (levels in frontendLevels)
 	layerCmd            // cmd/<name>: the programs
+	layerLab            // bench/internal/<name> (level 0), bench/cmd/<name> (level 1): the lab, a module of its own
 )
 
 // tokenLevels ranks the token/JOSE core's packages inside their layer.
@@ -186,6 +247,8 @@ var frontendLevels = map[string]int{
 //	7.0  pactd.dev/pactd/server/...          (the composition root and its adapters)
 //	7.n  pactd.dev/pactd/frontends/<name>/... (n from frontendLevels; they see pactd only through gen/, see edgeProblem)
 //	8    pactd.dev/pactd/cmd/<name>/...
+//	9.0  pactd.dev/pactd/bench/internal/<name>/... (the lab's helpers)
+//	9.1  pactd.dev/pactd/bench/cmd/<name>/...      (the lab's programs)
 func classify(importPath string) (r rank, tree string, ok bool) {
 	rel, found := strings.CutPrefix(importPath, module+"/")
 	if !found {
@@ -228,6 +291,18 @@ func classify(importPath string) (r rank, tree string, ok bool) {
 		return leveled(layerRoot, frontendLevels)
 	case strings.HasPrefix(rel, "cmd/"):
 		return rank{layerCmd, 0}, first2, true
+	case strings.HasPrefix(rel, "bench/"):
+		lab := strings.SplitN(rel, "/", 4) // "bench", "internal" or "cmd", <name>, ...
+		if len(lab) < 3 {
+			return rank{}, "", false
+		}
+		tree := strings.Join(lab[:3], "/")
+		switch lab[1] {
+		case "internal":
+			return rank{layerLab, 0}, tree, true
+		case "cmd":
+			return rank{layerLab, 1}, tree, true
+		}
 	}
 	return rank{}, "", false
 }
@@ -260,6 +335,10 @@ func edgeProblem(from, to string) string {
 		return ""
 	case strings.HasPrefix(relTo, "cmd/"):
 		return edge + ": nothing imports cmd/"
+	case strings.HasPrefix(relTo, "bench/") && !strings.HasPrefix(relFrom, "bench/"):
+		return edge + ": the product never imports the lab (bench/, a module of its own)"
+	case strings.HasPrefix(relTo, "bench/cmd/"):
+		return edge + ": nothing imports the lab's programs (bench/cmd/)"
 	case under(relFrom, "frontends/pacta2a") && !under(relTo, "gen"):
 		return edge + ": frontends/pacta2a (the frontend library) sees pactd only through the generated clients in gen/"
 	case strings.HasPrefix(relFrom, "frontends/") && !under(relTo, "gen") && !strings.HasPrefix(relTo, "frontends/"):
@@ -334,6 +413,13 @@ func TestImportsPointDownTheRanks(t *testing.T) {
 	}
 	if _, ok := graph[module+"/cmd/pactd"][module+"/server"]; !ok {
 		t.Fatalf("did not see cmd/pactd import server; the import reader is broken")
+	}
+	// The lab's module is read too, its edges into the product and its own.
+	for _, e := range [][2]string{{"bench/cmd/pactd-failover", "server"}, {"bench/cmd/pactd-loadgen", "bench/internal/loadstat"},
+		{"bench/cmd/pactd-failover", "db/dbtest"}} {
+		if _, ok := graph[module+"/"+e[0]][module+"/"+e[1]]; !ok {
+			t.Fatalf("did not see %s import %s; the walk misses the lab's module (bench/)", e[0], e[1])
+		}
 	}
 	// The frontends are read too: the rule for them judges real edges,
 	for _, e := range [][2]string{{"cmd/pact-a2a", "frontends/pacta2a"}, {"frontends/demo", "frontends/pacta2a"},
@@ -484,6 +570,27 @@ func TestEdgeProblem(t *testing.T) {
 		{"fail/a2a-server", m + "cmd/pact-a2a", m + "server", false},
 		{"fail/a2a-leaf", m + "cmd/pact-a2a", m + "internal/rpcerr", false},
 		{"fail/a2a-db", m + "cmd/pact-a2a", m + "db", false},
+
+		// Layer 9, the lab (bench/, a module of its own): anything of the
+		// product but services/, its helpers below its programs; the
+		// product never imports it.
+		{"ok/lab-server", m + "bench/cmd/pactd-loadgen", m + "server", true},
+		{"ok/lab-config", m + "bench/cmd/pactd-failover", m + "server/config", true},
+		{"ok/lab-dbtest", m + "bench/cmd/pactd-failover", m + "db/dbtest", true},
+		{"ok/lab-leaf", m + "bench/cmd/pactd-loadgen", m + "internal/freeport", true},
+		{"ok/lab-helper", m + "bench/cmd/pactd-peerload", m + "bench/internal/loadstat", true},
+		{"ok/lab-helper-leaf", m + "bench/internal/loadstat", m + "internal/cpumeter", true},
+		{"ok/lab-own-subpackage", m + "bench/cmd/pactd-loadgen/x", m + "bench/cmd/pactd-loadgen", true},
+		{"fail/lab-service", m + "bench/cmd/pactd-loadgen", m + "services/verification", false},
+		{"fail/lab-cmd", m + "bench/cmd/pactd-loadgen", m + "cmd/pactd", false},
+		{"fail/lab-program-program", m + "bench/cmd/pactd-peerload", m + "bench/cmd/pactd-loadgen", false},
+		{"fail/lab-helper-program", m + "bench/internal/loadstat", m + "bench/cmd/pactd-loadgen", false},
+		{"fail/lab-helper-helper", m + "bench/internal/loadstat", m + "bench/internal/other", false},
+		{"fail/lab-testkit", m + "bench/cmd/pactd-loadgen", m + "internal/testkit/testclock", false},
+		{"fail/cmd-lab", m + "cmd/pactd", m + "bench/internal/loadstat", false},
+		{"fail/leaf-lab", m + "internal/cpumeter", m + "bench/internal/loadstat", false},
+		{"fail/server-lab", m + "server", m + "bench/cmd/pactd-loadgen", false},
+		{"fail/lab-unranked", m + "bench/misc", m + "server", false},
 
 		// The test kit: only _test.go files import it (they are not read
 		// here, so any edge into it is a non-test file's).
@@ -789,6 +896,8 @@ func TestEveryFuzzTargetRunsInTheFuzzSmoke(t *testing.T) {
 		`grep -rl '^func Fuzz' --include='*_test.go'`,
 		`targets=$(discover_fuzz)`,
 		`-fuzz "^${name}\$"`,
+		// in the target's own module: bench/ is not the main module's
+		`go -C "$mod" test`,
 	} {
 		if !bytes.Contains(script, []byte(must)) {
 			t.Errorf("scripts/test.sh no longer contains %q: the fuzz smoke must run every target its discovery finds", must)

@@ -139,7 +139,8 @@ func TestWalkOrder(t *testing.T) {
 }
 
 // TestDocsTree: the index links every page of docs/, every local link of
-// README.md and of the docs pages leads to a file or folder that exists,
+// README.md, of the lab's bench/README.md (its own module, outside docs/)
+// and of the docs pages leads to a file or folder that exists,
 // and the README is a front door: at most readmeMaxLines lines, linking the
 // index, with no microsecond figures on its first screen.
 func TestDocsTree(t *testing.T) {
@@ -156,7 +157,7 @@ func TestDocsTree(t *testing.T) {
 	}
 	linked := map[string]bool{}
 	ids := map[string]map[string]bool{} // a linked page's anchors
-	all := append([]string{filepath.Join(root, "README.md")}, pages...)
+	all := append([]string{filepath.Join(root, "README.md"), filepath.Join(root, "bench", "README.md")}, pages...)
 	for _, p := range all {
 		rel, _ := filepath.Rel(root, p)
 		rel = filepath.ToSlash(rel)

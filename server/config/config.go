@@ -128,11 +128,6 @@ type Config struct {
 	// Webhook are the bounds of audit event delivery to webhook
 	// destinations (core/webhook).
 	Webhook WebhookConfig
-	// SysmonBatch is whether pactd, on Linux with GOMAXPROCS=1, moves the
-	// Go runtime's sysmon thread to SCHED_BATCH so that its polling does
-	// not preempt request work (internal/sysmonprio); PACT_SYSMON_BATCH=off
-	// leaves every thread as the runtime made it.
-	SysmonBatch bool
 	// Tracing is whether the standard OTEL_* variables of the same
 	// environment turn trace export on (tracing.Enabled): the server then
 	// opens spans. Not a PACT_* setting; read here so that nothing past
@@ -430,13 +425,6 @@ func options() []option {
 				return fmt.Errorf("must be a whole number of grants from %d to %d", MinGrantCacheSize, MaxGrantCacheSize)
 			}
 			c.GrantCacheSize = n
-			return nil
-		}},
-		{"sysmon-batch", "PACT_SYSMON_BATCH", "auto", "auto: on Linux with GOMAXPROCS=1, the Go runtime's sysmon thread in SCHED_BATCH so its polling does not preempt requests; off: leave it", func(c *Config, v string) error {
-			if v != "auto" && v != Off {
-				return fmt.Errorf("must be auto or off")
-			}
-			c.SysmonBatch = v == "auto"
 			return nil
 		}},
 		{"token-cache-size", "PACT_TOKEN_CACHE_SIZE", strconv.Itoa(DefaultTokenCacheSize), "entries of the PA repeat-token cache, each at most about 1.2 KiB: the main bound on memory under load (0: no cache)", func(c *Config, v string) error {

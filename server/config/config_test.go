@@ -65,7 +65,6 @@ func TestLoadDefaults(t *testing.T) {
 		GrantCacheSize:     100_000,
 		AuditRetention:     90 * 24 * time.Hour,
 		SelfRegistration:   "off",
-		SysmonBatch:        true,
 		Webhook: config.WebhookConfig{PollInterval: time.Second, Timeout: 10 * time.Second, RetryBase: 5 * time.Second,
 			RetryMax: time.Hour, MaxAttempts: 100, MaxAge: 72 * time.Hour},
 		ES256Tables:     true,
@@ -435,13 +434,6 @@ func TestLoad(t *testing.T) {
 			},
 		},
 		{
-			name: "ok/sysmon-batch-off",
-			env:  []string{"PACT_SYSMON_BATCH=off"},
-			check: func(t *testing.T, c config.Config) {
-				eq(t, "SysmonBatch", strconv.FormatBool(c.SysmonBatch), "false")
-			},
-		},
-		{
 			name: "ok/token-cache-size-max",
 			env:  []string{"PACT_TOKEN_CACHE_SIZE=4194304"},
 			check: func(t *testing.T, c config.Config) {
@@ -578,9 +570,6 @@ func TestLoadRefuses(t *testing.T) {
 		{"fail/token-cache-size-too-big", []string{"--token-cache-size=4194305"}, nil, []string{"--token-cache-size", "4194304"}},
 		{"fail/token-cache-size-garbage", nil, []string{"PACT_TOKEN_CACHE_SIZE=64k"}, []string{"PACT_TOKEN_CACHE_SIZE"}},
 		{"fail/token-cache-size-empty", nil, []string{"PACT_TOKEN_CACHE_SIZE="}, []string{"PACT_TOKEN_CACHE_SIZE"}},
-
-		{"fail/sysmon-batch-true", nil, []string{"PACT_SYSMON_BATCH=true"}, []string{"PACT_SYSMON_BATCH", "auto or off"}},
-		{"fail/sysmon-batch-empty", []string{"--sysmon-batch="}, nil, []string{"--sysmon-batch", "auto or off"}},
 
 		{"fail/dev-not-bool", nil, []string{"PACT_DEV=yes"}, []string{"PACT_DEV"}},
 		{"fail/flag-source-named", []string{"--dev=maybe"}, []string{"PACT_DEV=true"}, []string{"--dev"}},

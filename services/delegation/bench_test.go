@@ -44,7 +44,7 @@ import (
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/apidesc"
-	"pactd.dev/pactd/internal/loadstat"
+	"pactd.dev/pactd/internal/cpumeter"
 	"pactd.dev/pactd/internal/oauthwire"
 	"pactd.dev/pactd/services/delegation"
 	"pactd.dev/pactd/token/delegtoken"
@@ -175,7 +175,7 @@ func BenchmarkRefresh(b *testing.B) {
 			e := newRefreshEnv(b, engine)
 			rt := e.grant(b, "user-42")
 			ctx := b.Context()
-			m := loadstat.StartMeter(e.dbName)
+			m := cpumeter.Start(e.dbName)
 			b.ReportAllocs()
 			for b.Loop() {
 				resp, err := e.svc.IssueDelegation(ctx, refreshReq(rt))
@@ -199,7 +199,7 @@ func BenchmarkRefreshParallel(b *testing.B) {
 			chains <- e.grant(b, "user-"+strconv.Itoa(i))
 		}
 		ctx := b.Context()
-		m := loadstat.StartMeter(e.dbName)
+		m := cpumeter.Start(e.dbName)
 		b.ReportAllocs()
 		b.SetParallelism(perProc)
 		b.ResetTimer()
@@ -232,7 +232,7 @@ func BenchmarkRefreshRPC(b *testing.B) {
 			base, client := serveH2C(b, mux)
 			c := pactv1connect.NewDelegationServiceClient(client, base, connect.WithGRPC())
 			ctx := b.Context()
-			m := loadstat.StartMeter(e.dbName)
+			m := cpumeter.Start(e.dbName)
 			b.ReportAllocs()
 			for b.Loop() {
 				resp, err := c.IssueDelegation(ctx, refreshReq(rt))

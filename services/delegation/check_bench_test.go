@@ -13,7 +13,7 @@ import (
 
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
-	"pactd.dev/pactd/internal/loadstat"
+	"pactd.dev/pactd/internal/cpumeter"
 )
 
 // checkEnv is the service with a grant cache and one live grant; req asks
@@ -49,7 +49,7 @@ func BenchmarkCheckGrant(b *testing.B) {
 		b.Run(engine, func(b *testing.B) {
 			e, req := checkEnv(b, engine)
 			ctx := b.Context()
-			m := loadstat.StartMeter(e.dbName)
+			m := cpumeter.Start(e.dbName)
 			b.ReportAllocs()
 			for b.Loop() {
 				r, err := e.svc.CheckGrant(ctx, req)
@@ -71,7 +71,7 @@ func BenchmarkCheckGrantRPC(b *testing.B) {
 	base, client := serveH2C(b, mux)
 	c := pactv1connect.NewDelegationServiceClient(client, base, connect.WithGRPC())
 	ctx := b.Context()
-	m := loadstat.StartMeter(e.dbName)
+	m := cpumeter.Start(e.dbName)
 	b.ReportAllocs()
 	for b.Loop() {
 		r, err := c.CheckGrant(ctx, req)

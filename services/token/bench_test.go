@@ -43,7 +43,7 @@ import (
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
 	"pactd.dev/pactd/gen/pact/v1/pactv1connect"
 	"pactd.dev/pactd/internal/apidesc"
-	"pactd.dev/pactd/internal/loadstat"
+	"pactd.dev/pactd/internal/cpumeter"
 	"pactd.dev/pactd/services/token"
 	"pactd.dev/pactd/token/delegtoken"
 )
@@ -149,7 +149,7 @@ func BenchmarkIntrospectToken(b *testing.B) {
 		b.Run(engine, func(b *testing.B) {
 			e := newIntrospectEnv(b, engine)
 			ctx := b.Context()
-			m := loadstat.StartMeter(e.dbName)
+			m := cpumeter.Start(e.dbName)
 			b.ReportAllocs()
 			for b.Loop() {
 				resp, err := e.svc.IntrospectToken(ctx, e.req)
@@ -170,7 +170,7 @@ func BenchmarkIntrospectTokenParallel(b *testing.B) {
 	b.Run("postgres", func(b *testing.B) {
 		e := newIntrospectEnv(b, "postgres")
 		ctx := b.Context()
-		m := loadstat.StartMeter(e.dbName)
+		m := cpumeter.Start(e.dbName)
 		b.ReportAllocs()
 		b.SetParallelism(8)
 		b.ResetTimer()
@@ -205,7 +205,7 @@ func BenchmarkIntrospectTokenRPC(b *testing.B) {
 			if resp, err := c.IntrospectToken(ctx, e.req); err != nil || !resp.GetActive() {
 				b.Fatalf("control RPC = %v, %v", resp, err)
 			}
-			m := loadstat.StartMeter(e.dbName)
+			m := cpumeter.Start(e.dbName)
 			b.ReportAllocs()
 			for b.Loop() {
 				resp, err := c.IntrospectToken(ctx, e.req)
@@ -230,7 +230,7 @@ func BenchmarkRawES256Verify(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m := loadstat.StartMeter("")
+	m := cpumeter.Start("")
 	b.ReportAllocs()
 	for b.Loop() {
 		if !ecdsa.Verify(&k.PublicKey, d[:], r, s) {

@@ -8,7 +8,7 @@ package verification_test
 //	go test -run '^$' -bench VerifyAgentRequest -benchtime 3s -count 3 -cpu 1 ./services/verification/
 //
 // go-cpu-ns/op is this process's CPU per call and pg-cpu-ns/op that of the
-// PostgreSQL backends serving the benchmark's database (internal/loadstat).
+// PostgreSQL backends serving the benchmark's database (internal/cpumeter).
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ import (
 	"pactd.dev/pactd/db"
 	"pactd.dev/pactd/db/dbtest"
 	pactv1 "pactd.dev/pactd/gen/pact/v1"
-	"pactd.dev/pactd/internal/loadstat"
+	"pactd.dev/pactd/internal/cpumeter"
 	"pactd.dev/pactd/services/verification"
 	"pactd.dev/pactd/token/delegtoken"
 	"pactd.dev/pactd/token/jose"
@@ -164,7 +164,7 @@ func newBenchEnv(b *testing.B, engine string, tokenCache int) *benchEnv {
 func (e *benchEnv) run(b *testing.B, req func(i int) *pactv1.VerifyAgentRequestRequest) {
 	b.Helper()
 	ctx := b.Context()
-	m := loadstat.StartMeter(e.dbName)
+	m := cpumeter.Start(e.dbName)
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
