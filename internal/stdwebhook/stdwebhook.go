@@ -102,11 +102,19 @@ func mac(key []byte, id, ts string, body []byte) []byte {
 }
 
 // SetHeaders sets the three headers of a request carrying body as message
-// id at ts.
-func SetHeaders(h http.Header, key []byte, id string, ts time.Time, body []byte) {
+// id at ts, signed with each key in turn: webhook-signature lists one
+// "v1,<base64>" per key, separated by single spaces, which is how the
+// specification rotates a secret without downtime (a receiver accepts the
+// request when any listed signature verifies with its secret). A sender
+// rotating passes the new key first, then the previous one.
+func SetHeaders(h http.Header, keys [][]byte, id string, ts time.Time, body []byte) {
+	sigs := make([]string, len(keys))
+	for i, k := range keys {
+		sigs[i] = Sign(k, id, ts, body)
+	}
 	h.Set(HeaderID, id)
 	h.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
-	h.Set(HeaderSignature, Sign(key, id, ts, body))
+	h.Set(HeaderSignature, strings.Join(sigs, " "))
 }
 
 // Verify checks a received request as a receiver does: the timestamp is

@@ -1,8 +1,13 @@
 package stdwebhook_test
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,12 +34,58 @@ func TestReferenceVector(t *testing.T) {
 		t.Fatalf("Sign = %s, want %s", got, vecSig)
 	}
 	h := http.Header{}
-	stdwebhook.SetHeaders(h, key, vecID, time.Unix(vecTS, 0), []byte(vecBody))
+	stdwebhook.SetHeaders(h, [][]byte{key}, vecID, time.Unix(vecTS, 0), []byte(vecBody))
 	if h.Get("webhook-id") != vecID || h.Get("webhook-timestamp") != "1614265330" || h.Get("webhook-signature") != vecSig {
 		t.Fatalf("headers %v", h)
 	}
 	if id, err := stdwebhook.Verify(key, h, []byte(vecBody), time.Unix(vecTS+299, 0), 5*time.Minute); err != nil || id != vecID {
 		t.Fatalf("Verify = %q, %v", id, err)
+	}
+}
+
+// TestRotationHeader: signed with the new and the previous key, the header
+// is what the specification's rotation describes, computed here from
+// crypto/hmac alone: "v1,<new> v1,<previous>", one space between, each
+// the base64 HMAC-SHA256 of "{id}.{timestamp}.{body}" under the bytes the
+// whsec_ secret encodes. A receiver holding either secret accepts it; one
+// holding neither refuses it.
+func TestRotationHeader(t *testing.T) {
+	const prevSecret = vecSecret
+	newRaw := bytes.Repeat([]byte{0x5a, 0x11, 0xc3}, 11) // 33 bytes
+	newSecret := "whsec_" + base64.StdEncoding.EncodeToString(newRaw)
+	sig := func(raw []byte) string {
+		m := hmac.New(sha256.New, raw)
+		m.Write([]byte(vecID + "." + strconv.Itoa(vecTS) + "." + vecBody))
+		return "v1," + base64.StdEncoding.EncodeToString(m.Sum(nil))
+	}
+	prevRaw, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(prevSecret, "whsec_"))
+	if sig(prevRaw) != vecSig {
+		t.Fatalf("the test's own HMAC gives %s for the reference vector, want %s", sig(prevRaw), vecSig)
+	}
+	want := sig(newRaw) + " " + vecSig
+
+	newKey, err := stdwebhook.ParseSecret(newSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prevKey, _ := stdwebhook.ParseSecret(prevSecret)
+	h := http.Header{}
+	stdwebhook.SetHeaders(h, [][]byte{newKey, prevKey}, vecID, time.Unix(vecTS, 0), []byte(vecBody))
+	if got := h.Get("webhook-signature"); got != want {
+		t.Fatalf("webhook-signature = %q, want %q", got, want)
+	}
+	if h.Get("webhook-id") != vecID || h.Get("webhook-timestamp") != strconv.Itoa(vecTS) {
+		t.Fatalf("headers %v", h)
+	}
+	now := time.Unix(vecTS+10, 0)
+	for name, k := range map[string][]byte{"new": newKey, "previous": prevKey} {
+		if id, err := stdwebhook.Verify(k, h, []byte(vecBody), now, 5*time.Minute); err != nil || id != vecID {
+			t.Fatalf("a receiver with the %s secret: Verify = %q, %v", name, id, err)
+		}
+	}
+	other, _ := stdwebhook.ParseSecret(stdwebhook.NewSecret())
+	if _, err := stdwebhook.Verify(other, h, []byte(vecBody), now, 5*time.Minute); !errors.Is(err, stdwebhook.ErrBadSignature) {
+		t.Fatalf("a receiver with another secret: err = %v, want ErrBadSignature", err)
 	}
 }
 
