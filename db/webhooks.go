@@ -42,6 +42,12 @@ type WebhookDestination struct {
 	// SealedSecret is the signing secret sealed with the key-encryption
 	// key; only the service that signs opens it.
 	SealedSecret []byte
+	// PreviousSealedSecret is the secret SealedSecret replaced, sealed the
+	// same way, and PreviousUntil the end of its overlap window (kept to
+	// the millisecond): until then deliveries are signed with it too. Empty and zero when there is
+	// none (never rotated, or rotated without an overlap).
+	PreviousSealedSecret []byte
+	PreviousUntil        time.Time
 	// CreateTime and UpdateTime are set by the caller.
 	CreateTime, UpdateTime time.Time
 }
@@ -142,7 +148,8 @@ type OutboxGauges struct {
 // destination receives the events recorded after it was created or
 // enabled.
 type WebhookStore interface {
-	// CreateWebhookDestination inserts d; ErrConflict when the id exists.
+	// CreateWebhookDestination inserts d, without a previous secret (a new
+	// destination has none); ErrConflict when the id exists.
 	CreateWebhookDestination(ctx context.Context, d WebhookDestination) (WebhookDestination, error)
 	// GetWebhookDestination returns the destination with the id.
 	GetWebhookDestination(ctx context.Context, id string) (WebhookDestination, error)
@@ -150,7 +157,8 @@ type WebhookStore interface {
 	// after afterID, by id.
 	ListWebhookDestinations(ctx context.Context, afterID string, limit int) ([]WebhookDestination, error)
 	// UpdateWebhookDestination writes every mutable field of the
-	// destination with d.ID (not CreateTime); ErrNotFound when none.
+	// destination with d.ID (not CreateTime), the previous secret and its
+	// overlap end included; ErrNotFound when none.
 	UpdateWebhookDestination(ctx context.Context, d WebhookDestination) (WebhookDestination, error)
 	// DeleteWebhookDestination deletes the destination and its
 	// deliveries; ErrNotFound when none.
@@ -233,14 +241,25 @@ func destinationUpdateParams(d WebhookDestination) liteq.UpdateWebhookDestinatio
 	p := destinationParams(d)
 	return liteq.UpdateWebhookDestinationParams{
 		Url: p.Url, Description: p.Description, Kinds: p.Kinds, BrandIds: p.BrandIds, Enabled: p.Enabled,
-		SealedSecret: p.SealedSecret, UpdateTime: p.UpdateTime, ID: p.ID,
+		SealedSecret: p.SealedSecret, PreviousSealedSecret: nonNil(d.PreviousSealedSecret), PreviousUntilMs: toMs(d.PreviousUntil),
+		UpdateTime: p.UpdateTime, ID: p.ID,
 	}
+}
+
+// nonNil is b, or an empty slice for nil: a nil []byte binds as NULL, and
+// the column is NOT NULL with ” for none.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 func destinationFromRow(r liteq.WebhookDestination) WebhookDestination {
 	return WebhookDestination{
 		ID: r.ID, URL: r.Url, Description: r.Description, Kinds: splitKinds(r.Kinds), BrandIDs: strings.Fields(r.BrandIds),
-		Enabled: r.Enabled, SealedSecret: r.SealedSecret, CreateTime: fromUnix(r.CreateTime), UpdateTime: fromUnix(r.UpdateTime),
+		Enabled: r.Enabled, SealedSecret: r.SealedSecret, PreviousSealedSecret: r.PreviousSealedSecret, PreviousUntil: fromMs(r.PreviousUntilMs),
+		CreateTime: fromUnix(r.CreateTime), UpdateTime: fromUnix(r.UpdateTime),
 	}
 }
 

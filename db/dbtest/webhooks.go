@@ -49,7 +49,7 @@ func pendingOf(t *testing.T, s db.Store, dest string) []int64 {
 }
 
 // testWebhookDestinations: create, get, list, update and delete round-trip
-// every field; an id taken is ErrConflict, an unknown one ErrNotFound.
+// every field (the previous secret and its overlap end included); an id taken is ErrConflict, an unknown one ErrNotFound.
 func testWebhookDestinations(t *testing.T, s db.Store) {
 	ctx := t.Context()
 	d := webhookDest("wh_a", at)
@@ -82,6 +82,27 @@ func testWebhookDestinations(t *testing.T, s db.Store) {
 	d.UpdateTime = d.UpdateTime.Add(time.Minute)
 	if got, err := s.UpdateWebhookDestination(ctx, d); err != nil || fmt.Sprint(got) != fmt.Sprint(d) {
 		t.Fatalf("update = %+v, %v; want %+v", got, err, d)
+	}
+	// A rotation with an overlap: the former sealed secret becomes the
+	// previous one, valid until a time kept to the millisecond; get and
+	// list read both back; a later rotation without overlap clears it.
+	d.PreviousSealedSecret, d.SealedSecret = d.SealedSecret, []byte("newer")
+	d.PreviousUntil = at.Add(24*time.Hour + 1234*time.Millisecond).Truncate(time.Millisecond).UTC()
+	if got, err := s.UpdateWebhookDestination(ctx, d); err != nil || fmt.Sprint(got) != fmt.Sprint(d) {
+		t.Fatalf("update with a previous secret = %+v, %v; want %+v", got, err, d)
+	}
+	if got, err := s.GetWebhookDestination(ctx, "wh_a"); err != nil || string(got.PreviousSealedSecret) != "new" ||
+		!got.PreviousUntil.Equal(d.PreviousUntil) || string(got.SealedSecret) != "newer" {
+		t.Fatalf("get after rotation = %+v, %v", got, err)
+	}
+	if list, _ := s.ListWebhookDestinations(ctx, "", 10); len(list) != 2 || string(list[0].PreviousSealedSecret) != "new" ||
+		!list[0].PreviousUntil.Equal(d.PreviousUntil) || len(list[1].PreviousSealedSecret) != 0 || !list[1].PreviousUntil.IsZero() {
+		t.Fatalf("list after rotation = %+v", list)
+	}
+	d.PreviousSealedSecret, d.PreviousUntil, d.SealedSecret = nil, time.Time{}, []byte("newest")
+	if got, err := s.UpdateWebhookDestination(ctx, d); err != nil || len(got.PreviousSealedSecret) != 0 || !got.PreviousUntil.IsZero() ||
+		string(got.SealedSecret) != "newest" {
+		t.Fatalf("update clearing the previous secret = %+v, %v", got, err)
 	}
 	if _, err := s.UpdateWebhookDestination(ctx, webhookDest("wh_none", at)); !errors.Is(err, db.ErrNotFound) {
 		t.Fatalf("update unknown: %v", err)

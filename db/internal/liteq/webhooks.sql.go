@@ -79,7 +79,7 @@ const createWebhookDestination = `-- name: CreateWebhookDestination :one
 INSERT INTO webhook_destinations (id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time)
 VALUES (?1, ?2, ?3, ?4, ?5, ?6,
         ?7, ?8, ?9)
-RETURNING id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time
+RETURNING id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time, previous_sealed_secret, previous_until_ms
 `
 
 type CreateWebhookDestinationParams struct {
@@ -94,7 +94,7 @@ type CreateWebhookDestinationParams struct {
 	UpdateTime   int64
 }
 
-// Webhook destinations and the delivery outbox (migration 0030).
+// Webhook destinations and the delivery outbox (migrations 0030 and 0045).
 func (q *Queries) CreateWebhookDestination(ctx context.Context, arg CreateWebhookDestinationParams) (WebhookDestination, error) {
 	row := q.db.QueryRowContext(ctx, createWebhookDestination,
 		arg.ID,
@@ -118,6 +118,8 @@ func (q *Queries) CreateWebhookDestination(ctx context.Context, arg CreateWebhoo
 		&i.SealedSecret,
 		&i.CreateTime,
 		&i.UpdateTime,
+		&i.PreviousSealedSecret,
+		&i.PreviousUntilMs,
 	)
 	return i, err
 }
@@ -226,7 +228,7 @@ func (q *Queries) GetDeliveryEvents(ctx context.Context, ids []int64) ([]AuditEv
 }
 
 const getWebhookDestination = `-- name: GetWebhookDestination :one
-SELECT id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time FROM webhook_destinations WHERE id = ?1
+SELECT id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time, previous_sealed_secret, previous_until_ms FROM webhook_destinations WHERE id = ?1
 `
 
 func (q *Queries) GetWebhookDestination(ctx context.Context, id string) (WebhookDestination, error) {
@@ -242,6 +244,8 @@ func (q *Queries) GetWebhookDestination(ctx context.Context, id string) (Webhook
 		&i.SealedSecret,
 		&i.CreateTime,
 		&i.UpdateTime,
+		&i.PreviousSealedSecret,
+		&i.PreviousUntilMs,
 	)
 	return i, err
 }
@@ -328,7 +332,7 @@ func (q *Queries) ListWebhookDeliveries(ctx context.Context, arg ListWebhookDeli
 }
 
 const listWebhookDestinations = `-- name: ListWebhookDestinations :many
-SELECT id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time FROM webhook_destinations WHERE id > CAST(?1 AS TEXT) ORDER BY id LIMIT CAST(?2 AS INTEGER)
+SELECT id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time, previous_sealed_secret, previous_until_ms FROM webhook_destinations WHERE id > CAST(?1 AS TEXT) ORDER BY id LIMIT CAST(?2 AS INTEGER)
 `
 
 type ListWebhookDestinationsParams struct {
@@ -355,6 +359,8 @@ func (q *Queries) ListWebhookDestinations(ctx context.Context, arg ListWebhookDe
 			&i.SealedSecret,
 			&i.CreateTime,
 			&i.UpdateTime,
+			&i.PreviousSealedSecret,
+			&i.PreviousUntilMs,
 		); err != nil {
 			return nil, err
 		}
@@ -450,20 +456,24 @@ func (q *Queries) RetryDeadWebhookDeliveries(ctx context.Context, arg RetryDeadW
 const updateWebhookDestination = `-- name: UpdateWebhookDestination :one
 UPDATE webhook_destinations
 SET url = ?1, description = ?2, kinds = ?3, brand_ids = ?4,
-    enabled = ?5, sealed_secret = ?6, update_time = ?7
-WHERE id = ?8
-RETURNING id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time
+    enabled = ?5, sealed_secret = ?6,
+    previous_sealed_secret = ?7, previous_until_ms = ?8,
+    update_time = ?9
+WHERE id = ?10
+RETURNING id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time, previous_sealed_secret, previous_until_ms
 `
 
 type UpdateWebhookDestinationParams struct {
-	Url          string
-	Description  string
-	Kinds        string
-	BrandIds     string
-	Enabled      bool
-	SealedSecret []byte
-	UpdateTime   int64
-	ID           string
+	Url                  string
+	Description          string
+	Kinds                string
+	BrandIds             string
+	Enabled              bool
+	SealedSecret         []byte
+	PreviousSealedSecret []byte
+	PreviousUntilMs      int64
+	UpdateTime           int64
+	ID                   string
 }
 
 func (q *Queries) UpdateWebhookDestination(ctx context.Context, arg UpdateWebhookDestinationParams) (WebhookDestination, error) {
@@ -474,6 +484,8 @@ func (q *Queries) UpdateWebhookDestination(ctx context.Context, arg UpdateWebhoo
 		arg.BrandIds,
 		arg.Enabled,
 		arg.SealedSecret,
+		arg.PreviousSealedSecret,
+		arg.PreviousUntilMs,
 		arg.UpdateTime,
 		arg.ID,
 	)
@@ -488,6 +500,8 @@ func (q *Queries) UpdateWebhookDestination(ctx context.Context, arg UpdateWebhoo
 		&i.SealedSecret,
 		&i.CreateTime,
 		&i.UpdateTime,
+		&i.PreviousSealedSecret,
+		&i.PreviousUntilMs,
 	)
 	return i, err
 }

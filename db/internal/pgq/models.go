@@ -328,13 +328,15 @@ type WebhookDelivery struct {
 }
 
 type WebhookDestination struct {
-	ID           string
-	Url          string
-	Description  string
-	Kinds        string
-	BrandIds     string
-	Enabled      bool
-	SealedSecret []byte
-	CreateTime   int64
-	UpdateTime   int64
+	ID                   string
+	Url                  string
+	Description          string
+	Kinds                string
+	BrandIds             string
+	Enabled              bool
+	SealedSecret         []byte
+	CreateTime           int64
+	UpdateTime           int64
+	PreviousSealedSecret []byte
+	PreviousUntilMs      int64
 }

@@ -57,7 +57,7 @@ type Querier interface {
 	CreateHDTPLeaf(ctx context.Context, arg CreateHDTPLeafParams) error
 	CreateRefreshToken(ctx context.Context, arg CreateRefreshTokenParams) error
 	CreateSigningKey(ctx context.Context, arg CreateSigningKeyParams) error
-	// Webhook destinations and the delivery outbox (migration 0030).
+	// Webhook destinations and the delivery outbox (migrations 0030 and 0045).
 	CreateWebhookDestination(ctx context.Context, arg CreateWebhookDestinationParams) (WebhookDestination, error)
 	DeleteAgent(ctx context.Context, id string) (int64, error)
 	// Prunes changes written before before_ms (unix ms), always keeping the

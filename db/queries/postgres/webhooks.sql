@@ -1,4 +1,4 @@
--- Webhook destinations and the delivery outbox (migration 0030).
+-- Webhook destinations and the delivery outbox (migrations 0030 and 0045).
 
 -- name: CreateWebhookDestination :one
 INSERT INTO webhook_destinations (id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time)
@@ -15,7 +15,9 @@ SELECT * FROM webhook_destinations WHERE id > sqlc.arg(after_id)::text ORDER BY 
 -- name: UpdateWebhookDestination :one
 UPDATE webhook_destinations
 SET url = sqlc.arg(url), description = sqlc.arg(description), kinds = sqlc.arg(kinds), brand_ids = sqlc.arg(brand_ids),
-    enabled = sqlc.arg(enabled), sealed_secret = sqlc.arg(sealed_secret), update_time = sqlc.arg(update_time)
+    enabled = sqlc.arg(enabled), sealed_secret = sqlc.arg(sealed_secret),
+    previous_sealed_secret = sqlc.arg(previous_sealed_secret), previous_until_ms = sqlc.arg(previous_until_ms),
+    update_time = sqlc.arg(update_time)
 WHERE id = sqlc.arg(id)
 RETURNING *;
 
