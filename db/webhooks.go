@@ -247,7 +247,7 @@ func destinationUpdateParams(d WebhookDestination) liteq.UpdateWebhookDestinatio
 }
 
 // nonNil is b, or an empty slice for nil: a nil []byte binds as NULL, and
-// the column is NOT NULL with ” for none.
+// the column is NOT NULL, empty for none.
 func nonNil(b []byte) []byte {
 	if b == nil {
 		return []byte{}
