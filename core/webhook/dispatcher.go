@@ -248,7 +248,26 @@ type target struct {
 	id  string
 	url string
 	key []byte
-	err error // why nothing can be sent to it
+	// prevKey is the previous secret's key, signing too until prevUntil;
+	// nil when there is none or its window had ended when it was loaded.
+	prevKey   []byte
+	prevUntil time.Time
+	err       error // why nothing can be sent to it
+}
+
+// PreviousValid reports whether d's previous secret still signs at now:
+// there is one and its overlap window has not ended.
+func PreviousValid(d db.WebhookDestination, now time.Time) bool {
+	return len(d.PreviousSealedSecret) > 0 && now.Before(d.PreviousUntil)
+}
+
+// keys are the keys a delivery sent at now is signed with: the current
+// one, then the previous one while its window lasts.
+func (tg *target) keys(now time.Time) [][]byte {
+	if tg.prevKey != nil && now.Before(tg.prevUntil) {
+		return [][]byte{tg.key, tg.prevKey}
+	}
+	return [][]byte{tg.key}
 }
 
 func (d *Dispatcher) target(ctx context.Context, id string) *target {
@@ -264,7 +283,21 @@ func (d *Dispatcher) target(ctx context.Context, id string) *target {
 	if err != nil {
 		return &target{id: id, err: err}
 	}
-	return &target{id: id, url: dest.URL, key: key}
+	tg := &target{id: id, url: dest.URL, key: key}
+	if PreviousValid(dest, d.cfg.Now()) {
+		// The previous secret is sealed as the current one was; a receiver
+		// still holding it would refuse deliveries signed without it, so
+		// one that does not open stops the batch the same way.
+		prev, err := d.cfg.Secrets.Open(SecretPurpose, id, dest.PreviousSealedSecret)
+		if err != nil {
+			return &target{id: id, err: errors.New("the previous signing secret does not open with this key-encryption key")}
+		}
+		if tg.prevKey, err = stdwebhook.ParseSecret(string(prev)); err != nil {
+			return &target{id: id, err: err}
+		}
+		tg.prevUntil = dest.PreviousUntil
+	}
+	return tg
 }
 
 // MessageID is the webhook-id of the delivery of event to destination: the
@@ -338,7 +371,8 @@ func (d *Dispatcher) send(ctx context.Context, tg *target, c db.ClaimedDelivery)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "pactd-webhooks")
-	stdwebhook.SetHeaders(req.Header, tg.key, MessageID(tg.id, c.EventID), d.cfg.Now(), body)
+	now := d.cfg.Now()
+	stdwebhook.SetHeaders(req.Header, tg.keys(now), MessageID(tg.id, c.EventID), now, body)
 	res, err := d.client.Do(req)
 	if err != nil {
 		var ue *url.Error

@@ -25,6 +25,17 @@
 // lost its lease) before recording the answer sends it again. Deliveries of
 // one destination are not ordered; receivers order by the event's id.
 //
+// # Secret rotation
+//
+// A destination rotated with an overlap keeps its previous sealed secret
+// until the window ends (db.WebhookDestination.PreviousUntil). Until then
+// each attempt's webhook-signature lists two signatures, under the current
+// secret first and the previous one second, as the specification's
+// zero-downtime rotation does: a receiver accepts when either verifies, so
+// one still configured with the old secret keeps accepting while its
+// operator installs the new one. From the window's end on, attempts carry
+// the current secret's signature alone.
+//
 // # Address rules
 //
 // Destination URLs follow urlrule (https, public hosts, http only to

@@ -37,6 +37,13 @@ const (
 	// records it.
 	MaxWebhooks = 100
 	maxIDLen    = 64
+	// DefaultPreviousValidFor is how long a rotated-out secret stays valid
+	// when RotateWebhookSecret does not say: a day for the receiver's
+	// operator to install the new one.
+	DefaultPreviousValidFor = 24 * time.Hour
+	// MaxPreviousValidFor bounds that overlap: a secret being replaced
+	// should not sign for long after.
+	MaxPreviousValidFor = 7 * 24 * time.Hour
 )
 
 var (
@@ -134,7 +141,7 @@ func (s *Service) CreateWebhook(ctx context.Context, req *pactv1.CreateWebhookRe
 		return nil, s.fault(ctx, "create webhook", err)
 	}
 	s.d.Logger.InfoContext(ctx, "webhook created", slog.String("webhook_id", id), slog.Bool("enabled", d.Enabled))
-	return &pactv1.CreateWebhookResponse{Webhook: toProto(d, db.WebhookStats{}), Secret: secret}, nil
+	return &pactv1.CreateWebhookResponse{Webhook: toProto(d, db.WebhookStats{}, now), Secret: secret}, nil
 }
 
 // GetWebhook returns a destination with its delivery state.
@@ -151,7 +158,7 @@ func (s *Service) GetWebhook(ctx context.Context, req *pactv1.GetWebhookRequest)
 	if len(stats) == 1 {
 		st = stats[0]
 	}
-	return &pactv1.GetWebhookResponse{Webhook: toProto(d, st)}, nil
+	return &pactv1.GetWebhookResponse{Webhook: toProto(d, st, s.d.Now())}, nil
 }
 
 // ListWebhooks lists destinations by id, each with its delivery state.
@@ -173,8 +180,9 @@ func (s *Service) ListWebhooks(ctx context.Context, req *pactv1.ListWebhooksRequ
 		byID[st.DestinationID] = st
 	}
 	out := &pactv1.ListWebhooksResponse{}
+	now := s.d.Now()
 	for _, d := range list {
-		out.Webhooks = append(out.Webhooks, toProto(d, byID[d.ID]))
+		out.Webhooks = append(out.Webhooks, toProto(d, byID[d.ID], now))
 	}
 	if len(list) > 0 {
 		out.NextPageToken = paging.Next(len(list), p.Size, list[len(list)-1].ID)
@@ -214,11 +222,12 @@ func (s *Service) UpdateWebhook(ctx context.Context, req *pactv1.UpdateWebhookRe
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	d.UpdateTime = s.d.Now()
+	now := s.d.Now()
+	d.UpdateTime = now
 	if d, err = s.d.Store.UpdateWebhookDestination(ctx, d); err != nil {
 		return nil, s.storeErr(ctx, "update webhook", err)
 	}
-	return &pactv1.UpdateWebhookResponse{Webhook: toProto(d, db.WebhookStats{})}, nil
+	return &pactv1.UpdateWebhookResponse{Webhook: toProto(d, db.WebhookStats{}, now)}, nil
 }
 
 // DeleteWebhook deletes a destination and its deliveries.
@@ -233,20 +242,39 @@ func (s *Service) DeleteWebhook(ctx context.Context, req *pactv1.DeleteWebhookRe
 	return &pactv1.DeleteWebhookResponse{}, nil
 }
 
-// RotateWebhookSecret replaces the signing secret.
+// RotateWebhookSecret replaces the signing secret; the one it replaces
+// stays valid for the overlap asked (DefaultPreviousValidFor unless set).
+// The current sealed secret becomes the previous one as it is: it is
+// sealed for this destination under the same purpose, so it needs no
+// re-sealing, and any older previous secret is dropped.
 func (s *Service) RotateWebhookSecret(ctx context.Context, req *pactv1.RotateWebhookSecretRequest) (*pactv1.RotateWebhookSecretResponse, error) {
+	overlap := DefaultPreviousValidFor
+	if pv := req.GetPreviousValidFor(); pv != nil {
+		if err := pv.CheckValid(); err != nil || pv.AsDuration() < 0 || pv.AsDuration() > MaxPreviousValidFor {
+			return nil, rpcerr.InvalidField("previous_valid_for", "must be from 0 to %s", MaxPreviousValidFor)
+		}
+		overlap = pv.AsDuration()
+	}
 	d, err := s.load(ctx, req.GetWebhookId())
 	if err != nil {
 		return nil, err
 	}
+	now := s.d.Now()
 	secret := stdwebhook.NewSecret()
+	if overlap > 0 {
+		// Kept to the millisecond, as stored: the end reported is the end
+		// the dispatcher applies.
+		d.PreviousSealedSecret, d.PreviousUntil = d.SealedSecret, now.Add(overlap).Truncate(time.Millisecond)
+	} else {
+		d.PreviousSealedSecret, d.PreviousUntil = nil, time.Time{}
+	}
 	d.SealedSecret = s.d.Secrets.Seal(corewebhook.SecretPurpose, d.ID, []byte(secret))
-	d.UpdateTime = s.d.Now()
+	d.UpdateTime = now
 	if _, err := s.d.Store.UpdateWebhookDestination(ctx, d); err != nil {
 		return nil, s.storeErr(ctx, "rotate webhook secret", err)
 	}
-	s.d.Logger.InfoContext(ctx, "webhook secret rotated", slog.String("webhook_id", d.ID))
-	return &pactv1.RotateWebhookSecretResponse{Secret: secret}, nil
+	s.d.Logger.InfoContext(ctx, "webhook secret rotated", slog.String("webhook_id", d.ID), slog.Duration("previous_valid_for", overlap))
+	return &pactv1.RotateWebhookSecretResponse{Secret: secret, PreviousSecretExpireTime: ts(d.PreviousUntil)}, nil
 }
 
 // statuses maps the API's delivery statuses to the stored states.
@@ -416,7 +444,9 @@ func ts(t time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(t)
 }
 
-func toProto(d db.WebhookDestination, st db.WebhookStats) *pactv1.Webhook {
+// toProto is the destination as the API shows it at now: the previous
+// secret's end only while it is still valid.
+func toProto(d db.WebhookDestination, st db.WebhookStats, now time.Time) *pactv1.Webhook {
 	w := &pactv1.Webhook{
 		WebhookId: d.ID, Url: d.URL, Description: d.Description, BrandIds: d.BrandIDs, Enabled: d.Enabled,
 		CreateTime: ts(d.CreateTime), UpdateTime: ts(d.UpdateTime),
@@ -428,6 +458,9 @@ func toProto(d db.WebhookDestination, st db.WebhookStats) *pactv1.Webhook {
 	}
 	for _, k := range d.Kinds {
 		w.EventKinds = append(w.EventKinds, kindToProto(k))
+	}
+	if corewebhook.PreviousValid(d, now) {
+		w.PreviousSecretExpireTime = ts(d.PreviousUntil)
 	}
 	return w
 }

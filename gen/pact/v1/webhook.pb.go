@@ -9,6 +9,7 @@ package pactv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	fieldmaskpb "google.golang.org/protobuf/types/known/fieldmaskpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
@@ -106,8 +107,14 @@ type Webhook struct {
 	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
 	// Its deliveries' state when it was read (output only).
 	DeliveryState *WebhookDeliveryState `protobuf:"bytes,9,opt,name=delivery_state,json=deliveryState,proto3" json:"delivery_state,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// When the previous signing secret stops being valid, while it still is
+	// (output only): until then deliveries are signed with the current
+	// secret and with the one the last RotateWebhookSecret replaced. Unset
+	// when no previous secret is valid. The secrets themselves are never
+	// shown here.
+	PreviousSecretExpireTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=previous_secret_expire_time,json=previousSecretExpireTime,proto3" json:"previous_secret_expire_time,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *Webhook) Reset() {
@@ -199,6 +206,13 @@ func (x *Webhook) GetUpdateTime() *timestamppb.Timestamp {
 func (x *Webhook) GetDeliveryState() *WebhookDeliveryState {
 	if x != nil {
 		return x.DeliveryState
+	}
+	return nil
+}
+
+func (x *Webhook) GetPreviousSecretExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PreviousSecretExpireTime
 	}
 	return nil
 }
@@ -994,13 +1008,24 @@ func (*DeleteWebhookResponse) Descriptor() ([]byte, []int) {
 	return file_pact_v1_webhook_proto_rawDescGZIP(), []int{12}
 }
 
-// RotateWebhookSecretRequest names a destination.
+// RotateWebhookSecretRequest names a destination and how long the secret
+// it replaces stays valid.
 type RotateWebhookSecretRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The destination's id (required).
-	WebhookId     string `protobuf:"bytes,1,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	WebhookId string `protobuf:"bytes,1,opt,name=webhook_id,json=webhookId,proto3" json:"webhook_id,omitempty"`
+	// How long the replaced secret stays valid after the rotation, from 0 to
+	// 7 days (168h). Unset: 24 hours. 0: it is invalid at once, as after a
+	// leak (a receiver still holding it refuses every delivery until it is
+	// given the new secret). During the window deliveries are signed with
+	// both secrets. Only one previous secret is kept: rotating again inside
+	// a window makes the current secret the previous one, with a window of
+	// its own, and the older one is dropped at once. A negative or larger
+	// value is refused (InvalidArgument naming previous_valid_for) and
+	// nothing changes.
+	PreviousValidFor *durationpb.Duration `protobuf:"bytes,2,opt,name=previous_valid_for,json=previousValidFor,proto3" json:"previous_valid_for,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *RotateWebhookSecretRequest) Reset() {
@@ -1040,13 +1065,23 @@ func (x *RotateWebhookSecretRequest) GetWebhookId() string {
 	return ""
 }
 
+func (x *RotateWebhookSecretRequest) GetPreviousValidFor() *durationpb.Duration {
+	if x != nil {
+		return x.PreviousValidFor
+	}
+	return nil
+}
+
 // RotateWebhookSecretResponse is the new secret.
 type RotateWebhookSecretResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The new signing secret, shown only here.
-	Secret        string `protobuf:"bytes,1,opt,name=secret,proto3" json:"secret,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Secret string `protobuf:"bytes,1,opt,name=secret,proto3" json:"secret,omitempty"`
+	// When the replaced secret stops being valid; unset when the overlap was
+	// 0 (deliveries are signed with the new secret alone from now on).
+	PreviousSecretExpireTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=previous_secret_expire_time,json=previousSecretExpireTime,proto3" json:"previous_secret_expire_time,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *RotateWebhookSecretResponse) Reset() {
@@ -1084,6 +1119,13 @@ func (x *RotateWebhookSecretResponse) GetSecret() string {
 		return x.Secret
 	}
 	return ""
+}
+
+func (x *RotateWebhookSecretResponse) GetPreviousSecretExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PreviousSecretExpireTime
+	}
+	return nil
 }
 
 // ListWebhookDeliveriesRequest filters and pages deliveries.
@@ -1310,7 +1352,7 @@ var File_pact_v1_webhook_proto protoreflect.FileDescriptor
 
 const file_pact_v1_webhook_proto_rawDesc = "" +
 	"\n" +
-	"\x15pact/v1/webhook.proto\x12\apact.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13pact/v1/audit.proto\x1a\x14pact/v1/common.proto\"\x8d\x03\n" +
+	"\x15pact/v1/webhook.proto\x12\apact.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13pact/v1/audit.proto\x1a\x14pact/v1/common.proto\"\xe8\x03\n" +
 	"\aWebhook\x12\x1d\n" +
 	"\n" +
 	"webhook_id\x18\x01 \x01(\tR\twebhookId\x12\x10\n" +
@@ -1324,7 +1366,9 @@ const file_pact_v1_webhook_proto_rawDesc = "" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"updateTime\x12D\n" +
-	"\x0edelivery_state\x18\t \x01(\v2\x1d.pact.v1.WebhookDeliveryStateR\rdeliveryState\"\xe8\x03\n" +
+	"\x0edelivery_state\x18\t \x01(\v2\x1d.pact.v1.WebhookDeliveryStateR\rdeliveryState\x12Y\n" +
+	"\x1bprevious_secret_expire_time\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x18previousSecretExpireTime\"\xe8\x03\n" +
 	"\x14WebhookDeliveryState\x12\x18\n" +
 	"\apending\x18\x01 \x01(\x03R\apending\x12\x12\n" +
 	"\x04dead\x18\x02 \x01(\x03R\x04dead\x12\x1c\n" +
@@ -1385,12 +1429,14 @@ const file_pact_v1_webhook_proto_rawDesc = "" +
 	"\x14DeleteWebhookRequest\x12\x1d\n" +
 	"\n" +
 	"webhook_id\x18\x01 \x01(\tR\twebhookId\"\x17\n" +
-	"\x15DeleteWebhookResponse\";\n" +
+	"\x15DeleteWebhookResponse\"\x84\x01\n" +
 	"\x1aRotateWebhookSecretRequest\x12\x1d\n" +
 	"\n" +
-	"webhook_id\x18\x01 \x01(\tR\twebhookId\"5\n" +
+	"webhook_id\x18\x01 \x01(\tR\twebhookId\x12G\n" +
+	"\x12previous_valid_for\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x10previousValidFor\"\x90\x01\n" +
 	"\x1bRotateWebhookSecretResponse\x12\x16\n" +
-	"\x06secret\x18\x01 \x01(\tR\x06secret\"\x9f\x01\n" +
+	"\x06secret\x18\x01 \x01(\tR\x06secret\x12Y\n" +
+	"\x1bprevious_secret_expire_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x18previousSecretExpireTime\"\x9f\x01\n" +
 	"\x1cListWebhookDeliveriesRequest\x12\x1d\n" +
 	"\n" +
 	"webhook_id\x18\x01 \x01(\tR\twebhookId\x126\n" +
@@ -1464,53 +1510,57 @@ var file_pact_v1_webhook_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil),          // 21: google.protobuf.Timestamp
 	(*PageRequest)(nil),                    // 22: pact.v1.PageRequest
 	(*fieldmaskpb.FieldMask)(nil),          // 23: google.protobuf.FieldMask
+	(*durationpb.Duration)(nil),            // 24: google.protobuf.Duration
 }
 var file_pact_v1_webhook_proto_depIdxs = []int32{
 	20, // 0: pact.v1.Webhook.event_kinds:type_name -> pact.v1.AuditEventKind
 	21, // 1: pact.v1.Webhook.create_time:type_name -> google.protobuf.Timestamp
 	21, // 2: pact.v1.Webhook.update_time:type_name -> google.protobuf.Timestamp
 	2,  // 3: pact.v1.Webhook.delivery_state:type_name -> pact.v1.WebhookDeliveryState
-	21, // 4: pact.v1.WebhookDeliveryState.oldest_pending_time:type_name -> google.protobuf.Timestamp
-	21, // 5: pact.v1.WebhookDeliveryState.last_attempt_time:type_name -> google.protobuf.Timestamp
-	21, // 6: pact.v1.WebhookDeliveryState.last_delivered_time:type_name -> google.protobuf.Timestamp
-	21, // 7: pact.v1.WebhookDeliveryState.last_failure_time:type_name -> google.protobuf.Timestamp
-	20, // 8: pact.v1.WebhookDelivery.event_kind:type_name -> pact.v1.AuditEventKind
-	0,  // 9: pact.v1.WebhookDelivery.status:type_name -> pact.v1.WebhookDeliveryStatus
-	21, // 10: pact.v1.WebhookDelivery.next_attempt_time:type_name -> google.protobuf.Timestamp
-	21, // 11: pact.v1.WebhookDelivery.last_attempt_time:type_name -> google.protobuf.Timestamp
-	21, // 12: pact.v1.WebhookDelivery.done_time:type_name -> google.protobuf.Timestamp
-	20, // 13: pact.v1.CreateWebhookRequest.event_kinds:type_name -> pact.v1.AuditEventKind
-	1,  // 14: pact.v1.CreateWebhookResponse.webhook:type_name -> pact.v1.Webhook
-	1,  // 15: pact.v1.GetWebhookResponse.webhook:type_name -> pact.v1.Webhook
-	22, // 16: pact.v1.ListWebhooksRequest.page:type_name -> pact.v1.PageRequest
-	1,  // 17: pact.v1.ListWebhooksResponse.webhooks:type_name -> pact.v1.Webhook
-	1,  // 18: pact.v1.UpdateWebhookRequest.webhook:type_name -> pact.v1.Webhook
-	23, // 19: pact.v1.UpdateWebhookRequest.update_mask:type_name -> google.protobuf.FieldMask
-	1,  // 20: pact.v1.UpdateWebhookResponse.webhook:type_name -> pact.v1.Webhook
-	0,  // 21: pact.v1.ListWebhookDeliveriesRequest.status:type_name -> pact.v1.WebhookDeliveryStatus
-	22, // 22: pact.v1.ListWebhookDeliveriesRequest.page:type_name -> pact.v1.PageRequest
-	3,  // 23: pact.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> pact.v1.WebhookDelivery
-	4,  // 24: pact.v1.WebhookService.CreateWebhook:input_type -> pact.v1.CreateWebhookRequest
-	6,  // 25: pact.v1.WebhookService.GetWebhook:input_type -> pact.v1.GetWebhookRequest
-	8,  // 26: pact.v1.WebhookService.ListWebhooks:input_type -> pact.v1.ListWebhooksRequest
-	10, // 27: pact.v1.WebhookService.UpdateWebhook:input_type -> pact.v1.UpdateWebhookRequest
-	12, // 28: pact.v1.WebhookService.DeleteWebhook:input_type -> pact.v1.DeleteWebhookRequest
-	14, // 29: pact.v1.WebhookService.RotateWebhookSecret:input_type -> pact.v1.RotateWebhookSecretRequest
-	16, // 30: pact.v1.WebhookService.ListWebhookDeliveries:input_type -> pact.v1.ListWebhookDeliveriesRequest
-	18, // 31: pact.v1.WebhookService.RetryWebhookDeliveries:input_type -> pact.v1.RetryWebhookDeliveriesRequest
-	5,  // 32: pact.v1.WebhookService.CreateWebhook:output_type -> pact.v1.CreateWebhookResponse
-	7,  // 33: pact.v1.WebhookService.GetWebhook:output_type -> pact.v1.GetWebhookResponse
-	9,  // 34: pact.v1.WebhookService.ListWebhooks:output_type -> pact.v1.ListWebhooksResponse
-	11, // 35: pact.v1.WebhookService.UpdateWebhook:output_type -> pact.v1.UpdateWebhookResponse
-	13, // 36: pact.v1.WebhookService.DeleteWebhook:output_type -> pact.v1.DeleteWebhookResponse
-	15, // 37: pact.v1.WebhookService.RotateWebhookSecret:output_type -> pact.v1.RotateWebhookSecretResponse
-	17, // 38: pact.v1.WebhookService.ListWebhookDeliveries:output_type -> pact.v1.ListWebhookDeliveriesResponse
-	19, // 39: pact.v1.WebhookService.RetryWebhookDeliveries:output_type -> pact.v1.RetryWebhookDeliveriesResponse
-	32, // [32:40] is the sub-list for method output_type
-	24, // [24:32] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	21, // 4: pact.v1.Webhook.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
+	21, // 5: pact.v1.WebhookDeliveryState.oldest_pending_time:type_name -> google.protobuf.Timestamp
+	21, // 6: pact.v1.WebhookDeliveryState.last_attempt_time:type_name -> google.protobuf.Timestamp
+	21, // 7: pact.v1.WebhookDeliveryState.last_delivered_time:type_name -> google.protobuf.Timestamp
+	21, // 8: pact.v1.WebhookDeliveryState.last_failure_time:type_name -> google.protobuf.Timestamp
+	20, // 9: pact.v1.WebhookDelivery.event_kind:type_name -> pact.v1.AuditEventKind
+	0,  // 10: pact.v1.WebhookDelivery.status:type_name -> pact.v1.WebhookDeliveryStatus
+	21, // 11: pact.v1.WebhookDelivery.next_attempt_time:type_name -> google.protobuf.Timestamp
+	21, // 12: pact.v1.WebhookDelivery.last_attempt_time:type_name -> google.protobuf.Timestamp
+	21, // 13: pact.v1.WebhookDelivery.done_time:type_name -> google.protobuf.Timestamp
+	20, // 14: pact.v1.CreateWebhookRequest.event_kinds:type_name -> pact.v1.AuditEventKind
+	1,  // 15: pact.v1.CreateWebhookResponse.webhook:type_name -> pact.v1.Webhook
+	1,  // 16: pact.v1.GetWebhookResponse.webhook:type_name -> pact.v1.Webhook
+	22, // 17: pact.v1.ListWebhooksRequest.page:type_name -> pact.v1.PageRequest
+	1,  // 18: pact.v1.ListWebhooksResponse.webhooks:type_name -> pact.v1.Webhook
+	1,  // 19: pact.v1.UpdateWebhookRequest.webhook:type_name -> pact.v1.Webhook
+	23, // 20: pact.v1.UpdateWebhookRequest.update_mask:type_name -> google.protobuf.FieldMask
+	1,  // 21: pact.v1.UpdateWebhookResponse.webhook:type_name -> pact.v1.Webhook
+	24, // 22: pact.v1.RotateWebhookSecretRequest.previous_valid_for:type_name -> google.protobuf.Duration
+	21, // 23: pact.v1.RotateWebhookSecretResponse.previous_secret_expire_time:type_name -> google.protobuf.Timestamp
+	0,  // 24: pact.v1.ListWebhookDeliveriesRequest.status:type_name -> pact.v1.WebhookDeliveryStatus
+	22, // 25: pact.v1.ListWebhookDeliveriesRequest.page:type_name -> pact.v1.PageRequest
+	3,  // 26: pact.v1.ListWebhookDeliveriesResponse.deliveries:type_name -> pact.v1.WebhookDelivery
+	4,  // 27: pact.v1.WebhookService.CreateWebhook:input_type -> pact.v1.CreateWebhookRequest
+	6,  // 28: pact.v1.WebhookService.GetWebhook:input_type -> pact.v1.GetWebhookRequest
+	8,  // 29: pact.v1.WebhookService.ListWebhooks:input_type -> pact.v1.ListWebhooksRequest
+	10, // 30: pact.v1.WebhookService.UpdateWebhook:input_type -> pact.v1.UpdateWebhookRequest
+	12, // 31: pact.v1.WebhookService.DeleteWebhook:input_type -> pact.v1.DeleteWebhookRequest
+	14, // 32: pact.v1.WebhookService.RotateWebhookSecret:input_type -> pact.v1.RotateWebhookSecretRequest
+	16, // 33: pact.v1.WebhookService.ListWebhookDeliveries:input_type -> pact.v1.ListWebhookDeliveriesRequest
+	18, // 34: pact.v1.WebhookService.RetryWebhookDeliveries:input_type -> pact.v1.RetryWebhookDeliveriesRequest
+	5,  // 35: pact.v1.WebhookService.CreateWebhook:output_type -> pact.v1.CreateWebhookResponse
+	7,  // 36: pact.v1.WebhookService.GetWebhook:output_type -> pact.v1.GetWebhookResponse
+	9,  // 37: pact.v1.WebhookService.ListWebhooks:output_type -> pact.v1.ListWebhooksResponse
+	11, // 38: pact.v1.WebhookService.UpdateWebhook:output_type -> pact.v1.UpdateWebhookResponse
+	13, // 39: pact.v1.WebhookService.DeleteWebhook:output_type -> pact.v1.DeleteWebhookResponse
+	15, // 40: pact.v1.WebhookService.RotateWebhookSecret:output_type -> pact.v1.RotateWebhookSecretResponse
+	17, // 41: pact.v1.WebhookService.ListWebhookDeliveries:output_type -> pact.v1.ListWebhookDeliveriesResponse
+	19, // 42: pact.v1.WebhookService.RetryWebhookDeliveries:output_type -> pact.v1.RetryWebhookDeliveriesResponse
+	35, // [35:43] is the sub-list for method output_type
+	27, // [27:35] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_pact_v1_webhook_proto_init() }

@@ -56,8 +56,12 @@ type WebhookServiceClient interface {
 	// DeleteWebhook deletes a destination and its queued deliveries.
 	DeleteWebhook(ctx context.Context, in *DeleteWebhookRequest, opts ...grpc.CallOption) (*DeleteWebhookResponse, error)
 	// RotateWebhookSecret replaces a destination's signing secret and
-	// returns the new one, shown this once; deliveries sent from then on are
-	// signed with it alone.
+	// returns the new one, shown this once. The secret it replaces stays
+	// valid for an overlap window (previous_valid_for, 24 hours unless set):
+	// until the window ends, every delivery carries two signatures, under the
+	// new secret first and the previous one second, so a receiver not yet
+	// updated still accepts them; after it, and at once with an overlap of
+	// 0, deliveries are signed with the new secret alone.
 	RotateWebhookSecret(ctx context.Context, in *RotateWebhookSecretRequest, opts ...grpc.CallOption) (*RotateWebhookSecretResponse, error)
 	// ListWebhookDeliveries lists deliveries, newest first, with filters.
 	ListWebhookDeliveries(ctx context.Context, in *ListWebhookDeliveriesRequest, opts ...grpc.CallOption) (*ListWebhookDeliveriesResponse, error)
@@ -181,8 +185,12 @@ type WebhookServiceServer interface {
 	// DeleteWebhook deletes a destination and its queued deliveries.
 	DeleteWebhook(context.Context, *DeleteWebhookRequest) (*DeleteWebhookResponse, error)
 	// RotateWebhookSecret replaces a destination's signing secret and
-	// returns the new one, shown this once; deliveries sent from then on are
-	// signed with it alone.
+	// returns the new one, shown this once. The secret it replaces stays
+	// valid for an overlap window (previous_valid_for, 24 hours unless set):
+	// until the window ends, every delivery carries two signatures, under the
+	// new secret first and the previous one second, so a receiver not yet
+	// updated still accepts them; after it, and at once with an overlap of
+	// 0, deliveries are signed with the new secret alone.
 	RotateWebhookSecret(context.Context, *RotateWebhookSecretRequest) (*RotateWebhookSecretResponse, error)
 	// ListWebhookDeliveries lists deliveries, newest first, with filters.
 	ListWebhookDeliveries(context.Context, *ListWebhookDeliveriesRequest) (*ListWebhookDeliveriesResponse, error)

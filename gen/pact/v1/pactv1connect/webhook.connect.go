@@ -73,8 +73,12 @@ type WebhookServiceClient interface {
 	// DeleteWebhook deletes a destination and its queued deliveries.
 	DeleteWebhook(context.Context, *v1.DeleteWebhookRequest) (*v1.DeleteWebhookResponse, error)
 	// RotateWebhookSecret replaces a destination's signing secret and
-	// returns the new one, shown this once; deliveries sent from then on are
-	// signed with it alone.
+	// returns the new one, shown this once. The secret it replaces stays
+	// valid for an overlap window (previous_valid_for, 24 hours unless set):
+	// until the window ends, every delivery carries two signatures, under the
+	// new secret first and the previous one second, so a receiver not yet
+	// updated still accepts them; after it, and at once with an overlap of
+	// 0, deliveries are signed with the new secret alone.
 	RotateWebhookSecret(context.Context, *v1.RotateWebhookSecretRequest) (*v1.RotateWebhookSecretResponse, error)
 	// ListWebhookDeliveries lists deliveries, newest first, with filters.
 	ListWebhookDeliveries(context.Context, *v1.ListWebhookDeliveriesRequest) (*v1.ListWebhookDeliveriesResponse, error)
@@ -243,8 +247,12 @@ type WebhookServiceHandler interface {
 	// DeleteWebhook deletes a destination and its queued deliveries.
 	DeleteWebhook(context.Context, *v1.DeleteWebhookRequest) (*v1.DeleteWebhookResponse, error)
 	// RotateWebhookSecret replaces a destination's signing secret and
-	// returns the new one, shown this once; deliveries sent from then on are
-	// signed with it alone.
+	// returns the new one, shown this once. The secret it replaces stays
+	// valid for an overlap window (previous_valid_for, 24 hours unless set):
+	// until the window ends, every delivery carries two signatures, under the
+	// new secret first and the previous one second, so a receiver not yet
+	// updated still accepts them; after it, and at once with an overlap of
+	// 0, deliveries are signed with the new secret alone.
 	RotateWebhookSecret(context.Context, *v1.RotateWebhookSecretRequest) (*v1.RotateWebhookSecretResponse, error)
 	// ListWebhookDeliveries lists deliveries, newest first, with filters.
 	ListWebhookDeliveries(context.Context, *v1.ListWebhookDeliveriesRequest) (*v1.ListWebhookDeliveriesResponse, error)
