@@ -11,59 +11,60 @@ from google.protobuf import symbol_database as _symbol_database
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 from google.protobuf import field_mask_pb2 as google_dot_protobuf_dot_field__mask__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from pact.v1 import audit_pb2 as pact_dot_v1_dot_audit__pb2
 from pact.v1 import common_pb2 as pact_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15pact/v1/webhook.proto\x12\x07pact.v1\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13pact/v1/audit.proto\x1a\x14pact/v1/common.proto\"\x8d\x03\n\x07Webhook\x12\x1d\n\nwebhook_id\x18\x01 \x01(\tR\twebhookId\x12\x10\n\x03url\x18\x02 \x01(\tR\x03url\x12 \n\x0b\x64\x65scription\x18\x03 \x01(\tR\x0b\x64\x65scription\x12\x38\n\x0b\x65vent_kinds\x18\x04 \x03(\x0e\x32\x17.pact.v1.AuditEventKindR\neventKinds\x12\x1b\n\tbrand_ids\x18\x05 \x03(\tR\x08\x62randIds\x12\x18\n\x07\x65nabled\x18\x06 \x01(\x08R\x07\x65nabled\x12;\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12;\n\x0bupdate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\x12\x44\n\x0e\x64\x65livery_state\x18\t \x01(\x0b\x32\x1d.pact.v1.WebhookDeliveryStateR\rdeliveryState\"\xe8\x03\n\x14WebhookDeliveryState\x12\x18\n\x07pending\x18\x01 \x01(\x03R\x07pending\x12\x12\n\x04\x64\x65\x61\x64\x18\x02 \x01(\x03R\x04\x64\x65\x61\x64\x12\x1c\n\tdelivered\x18\x03 \x01(\x03R\tdelivered\x12J\n\x13oldest_pending_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x11oldestPendingTime\x12\x46\n\x11last_attempt_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0flastAttemptTime\x12J\n\x13last_delivered_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x11lastDeliveredTime\x12\x46\n\x11last_failure_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0flastFailureTime\x12.\n\x13last_failure_status\x18\x08 \x01(\x05R\x11lastFailureStatus\x12,\n\x12last_failure_error\x18\t \x01(\tR\x10lastFailureError\"\xbb\x04\n\x0fWebhookDelivery\x12\x1f\n\x0b\x64\x65livery_id\x18\x01 \x01(\tR\ndeliveryId\x12\x1d\n\nwebhook_id\x18\x02 \x01(\tR\twebhookId\x12\x19\n\x08\x65vent_id\x18\x03 \x01(\tR\x07\x65ventId\x12\x36\n\nevent_kind\x18\x04 \x01(\x0e\x32\x17.pact.v1.AuditEventKindR\teventKind\x12\x19\n\x08\x62rand_id\x18\x05 \x01(\tR\x07\x62randId\x12\x1d\n\nmessage_id\x18\x06 \x01(\tR\tmessageId\x12\x36\n\x06status\x18\x07 \x01(\x0e\x32\x1e.pact.v1.WebhookDeliveryStatusR\x06status\x12\x1a\n\x08\x61ttempts\x18\x08 \x01(\x05R\x08\x61ttempts\x12\x46\n\x11next_attempt_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0fnextAttemptTime\x12\x46\n\x11last_attempt_time\x18\n \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0flastAttemptTime\x12\x1f\n\x0blast_status\x18\x0b \x01(\x05R\nlastStatus\x12\x1d\n\nlast_error\x18\x0c \x01(\tR\tlastError\x12\x37\n\tdone_time\x18\r \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08\x64oneTime\"\xbd\x01\n\x14\x43reateWebhookRequest\x12\x10\n\x03url\x18\x01 \x01(\tR\x03url\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\x12\x38\n\x0b\x65vent_kinds\x18\x03 \x03(\x0e\x32\x17.pact.v1.AuditEventKindR\neventKinds\x12\x1b\n\tbrand_ids\x18\x04 \x03(\tR\x08\x62randIds\x12\x1a\n\x08\x64isabled\x18\x05 \x01(\x08R\x08\x64isabled\"[\n\x15\x43reateWebhookResponse\x12*\n\x07webhook\x18\x01 \x01(\x0b\x32\x10.pact.v1.WebhookR\x07webhook\x12\x16\n\x06secret\x18\x02 \x01(\tR\x06secret\"2\n\x11GetWebhookRequest\x12\x1d\n\nwebhook_id\x18\x01 \x01(\tR\twebhookId\"@\n\x12GetWebhookResponse\x12*\n\x07webhook\x18\x01 \x01(\x0b\x32\x10.pact.v1.WebhookR\x07webhook\"?\n\x13ListWebhooksRequest\x12(\n\x04page\x18\x01 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"l\n\x14ListWebhooksResponse\x12,\n\x08webhooks\x18\x01 \x03(\x0b\x32\x10.pact.v1.WebhookR\x08webhooks\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x7f\n\x14UpdateWebhookRequest\x12*\n\x07webhook\x18\x01 \x01(\x0b\x32\x10.pact.v1.WebhookR\x07webhook\x12;\n\x0bupdate_mask\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskR\nupdateMask\"C\n\x15UpdateWebhookResponse\x12*\n\x07webhook\x18\x01 \x01(\x0b\x32\x10.pact.v1.WebhookR\x07webhook\"5\n\x14\x44\x65leteWebhookRequest\x12\x1d\n\nwebhook_id\x18\x01 \x01(\tR\twebhookId\"\x17\n\x15\x44\x65leteWebhookResponse\";\n\x1aRotateWebhookSecretRequest\x12\x1d\n\nwebhook_id\x18\x01 \x01(\tR\twebhookId\"5\n\x1bRotateWebhookSecretResponse\x12\x16\n\x06secret\x18\x01 \x01(\tR\x06secret\"\x9f\x01\n\x1cListWebhookDeliveriesRequest\x12\x1d\n\nwebhook_id\x18\x01 \x01(\tR\twebhookId\x12\x36\n\x06status\x18\x02 \x01(\x0e\x32\x1e.pact.v1.WebhookDeliveryStatusR\x06status\x12(\n\x04page\x18\x03 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"\x81\x01\n\x1dListWebhookDeliveriesResponse\x12\x38\n\ndeliveries\x18\x01 \x03(\x0b\x32\x18.pact.v1.WebhookDeliveryR\ndeliveries\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"_\n\x1dRetryWebhookDeliveriesRequest\x12\x1d\n\nwebhook_id\x18\x01 \x01(\tR\twebhookId\x12\x1f\n\x0b\x64\x65livery_id\x18\x02 \x01(\tR\ndeliveryId\":\n\x1eRetryWebhookDeliveriesResponse\x12\x18\n\x07retried\x18\x01 \x01(\x03R\x07retried*\xae\x01\n\x15WebhookDeliveryStatus\x12\'\n#WEBHOOK_DELIVERY_STATUS_UNSPECIFIED\x10\x00\x12#\n\x1fWEBHOOK_DELIVERY_STATUS_PENDING\x10\x01\x12%\n!WEBHOOK_DELIVERY_STATUS_DELIVERED\x10\x02\x12 \n\x1cWEBHOOK_DELIVERY_STATUS_DEAD\x10\x03\x32\xd9\x05\n\x0eWebhookService\x12P\n\rCreateWebhook\x12\x1d.pact.v1.CreateWebhookRequest\x1a\x1e.pact.v1.CreateWebhookResponse\"\x00\x12G\n\nGetWebhook\x12\x1a.pact.v1.GetWebhookRequest\x1a\x1b.pact.v1.GetWebhookResponse\"\x00\x12M\n\x0cListWebhooks\x12\x1c.pact.v1.ListWebhooksRequest\x1a\x1d.pact.v1.ListWebhooksResponse\"\x00\x12P\n\rUpdateWebhook\x12\x1d.pact.v1.UpdateWebhookRequest\x1a\x1e.pact.v1.UpdateWebhookResponse\"\x00\x12P\n\rDeleteWebhook\x12\x1d.pact.v1.DeleteWebhookRequest\x1a\x1e.pact.v1.DeleteWebhookResponse\"\x00\x12\x62\n\x13RotateWebhookSecret\x12#.pact.v1.RotateWebhookSecretRequest\x1a$.pact.v1.RotateWebhookSecretResponse\"\x00\x12h\n\x15ListWebhookDeliveries\x12%.pact.v1.ListWebhookDeliveriesRequest\x1a&.pact.v1.ListWebhookDeliveriesResponse\"\x00\x12k\n\x16RetryWebhookDeliveries\x12&.pact.v1.RetryWebhookDeliveriesRequest\x1a\'.pact.v1.RetryWebhookDeliveriesResponse\"\x00\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15pact/v1/webhook.proto\x12\x07pact.v1\x1a\x1egoogle/protobuf/duration.proto\x1a google/protobuf/field_mask.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13pact/v1/audit.proto\x1a\x14pact/v1/common.proto\"\xe8\x03\n\x07Webhook\x12\x1d\n\nwebhook_id\x18\x01 \x01(\tR\twebhookId\x12\x10\n\x03url\x18\x02 \x01(\tR\x03url\x12 \n\x0b\x64\x65scription\x18\x03 \x01(\tR\x0b\x64\x65scription\x12\x38\n\x0b\x65vent_kinds\x18\x04 \x03(\x0e\x32\x17.pact.v1.AuditEventKindR\neventKinds\x12\x1b\n\tbrand_ids\x18\x05 \x03(\tR\x08\x62randIds\x12\x18\n\x07\x65nabled\x18\x06 \x01(\x08R\x07\x65nabled\x12;\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\ncreateTime\x12;\n\x0bupdate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\nupdateTime\x12\x44\n\x0e\x64\x65livery_state\x18\t \x01(\x0b\x32\x1d.pact.v1.WebhookDeliveryStateR\rdeliveryState\x12Y\n\x1bprevious_secret_expire_time\x18\n \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x18previousSecretExpireTime\"\xe8\x03\n\x14WebhookDeliveryState\x12\x18\n\x07pending\x18\x01 \x01(\x03R\x07pending\x12\x12\n\x04\x64\x65\x61\x64\x18\x02 \x01(\x03R\x04\x64\x65\x61\x64\x12\x1c\n\tdelivered\x18\x03 \x01(\x03R\tdelivered\x12J\n\x13oldest_pending_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x11oldestPendingTime\x12\x46\n\x11last_attempt_time\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0flastAttemptTime\x12J\n\x13last_delivered_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x11lastDeliveredTime\x12\x46\n\x11last_failure_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0flastFailureTime\x12.\n\x13last_failure_status\x18\x08 \x01(\x05R\x11lastFailureStatus\x12,\n\x12last_failure_error\x18\t \x01(\tR\x10lastFailureError\"\xbb\x04\n\x0fWebhookDelivery\x12\x1f\n\x0b\x64\x65livery_id\x18\x01 \x01(\tR\ndeliveryId\x12\x1d\n\nwebhook_id\x18\x02 \x01(\tR\twebhookId\x12\x19\n\x08\x65vent_id\x18\x03 \x01(\tR\x07\x65ventId\x12\x36\n\nevent_kind\x18\x04 \x01(\x0e\x32\x17.pact.v1.AuditEventKindR\teventKind\x12\x19\n\x08\x62rand_id\x18\x05 \x01(\tR\x07\x62randId\x12\x1d\n\nmessage_id\x18\x06 \x01(\tR\tmessageId\x12\x36\n\x06status\x18\x07 \x01(\x0e\x32\x1e.pact.v1.WebhookDeliveryStatusR\x06status\x12\x1a\n\x08\x61ttempts\x18\x08 \x01(\x05R\x08\x61ttempts\x12\x46\n\x11next_attempt_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0fnextAttemptTime\x12\x46\n\x11last_attempt_time\x18\n \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x0flastAttemptTime\x12\x1f\n\x0blast_status\x18\x0b \x01(\x05R\nlastStatus\x12\x1d\n\nlast_error\x18\x0c \x01(\tR\tlastError\x12\x37\n\tdone_time\x18\r \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x08\x64oneTime\"\xbd\x01\n\x14\x43reateWebhookRequest\x12\x10\n\x03url\x18\x01 \x01(\tR\x03url\x12 \n\x0b\x64\x65scription\x18\x02 \x01(\tR\x0b\x64\x65scription\x12\x38\n\x0b\x65vent_kinds\x18\x03 \x03(\x0e\x32\x17.pact.v1.AuditEventKindR\neventKinds\x12\x1b\n\tbrand_ids\x18\x04 \x03(\tR\x08\x62randIds\x12\x1a\n\x08\x64isabled\x18\x05 \x01(\x08R\x08\x64isabled\"[\n\x15\x43reateWebhookResponse\x12*\n\x07webhook\x18\x01 \x01(\x0b\x32\x10.pact.v1.WebhookR\x07webhook\x12\x16\n\x06secret\x18\x02 \x01(\tR\x06secret\"2\n\x11GetWebhookRequest\x12\x1d\n\nwebhook_id\x18\x01 \x01(\tR\twebhookId\"@\n\x12GetWebhookResponse\x12*\n\x07webhook\x18\x01 \x01(\x0b\x32\x10.pact.v1.WebhookR\x07webhook\"?\n\x13ListWebhooksRequest\x12(\n\x04page\x18\x01 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"l\n\x14ListWebhooksResponse\x12,\n\x08webhooks\x18\x01 \x03(\x0b\x32\x10.pact.v1.WebhookR\x08webhooks\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x7f\n\x14UpdateWebhookRequest\x12*\n\x07webhook\x18\x01 \x01(\x0b\x32\x10.pact.v1.WebhookR\x07webhook\x12;\n\x0bupdate_mask\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.FieldMaskR\nupdateMask\"C\n\x15UpdateWebhookResponse\x12*\n\x07webhook\x18\x01 \x01(\x0b\x32\x10.pact.v1.WebhookR\x07webhook\"5\n\x14\x44\x65leteWebhookRequest\x12\x1d\n\nwebhook_id\x18\x01 \x01(\tR\twebhookId\"\x17\n\x15\x44\x65leteWebhookResponse\"\x84\x01\n\x1aRotateWebhookSecretRequest\x12\x1d\n\nwebhook_id\x18\x01 \x01(\tR\twebhookId\x12G\n\x12previous_valid_for\x18\x02 \x01(\x0b\x32\x19.google.protobuf.DurationR\x10previousValidFor\"\x90\x01\n\x1bRotateWebhookSecretResponse\x12\x16\n\x06secret\x18\x01 \x01(\tR\x06secret\x12Y\n\x1bprevious_secret_expire_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.TimestampR\x18previousSecretExpireTime\"\x9f\x01\n\x1cListWebhookDeliveriesRequest\x12\x1d\n\nwebhook_id\x18\x01 \x01(\tR\twebhookId\x12\x36\n\x06status\x18\x02 \x01(\x0e\x32\x1e.pact.v1.WebhookDeliveryStatusR\x06status\x12(\n\x04page\x18\x03 \x01(\x0b\x32\x14.pact.v1.PageRequestR\x04page\"\x81\x01\n\x1dListWebhookDeliveriesResponse\x12\x38\n\ndeliveries\x18\x01 \x03(\x0b\x32\x18.pact.v1.WebhookDeliveryR\ndeliveries\x12&\n\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"_\n\x1dRetryWebhookDeliveriesRequest\x12\x1d\n\nwebhook_id\x18\x01 \x01(\tR\twebhookId\x12\x1f\n\x0b\x64\x65livery_id\x18\x02 \x01(\tR\ndeliveryId\":\n\x1eRetryWebhookDeliveriesResponse\x12\x18\n\x07retried\x18\x01 \x01(\x03R\x07retried*\xae\x01\n\x15WebhookDeliveryStatus\x12\'\n#WEBHOOK_DELIVERY_STATUS_UNSPECIFIED\x10\x00\x12#\n\x1fWEBHOOK_DELIVERY_STATUS_PENDING\x10\x01\x12%\n!WEBHOOK_DELIVERY_STATUS_DELIVERED\x10\x02\x12 \n\x1cWEBHOOK_DELIVERY_STATUS_DEAD\x10\x03\x32\xd9\x05\n\x0eWebhookService\x12P\n\rCreateWebhook\x12\x1d.pact.v1.CreateWebhookRequest\x1a\x1e.pact.v1.CreateWebhookResponse\"\x00\x12G\n\nGetWebhook\x12\x1a.pact.v1.GetWebhookRequest\x1a\x1b.pact.v1.GetWebhookResponse\"\x00\x12M\n\x0cListWebhooks\x12\x1c.pact.v1.ListWebhooksRequest\x1a\x1d.pact.v1.ListWebhooksResponse\"\x00\x12P\n\rUpdateWebhook\x12\x1d.pact.v1.UpdateWebhookRequest\x1a\x1e.pact.v1.UpdateWebhookResponse\"\x00\x12P\n\rDeleteWebhook\x12\x1d.pact.v1.DeleteWebhookRequest\x1a\x1e.pact.v1.DeleteWebhookResponse\"\x00\x12\x62\n\x13RotateWebhookSecret\x12#.pact.v1.RotateWebhookSecretRequest\x1a$.pact.v1.RotateWebhookSecretResponse\"\x00\x12h\n\x15ListWebhookDeliveries\x12%.pact.v1.ListWebhookDeliveriesRequest\x1a&.pact.v1.ListWebhookDeliveriesResponse\"\x00\x12k\n\x16RetryWebhookDeliveries\x12&.pact.v1.RetryWebhookDeliveriesRequest\x1a\'.pact.v1.RetryWebhookDeliveriesResponse\"\x00\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pact.v1.webhook_pb2', globals())
 if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
-  _WEBHOOKDELIVERYSTATUS._serialized_start=3033
-  _WEBHOOKDELIVERYSTATUS._serialized_end=3207
-  _WEBHOOK._serialized_start=145
-  _WEBHOOK._serialized_end=542
-  _WEBHOOKDELIVERYSTATE._serialized_start=545
-  _WEBHOOKDELIVERYSTATE._serialized_end=1033
-  _WEBHOOKDELIVERY._serialized_start=1036
-  _WEBHOOKDELIVERY._serialized_end=1607
-  _CREATEWEBHOOKREQUEST._serialized_start=1610
-  _CREATEWEBHOOKREQUEST._serialized_end=1799
-  _CREATEWEBHOOKRESPONSE._serialized_start=1801
-  _CREATEWEBHOOKRESPONSE._serialized_end=1892
-  _GETWEBHOOKREQUEST._serialized_start=1894
-  _GETWEBHOOKREQUEST._serialized_end=1944
-  _GETWEBHOOKRESPONSE._serialized_start=1946
-  _GETWEBHOOKRESPONSE._serialized_end=2010
-  _LISTWEBHOOKSREQUEST._serialized_start=2012
-  _LISTWEBHOOKSREQUEST._serialized_end=2075
-  _LISTWEBHOOKSRESPONSE._serialized_start=2077
-  _LISTWEBHOOKSRESPONSE._serialized_end=2185
-  _UPDATEWEBHOOKREQUEST._serialized_start=2187
-  _UPDATEWEBHOOKREQUEST._serialized_end=2314
-  _UPDATEWEBHOOKRESPONSE._serialized_start=2316
-  _UPDATEWEBHOOKRESPONSE._serialized_end=2383
-  _DELETEWEBHOOKREQUEST._serialized_start=2385
-  _DELETEWEBHOOKREQUEST._serialized_end=2438
-  _DELETEWEBHOOKRESPONSE._serialized_start=2440
-  _DELETEWEBHOOKRESPONSE._serialized_end=2463
-  _ROTATEWEBHOOKSECRETREQUEST._serialized_start=2465
-  _ROTATEWEBHOOKSECRETREQUEST._serialized_end=2524
-  _ROTATEWEBHOOKSECRETRESPONSE._serialized_start=2526
-  _ROTATEWEBHOOKSECRETRESPONSE._serialized_end=2579
-  _LISTWEBHOOKDELIVERIESREQUEST._serialized_start=2582
-  _LISTWEBHOOKDELIVERIESREQUEST._serialized_end=2741
-  _LISTWEBHOOKDELIVERIESRESPONSE._serialized_start=2744
-  _LISTWEBHOOKDELIVERIESRESPONSE._serialized_end=2873
-  _RETRYWEBHOOKDELIVERIESREQUEST._serialized_start=2875
-  _RETRYWEBHOOKDELIVERIESREQUEST._serialized_end=2970
-  _RETRYWEBHOOKDELIVERIESRESPONSE._serialized_start=2972
-  _RETRYWEBHOOKDELIVERIESRESPONSE._serialized_end=3030
-  _WEBHOOKSERVICE._serialized_start=3210
-  _WEBHOOKSERVICE._serialized_end=3939
+  _WEBHOOKDELIVERYSTATUS._serialized_start=3322
+  _WEBHOOKDELIVERYSTATUS._serialized_end=3496
+  _WEBHOOK._serialized_start=177
+  _WEBHOOK._serialized_end=665
+  _WEBHOOKDELIVERYSTATE._serialized_start=668
+  _WEBHOOKDELIVERYSTATE._serialized_end=1156
+  _WEBHOOKDELIVERY._serialized_start=1159
+  _WEBHOOKDELIVERY._serialized_end=1730
+  _CREATEWEBHOOKREQUEST._serialized_start=1733
+  _CREATEWEBHOOKREQUEST._serialized_end=1922
+  _CREATEWEBHOOKRESPONSE._serialized_start=1924
+  _CREATEWEBHOOKRESPONSE._serialized_end=2015
+  _GETWEBHOOKREQUEST._serialized_start=2017
+  _GETWEBHOOKREQUEST._serialized_end=2067
+  _GETWEBHOOKRESPONSE._serialized_start=2069
+  _GETWEBHOOKRESPONSE._serialized_end=2133
+  _LISTWEBHOOKSREQUEST._serialized_start=2135
+  _LISTWEBHOOKSREQUEST._serialized_end=2198
+  _LISTWEBHOOKSRESPONSE._serialized_start=2200
+  _LISTWEBHOOKSRESPONSE._serialized_end=2308
+  _UPDATEWEBHOOKREQUEST._serialized_start=2310
+  _UPDATEWEBHOOKREQUEST._serialized_end=2437
+  _UPDATEWEBHOOKRESPONSE._serialized_start=2439
+  _UPDATEWEBHOOKRESPONSE._serialized_end=2506
+  _DELETEWEBHOOKREQUEST._serialized_start=2508
+  _DELETEWEBHOOKREQUEST._serialized_end=2561
+  _DELETEWEBHOOKRESPONSE._serialized_start=2563
+  _DELETEWEBHOOKRESPONSE._serialized_end=2586
+  _ROTATEWEBHOOKSECRETREQUEST._serialized_start=2589
+  _ROTATEWEBHOOKSECRETREQUEST._serialized_end=2721
+  _ROTATEWEBHOOKSECRETRESPONSE._serialized_start=2724
+  _ROTATEWEBHOOKSECRETRESPONSE._serialized_end=2868
+  _LISTWEBHOOKDELIVERIESREQUEST._serialized_start=2871
+  _LISTWEBHOOKDELIVERIESREQUEST._serialized_end=3030
+  _LISTWEBHOOKDELIVERIESRESPONSE._serialized_start=3033
+  _LISTWEBHOOKDELIVERIESRESPONSE._serialized_end=3162
+  _RETRYWEBHOOKDELIVERIESREQUEST._serialized_start=3164
+  _RETRYWEBHOOKDELIVERIESREQUEST._serialized_end=3259
+  _RETRYWEBHOOKDELIVERIESRESPONSE._serialized_start=3261
+  _RETRYWEBHOOKDELIVERIESRESPONSE._serialized_end=3319
+  _WEBHOOKSERVICE._serialized_start=3499
+  _WEBHOOKSERVICE._serialized_end=4228
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,4 @@
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import field_mask_pb2 as _field_mask_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from pact.v1 import audit_pb2 as _audit_pb2
@@ -105,16 +106,20 @@ class RetryWebhookDeliveriesResponse(_message.Message):
     def __init__(self, retried: _Optional[int] = ...) -> None: ...
 
 class RotateWebhookSecretRequest(_message.Message):
-    __slots__ = ["webhook_id"]
+    __slots__ = ["previous_valid_for", "webhook_id"]
+    PREVIOUS_VALID_FOR_FIELD_NUMBER: _ClassVar[int]
     WEBHOOK_ID_FIELD_NUMBER: _ClassVar[int]
+    previous_valid_for: _duration_pb2.Duration
     webhook_id: str
-    def __init__(self, webhook_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, webhook_id: _Optional[str] = ..., previous_valid_for: _Optional[_Union[_duration_pb2.Duration, _Mapping]] = ...) -> None: ...
 
 class RotateWebhookSecretResponse(_message.Message):
-    __slots__ = ["secret"]
+    __slots__ = ["previous_secret_expire_time", "secret"]
+    PREVIOUS_SECRET_EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     SECRET_FIELD_NUMBER: _ClassVar[int]
+    previous_secret_expire_time: _timestamp_pb2.Timestamp
     secret: str
-    def __init__(self, secret: _Optional[str] = ...) -> None: ...
+    def __init__(self, secret: _Optional[str] = ..., previous_secret_expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class UpdateWebhookRequest(_message.Message):
     __slots__ = ["update_mask", "webhook"]
@@ -131,13 +136,14 @@ class UpdateWebhookResponse(_message.Message):
     def __init__(self, webhook: _Optional[_Union[Webhook, _Mapping]] = ...) -> None: ...
 
 class Webhook(_message.Message):
-    __slots__ = ["brand_ids", "create_time", "delivery_state", "description", "enabled", "event_kinds", "update_time", "url", "webhook_id"]
+    __slots__ = ["brand_ids", "create_time", "delivery_state", "description", "enabled", "event_kinds", "previous_secret_expire_time", "update_time", "url", "webhook_id"]
     BRAND_IDS_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     DELIVERY_STATE_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     ENABLED_FIELD_NUMBER: _ClassVar[int]
     EVENT_KINDS_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_SECRET_EXPIRE_TIME_FIELD_NUMBER: _ClassVar[int]
     UPDATE_TIME_FIELD_NUMBER: _ClassVar[int]
     URL_FIELD_NUMBER: _ClassVar[int]
     WEBHOOK_ID_FIELD_NUMBER: _ClassVar[int]
@@ -147,10 +153,11 @@ class Webhook(_message.Message):
     description: str
     enabled: bool
     event_kinds: _containers.RepeatedScalarFieldContainer[_audit_pb2.AuditEventKind]
+    previous_secret_expire_time: _timestamp_pb2.Timestamp
     update_time: _timestamp_pb2.Timestamp
     url: str
     webhook_id: str
-    def __init__(self, webhook_id: _Optional[str] = ..., url: _Optional[str] = ..., description: _Optional[str] = ..., event_kinds: _Optional[_Iterable[_Union[_audit_pb2.AuditEventKind, str]]] = ..., brand_ids: _Optional[_Iterable[str]] = ..., enabled: bool = ..., create_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., delivery_state: _Optional[_Union[WebhookDeliveryState, _Mapping]] = ...) -> None: ...
+    def __init__(self, webhook_id: _Optional[str] = ..., url: _Optional[str] = ..., description: _Optional[str] = ..., event_kinds: _Optional[_Iterable[_Union[_audit_pb2.AuditEventKind, str]]] = ..., brand_ids: _Optional[_Iterable[str]] = ..., enabled: bool = ..., create_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., update_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ..., delivery_state: _Optional[_Union[WebhookDeliveryState, _Mapping]] = ..., previous_secret_expire_time: _Optional[_Union[_timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class WebhookDelivery(_message.Message):
     __slots__ = ["attempts", "brand_id", "delivery_id", "done_time", "event_id", "event_kind", "last_attempt_time", "last_error", "last_status", "message_id", "next_attempt_time", "status", "webhook_id"]

@@ -117,8 +117,12 @@ class WebhookServiceServicer(object):
 
     def RotateWebhookSecret(self, request, context):
         """RotateWebhookSecret replaces a destination's signing secret and
-        returns the new one, shown this once; deliveries sent from then on are
-        signed with it alone.
+        returns the new one, shown this once. The secret it replaces stays
+        valid for an overlap window (previous_valid_for, 24 hours unless set):
+        until the window ends, every delivery carries two signatures, under the
+        new secret first and the previous one second, so a receiver not yet
+        updated still accepts them; after it, and at once with an overlap of
+        0, deliveries are signed with the new secret alone.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
