@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/fieldmaskpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -33,9 +34,12 @@ func addWebhookFlags(fs *flag.FlagSet, withURL bool) *webhookFilterFlags {
 	return f
 }
 
-func (f *webhookFilterFlags) given(name string) bool {
+func (f *webhookFilterFlags) given(name string) bool { return given(f.fs, name) }
+
+// given reports whether the flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
 	seen := false
-	f.fs.Visit(func(fl *flag.Flag) { seen = seen || fl.Name == name })
+	fs.Visit(func(fl *flag.Flag) { seen = seen || fl.Name == name })
 	return seen
 }
 
@@ -105,6 +109,7 @@ func webhookFields(w io.Writer, h *pactv1.Webhook) {
 	row(w, "last delivered", when(st.GetLastDeliveredTime()))
 	row(w, "last failure", when(st.GetLastFailureTime()))
 	row(w, "last error", st.GetLastFailureError())
+	row(w, "previous secret valid until", when(h.GetPreviousSecretExpireTime()))
 }
 
 var deliveryStatuses = map[string]pactv1.WebhookDeliveryStatus{
@@ -231,15 +236,28 @@ func webhookCommands() []*command {
 					return s.emit(resp, func(w io.Writer) { fmt.Fprintf(w, "deleted webhook %s\n", args[0]) })
 				}
 			}},
-		{group: "webhook", name: "rotate-secret", args: "ID", summary: "replace a destination's signing secret; prints the new one once", minArgs: 1, maxArgs: 1,
+		{group: "webhook", name: "rotate-secret", args: "ID [-overlap 24h]",
+			summary: "replace a destination's signing secret, the old one still signing during the overlap; prints the new one once", minArgs: 1, maxArgs: 1,
 			setup: func(fs *flag.FlagSet) func(context.Context, *session, []string) error {
+				overlap := fs.Duration("overlap", 24*time.Hour,
+					"how long the old secret stays valid, deliveries signed with both meanwhile (`duration`, 0 to 168h; 0 drops it at once)")
 				return func(ctx context.Context, s *session, args []string) error {
-					resp, err := s.webhooks().RotateWebhookSecret(ctx, &pactv1.RotateWebhookSecretRequest{WebhookId: args[0]})
+					req := &pactv1.RotateWebhookSecretRequest{WebhookId: args[0]}
+					if given(fs, "overlap") {
+						req.PreviousValidFor = durationpb.New(*overlap) // otherwise the server's default, the same 24h
+					}
+					resp, err := s.webhooks().RotateWebhookSecret(ctx, req)
 					if err != nil {
 						return err
 					}
 					return s.emit(resp, func(w io.Writer) {
-						fmt.Fprintf(w, "new signing secret of webhook %s, shown only this once:\n\n    %s\n", args[0], resp.GetSecret())
+						fmt.Fprintf(w, "new signing secret of webhook %s, shown only this once:\n\n    %s\n\n", args[0], resp.GetSecret())
+						if end := resp.GetPreviousSecretExpireTime(); end != nil {
+							fmt.Fprintf(w, "until %s deliveries are signed with the new and the old secret: give the receiver the new one before then\n",
+								when(end))
+						} else {
+							fmt.Fprintf(w, "the old secret is no longer valid: deliveries are signed with the new one alone\n")
+						}
 					})
 				}
 			}},

@@ -88,9 +88,25 @@ func TestWebhookCommands(t *testing.T) {
 		if g.GetWebhook().GetEnabled() || strings.Join(g.GetWebhook().GetBrandIds(), ",") != "acme" || g.GetWebhook().GetDescription() != "SIEM" {
 			t.Fatalf("after update: %v", g.GetWebhook())
 		}
-		if out := p.must(t, "webhook", "rotate-secret", id).stdout; !strings.Contains(out, "whsec_") {
+		if out := p.must(t, "webhook", "rotate-secret", id).stdout; !strings.Contains(out, "whsec_") ||
+			!strings.Contains(out, "deliveries are signed with the new and the old secret") {
 			t.Fatalf("rotate-secret printed %s", out)
 		}
+		g = decode(t, p.must(t, "webhook", "get", id, "-o", "json"), &pactv1.GetWebhookResponse{})
+		if end := g.GetWebhook().GetPreviousSecretExpireTime(); end == nil || end.AsTime().Sub(time.Now()) < 23*time.Hour {
+			t.Fatalf("after rotate-secret (default overlap) the previous secret ends %v", end)
+		}
+		if out := p.must(t, "webhook", "get", id).stdout; !strings.Contains(out, "previous secret valid until") {
+			t.Fatalf("webhook get printed %s", out)
+		}
+		if out := p.must(t, "webhook", "rotate-secret", id, "--overlap", "0").stdout; !strings.Contains(out, "whsec_") ||
+			!strings.Contains(out, "the old secret is no longer valid") {
+			t.Fatalf("rotate-secret --overlap 0 printed %s", out)
+		}
+		if g := decode(t, p.must(t, "webhook", "get", id, "-o", "json"), &pactv1.GetWebhookResponse{}); g.GetWebhook().GetPreviousSecretExpireTime() != nil {
+			t.Fatalf("after --overlap 0 the previous secret ends %v", g.GetWebhook().GetPreviousSecretExpireTime())
+		}
+		refused(t, p.cli(t, "webhook", "rotate-secret", id, "--overlap", "169h"), "invalid_argument", "ERROR_REASON_INVALID_ARGUMENT", "previous_valid_for")
 
 		// Refusals, each naming what is wrong.
 		for _, c := range []struct {
