@@ -608,6 +608,15 @@ func TestWebhooksPage(t *testing.T) {
 			t.Errorf("ok/listed: the page lacks %q", want)
 		}
 	}
+	if strings.Contains(p.body, "previous secret valid until") {
+		t.Errorf("ok/listed: a destination never rotated shows a previous secret")
+	}
+	if _, err := hooks.RotateWebhookSecret(t.Context(), &pactv1.RotateWebhookSecretRequest{WebhookId: id}); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.do("GET", "/webhooks", nil); !strings.Contains(p.body, "previous secret valid until <time") {
+		t.Errorf("ok/rotated: the page does not show the overlap's end: %.2000s", p.body)
+	}
 	if p := b.do("POST", "/webhooks/"+id+"/retry", url.Values{}); p.status != http.StatusForbidden {
 		t.Errorf("fail/retry-without-csrf: %d", p.status)
 	}
