@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -226,6 +227,74 @@ func TestSecretDoesNotOpen(t *testing.T) {
 	f.dispatcher().Poll(t.Context())
 	if d := f.delivery(t); len(r.received()) != 0 || !strings.Contains(d.LastError, "does not open") {
 		t.Fatalf("%d received, %+v", len(r.received()), d)
+	}
+}
+
+// TestPreviousSecret: with a previous secret whose window has not ended,
+// the signature header lists the current secret's signature and then the
+// previous one's, and a receiver on either verifies it; once the clock
+// reaches the window's end, the current one's alone. A previous secret
+// that does not open sends nothing, as a current one would not.
+func TestPreviousSecret(t *testing.T) {
+	r := newReceiver(t, http.StatusOK)
+	f := setup(t, r.srv.URL)
+	ctx := t.Context()
+	prevSecret := stdwebhook.NewSecret()
+	prevKey, _ := stdwebhook.ParseSecret(prevSecret)
+	d, err := f.store.GetWebhookDestination(ctx, "wh_test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.PreviousSealedSecret = f.box.Seal(webhook.SecretPurpose, "wh_test", []byte(prevSecret))
+	d.PreviousUntil = f.clock.Now().Add(time.Hour)
+	if _, err := f.store.UpdateWebhookDestination(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	last := func() received {
+		t.Helper()
+		got := r.received()
+		if len(got) == 0 {
+			t.Fatal("nothing received")
+		}
+		return got[len(got)-1]
+	}
+	f.record(t, db.AuditGrantCreated)
+	f.dispatcher().Poll(ctx)
+	got := last()
+	sigs := strings.Fields(got.header.Get("webhook-signature"))
+	if len(sigs) != 2 || sigs[0] != stdwebhook.Sign(f.key, got.header.Get("webhook-id"), f.clock.Now(), got.body) ||
+		sigs[1] != stdwebhook.Sign(prevKey, got.header.Get("webhook-id"), f.clock.Now(), got.body) {
+		t.Fatalf("inside the window: webhook-signature %q", got.header.Get("webhook-signature"))
+	}
+	for _, k := range [][]byte{f.key, prevKey} {
+		if _, err := stdwebhook.Verify(k, got.header, got.body, f.clock.Now(), time.Minute); err != nil {
+			t.Fatalf("inside the window: %v", err)
+		}
+	}
+
+	f.clock.Advance(time.Hour)
+	f.record(t, db.AuditGrantCreated)
+	f.dispatcher().Poll(ctx)
+	got = last()
+	if sigs := strings.Fields(got.header.Get("webhook-signature")); len(sigs) != 1 {
+		t.Fatalf("at the window's end: webhook-signature %q", got.header.Get("webhook-signature"))
+	}
+	if _, err := stdwebhook.Verify(prevKey, got.header, got.body, f.clock.Now(), time.Minute); !errors.Is(err, stdwebhook.ErrBadSignature) {
+		t.Fatalf("at the window's end the previous secret verifies: %v", err)
+	}
+
+	other, _ := provkeys.NewSecretBox(bytes.Repeat([]byte{4}, 32))
+	d, _ = f.store.GetWebhookDestination(ctx, "wh_test")
+	d.PreviousSealedSecret, d.PreviousUntil = other.Seal(webhook.SecretPurpose, "wh_test", []byte(prevSecret)), f.clock.Now().Add(time.Hour)
+	if _, err := f.store.UpdateWebhookDestination(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	n := len(r.received())
+	e := f.record(t, db.AuditGrantCreated)
+	f.dispatcher().Poll(ctx)
+	ds, _ := f.store.ListWebhookDeliveries(ctx, db.WebhookDeliveryFilter{}, 0, 1)
+	if len(r.received()) != n || len(ds) != 1 || ds[0].EventID != e.ID || !strings.Contains(ds[0].LastError, "previous signing secret does not open") {
+		t.Fatalf("a previous secret that does not open: %d received, %+v", len(r.received())-n, ds)
 	}
 }
 
