@@ -93,7 +93,7 @@ func TestWebhookCommands(t *testing.T) {
 			t.Fatalf("rotate-secret printed %s", out)
 		}
 		g = decode(t, p.must(t, "webhook", "get", id, "-o", "json"), &pactv1.GetWebhookResponse{})
-		if end := g.GetWebhook().GetPreviousSecretExpireTime(); end == nil || end.AsTime().Sub(time.Now()) < 23*time.Hour {
+		if end := g.GetWebhook().GetPreviousSecretExpireTime(); end == nil || time.Until(end.AsTime()) < 23*time.Hour {
 			t.Fatalf("after rotate-secret (default overlap) the previous secret ends %v", end)
 		}
 		if out := p.must(t, "webhook", "get", id).stdout; !strings.Contains(out, "previous secret valid until") {
