@@ -52,6 +52,17 @@ type WebhookDestination struct {
 	CreateTime, UpdateTime time.Time
 }
 
+// WebhookUpdate is a change of a destination's settings: a nil field is
+// left as stored.
+type WebhookUpdate struct {
+	URL, Description *string
+	Kinds            *[]AuditKind
+	BrandIDs         *[]string
+	Enabled          *bool
+	// UpdateTime is set by the caller.
+	UpdateTime time.Time
+}
+
 // WebhookDelivery is one audit event's delivery to one destination.
 type WebhookDelivery struct {
 	// ID is the delivery's id, unique in the store.
@@ -156,10 +167,20 @@ type WebhookStore interface {
 	// ListWebhookDestinations returns up to limit destinations with ids
 	// after afterID, by id.
 	ListWebhookDestinations(ctx context.Context, afterID string, limit int) ([]WebhookDestination, error)
-	// UpdateWebhookDestination writes every mutable field of the
-	// destination with d.ID (not CreateTime), the previous secret and its
-	// overlap end included; ErrNotFound when none.
-	UpdateWebhookDestination(ctx context.Context, d WebhookDestination) (WebhookDestination, error)
+	// UpdateWebhookDestination writes the settings u sets, and
+	// u.UpdateTime, to the destination with the id, and returns it;
+	// ErrNotFound when none. It is one statement that leaves every other
+	// column as stored when it runs (the secrets among them), so it never
+	// undoes a concurrent rotation or another update's other settings.
+	UpdateWebhookDestination(ctx context.Context, id string, u WebhookUpdate) (WebhookDestination, error)
+	// RotateWebhookSecret makes sealed the signing secret of the
+	// destination with the id, and returns it; ErrNotFound when none. The
+	// secret stored when it runs becomes the previous one, valid until
+	// previousUntil (kept to the millisecond); a zero previousUntil drops
+	// any previous secret instead. One statement, which leaves the settings
+	// as stored: two rotations, or a rotation and an update, running at
+	// once each keep the other's change.
+	RotateWebhookSecret(ctx context.Context, id string, sealed []byte, previousUntil, now time.Time) (WebhookDestination, error)
 	// DeleteWebhookDestination deletes the destination and its
 	// deliveries; ErrNotFound when none.
 	DeleteWebhookDestination(ctx context.Context, id string) error
@@ -237,22 +258,28 @@ func destinationParams(d WebhookDestination) liteq.CreateWebhookDestinationParam
 	}
 }
 
-func destinationUpdateParams(d WebhookDestination) liteq.UpdateWebhookDestinationParams {
-	p := destinationParams(d)
-	return liteq.UpdateWebhookDestinationParams{
-		Url: p.Url, Description: p.Description, Kinds: p.Kinds, BrandIds: p.BrandIds, Enabled: p.Enabled,
-		SealedSecret: p.SealedSecret, PreviousSealedSecret: nonNil(d.PreviousSealedSecret), PreviousUntilMs: toMs(d.PreviousUntil),
-		UpdateTime: p.UpdateTime, ID: p.ID,
+func destinationUpdateParams(id string, u WebhookUpdate) liteq.UpdateWebhookDestinationParams {
+	p := liteq.UpdateWebhookDestinationParams{ID: id, UpdateTime: unix(u.UpdateTime)}
+	if u.URL != nil {
+		p.SetUrl, p.Url = true, *u.URL
 	}
+	if u.Description != nil {
+		p.SetDescription, p.Description = true, *u.Description
+	}
+	if u.Kinds != nil {
+		p.SetKinds, p.Kinds = true, joinKinds(*u.Kinds)
+	}
+	if u.BrandIDs != nil {
+		p.SetBrandIds, p.BrandIds = true, strings.Join(*u.BrandIDs, " ")
+	}
+	if u.Enabled != nil {
+		p.SetEnabled, p.Enabled = true, *u.Enabled
+	}
+	return p
 }
 
-// nonNil is b, or an empty slice for nil: a nil []byte binds as NULL, and
-// the column is NOT NULL, empty for none.
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
+func rotateParams(id string, sealed []byte, previousUntil, now time.Time) liteq.RotateWebhookSecretParams {
+	return liteq.RotateWebhookSecretParams{ID: id, SealedSecret: sealed, PreviousUntilMs: toMs(previousUntil), UpdateTime: unix(now)}
 }
 
 func destinationFromRow(r liteq.WebhookDestination) WebhookDestination {

@@ -36,8 +36,16 @@ func (s *pgStore) ListWebhookDestinations(ctx context.Context, afterID string, l
 	return out, nil
 }
 
-func (s *pgStore) UpdateWebhookDestination(ctx context.Context, d WebhookDestination) (WebhookDestination, error) {
-	r, err := s.q.UpdateWebhookDestination(ctx, pgq.UpdateWebhookDestinationParams(destinationUpdateParams(d)))
+func (s *pgStore) UpdateWebhookDestination(ctx context.Context, id string, u WebhookUpdate) (WebhookDestination, error) {
+	r, err := s.q.UpdateWebhookDestination(ctx, pgq.UpdateWebhookDestinationParams(destinationUpdateParams(id, u)))
+	if err != nil {
+		return WebhookDestination{}, pgErr(err)
+	}
+	return destinationFromRow(liteq.WebhookDestination(r)), nil
+}
+
+func (s *pgStore) RotateWebhookSecret(ctx context.Context, id string, sealed []byte, previousUntil, now time.Time) (WebhookDestination, error) {
+	r, err := s.q.RotateWebhookSecret(ctx, pgq.RotateWebhookSecretParams(rotateParams(id, sealed, previousUntil, now)))
 	if err != nil {
 		return WebhookDestination{}, pgErr(err)
 	}

@@ -35,8 +35,16 @@ func (s *sqliteStore) ListWebhookDestinations(ctx context.Context, afterID strin
 	return out, nil
 }
 
-func (s *sqliteStore) UpdateWebhookDestination(ctx context.Context, d WebhookDestination) (WebhookDestination, error) {
-	r, err := s.q.UpdateWebhookDestination(ctx, destinationUpdateParams(d))
+func (s *sqliteStore) UpdateWebhookDestination(ctx context.Context, id string, u WebhookUpdate) (WebhookDestination, error) {
+	r, err := s.q.UpdateWebhookDestination(ctx, destinationUpdateParams(id, u))
+	if err != nil {
+		return WebhookDestination{}, liteErr(err)
+	}
+	return destinationFromRow(r), nil
+}
+
+func (s *sqliteStore) RotateWebhookSecret(ctx context.Context, id string, sealed []byte, previousUntil, now time.Time) (WebhookDestination, error) {
+	r, err := s.q.RotateWebhookSecret(ctx, rotateParams(id, sealed, previousUntil, now))
 	if err != nil {
 		return WebhookDestination{}, liteErr(err)
 	}

@@ -245,11 +245,19 @@ func TestPreviousSecret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.PreviousSealedSecret = f.box.Seal(webhook.SecretPurpose, "wh_test", []byte(prevSecret))
-	d.PreviousUntil = f.clock.Now().Add(time.Hour)
-	if _, err := f.store.UpdateWebhookDestination(ctx, d); err != nil {
-		t.Fatal(err)
+	// withPrevious makes previous the stored previous secret, valid for an
+	// hour, and the fixture's the current one again: a rotation to previous,
+	// then one back to the current secret with an overlap.
+	withPrevious := func(previous []byte) {
+		t.Helper()
+		if _, err := f.store.RotateWebhookSecret(ctx, "wh_test", previous, time.Time{}, f.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.store.RotateWebhookSecret(ctx, "wh_test", d.SealedSecret, f.clock.Now().Add(time.Hour), f.clock.Now()); err != nil {
+			t.Fatal(err)
+		}
 	}
+	withPrevious(f.box.Seal(webhook.SecretPurpose, "wh_test", []byte(prevSecret)))
 	last := func() received {
 		t.Helper()
 		got := r.received()
@@ -284,11 +292,7 @@ func TestPreviousSecret(t *testing.T) {
 	}
 
 	other, _ := provkeys.NewSecretBox(bytes.Repeat([]byte{4}, 32))
-	d, _ = f.store.GetWebhookDestination(ctx, "wh_test")
-	d.PreviousSealedSecret, d.PreviousUntil = other.Seal(webhook.SecretPurpose, "wh_test", []byte(prevSecret)), f.clock.Now().Add(time.Hour)
-	if _, err := f.store.UpdateWebhookDestination(ctx, d); err != nil {
-		t.Fatal(err)
-	}
+	withPrevious(other.Seal(webhook.SecretPurpose, "wh_test", []byte(prevSecret)))
 	n := len(r.received())
 	e := f.record(t, db.AuditGrantCreated)
 	f.dispatcher().Poll(ctx)

@@ -49,7 +49,9 @@ func pendingOf(t *testing.T, s db.Store, dest string) []int64 {
 }
 
 // testWebhookDestinations: create, get, list, update and delete round-trip
-// every field (the previous secret and its overlap end included); an id taken is ErrConflict, an unknown one ErrNotFound.
+// every field (the previous secret and its overlap end included); an update
+// writes only the settings it names and a rotation only the secrets; an id
+// taken is ErrConflict, an unknown one ErrNotFound.
 func testWebhookDestinations(t *testing.T, s db.Store) {
 	ctx := t.Context()
 	d := webhookDest("wh_a", at)
@@ -78,34 +80,48 @@ func testWebhookDestinations(t *testing.T, s db.Store) {
 	if list, _ := s.ListWebhookDestinations(ctx, "wh_a", 10); len(list) != 1 || list[0].ID != "wh_b" {
 		t.Fatalf("list after wh_a = %v", list)
 	}
-	d.URL, d.Kinds, d.BrandIDs, d.Enabled, d.SealedSecret = "https://other.example/h", nil, nil, false, []byte("new")
+	// An update writes the settings it names and the update time; the
+	// others, and the secret, stay as stored.
+	url, enabled, noKinds, noBrands := "https://other.example/h", false, []db.AuditKind(nil), []string(nil)
+	d.URL, d.Kinds, d.BrandIDs, d.Enabled = url, nil, nil, false
 	d.UpdateTime = d.UpdateTime.Add(time.Minute)
-	if got, err := s.UpdateWebhookDestination(ctx, d); err != nil || fmt.Sprint(got) != fmt.Sprint(d) {
+	if got, err := s.UpdateWebhookDestination(ctx, "wh_a", db.WebhookUpdate{URL: &url, Kinds: &noKinds, BrandIDs: &noBrands,
+		Enabled: &enabled, UpdateTime: d.UpdateTime}); err != nil || fmt.Sprint(got) != fmt.Sprint(d) {
 		t.Fatalf("update = %+v, %v; want %+v", got, err, d)
 	}
-	// A rotation with an overlap: the former sealed secret becomes the
+	// A rotation with an overlap: the stored sealed secret becomes the
 	// previous one, valid until a time kept to the millisecond; get and
 	// list read both back; a later rotation without overlap clears it.
 	d.PreviousSealedSecret, d.SealedSecret = d.SealedSecret, []byte("newer")
 	d.PreviousUntil = at.Add(24*time.Hour + 1234*time.Millisecond).Truncate(time.Millisecond).UTC()
-	if got, err := s.UpdateWebhookDestination(ctx, d); err != nil || fmt.Sprint(got) != fmt.Sprint(d) {
-		t.Fatalf("update with a previous secret = %+v, %v; want %+v", got, err, d)
+	d.UpdateTime = d.UpdateTime.Add(time.Minute)
+	if got, err := s.RotateWebhookSecret(ctx, "wh_a", []byte("newer"), d.PreviousUntil, d.UpdateTime); err != nil || fmt.Sprint(got) != fmt.Sprint(d) {
+		t.Fatalf("rotate with an overlap = %+v, %v; want %+v", got, err, d)
 	}
-	if got, err := s.GetWebhookDestination(ctx, "wh_a"); err != nil || string(got.PreviousSealedSecret) != "new" ||
+	if got, err := s.GetWebhookDestination(ctx, "wh_a"); err != nil || string(got.PreviousSealedSecret) != "sealed" ||
 		!got.PreviousUntil.Equal(d.PreviousUntil) || string(got.SealedSecret) != "newer" {
 		t.Fatalf("get after rotation = %+v, %v", got, err)
 	}
-	if list, _ := s.ListWebhookDestinations(ctx, "", 10); len(list) != 2 || string(list[0].PreviousSealedSecret) != "new" ||
+	if list, _ := s.ListWebhookDestinations(ctx, "", 10); len(list) != 2 || string(list[0].PreviousSealedSecret) != "sealed" ||
 		!list[0].PreviousUntil.Equal(d.PreviousUntil) || len(list[1].PreviousSealedSecret) != 0 || !list[1].PreviousUntil.IsZero() {
 		t.Fatalf("list after rotation = %+v", list)
 	}
-	d.PreviousSealedSecret, d.PreviousUntil, d.SealedSecret = nil, time.Time{}, []byte("newest")
-	if got, err := s.UpdateWebhookDestination(ctx, d); err != nil || len(got.PreviousSealedSecret) != 0 || !got.PreviousUntil.IsZero() ||
-		string(got.SealedSecret) != "newest" {
-		t.Fatalf("update clearing the previous secret = %+v, %v", got, err)
+	// An update leaves both secrets as they are.
+	desc := "other"
+	if got, err := s.UpdateWebhookDestination(ctx, "wh_a", db.WebhookUpdate{Description: &desc, UpdateTime: d.UpdateTime}); err != nil ||
+		got.Description != desc || got.URL != url || string(got.SealedSecret) != "newer" || string(got.PreviousSealedSecret) != "sealed" ||
+		!got.PreviousUntil.Equal(d.PreviousUntil) {
+		t.Fatalf("update after rotation = %+v, %v", got, err)
 	}
-	if _, err := s.UpdateWebhookDestination(ctx, webhookDest("wh_none", at)); !errors.Is(err, db.ErrNotFound) {
+	if got, err := s.RotateWebhookSecret(ctx, "wh_a", []byte("newest"), time.Time{}, d.UpdateTime); err != nil ||
+		len(got.PreviousSealedSecret) != 0 || !got.PreviousUntil.IsZero() || string(got.SealedSecret) != "newest" || got.Description != desc {
+		t.Fatalf("rotate without an overlap = %+v, %v", got, err)
+	}
+	if _, err := s.UpdateWebhookDestination(ctx, "wh_none", db.WebhookUpdate{URL: &url, UpdateTime: at}); !errors.Is(err, db.ErrNotFound) {
 		t.Fatalf("update unknown: %v", err)
+	}
+	if _, err := s.RotateWebhookSecret(ctx, "wh_none", []byte("x"), time.Time{}, at); !errors.Is(err, db.ErrNotFound) {
+		t.Fatalf("rotate unknown: %v", err)
 	}
 	if err := s.DeleteWebhookDestination(ctx, "wh_a"); err != nil {
 		t.Fatal(err)
@@ -334,16 +350,15 @@ func testWebhookPausedAndPurge(t *testing.T, s db.Store) {
 	t0 := at.Truncate(time.Second).UTC()
 	recordEvent(t, s, db.AuditGrantCreated, "acme", t0)
 	recordEvent(t, s, db.AuditGrantRevoked, "acme", t0)
-	d.Enabled = false
-	if _, err := s.UpdateWebhookDestination(ctx, d); err != nil {
+	off, on := false, true
+	if _, err := s.UpdateWebhookDestination(ctx, d.ID, db.WebhookUpdate{Enabled: &off, UpdateTime: at}); err != nil {
 		t.Fatal(err)
 	}
 	if c, err := s.ClaimWebhookDeliveries(ctx, "r", t0, t0.Add(time.Minute), 10); err != nil || len(c) != 0 {
 		t.Fatalf("claimed %d of a disabled destination (%v)", len(c), err)
 	}
 	recordEvent(t, s, db.AuditGrantRedeemed, "acme", t0) // not queued while disabled
-	d.Enabled = true
-	if _, err := s.UpdateWebhookDestination(ctx, d); err != nil {
+	if _, err := s.UpdateWebhookDestination(ctx, d.ID, db.WebhookUpdate{Enabled: &on, UpdateTime: at}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := s.ClaimWebhookDeliveries(ctx, "r", t0, t0.Add(time.Minute), 10)

@@ -55,7 +55,8 @@ type Store interface {
 	CreateWebhookDestination(ctx context.Context, d db.WebhookDestination) (db.WebhookDestination, error)
 	GetWebhookDestination(ctx context.Context, id string) (db.WebhookDestination, error)
 	ListWebhookDestinations(ctx context.Context, afterID string, limit int) ([]db.WebhookDestination, error)
-	UpdateWebhookDestination(ctx context.Context, d db.WebhookDestination) (db.WebhookDestination, error)
+	UpdateWebhookDestination(ctx context.Context, id string, u db.WebhookUpdate) (db.WebhookDestination, error)
+	RotateWebhookSecret(ctx context.Context, id string, sealed []byte, previousUntil, now time.Time) (db.WebhookDestination, error)
 	DeleteWebhookDestination(ctx context.Context, id string) error
 	WebhookStats(ctx context.Context, destinationID string) ([]db.WebhookStats, error)
 	ListWebhookDeliveries(ctx context.Context, f db.WebhookDeliveryFilter, beforeID int64, limit int) ([]db.WebhookDelivery, error)
@@ -191,8 +192,19 @@ func (s *Service) ListWebhooks(ctx context.Context, req *pactv1.ListWebhooksRequ
 }
 
 // UpdateWebhook changes the fields update_mask names.
+//
+// It and RotateWebhookSecret each write only the columns they own, in one
+// statement (db.WebhookStore's UpdateWebhookDestination and
+// RotateWebhookSecret), instead of reading the row, changing it and writing
+// all of it back, which lets one undo the other when they run at once (an
+// update restoring the secret a rotation replaced, a rotation restoring the
+// URL an update changed). That is simpler than a version check with
+// retries: neither write depends on a column the other sets, and the one
+// value a rotation carries over, the current secret, is moved in SQL.
 func (s *Service) UpdateWebhook(ctx context.Context, req *pactv1.UpdateWebhookRequest) (*pactv1.UpdateWebhookResponse, error) {
 	w := req.GetWebhook()
+	// Loaded first so that an unknown destination is NotFound whatever
+	// else the request holds; the update below does not write what it read.
 	d, err := s.load(ctx, w.GetWebhookId())
 	if err != nil {
 		return nil, err
@@ -202,19 +214,25 @@ func (s *Service) UpdateWebhook(ctx context.Context, req *pactv1.UpdateWebhookRe
 	if len(paths) == 0 {
 		v.Add("update_mask", "name at least one of url, description, event_kinds, brand_ids, enabled")
 	}
+	var u db.WebhookUpdate
 	for _, p := range paths {
 		switch p {
 		case "url":
-			d.URL = s.checkURL(&v, "webhook.url", w.GetUrl())
+			url := s.checkURL(&v, "webhook.url", w.GetUrl())
+			u.URL = &url
 		case "description":
 			checkDescription(&v, "webhook.description", w.GetDescription())
-			d.Description = w.GetDescription()
+			desc := w.GetDescription()
+			u.Description = &desc
 		case "event_kinds":
-			d.Kinds = checkKinds(&v, "webhook.event_kinds", w.GetEventKinds())
+			kinds := checkKinds(&v, "webhook.event_kinds", w.GetEventKinds())
+			u.Kinds = &kinds
 		case "brand_ids":
-			d.BrandIDs = checkBrands(&v, "webhook.brand_ids", w.GetBrandIds())
+			brands := checkBrands(&v, "webhook.brand_ids", w.GetBrandIds())
+			u.BrandIDs = &brands
 		case "enabled":
-			d.Enabled = w.GetEnabled()
+			enabled := w.GetEnabled()
+			u.Enabled = &enabled
 		default:
 			v.Add("update_mask", "path %q cannot be updated (allowed: url, description, event_kinds, brand_ids, enabled)", p)
 		}
@@ -223,8 +241,8 @@ func (s *Service) UpdateWebhook(ctx context.Context, req *pactv1.UpdateWebhookRe
 		return nil, err
 	}
 	now := s.d.Now()
-	d.UpdateTime = now
-	if d, err = s.d.Store.UpdateWebhookDestination(ctx, d); err != nil {
+	u.UpdateTime = now
+	if d, err = s.d.Store.UpdateWebhookDestination(ctx, d.ID, u); err != nil {
 		return nil, s.storeErr(ctx, "update webhook", err)
 	}
 	return &pactv1.UpdateWebhookResponse{Webhook: toProto(d, db.WebhookStats{}, now)}, nil
@@ -244,7 +262,8 @@ func (s *Service) DeleteWebhook(ctx context.Context, req *pactv1.DeleteWebhookRe
 
 // RotateWebhookSecret replaces the signing secret; the one it replaces
 // stays valid for the overlap asked (DefaultPreviousValidFor unless set).
-// The current sealed secret becomes the previous one as it is: it is
+// The store moves the current sealed secret to the previous one as it is,
+// in the statement that writes the new one (see UpdateWebhook): it is
 // sealed for this destination under the same purpose, so it needs no
 // re-sealing, and any older previous secret is dropped.
 func (s *Service) RotateWebhookSecret(ctx context.Context, req *pactv1.RotateWebhookSecretRequest) (*pactv1.RotateWebhookSecretResponse, error) {
@@ -255,26 +274,24 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, req *pactv1.RotateWeb
 		}
 		overlap = pv.AsDuration()
 	}
-	d, err := s.load(ctx, req.GetWebhookId())
-	if err != nil {
+	id := req.GetWebhookId()
+	if err := checkID(id); err != nil {
 		return nil, err
 	}
 	now := s.d.Now()
 	secret := stdwebhook.NewSecret()
+	var previousUntil time.Time
 	if overlap > 0 {
 		// Kept to the millisecond, as stored: the end reported is the end
 		// the dispatcher applies.
-		d.PreviousSealedSecret, d.PreviousUntil = d.SealedSecret, now.Add(overlap).Truncate(time.Millisecond)
-	} else {
-		d.PreviousSealedSecret, d.PreviousUntil = nil, time.Time{}
+		previousUntil = now.Add(overlap).Truncate(time.Millisecond)
 	}
-	d.SealedSecret = s.d.Secrets.Seal(corewebhook.SecretPurpose, d.ID, []byte(secret))
-	d.UpdateTime = now
-	if _, err := s.d.Store.UpdateWebhookDestination(ctx, d); err != nil {
+	sealed := s.d.Secrets.Seal(corewebhook.SecretPurpose, id, []byte(secret))
+	if _, err := s.d.Store.RotateWebhookSecret(ctx, id, sealed, previousUntil, now); err != nil {
 		return nil, s.storeErr(ctx, "rotate webhook secret", err)
 	}
-	s.d.Logger.InfoContext(ctx, "webhook secret rotated", slog.String("webhook_id", d.ID), slog.Duration("previous_valid_for", overlap))
-	return &pactv1.RotateWebhookSecretResponse{Secret: secret, PreviousSecretExpireTime: ts(d.PreviousUntil)}, nil
+	s.d.Logger.InfoContext(ctx, "webhook secret rotated", slog.String("webhook_id", id), slog.Duration("previous_valid_for", overlap))
+	return &pactv1.RotateWebhookSecretResponse{Secret: secret, PreviousSecretExpireTime: ts(previousUntil)}, nil
 }
 
 // statuses maps the API's delivery statuses to the stored states.

@@ -216,6 +216,11 @@ type Querier interface {
 	// (a rotated bootstrap token's predecessors).
 	RevokeCredentialsByLabel(ctx context.Context, arg RevokeCredentialsByLabelParams) ([]string, error)
 	RevokeGrant(ctx context.Context, arg RevokeGrantParams) (int64, error)
+	// Replaces the sealed secret in one statement: the right-hand sides read the
+	// row as it is when the statement runs, so the secret moved to previous is
+	// the one stored then (never a stale copy), kept when previous_until_ms is
+	// not 0 and dropped otherwise. The settings are left as they are.
+	RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecretParams) (WebhookDestination, error)
 	SetBrandAgentPolicy(ctx context.Context, arg SetBrandAgentPolicyParams) (Brand, error)
 	SetHDTPBucket(ctx context.Context, arg SetHDTPBucketParams) error
 	SetHDTPContentTools(ctx context.Context, arg SetHDTPContentToolsParams) (int64, error)
@@ -236,6 +241,9 @@ type Querier interface {
 	UpdateAgent(ctx context.Context, arg UpdateAgentParams) (Agent, error)
 	UpdateBrand(ctx context.Context, arg UpdateBrandParams) (Brand, error)
 	UpdateHDTPIdentity(ctx context.Context, arg UpdateHDTPIdentityParams) (HDTPIdentity, error)
+	// Sets the settings whose set_* flag is true, and update_time; every other
+	// column keeps what it holds when the statement runs, so an update never
+	// writes back a secret (or a setting) that a concurrent writer changed.
 	UpdateWebhookDestination(ctx context.Context, arg UpdateWebhookDestinationParams) (WebhookDestination, error)
 	UpsertHDTPContact(ctx context.Context, arg UpsertHDTPContactParams) error
 	UpsertReplica(ctx context.Context, arg UpsertReplicaParams) error

@@ -453,39 +453,93 @@ func (q *Queries) RetryDeadWebhookDeliveries(ctx context.Context, arg RetryDeadW
 	return result.RowsAffected()
 }
 
+const rotateWebhookSecret = `-- name: RotateWebhookSecret :one
+UPDATE webhook_destinations
+SET previous_sealed_secret = CASE WHEN CAST(?1 AS INTEGER) <> 0 THEN sealed_secret ELSE x'' END,
+    previous_until_ms = CAST(?1 AS INTEGER),
+    sealed_secret = CAST(?2 AS BLOB),
+    update_time = CAST(?3 AS INTEGER)
+WHERE id = CAST(?4 AS TEXT)
+RETURNING id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time, previous_sealed_secret, previous_until_ms
+`
+
+type RotateWebhookSecretParams struct {
+	PreviousUntilMs int64
+	SealedSecret    []byte
+	UpdateTime      int64
+	ID              string
+}
+
+// Replaces the sealed secret in one statement: the right-hand sides read the
+// row as it is when the statement runs, so the secret moved to previous is
+// the one stored then (never a stale copy), kept when previous_until_ms is
+// not 0 and dropped otherwise. The settings are left as they are.
+func (q *Queries) RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecretParams) (WebhookDestination, error) {
+	row := q.db.QueryRowContext(ctx, rotateWebhookSecret,
+		arg.PreviousUntilMs,
+		arg.SealedSecret,
+		arg.UpdateTime,
+		arg.ID,
+	)
+	var i WebhookDestination
+	err := row.Scan(
+		&i.ID,
+		&i.Url,
+		&i.Description,
+		&i.Kinds,
+		&i.BrandIds,
+		&i.Enabled,
+		&i.SealedSecret,
+		&i.CreateTime,
+		&i.UpdateTime,
+		&i.PreviousSealedSecret,
+		&i.PreviousUntilMs,
+	)
+	return i, err
+}
+
 const updateWebhookDestination = `-- name: UpdateWebhookDestination :one
 UPDATE webhook_destinations
-SET url = ?1, description = ?2, kinds = ?3, brand_ids = ?4,
-    enabled = ?5, sealed_secret = ?6,
-    previous_sealed_secret = ?7, previous_until_ms = ?8,
-    update_time = ?9
-WHERE id = ?10
+SET url = CASE WHEN CAST(?1 AS BOOLEAN) THEN CAST(?2 AS TEXT) ELSE url END,
+    description = CASE WHEN CAST(?3 AS BOOLEAN) THEN CAST(?4 AS TEXT) ELSE description END,
+    kinds = CASE WHEN CAST(?5 AS BOOLEAN) THEN CAST(?6 AS TEXT) ELSE kinds END,
+    brand_ids = CASE WHEN CAST(?7 AS BOOLEAN) THEN CAST(?8 AS TEXT) ELSE brand_ids END,
+    enabled = CASE WHEN CAST(?9 AS BOOLEAN) THEN CAST(?10 AS BOOLEAN) ELSE enabled END,
+    update_time = CAST(?11 AS INTEGER)
+WHERE id = CAST(?12 AS TEXT)
 RETURNING id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time, previous_sealed_secret, previous_until_ms
 `
 
 type UpdateWebhookDestinationParams struct {
-	Url                  string
-	Description          string
-	Kinds                string
-	BrandIds             string
-	Enabled              bool
-	SealedSecret         []byte
-	PreviousSealedSecret []byte
-	PreviousUntilMs      int64
-	UpdateTime           int64
-	ID                   string
+	SetUrl         bool
+	Url            string
+	SetDescription bool
+	Description    string
+	SetKinds       bool
+	Kinds          string
+	SetBrandIds    bool
+	BrandIds       string
+	SetEnabled     bool
+	Enabled        bool
+	UpdateTime     int64
+	ID             string
 }
 
+// Sets the settings whose set_* flag is true, and update_time; every other
+// column keeps what it holds when the statement runs, so an update never
+// writes back a secret (or a setting) that a concurrent writer changed.
 func (q *Queries) UpdateWebhookDestination(ctx context.Context, arg UpdateWebhookDestinationParams) (WebhookDestination, error) {
 	row := q.db.QueryRowContext(ctx, updateWebhookDestination,
+		arg.SetUrl,
 		arg.Url,
+		arg.SetDescription,
 		arg.Description,
+		arg.SetKinds,
 		arg.Kinds,
+		arg.SetBrandIds,
 		arg.BrandIds,
+		arg.SetEnabled,
 		arg.Enabled,
-		arg.SealedSecret,
-		arg.PreviousSealedSecret,
-		arg.PreviousUntilMs,
 		arg.UpdateTime,
 		arg.ID,
 	)

@@ -420,39 +420,93 @@ func (q *Queries) RetryDeadWebhookDeliveries(ctx context.Context, arg RetryDeadW
 	return result.RowsAffected(), nil
 }
 
+const rotateWebhookSecret = `-- name: RotateWebhookSecret :one
+UPDATE webhook_destinations
+SET previous_sealed_secret = CASE WHEN $1::bigint <> 0 THEN sealed_secret ELSE ''::bytea END,
+    previous_until_ms = $1::bigint,
+    sealed_secret = $2::bytea,
+    update_time = $3::bigint
+WHERE id = $4::text
+RETURNING id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time, previous_sealed_secret, previous_until_ms
+`
+
+type RotateWebhookSecretParams struct {
+	PreviousUntilMs int64
+	SealedSecret    []byte
+	UpdateTime      int64
+	ID              string
+}
+
+// Replaces the sealed secret in one statement: the right-hand sides read the
+// row as it is when the statement runs, so the secret moved to previous is
+// the one stored then (never a stale copy), kept when previous_until_ms is
+// not 0 and dropped otherwise. The settings are left as they are.
+func (q *Queries) RotateWebhookSecret(ctx context.Context, arg RotateWebhookSecretParams) (WebhookDestination, error) {
+	row := q.db.QueryRow(ctx, rotateWebhookSecret,
+		arg.PreviousUntilMs,
+		arg.SealedSecret,
+		arg.UpdateTime,
+		arg.ID,
+	)
+	var i WebhookDestination
+	err := row.Scan(
+		&i.ID,
+		&i.Url,
+		&i.Description,
+		&i.Kinds,
+		&i.BrandIds,
+		&i.Enabled,
+		&i.SealedSecret,
+		&i.CreateTime,
+		&i.UpdateTime,
+		&i.PreviousSealedSecret,
+		&i.PreviousUntilMs,
+	)
+	return i, err
+}
+
 const updateWebhookDestination = `-- name: UpdateWebhookDestination :one
 UPDATE webhook_destinations
-SET url = $1, description = $2, kinds = $3, brand_ids = $4,
-    enabled = $5, sealed_secret = $6,
-    previous_sealed_secret = $7, previous_until_ms = $8,
-    update_time = $9
-WHERE id = $10
+SET url = CASE WHEN $1::boolean THEN $2::text ELSE url END,
+    description = CASE WHEN $3::boolean THEN $4::text ELSE description END,
+    kinds = CASE WHEN $5::boolean THEN $6::text ELSE kinds END,
+    brand_ids = CASE WHEN $7::boolean THEN $8::text ELSE brand_ids END,
+    enabled = CASE WHEN $9::boolean THEN $10::boolean ELSE enabled END,
+    update_time = $11::bigint
+WHERE id = $12::text
 RETURNING id, url, description, kinds, brand_ids, enabled, sealed_secret, create_time, update_time, previous_sealed_secret, previous_until_ms
 `
 
 type UpdateWebhookDestinationParams struct {
-	Url                  string
-	Description          string
-	Kinds                string
-	BrandIds             string
-	Enabled              bool
-	SealedSecret         []byte
-	PreviousSealedSecret []byte
-	PreviousUntilMs      int64
-	UpdateTime           int64
-	ID                   string
+	SetUrl         bool
+	Url            string
+	SetDescription bool
+	Description    string
+	SetKinds       bool
+	Kinds          string
+	SetBrandIds    bool
+	BrandIds       string
+	SetEnabled     bool
+	Enabled        bool
+	UpdateTime     int64
+	ID             string
 }
 
+// Sets the settings whose set_* flag is true, and update_time; every other
+// column keeps what it holds when the statement runs, so an update never
+// writes back a secret (or a setting) that a concurrent writer changed.
 func (q *Queries) UpdateWebhookDestination(ctx context.Context, arg UpdateWebhookDestinationParams) (WebhookDestination, error) {
 	row := q.db.QueryRow(ctx, updateWebhookDestination,
+		arg.SetUrl,
 		arg.Url,
+		arg.SetDescription,
 		arg.Description,
+		arg.SetKinds,
 		arg.Kinds,
+		arg.SetBrandIds,
 		arg.BrandIds,
+		arg.SetEnabled,
 		arg.Enabled,
-		arg.SealedSecret,
-		arg.PreviousSealedSecret,
-		arg.PreviousUntilMs,
 		arg.UpdateTime,
 		arg.ID,
 	)

@@ -13,12 +13,30 @@ SELECT * FROM webhook_destinations WHERE id = sqlc.arg(id);
 SELECT * FROM webhook_destinations WHERE id > sqlc.arg(after_id)::text ORDER BY id LIMIT sqlc.arg(page_limit)::bigint;
 
 -- name: UpdateWebhookDestination :one
+-- Sets the settings whose set_* flag is true, and update_time; every other
+-- column keeps what it holds when the statement runs, so an update never
+-- writes back a secret (or a setting) that a concurrent writer changed.
 UPDATE webhook_destinations
-SET url = sqlc.arg(url), description = sqlc.arg(description), kinds = sqlc.arg(kinds), brand_ids = sqlc.arg(brand_ids),
-    enabled = sqlc.arg(enabled), sealed_secret = sqlc.arg(sealed_secret),
-    previous_sealed_secret = sqlc.arg(previous_sealed_secret), previous_until_ms = sqlc.arg(previous_until_ms),
-    update_time = sqlc.arg(update_time)
-WHERE id = sqlc.arg(id)
+SET url = CASE WHEN sqlc.arg(set_url)::boolean THEN sqlc.arg(url)::text ELSE url END,
+    description = CASE WHEN sqlc.arg(set_description)::boolean THEN sqlc.arg(description)::text ELSE description END,
+    kinds = CASE WHEN sqlc.arg(set_kinds)::boolean THEN sqlc.arg(kinds)::text ELSE kinds END,
+    brand_ids = CASE WHEN sqlc.arg(set_brand_ids)::boolean THEN sqlc.arg(brand_ids)::text ELSE brand_ids END,
+    enabled = CASE WHEN sqlc.arg(set_enabled)::boolean THEN sqlc.arg(enabled)::boolean ELSE enabled END,
+    update_time = sqlc.arg(update_time)::bigint
+WHERE id = sqlc.arg(id)::text
+RETURNING *;
+
+-- name: RotateWebhookSecret :one
+-- Replaces the sealed secret in one statement: the right-hand sides read the
+-- row as it is when the statement runs, so the secret moved to previous is
+-- the one stored then (never a stale copy), kept when previous_until_ms is
+-- not 0 and dropped otherwise. The settings are left as they are.
+UPDATE webhook_destinations
+SET previous_sealed_secret = CASE WHEN sqlc.arg(previous_until_ms)::bigint <> 0 THEN sealed_secret ELSE ''::bytea END,
+    previous_until_ms = sqlc.arg(previous_until_ms)::bigint,
+    sealed_secret = sqlc.arg(sealed_secret)::bytea,
+    update_time = sqlc.arg(update_time)::bigint
+WHERE id = sqlc.arg(id)::text
 RETURNING *;
 
 -- name: DeleteWebhookDestination :execrows

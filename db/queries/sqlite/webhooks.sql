@@ -13,12 +13,30 @@ SELECT * FROM webhook_destinations WHERE id = sqlc.arg(id);
 SELECT * FROM webhook_destinations WHERE id > CAST(sqlc.arg(after_id) AS TEXT) ORDER BY id LIMIT CAST(sqlc.arg(page_limit) AS INTEGER);
 
 -- name: UpdateWebhookDestination :one
+-- Sets the settings whose set_* flag is true, and update_time; every other
+-- column keeps what it holds when the statement runs, so an update never
+-- writes back a secret (or a setting) that a concurrent writer changed.
 UPDATE webhook_destinations
-SET url = sqlc.arg(url), description = sqlc.arg(description), kinds = sqlc.arg(kinds), brand_ids = sqlc.arg(brand_ids),
-    enabled = sqlc.arg(enabled), sealed_secret = sqlc.arg(sealed_secret),
-    previous_sealed_secret = sqlc.arg(previous_sealed_secret), previous_until_ms = sqlc.arg(previous_until_ms),
-    update_time = sqlc.arg(update_time)
-WHERE id = sqlc.arg(id)
+SET url = CASE WHEN CAST(sqlc.arg(set_url) AS BOOLEAN) THEN CAST(sqlc.arg(url) AS TEXT) ELSE url END,
+    description = CASE WHEN CAST(sqlc.arg(set_description) AS BOOLEAN) THEN CAST(sqlc.arg(description) AS TEXT) ELSE description END,
+    kinds = CASE WHEN CAST(sqlc.arg(set_kinds) AS BOOLEAN) THEN CAST(sqlc.arg(kinds) AS TEXT) ELSE kinds END,
+    brand_ids = CASE WHEN CAST(sqlc.arg(set_brand_ids) AS BOOLEAN) THEN CAST(sqlc.arg(brand_ids) AS TEXT) ELSE brand_ids END,
+    enabled = CASE WHEN CAST(sqlc.arg(set_enabled) AS BOOLEAN) THEN CAST(sqlc.arg(enabled) AS BOOLEAN) ELSE enabled END,
+    update_time = CAST(sqlc.arg(update_time) AS INTEGER)
+WHERE id = CAST(sqlc.arg(id) AS TEXT)
+RETURNING *;
+
+-- name: RotateWebhookSecret :one
+-- Replaces the sealed secret in one statement: the right-hand sides read the
+-- row as it is when the statement runs, so the secret moved to previous is
+-- the one stored then (never a stale copy), kept when previous_until_ms is
+-- not 0 and dropped otherwise. The settings are left as they are.
+UPDATE webhook_destinations
+SET previous_sealed_secret = CASE WHEN CAST(sqlc.arg(previous_until_ms) AS INTEGER) <> 0 THEN sealed_secret ELSE x'' END,
+    previous_until_ms = CAST(sqlc.arg(previous_until_ms) AS INTEGER),
+    sealed_secret = CAST(sqlc.arg(sealed_secret) AS BLOB),
+    update_time = CAST(sqlc.arg(update_time) AS INTEGER)
+WHERE id = CAST(sqlc.arg(id) AS TEXT)
 RETURNING *;
 
 -- name: DeleteWebhookDestination :execrows
